@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0-only WITH Linux-syscall-note */
+/*
+ * ratelimit_dev.h - ABI of /dev/ratelimit, the kernel rate limiter service.
+ *
+ * The name is not <linux/ratelimit.h>: that one is the kernel's own,
+ * non-uapi printk rate limiting header.
+ *
+ * Every open file description of /dev/ratelimit is a client of one limiter.
+ * RL_IOC_SET_CONFIG on a fresh fd creates the fd's private limiter; later
+ * calls reconfigure it atomically, keeping tokens and queued waiters.
+ * Until then RL_IOC_GET_CONFIG, RL_IOC_ACQUIRE and RL_IOC_GET_STATS fail
+ * with -EBADFD and poll() reports EPOLLERR.
+ *
+ * poll() reports EPOLLIN | EPOLLRDNORM when an acquire of one token would
+ * be granted at once: the bucket holds a token and nobody is queued.
+ * Unknown ioctl numbers fail with -ENOTTY.
+ *
+ * Conventions: only __u32/__u64, naturally aligned, no implicit padding.
+ * Every struct has a flags word; unknown flags and non-zero reserved fields
+ * are rejected with -EINVAL. Output structs are fully written by the kernel
+ * (reserved fields are zeroed). Times are nanoseconds of CLOCK_MONOTONIC.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#ifndef _UAPI_LINUX_RATELIMIT_DEV_H
+#define _UAPI_LINUX_RATELIMIT_DEV_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+/* Version of this ABI, reported by RL_IOC_GET_FEATURES. */
+#define RL_ABI_VERSION		1
+
+/* Deadline meaning "wait forever". */
+#define RL_DEADLINE_NONE	(~(__u64)0)
+
+/*
+ * Bounds on a configuration. The token arithmetic is exact in 64 bits as
+ * long as burst * period_ns stays within RL_BURST_PERIOD_MAX: with a one
+ * second period a bucket may hold up to 9.2e9 tokens.
+ */
+#define RL_PERIOD_MAX_NS	(86400ULL * 1000000000ULL)	/* one day */
+#define RL_BURST_PERIOD_MAX	(1ULL << 63)
+
+/* struct rl_config.flags */
+#define RL_CONFIG_UNLIMITED	(1U << 0)	/* grant everything at once */
+#define RL_CONFIG_FLAGS_ALL	(RL_CONFIG_UNLIMITED)
+
+/**
+ * struct rl_config - limits of a limiter (RL_IOC_SET_CONFIG/GET_CONFIG)
+ * @rate:      tokens added per @period_ns; 0 pauses the limiter (acquires
+ *             wait, nothing is lost). Ignored when RL_CONFIG_UNLIMITED.
+ * @period_ns: length of the rate period, 1 .. RL_PERIOD_MAX_NS.
+ * @burst:     bucket depth: most tokens that accumulate while idle, and the
+ *             largest chunk one acquire is served in. 0 on SET picks the
+ *             default: the tokens of 100 ms at @rate, at least 1. GET
+ *             reports the value in force. burst * period_ns must not
+ *             exceed RL_BURST_PERIOD_MAX.
+ * @flags:     RL_CONFIG_* flags.
+ * @reserved0: must be zero.
+ * @reserved:  must be zero.
+ */
+struct rl_config {
+	__u64 rate;
+	__u64 period_ns;
+	__u64 burst;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 reserved[4];
+};
+
+/* struct rl_acquire.flags */
+#define RL_ACQUIRE_NONBLOCK	(1U << 0)	/* -EAGAIN instead of sleeping */
+#define RL_ACQUIRE_PREDICT	(1U << 1)	/* -ETIMEDOUT at once if late */
+#define RL_ACQUIRE_FLAGS_ALL	(RL_ACQUIRE_NONBLOCK | RL_ACQUIRE_PREDICT)
+
+/**
+ * struct rl_acquire - take tokens (RL_IOC_ACQUIRE)
+ * @count:       in: tokens wanted, >= 1. A count above the burst is served
+ *               in chunks of at most burst tokens; between chunks the
+ *               request goes to the back of the queue so that smaller
+ *               requests are not stuck behind it. All or nothing: on error
+ *               every token granted so far goes back to the pool.
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC time to give up at with
+ *               -ETIMEDOUT, or RL_DEADLINE_NONE. At most S64_MAX otherwise.
+ * @flags:       in: RL_ACQUIRE_NONBLOCK fails with -EAGAIN instead of
+ *               sleeping (as does an fd opened with O_NONBLOCK); it never
+ *               succeeds for a @count above the burst (-EINVAL).
+ *               RL_ACQUIRE_PREDICT fails with -ETIMEDOUT at once when the
+ *               predicted grant time is past @deadline_ns.
+ * @reserved0:   must be zero.
+ * @wait_ns:     out on success: time the caller slept.
+ * @ready_ns:    out on -EAGAIN and -ETIMEDOUT: predicted CLOCK_MONOTONIC
+ *               time the request could be granted at, given the tokens and
+ *               the queue at the time of the call; RL_DEADLINE_NONE when
+ *               the limiter is paused.
+ * @reserved:    must be zero; zeroed on output.
+ *
+ * The struct is copied back to userspace on success, -EAGAIN and
+ * -ETIMEDOUT. A signal gives -EINTR (or a transparent restart with
+ * SA_RESTART; the deadline is absolute) and consumes nothing.
+ */
+struct rl_acquire {
+	__u64 count;
+	__u64 deadline_ns;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 wait_ns;
+	__u64 ready_ns;
+	__u64 reserved[3];
+};
+
+/**
+ * struct rl_stats - counters of a limiter (RL_IOC_GET_STATS)
+ * @flags:         in: must be zero.
+ * @reserved0:     in: must be zero.
+ * @granted:       tokens granted since creation.
+ * @requests:      acquire calls that passed validation.
+ * @immediate:     requests granted without sleeping.
+ * @waited:        requests granted after sleeping.
+ * @wait_ns_total: sum of the sleep time of @waited requests.
+ * @wait_ns_max:   longest sleep of one granted request.
+ * @timeouts:      requests failed with -ETIMEDOUT (after sleeping or
+ *                 predicted late).
+ * @interrupted:   requests ended by a signal.
+ * @rejected:      non-blocking requests failed with -EAGAIN.
+ * @waiters:       requests sleeping now.
+ * @available:     tokens in the bucket now.
+ * @reserved:      zeroed.
+ */
+struct rl_stats {
+	__u32 flags;
+	__u32 reserved0;
+	__u64 granted;
+	__u64 requests;
+	__u64 immediate;
+	__u64 waited;
+	__u64 wait_ns_total;
+	__u64 wait_ns_max;
+	__u64 timeouts;
+	__u64 interrupted;
+	__u64 rejected;
+	__u64 waiters;
+	__u64 available;
+	__u64 reserved[4];
+};
+
+/**
+ * struct rl_features - what this module supports (RL_IOC_GET_FEATURES)
+ * @version:       RL_ABI_VERSION of the module.
+ * @flags:         zero for now.
+ * @ioctls:        bit N set when ioctl number N (_IOC_NR) is supported.
+ * @config_flags:  supported struct rl_config flags.
+ * @acquire_flags: supported struct rl_acquire flags.
+ * @reserved:      zeroed.
+ */
+struct rl_features {
+	__u32 version;
+	__u32 flags;
+	__u64 ioctls;
+	__u64 config_flags;
+	__u64 acquire_flags;
+	__u64 reserved[4];
+};
+
+#define RL_IOC_MAGIC		0xBA	/* unassigned in ioctl-number.rst */
+
+#define RL_IOC_GET_FEATURES	_IOR(RL_IOC_MAGIC, 0, struct rl_features)
+#define RL_IOC_SET_CONFIG	_IOW(RL_IOC_MAGIC, 1, struct rl_config)
+#define RL_IOC_GET_CONFIG	_IOR(RL_IOC_MAGIC, 2, struct rl_config)
+#define RL_IOC_ACQUIRE		_IOWR(RL_IOC_MAGIC, 3, struct rl_acquire)
+#define RL_IOC_GET_STATS	_IOWR(RL_IOC_MAGIC, 4, struct rl_stats)
+
+#endif /* _UAPI_LINUX_RATELIMIT_DEV_H */
