@@ -25,6 +25,7 @@
 #ifndef _UAPI_LINUX_RATELIMIT_DEV_H
 #define _UAPI_LINUX_RATELIMIT_DEV_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
@@ -40,10 +41,10 @@
  * second period a bucket may hold up to 9.2e9 tokens.
  */
 #define RL_PERIOD_MAX_NS	(86400ULL * 1000000000ULL)	/* one day */
-#define RL_BURST_PERIOD_MAX	(1ULL << 63)
+#define RL_BURST_PERIOD_MAX	_BITULL(63)
 
 /* struct rl_config.flags */
-#define RL_CONFIG_UNLIMITED	(1U << 0)	/* grant everything at once */
+#define RL_CONFIG_UNLIMITED	_BITUL(0)	/* grant everything at once */
 #define RL_CONFIG_FLAGS_ALL	(RL_CONFIG_UNLIMITED)
 
 /**
@@ -70,8 +71,8 @@ struct rl_config {
 };
 
 /* struct rl_acquire.flags */
-#define RL_ACQUIRE_NONBLOCK	(1U << 0)	/* -EAGAIN instead of sleeping */
-#define RL_ACQUIRE_PREDICT	(1U << 1)	/* -ETIMEDOUT at once if late */
+#define RL_ACQUIRE_NONBLOCK	_BITUL(0)	/* -EAGAIN instead of sleeping */
+#define RL_ACQUIRE_PREDICT	_BITUL(1)	/* -ETIMEDOUT at once if late */
 #define RL_ACQUIRE_FLAGS_ALL	(RL_ACQUIRE_NONBLOCK | RL_ACQUIRE_PREDICT)
 
 /**

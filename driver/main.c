@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * /dev/ratelimit: rate limiting as a kernel service.
+ *
+ * Every open file is a client of one limiter. RL_IOC_SET_CONFIG on a fresh
+ * file creates its private limiter; later calls reconfigure it. The ioctl
+ * handlers copy in, validate, call the limiter core and copy out.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <linux/atomic.h>
+#include <linux/build_bug.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "ratelimit.h"
+
+static_assert(sizeof(struct rl_config) == 64);
+static_assert(sizeof(struct rl_acquire) == 64);
+static_assert(sizeof(struct rl_stats) == 128);
+static_assert(sizeof(struct rl_features) == 64);
+static_assert(RL_PERIOD_MAX_NS == RL_TOKENS_PERIOD_MAX);
+static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
+
+#define RL_IOCTLS_ALL	(BIT_ULL(_IOC_NR(RL_IOC_GET_FEATURES)) |	\
+			 BIT_ULL(_IOC_NR(RL_IOC_SET_CONFIG)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_GET_CONFIG)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_ACQUIRE)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_GET_STATS)))
+
+/**
+ * struct rl_client - an open /dev/ratelimit file
+ * @lim: its limiter; NULL until the first RL_IOC_SET_CONFIG, then set once
+ *       (cmpxchg) and constant until release
+ */
+struct rl_client {
+	struct rl_limiter *lim;
+};
+
+static struct rl_limiter *rl_client_limiter(struct rl_client *client)
+{
+	/* Pairs with the cmpxchg() publishing the limiter. */
+	return smp_load_acquire(&client->lim);
+}
+
+static bool rl_reserved_zero(const void *p, size_t size)
+{
+	return !memchr_inv(p, 0, size);
+}
+
+static int rl_config_to_params(const struct rl_config *cfg,
+			       struct rl_params *p)
+{
+	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 ||
+	    !rl_reserved_zero(cfg->reserved, sizeof(cfg->reserved)))
+		return -EINVAL;
+	if (!cfg->period_ns || cfg->period_ns > RL_PERIOD_MAX_NS)
+		return -EINVAL;
+	p->rate = cfg->rate;
+	p->period = cfg->period_ns;
+	p->burst = cfg->burst ?: rl_default_burst(cfg->rate, cfg->period_ns);
+	p->unlimited = cfg->flags & RL_CONFIG_UNLIMITED;
+	return rl_params_check(p);
+}
+
+static int rl_ioctl_get_features(void __user *argp)
+{
+	struct rl_features f = {
+		.version = RL_ABI_VERSION,
+		.ioctls = RL_IOCTLS_ALL,
+		.config_flags = RL_CONFIG_FLAGS_ALL,
+		.acquire_flags = RL_ACQUIRE_FLAGS_ALL,
+	};
+
+	return copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
+}
+
+static int rl_ioctl_set_config(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim, *new;
+	struct rl_config cfg;
+	struct rl_params p;
+	int ret;
+
+	if (copy_from_user(&cfg, argp, sizeof(cfg)))
+		return -EFAULT;
+	ret = rl_config_to_params(&cfg, &p);
+	if (ret)
+		return ret;
+
+	lim = rl_client_limiter(client);
+	if (!lim) {
+		new = rl_limiter_create(&p);
+		if (!new)
+			return -ENOMEM;
+		lim = cmpxchg(&client->lim, NULL, new);
+		if (!lim)
+			return 0;
+		/* Another thread configured this file first. */
+		rl_limiter_destroy(new);
+	}
+	rl_limiter_set_params(lim, &p);
+	return 0;
+}
+
+static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_config cfg = {};
+	struct rl_params p;
+
+	if (!lim)
+		return -EBADFD;
+	rl_limiter_get_params(lim, &p);
+	cfg.rate = p.rate;
+	cfg.period_ns = p.period;
+	cfg.burst = p.burst;
+	cfg.flags = p.unlimited ? RL_CONFIG_UNLIMITED : 0;
+	return copy_to_user(argp, &cfg, sizeof(cfg)) ? -EFAULT : 0;
+}
+
+static int rl_acquire_check(const struct rl_acquire *req)
+{
+	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL ||
+	    req->reserved0 ||
+	    !rl_reserved_zero(req->reserved, sizeof(req->reserved)))
+		return -EINVAL;
+	if (req->deadline_ns > KTIME_MAX && req->deadline_ns != RL_DEADLINE_NONE)
+		return -EINVAL;
+	return 0;
+}
+
+static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
+			    void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_acquire req;
+	bool nonblock;
+	int ret;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	ret = rl_acquire_check(&req);
+	if (ret)
+		return ret;
+	if (!lim)
+		return -EBADFD;
+
+	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
+	req.wait_ns = 0;
+	req.ready_ns = 0;
+	ret = rl_limiter_acquire(lim, &req, nonblock);
+	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
+		return ret;
+	if (copy_to_user(argp, &req, sizeof(req)))
+		return -EFAULT;
+	return ret;
+}
+
+static int rl_ioctl_get_stats(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_stats st;
+
+	if (copy_from_user(&st, argp, sizeof(st)))
+		return -EFAULT;
+	if (st.flags || st.reserved0)
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	memset(&st, 0, sizeof(st));
+	rl_limiter_get_stats(lim, &st);
+	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct rl_client *client = file->private_data;
+	void __user *argp = (void __user *)arg;
+
+	switch (cmd) {
+	case RL_IOC_GET_FEATURES:
+		return rl_ioctl_get_features(argp);
+	case RL_IOC_SET_CONFIG:
+		return rl_ioctl_set_config(client, argp);
+	case RL_IOC_GET_CONFIG:
+		return rl_ioctl_get_config(client, argp);
+	case RL_IOC_ACQUIRE:
+		return rl_ioctl_acquire(client, file, argp);
+	case RL_IOC_GET_STATS:
+		return rl_ioctl_get_stats(client, argp);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int rl_open(struct inode *inode, struct file *file)
+{
+	struct rl_client *client;
+
+	client = kzalloc(sizeof(*client), GFP_KERNEL_ACCOUNT);
+	if (!client)
+		return -ENOMEM;
+	file->private_data = client;
+	return nonseekable_open(inode, file);
+}
+
+static int rl_release(struct inode *inode, struct file *file)
+{
+	struct rl_client *client = file->private_data;
+
+	if (client->lim)
+		rl_limiter_destroy(client->lim);
+	kfree(client);
+	return 0;
+}
+
+static __poll_t rl_poll(struct file *file, poll_table *pt)
+{
+	struct rl_limiter *lim = rl_client_limiter(file->private_data);
+
+	if (!lim)
+		return EPOLLERR;
+	return rl_limiter_poll(lim, file, pt);
+}
+
+static void rl_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct rl_limiter *lim = rl_client_limiter(file->private_data);
+
+	if (lim)
+		rl_limiter_show(lim, m);
+}
+
+static const struct file_operations rl_fops = {
+	.owner = THIS_MODULE,
+	.open = rl_open,
+	.release = rl_release,
+	.unlocked_ioctl = rl_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.poll = rl_poll,
+	.show_fdinfo = rl_show_fdinfo,
+};
+
+static struct miscdevice rl_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "ratelimit",
+	.fops = &rl_fops,
+	.mode = 0666,
+};
+
+module_misc_device(rl_misc);
+
+MODULE_DESCRIPTION("Rate limiting as a kernel service: /dev/ratelimit");
+MODULE_AUTHOR("The ratelimit authors");
+MODULE_LICENSE("GPL");

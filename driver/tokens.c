@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Token bucket arithmetic of the ratelimit module: see tokens.h.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <linux/errno.h>
+#include <linux/limits.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/overflow.h>
+
+#include "tokens.h"
+
+/**
+ * rl_params_check() - validate the limits of a bucket
+ * @p: limits, with the burst already resolved (no 0 for "default")
+ *
+ * Return: 0 when @p keeps the bucket arithmetic exact, else -EINVAL.
+ */
+int rl_params_check(const struct rl_params *p)
+{
+	u64 units;
+
+	if (!p->period || p->period > RL_TOKENS_PERIOD_MAX || !p->burst)
+		return -EINVAL;
+	if (check_mul_overflow(p->burst, p->period, &units) ||
+	    units > RL_TOKENS_BURST_PERIOD_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* a * b / d rounded up; the caller makes sure the quotient fits in 64 bits. */
+static u64 rl_mul_div_up(u64 a, u64 b, u64 d)
+{
+	u64 q = mul_u64_u64_div_u64(a, b, d);
+
+	/* a * b - q * d is the remainder: below d, so exact modulo 2^64. */
+	return q + (a * b - q * d != 0);
+}
+
+/**
+ * rl_default_burst() - bucket depth used when a config leaves it 0
+ * @rate:   tokens per period
+ * @period: period in ns, already validated
+ *
+ * Return: the tokens @rate gives in RL_TOKENS_DEFAULT_BURST_NS, rounded up,
+ * at least 1 and at most what rl_params_check() accepts for @period.
+ */
+u64 rl_default_burst(u64 rate, u64 period)
+{
+	u64 max = RL_TOKENS_BURST_PERIOD_MAX / period;
+	u64 whole, burst;
+
+	/* rate * D / period = (rate / period) * D + (rate % period) * D / period */
+	if (check_mul_overflow(rate / period, RL_TOKENS_DEFAULT_BURST_NS, &whole))
+		return max;
+	burst = whole + rl_mul_div_up(rate % period, RL_TOKENS_DEFAULT_BURST_NS,
+				      period);
+	return clamp_t(u64, burst, 1, max);
+}
+
+/**
+ * rl_bucket_init() - start a bucket full
+ * @b:   bucket
+ * @p:   its limits
+ * @now: current time, ns
+ */
+void rl_bucket_init(struct rl_bucket *b, const struct rl_params *p, u64 now)
+{
+	b->tokens = p->burst;
+	b->units = 0;
+	b->stamp = now;
+}
+
+/* Ceiling of a / b, b != 0, without the overflow of a + b - 1. */
+static u64 rl_div_up(u64 a, u64 b)
+{
+	u64 rem;
+	u64 q = div64_u64_rem(a, b, &rem);
+
+	return q + (rem != 0);
+}
+
+/**
+ * rl_bucket_refill() - add the tokens earned since the last refill
+ * @b:   bucket
+ * @p:   its limits
+ * @now: current time, ns; a time before the last refill adds nothing
+ */
+void rl_bucket_refill(struct rl_bucket *b, const struct rl_params *p, u64 now)
+{
+	u64 dt, need, units;
+
+	if (now <= b->stamp)
+		return;
+	dt = now - b->stamp;
+	b->stamp = now;
+	if (b->tokens >= p->burst) {
+		b->units = 0;
+		return;
+	}
+	if (!p->rate)
+		return;
+	/* Units still missing to a full bucket: at most burst * period. */
+	need = (p->burst - b->tokens) * p->period - b->units;
+	if (dt >= rl_div_up(need, p->rate)) {
+		b->tokens = p->burst;
+		b->units = 0;
+		return;
+	}
+	/* Here dt * rate < need, so neither the product nor the sum wraps. */
+	units = b->units + dt * p->rate;
+	b->tokens += div64_u64_rem(units, p->period, &b->units);
+}
+
+/**
+ * rl_bucket_take() - take tokens if the bucket holds enough
+ * @b: bucket, refilled by the caller
+ * @n: tokens wanted
+ *
+ * Return: true if @n tokens were taken, false if nothing was.
+ */
+bool rl_bucket_take(struct rl_bucket *b, u64 n)
+{
+	if (b->tokens < n)
+		return false;
+	b->tokens -= n;
+	return true;
+}
+
+/**
+ * rl_bucket_give() - put back tokens taken but not used
+ * @b: bucket
+ * @p: its limits
+ * @n: tokens to return
+ *
+ * The bucket never holds more than the burst: tokens above it are dropped,
+ * as they would have been had they never been taken.
+ */
+void rl_bucket_give(struct rl_bucket *b, const struct rl_params *p, u64 n)
+{
+	u64 tokens;
+
+	if (check_add_overflow(b->tokens, n, &tokens) || tokens >= p->burst) {
+		b->tokens = p->burst;
+		b->units = 0;
+		return;
+	}
+	b->tokens = tokens;
+}
+
+/**
+ * rl_bucket_ready() - when @n tokens will have been earned
+ * @b: bucket, refilled by the caller
+ * @p: its limits
+ * @n: tokens wanted, possibly more than the burst (taken as they come)
+ *
+ * Return: the earliest time, ns, at which @n tokens are available if
+ * nobody else takes any, @b->stamp if they are available now, or U64_MAX
+ * if never (paused) or beyond the range of the clock.
+ */
+u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
+		    u64 n)
+{
+	u64 need, when;
+
+	if (b->tokens >= n)
+		return b->stamp;
+	if (!p->rate)
+		return U64_MAX;
+	if (check_mul_overflow(n - b->tokens, p->period, &need))
+		return U64_MAX;
+	need -= b->units;
+	if (check_add_overflow(b->stamp, rl_div_up(need, p->rate), &when))
+		return U64_MAX;
+	return when;
+}
+
+/**
+ * rl_bucket_reconfig() - carry a bucket over to new limits
+ * @b:   bucket
+ * @old: the limits in force so far
+ * @p:   the new limits
+ * @now: current time, ns
+ *
+ * Tokens earned so far count at the old rate, the fraction of a token is
+ * rescaled to the new period, and the bucket is clamped to the new burst.
+ */
+void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
+			const struct rl_params *p, u64 now)
+{
+	rl_bucket_refill(b, old, now);
+	/* units < old->period, so the result is below p->period. */
+	b->units = mul_u64_u64_div_u64(b->units, p->period, old->period);
+	if (b->tokens >= p->burst) {
+		b->tokens = p->burst;
+		b->units = 0;
+	}
+}

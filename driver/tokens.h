@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Token bucket arithmetic of the ratelimit module.
+ *
+ * Pure functions: no locks, no clock reads, no allocation. The caller passes
+ * the time and serialises access to a bucket. The same file is built into
+ * the module and into a host unit test with a fake clock.
+ *
+ * A bucket holds whole tokens plus a fraction of one. The fraction is kept
+ * in units of 1/period_ns of a token ("units"): time dt adds dt * rate
+ * units and period_ns units make one token. Every value stays exact in 64
+ * bits because burst * period_ns <= RL_BURST_PERIOD_MAX (2^63).
+ */
+#ifndef _RL_TOKENS_H
+#define _RL_TOKENS_H
+
+#include <linux/bits.h>
+#include <linux/types.h>
+
+/* Bounds of struct rl_params, mirrored from the uapi header. */
+#define RL_TOKENS_PERIOD_MAX		(86400ULL * 1000000000ULL)
+#define RL_TOKENS_BURST_PERIOD_MAX	BIT_ULL(63)
+/* The default burst is what the rate gives in this much time. */
+#define RL_TOKENS_DEFAULT_BURST_NS	100000000ULL
+
+/**
+ * struct rl_params - limits of a bucket
+ * @rate:      tokens added per @period; 0 pauses refill.
+ * @period:    length of a period in ns, 1 .. RL_TOKENS_PERIOD_MAX.
+ * @burst:     bucket depth in tokens, >= 1.
+ * @unlimited: grant everything without taking tokens.
+ */
+struct rl_params {
+	u64 rate;
+	u64 period;
+	u64 burst;
+	bool unlimited;
+};
+
+/**
+ * struct rl_bucket - state of a token bucket
+ * @tokens: whole tokens available, 0 .. burst.
+ * @units:  fraction of the next token, 0 .. period - 1; 0 when full.
+ * @stamp:  time of the last refill, ns.
+ */
+struct rl_bucket {
+	u64 tokens;
+	u64 units;
+	u64 stamp;
+};
+
+int rl_params_check(const struct rl_params *p);
+u64 rl_default_burst(u64 rate, u64 period);
+void rl_bucket_init(struct rl_bucket *b, const struct rl_params *p, u64 now);
+void rl_bucket_refill(struct rl_bucket *b, const struct rl_params *p, u64 now);
+bool rl_bucket_take(struct rl_bucket *b, u64 n);
+void rl_bucket_give(struct rl_bucket *b, const struct rl_params *p, u64 n);
+u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
+		    u64 n);
+void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
+			const struct rl_params *p, u64 now);
+
+#endif /* _RL_TOKENS_H */

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Host build of driver/tokens.c: clamp_t. */
+#ifndef _RL_SHIM_MINMAX_H
+#define _RL_SHIM_MINMAX_H
+
+#define clamp_t(type, val, lo, hi) ({					\
+	type __v = (val), __lo = (lo), __hi = (hi);			\
+	__v < __lo ? __lo : (__v > __hi ? __hi : __v); })
+#endif
