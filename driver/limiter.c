@@ -128,14 +128,15 @@ static void rl_arm_timer(struct rl_limiter *lim)
 	else if (lim->poll_armed)
 		when = rl_ready_time(lim, 1);
 
-	if (when == lim->timer_expiry)
-		return;
 	if (when == U64_MAX) {
 		/* A callback already running finds nothing to do. */
-		hrtimer_try_to_cancel(&lim->timer);
+		if (lim->timer_expiry)
+			hrtimer_try_to_cancel(&lim->timer);
 		lim->timer_expiry = 0;
 		return;
 	}
+	if (when == lim->timer_expiry)
+		return;
 	lim->timer_expiry = when;
 	hrtimer_start_range_ns(&lim->timer, ns_to_ktime(when),
 			       RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
