@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * ratelimit.h - libratelimit, the userspace library of /dev/ratelimit.
+ *
+ * Conventions (as in liburing):
+ * - Functions return 0 (or a non-negative value) on success and a negative
+ *   errno value on failure. They never read or change errno.
+ * - The library keeps no state and takes no locks: every function is
+ *   thread-safe and async-signal-safe.
+ * - Blocking acquires sleep in the kernel. A signal interrupts them with
+ *   -EINTR unless its handler was installed with SA_RESTART, in which case
+ *   the kernel restarts the call transparently (deadlines are absolute, so
+ *   a restart does not extend them). Nothing is consumed by an interrupted
+ *   acquire.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#ifndef RATELIMIT_H
+#define RATELIMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/ratelimit_dev.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Path of the device rl_open() opens. */
+#define RL_DEVICE_PATH		"/dev/ratelimit"
+
+/* Buffer size always large enough for rl_format_rate(), NUL included. */
+#define RL_RATE_STRLEN		80
+
+/**
+ * rl_open() - open a new client of /dev/ratelimit
+ * @flags: 0 or a combination of O_NONBLOCK and O_CLOEXEC.
+ *
+ * The file is always opened O_RDWR | O_CLOEXEC: an fd leaked across
+ * execve() would keep a client alive behind the new program's back.
+ * Clear FD_CLOEXEC with fcntl() to hand the fd to a child on purpose.
+ * With O_NONBLOCK every acquire on the fd behaves like rl_try_acquire().
+ *
+ * Return: the new fd, -EINVAL for other flags, or the -errno of open(2)
+ * (-ENOENT when the module is not loaded).
+ */
+int rl_open(int flags);
+
+/**
+ * rl_close() - close a client fd
+ * @fd: fd from rl_open().
+ *
+ * Return: 0 or the -errno of close(2). The fd is released in any case.
+ */
+int rl_close(int fd);
+
+/**
+ * rl_set_config() - configure the fd's limiter (RL_IOC_SET_CONFIG)
+ * @fd:  client fd.
+ * @cfg: limits; reserved fields must be zero.
+ *
+ * The first call creates the fd's private limiter, later calls change it
+ * atomically, keeping tokens and queued waiters.
+ *
+ * Return: 0, -EINVAL for a NULL @cfg or a configuration the kernel
+ * rejects, or another -errno from the ioctl.
+ */
+int rl_set_config(int fd, const struct rl_config *cfg);
+
+/**
+ * rl_get_config() - read the limits in force (RL_IOC_GET_CONFIG)
+ * @fd:  client fd.
+ * @cfg: filled on success; burst is the value in force.
+ *
+ * Return: 0, -EBADFD before the first rl_set_config(), or another -errno.
+ */
+int rl_get_config(int fd, struct rl_config *cfg);
+
+/**
+ * rl_acquire() - take tokens, waiting as long as it takes
+ * @fd:    client fd.
+ * @count: tokens wanted, >= 1; may exceed the burst.
+ *
+ * Return: 0 once all @count tokens are granted, -EINTR on a signal,
+ * -EAGAIN when @fd was opened with O_NONBLOCK and the tokens are not
+ * there, or another -errno.
+ */
+int rl_acquire(int fd, uint64_t count);
+
+/**
+ * rl_try_acquire() - take tokens only if they are there now
+ * @fd:       client fd.
+ * @count:    tokens wanted, 1 .. burst.
+ * @ready_ns: if not NULL, set on -EAGAIN to the predicted CLOCK_MONOTONIC
+ *            time (see rl_now_ns()) the request could be granted at, or
+ *            RL_DEADLINE_NONE when the limiter is paused.
+ *
+ * Return: 0 when granted, -EAGAIN when not, -EINVAL when @count exceeds
+ * the burst, or another -errno.
+ */
+int rl_try_acquire(int fd, uint64_t count, uint64_t *ready_ns);
+
+/**
+ * rl_acquire_timeout() - take tokens, waiting at most @timeout_ns
+ * @fd:         client fd.
+ * @count:      tokens wanted, >= 1.
+ * @timeout_ns: longest wait in ns from now; RL_DEADLINE_NONE (or any value
+ *              too large for a deadline) waits forever.
+ * @wait_ns:    if not NULL, set on success to the time the caller slept.
+ *
+ * Return: 0 when granted, -ETIMEDOUT when the time ran out (nothing is
+ * consumed), -EINTR on a signal, or another -errno.
+ */
+int rl_acquire_timeout(int fd, uint64_t count, uint64_t timeout_ns,
+		       uint64_t *wait_ns);
+
+/**
+ * rl_acquire_ex() - the raw RL_IOC_ACQUIRE
+ * @fd:  client fd.
+ * @req: request, filled in by the caller (reserved fields zero); the
+ *       kernel writes the outputs back on success, -EAGAIN and -ETIMEDOUT.
+ *
+ * Return: 0 or -errno, as documented for struct rl_acquire.
+ */
+int rl_acquire_ex(int fd, struct rl_acquire *req);
+
+/**
+ * rl_get_stats() - read the limiter's counters (RL_IOC_GET_STATS)
+ * @fd: client fd.
+ * @st: filled on success (the library zeroes the input fields).
+ *
+ * Return: 0, -EBADFD before the first rl_set_config(), or another -errno.
+ */
+int rl_get_stats(int fd, struct rl_stats *st);
+
+/**
+ * rl_get_features() - what the loaded module supports
+ * @fd: client fd (a configured limiter is not needed).
+ * @f:  filled on success.
+ *
+ * Return: 0 or -errno.
+ */
+int rl_get_features(int fd, struct rl_features *f);
+
+/**
+ * rl_now_ns() - the clock of deadlines and ready times
+ *
+ * Return: CLOCK_MONOTONIC in nanoseconds.
+ */
+uint64_t rl_now_ns(void);
+
+/**
+ * rl_parse_rate() - parse a rate specification
+ * @spec: "unlimited" or "RATE[/PERIOD][:BURST]", e.g. "12000/s",
+ *        "10MiB/s", "1/10s", "500/100ms:50"; see libratelimit(3).
+ * @cfg:  fully written on success (reserved fields zeroed), untouched on
+ *        failure.
+ *
+ * Return: 0, -EINVAL for a malformed @spec, -ERANGE when a number
+ * overflows, the period is 0 or above RL_PERIOD_MAX_NS, or burst * period
+ * exceeds RL_BURST_PERIOD_MAX.
+ */
+int rl_parse_rate(const char *spec, struct rl_config *cfg);
+
+/**
+ * rl_format_rate() - print a configuration as a rate specification
+ * @cfg: configuration, e.g. from rl_get_config().
+ * @buf: output buffer, NUL terminated on success.
+ * @len: size of @buf; RL_RATE_STRLEN is always enough.
+ *
+ * Prints "unlimited" or "RATE/PERIOD[:BURST]" in plain decimal with the
+ * largest exact period unit, e.g. "12000/s:1200" or "1/10s".
+ * rl_parse_rate() reads the text back to the same configuration (for an
+ * unlimited configuration, only the flag is kept).
+ *
+ * Return: the length of the text, -EINVAL for NULL arguments, or -ENOSPC
+ * when @len is too small.
+ */
+int rl_format_rate(const struct rl_config *cfg, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RATELIMIT_H */

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rl_internal.h - private helpers of libratelimit, not installed.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#ifndef RL_INTERNAL_H
+#define RL_INTERNAL_H
+
+#include <errno.h>
+#include <sys/ioctl.h>
+
+#include "ratelimit.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/*
+ * ioctl() returning -errno, with the caller's errno preserved: the library
+ * never touches errno.
+ */
+static inline int rl_sys_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int saved = errno;
+	int ret;
+
+	ret = ioctl(fd, cmd, arg);
+	if (ret < 0)
+		ret = -errno;
+	errno = saved;
+	return ret;
+}
+
+#endif /* RL_INTERNAL_H */

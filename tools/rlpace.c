@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rlpace - take tokens from a private /dev/ratelimit limiter and report how
+ * well the kernel kept the pace.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ratelimit.h"
+
+#define MAX_THREADS	1024
+#define MAX_ACQUIRES	(16U << 20)	/* 128 MiB of recorded waits */
+
+struct pace {
+	int fd;
+	uint64_t count;			/* tokens to take in all */
+	uint64_t size;			/* tokens per acquire */
+	uint64_t acquires;		/* number of acquires */
+	atomic_uint_fast64_t next;	/* next acquire to issue */
+	atomic_int err;			/* first error, -errno */
+	uint64_t *waits;		/* wait_ns of each acquire */
+};
+
+static void print_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rlpace -r RATESPEC [-n COUNT] [-s SIZE] [-t THREADS] [-q]\n"
+		"  -r RATESPEC  limiter to create, e.g. 12000/s, 10MiB/s:1MiB, 1/10s\n"
+		"  -n COUNT     tokens to take in all (default 100)\n"
+		"  -s SIZE      tokens per acquire (default 1)\n"
+		"  -t THREADS   threads acquiring concurrently (default 1)\n"
+		"  -q           print one summary line only\n"
+		"  -h           show this help\n");
+}
+
+/* A count with the suffixes of a rate spec: "100", "10k", "64KiB". */
+static int parse_amount(const char *arg, uint64_t *val)
+{
+	struct rl_config cfg;
+	int ret;
+
+	if (strpbrk(arg, "/:"))
+		return -EINVAL;
+	ret = rl_parse_rate(arg, &cfg);
+	if (ret)
+		return ret;
+	if (cfg.flags & RL_CONFIG_UNLIMITED)
+		return -EINVAL;
+	*val = cfg.rate;
+	return 0;
+}
+
+static void *worker(void *arg)
+{
+	struct pace *p = arg;
+	struct rl_acquire req;
+	uint64_t i;
+	int ret;
+
+	while (!atomic_load(&p->err)) {
+		i = atomic_fetch_add(&p->next, 1);
+		if (i >= p->acquires)
+			break;
+		memset(&req, 0, sizeof(req));
+		req.count = p->count - i * p->size;
+		if (req.count > p->size)
+			req.count = p->size;
+		req.deadline_ns = RL_DEADLINE_NONE;
+		ret = rl_acquire_ex(p->fd, &req);
+		if (ret) {
+			int zero = 0;
+
+			atomic_compare_exchange_strong(&p->err, &zero, ret);
+			break;
+		}
+		p->waits[i] = req.wait_ns;
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Human duration: "850 ns", "12.3 us", "4.56 ms", "2.001 s". */
+static const char *fmt_ns(char *buf, size_t len, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+static int die(const char *what, const char *arg, int err)
+{
+	fprintf(stderr, "rlpace: %s%s%s%s: %s\n", what, arg ? " '" : "",
+		arg ? arg : "", arg ? "'" : "", strerror(-err));
+	return 1;
+}
+
+static int run(struct pace *p, unsigned int threads)
+{
+	pthread_t tid[MAX_THREADS];
+	unsigned int i, n;
+	int ret = 0;
+
+	for (n = 0; n < threads; n++) {
+		ret = -pthread_create(&tid[n], NULL, worker, p);
+		if (ret)
+			break;
+	}
+	if (ret) {	/* let the started threads finish the work */
+		fprintf(stderr, "rlpace: only %u threads: %s\n", n,
+			strerror(-ret));
+		if (!n)
+			return ret;
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	return atomic_load(&p->err);
+}
+
+static void report(const struct pace *p, const struct rl_config *cfg,
+		   uint64_t elapsed, const struct rl_stats *st, bool quiet)
+{
+	char spec[RL_RATE_STRLEN], b1[32], b2[32];
+	bool unlimited = cfg->flags & RL_CONFIG_UNLIMITED;
+	double target = unlimited ? 0 : cfg->rate * 1e9 / cfg->period_ns;
+	double achieved = elapsed ? p->count * 1e9 / elapsed : 0;
+	double ratio = target > 0 ? achieved / target : 0;
+	uint64_t n = p->acquires;
+
+	rl_format_rate(cfg, spec, sizeof(spec));
+	if (quiet) {
+		printf("spec=%s target=%.1f achieved=%.1f ratio=%.3f elapsed_ns=%llu\n",
+		       spec, target, achieved, ratio,
+		       (unsigned long long)elapsed);
+		return;
+	}
+	printf("limiter       %s\n", spec);
+	if (unlimited)
+		printf("target rate   unlimited\n");
+	else
+		printf("target rate   %.1f tokens/s\n", target);
+	printf("achieved rate %.1f tokens/s\n", achieved);
+	if (unlimited)
+		printf("ratio         n/a\n");
+	else
+		printf("ratio         %.3f\n", ratio);
+	printf("elapsed       %s\n", fmt_ns(b1, sizeof(b1), elapsed));
+	printf("tokens        %llu in %llu acquires of up to %llu\n",
+	       (unsigned long long)p->count, (unsigned long long)n,
+	       (unsigned long long)p->size);
+	printf("grants        %llu immediate, %llu waited\n",
+	       (unsigned long long)st->immediate,
+	       (unsigned long long)st->waited);
+	printf("kernel wait   mean %s, max %s\n",
+	       fmt_ns(b1, sizeof(b1), st->waited ?
+		      (double)st->wait_ns_total / st->waited : 0),
+	       fmt_ns(b2, sizeof(b2), st->wait_ns_max));
+	printf("acquire wait  p50 %s, p99 %s\n",
+	       fmt_ns(b1, sizeof(b1), p->waits[(n - 1) * 50 / 100]),
+	       fmt_ns(b2, sizeof(b2), p->waits[(n - 1) * 99 / 100]));
+}
+
+int main(int argc, char **argv)
+{
+	struct pace p = { .count = 100, .size = 1 };
+	const char *spec = NULL;
+	struct rl_config cfg;
+	struct rl_stats st;
+	uint64_t threads = 1, start, elapsed;
+	bool quiet = false;
+	int opt, ret;
+
+	while ((opt = getopt(argc, argv, "r:n:s:t:qh")) != -1) {
+		switch (opt) {
+		case 'r':
+			spec = optarg;
+			break;
+		case 'n':
+			if (parse_amount(optarg, &p.count) || !p.count)
+				return die("invalid count", optarg, -EINVAL);
+			break;
+		case 's':
+			if (parse_amount(optarg, &p.size) || !p.size)
+				return die("invalid size", optarg, -EINVAL);
+			break;
+		case 't':
+			if (parse_amount(optarg, &threads) || !threads ||
+			    threads > MAX_THREADS)
+				return die("invalid thread count", optarg,
+					   -EINVAL);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		default:
+			print_usage(stderr);
+			return 1;
+		}
+	}
+	if (!spec || optind != argc) {
+		print_usage(stderr);
+		return 1;
+	}
+	ret = rl_parse_rate(spec, &cfg);
+	if (ret)
+		return die("invalid rate spec", spec, ret);
+	if (!(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate) {
+		fprintf(stderr, "rlpace: rate 0 pauses the limiter; nothing would be granted\n");
+		return 1;
+	}
+	p.acquires = p.count / p.size + !!(p.count % p.size);
+	if (p.acquires > MAX_ACQUIRES) {
+		fprintf(stderr, "rlpace: too many acquires (%llu); use a larger -s\n",
+			(unsigned long long)p.acquires);
+		return 1;
+	}
+	p.waits = calloc(p.acquires, sizeof(*p.waits));
+	if (!p.waits)
+		return die("cannot allocate", NULL, -ENOMEM);
+
+	p.fd = rl_open(0);
+	if (p.fd < 0) {
+		fprintf(stderr, "rlpace: cannot open %s: %s%s\n", RL_DEVICE_PATH,
+			strerror(-p.fd), p.fd == -ENOENT || p.fd == -ENODEV ||
+			p.fd == -ENXIO ? " (is the module loaded?)" : "");
+		return 1;
+	}
+	ret = rl_set_config(p.fd, &cfg);
+	if (ret)
+		return die("cannot set rate", spec, ret);
+	ret = rl_get_config(p.fd, &cfg);	/* the burst in force */
+	if (ret)
+		return die("cannot read the configuration", NULL, ret);
+
+	start = rl_now_ns();
+	ret = run(&p, (unsigned int)threads);
+	elapsed = rl_now_ns() - start;
+	if (ret)
+		return die("acquire", NULL, ret);
+	ret = rl_get_stats(p.fd, &st);
+	if (ret)
+		return die("cannot read statistics", NULL, ret);
+
+	qsort(p.waits, p.acquires, sizeof(*p.waits), cmp_u64);
+	report(&p, &cfg, elapsed, &st, quiet);
+	rl_close(p.fd);
+	free(p.waits);
+	return 0;
+}
