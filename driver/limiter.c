@@ -35,7 +35,7 @@
  * @done: all granted and off the queue; written under the limiter lock,
  *        read locklessly by the sleeper
  *
- * Every field but @done is guarded by the limiter's wq.lock.
+ * Every field but @done is guarded by the limiter's lock.
  */
 struct rl_waiter {
 	struct list_head node;
@@ -119,7 +119,7 @@ static void rl_arm_timer(struct rl_limiter *lim)
 	struct rl_waiter *w;
 	u64 when = U64_MAX;
 
-	lockdep_assert_held(&lim->wq.lock);
+	lockdep_assert_held(&lim->lock);
 	w = list_first_entry_or_null(&lim->queue, struct rl_waiter, node);
 	if (lim->params.unlimited)
 		when = U64_MAX;
@@ -142,13 +142,23 @@ static void rl_arm_timer(struct rl_limiter *lim)
 			       RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
 }
 
+static void rl_wake_pollers(struct rl_limiter *lim)
+{
+	struct rl_client *client;
+
+	lockdep_assert_held(&lim->lock);
+	lim->poll_armed = false;
+	list_for_each_entry(client, &lim->clients, node)
+		wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
+}
+
 /* Grant what the bucket allows, in order; wake whoever is complete. */
 static void rl_dispatch(struct rl_limiter *lim, u64 now)
 {
 	struct rl_waiter *w;
 	u64 chunk;
 
-	lockdep_assert_held(&lim->wq.lock);
+	lockdep_assert_held(&lim->lock);
 	rl_bucket_refill(&lim->bucket, &lim->params, now);
 	while ((w = list_first_entry_or_null(&lim->queue, struct rl_waiter,
 					     node))) {
@@ -170,10 +180,8 @@ static void rl_dispatch(struct rl_limiter *lim, u64 now)
 		WRITE_ONCE(w->done, true);
 		wake_up_process(w->task);
 	}
-	if (lim->poll_armed && rl_ready(lim)) {
-		lim->poll_armed = false;
-		wake_up_locked_poll(&lim->wq, EPOLLIN | EPOLLRDNORM);
-	}
+	if (lim->poll_armed && rl_ready(lim))
+		rl_wake_pollers(lim);
 	rl_arm_timer(lim);
 }
 
@@ -182,10 +190,10 @@ static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 	struct rl_limiter *lim = container_of(timer, struct rl_limiter, timer);
 	unsigned long flags;
 
-	spin_lock_irqsave(&lim->wq.lock, flags);
+	spin_lock_irqsave(&lim->lock, flags);
 	lim->timer_expiry = 0;
 	rl_dispatch(lim, ktime_get_ns());
-	spin_unlock_irqrestore(&lim->wq.lock, flags);
+	spin_unlock_irqrestore(&lim->lock, flags);
 	return HRTIMER_NORESTART;
 }
 
@@ -202,8 +210,9 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	lim = kzalloc(sizeof(*lim), GFP_KERNEL_ACCOUNT);
 	if (!lim)
 		return NULL;
-	init_waitqueue_head(&lim->wq);
+	spin_lock_init(&lim->lock);
 	INIT_LIST_HEAD(&lim->queue);
+	INIT_LIST_HEAD(&lim->clients);
 	lim->params = *p;
 	rl_bucket_init(&lim->bucket, p, ktime_get_ns());
 	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC,
@@ -213,13 +222,40 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 
 /**
  * rl_limiter_destroy() - free a limiter nobody uses any more
- * @lim: the limiter; nobody may sleep in it or poll it
+ * @lim: the limiter, with no client attached and nobody sleeping in it
  */
 void rl_limiter_destroy(struct rl_limiter *lim)
 {
-	WARN_ON_ONCE(!list_empty(&lim->queue));
+	WARN_ON_ONCE(!list_empty(&lim->queue) || !list_empty(&lim->clients));
 	hrtimer_cancel(&lim->timer);
 	kfree(lim);
+}
+
+/**
+ * rl_limiter_attach() - make a client's pollers hear about the limiter
+ * @lim:    the limiter
+ * @client: the client, not attached to any limiter
+ *
+ * Pollers that slept before the client had a limiter are woken to look.
+ */
+void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
+{
+	spin_lock_irq(&lim->lock);
+	list_add_tail(&client->node, &lim->clients);
+	spin_unlock_irq(&lim->lock);
+	wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
+}
+
+/**
+ * rl_limiter_detach() - undo rl_limiter_attach()
+ * @lim:    the limiter
+ * @client: the client, attached to @lim and not polled any more
+ */
+void rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
+{
+	spin_lock_irq(&lim->lock);
+	list_del_init(&client->node);
+	spin_unlock_irq(&lim->lock);
 }
 
 /**
@@ -234,11 +270,11 @@ void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p)
 {
 	u64 now = ktime_get_ns();
 
-	spin_lock_irq(&lim->wq.lock);
+	spin_lock_irq(&lim->lock);
 	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
 	lim->params = *p;
 	rl_dispatch(lim, now);
-	spin_unlock_irq(&lim->wq.lock);
+	spin_unlock_irq(&lim->lock);
 }
 
 /**
@@ -248,9 +284,9 @@ void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p)
  */
 void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
 {
-	spin_lock_irq(&lim->wq.lock);
+	spin_lock_irq(&lim->lock);
 	*p = lim->params;
-	spin_unlock_irq(&lim->wq.lock);
+	spin_unlock_irq(&lim->lock);
 }
 
 /*
@@ -262,7 +298,7 @@ static int rl_acquire_begin(struct rl_limiter *lim, struct rl_acquire *req,
 {
 	const struct rl_params *p = &lim->params;
 
-	lockdep_assert_held(&lim->wq.lock);
+	lockdep_assert_held(&lim->lock);
 	/* Chunks need sleeping: a non-blocking call could never succeed. */
 	if (nonblock && !p->unlimited && req->count > p->burst)
 		return -EINVAL;
@@ -326,7 +362,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 	struct rl_counters *c = &lim->counters;
 	u64 now = ktime_get_ns();
 
-	lockdep_assert_held(&lim->wq.lock);
+	lockdep_assert_held(&lim->lock);
 	if (w->done) {
 		req->wait_ns = now - start;
 		c->waited++;
@@ -365,20 +401,20 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_acquire *req,
 	u64 start = ktime_get_ns();
 	int ret;
 
-	spin_lock_irq(&lim->wq.lock);
+	spin_lock_irq(&lim->lock);
 	ret = rl_acquire_begin(lim, req, &w, nonblock, start);
 	if (ret == RL_QUEUED)
 		rl_dispatch(lim, start);
-	spin_unlock_irq(&lim->wq.lock);
+	spin_unlock_irq(&lim->lock);
 	if (ret != RL_QUEUED)
 		return ret;
 
 	ret = rl_sleep(&w, req->deadline_ns);
 
 	/* Taking the lock also waits for a waker still using @w. */
-	spin_lock_irq(&lim->wq.lock);
+	spin_lock_irq(&lim->lock);
 	ret = rl_acquire_end(lim, req, &w, ret, start);
-	spin_unlock_irq(&lim->wq.lock);
+	spin_unlock_irq(&lim->lock);
 	return ret;
 }
 
@@ -391,12 +427,12 @@ void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
 {
 	struct rl_counters c;
 
-	spin_lock_irq(&lim->wq.lock);
+	spin_lock_irq(&lim->lock);
 	rl_bucket_refill(&lim->bucket, &lim->params, ktime_get_ns());
 	c = lim->counters;
 	st->waiters = lim->nwaiters;
 	st->available = lim->bucket.tokens;
-	spin_unlock_irq(&lim->wq.lock);
+	spin_unlock_irq(&lim->lock);
 
 	st->granted = c.granted;
 	st->requests = c.requests;
@@ -410,26 +446,22 @@ void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
 }
 
 /**
- * rl_limiter_poll() - poll() of a limiter's client
- * @lim:  the limiter
- * @file: the polled file
- * @pt:   poll table
+ * rl_limiter_poll() - readiness of a limiter for poll()
+ * @lim: the limiter
+ *
+ * The caller is already on its client's poll queue, and whatever makes
+ * the limiter ready wakes that queue after changing the state under the
+ * lock we look under: a wake-up cannot fall between the check and the
+ * sleep.
  *
  * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token would be
  * granted at once; otherwise the timer is started to wake pollers then.
  */
-__poll_t rl_limiter_poll(struct rl_limiter *lim, struct file *file,
-			 poll_table *pt)
+__poll_t rl_limiter_poll(struct rl_limiter *lim)
 {
 	__poll_t mask = 0;
 
-	poll_wait(file, &lim->wq, pt);
-	/*
-	 * We are on lim->wq before looking, and whatever makes the limiter
-	 * ready wakes lim->wq under the lock we look under: a wake-up cannot
-	 * fall between the check and the sleep.
-	 */
-	spin_lock_irq(&lim->wq.lock);
+	spin_lock_irq(&lim->lock);
 	rl_bucket_refill(&lim->bucket, &lim->params, ktime_get_ns());
 	if (rl_ready(lim)) {
 		mask = EPOLLIN | EPOLLRDNORM;
@@ -437,7 +469,7 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct file *file,
 		lim->poll_armed = true;
 		rl_arm_timer(lim);
 	}
-	spin_unlock_irq(&lim->wq.lock);
+	spin_unlock_irq(&lim->lock);
 	return mask;
 }
 
@@ -452,14 +484,14 @@ void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
 	u64 tokens, waiters, granted;
 	u32 flags;
 
-	spin_lock_irq(&lim->wq.lock);
+	spin_lock_irq(&lim->lock);
 	rl_bucket_refill(&lim->bucket, &lim->params, ktime_get_ns());
 	p = lim->params;
 	flags = p.unlimited ? RL_CONFIG_UNLIMITED : 0;
 	tokens = lim->bucket.tokens;
 	waiters = lim->nwaiters;
 	granted = lim->counters.granted;
-	spin_unlock_irq(&lim->wq.lock);
+	spin_unlock_irq(&lim->lock);
 
 	seq_printf(m, "rl-rate:\t%llu\n", p.rate);
 	seq_printf(m, "rl-period-ns:\t%llu\n", p.period);

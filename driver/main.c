@@ -32,15 +32,6 @@ static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 			 BIT_ULL(_IOC_NR(RL_IOC_ACQUIRE)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_GET_STATS)))
 
-/**
- * struct rl_client - an open /dev/ratelimit file
- * @lim: its limiter; NULL until the first RL_IOC_SET_CONFIG, then set once
- *       (cmpxchg) and constant until release
- */
-struct rl_client {
-	struct rl_limiter *lim;
-};
-
 static struct rl_limiter *rl_client_limiter(struct rl_client *client)
 {
 	/* Pairs with the cmpxchg() publishing the limiter. */
@@ -98,8 +89,10 @@ static int rl_ioctl_set_config(struct rl_client *client, void __user *argp)
 		if (!new)
 			return -ENOMEM;
 		lim = cmpxchg(&client->lim, NULL, new);
-		if (!lim)
+		if (!lim) {
+			rl_limiter_attach(new, client);
 			return 0;
+		}
 		/* Another thread configured this file first. */
 		rl_limiter_destroy(new);
 	}
@@ -205,6 +198,8 @@ static int rl_open(struct inode *inode, struct file *file)
 	client = kzalloc(sizeof(*client), GFP_KERNEL_ACCOUNT);
 	if (!client)
 		return -ENOMEM;
+	init_waitqueue_head(&client->pollq);
+	INIT_LIST_HEAD(&client->node);
 	file->private_data = client;
 	return nonseekable_open(inode, file);
 }
@@ -213,19 +208,24 @@ static int rl_release(struct inode *inode, struct file *file)
 {
 	struct rl_client *client = file->private_data;
 
-	if (client->lim)
+	if (client->lim) {
+		rl_limiter_detach(client->lim, client);
 		rl_limiter_destroy(client->lim);
+	}
 	kfree(client);
 	return 0;
 }
 
 static __poll_t rl_poll(struct file *file, poll_table *pt)
 {
-	struct rl_limiter *lim = rl_client_limiter(file->private_data);
+	struct rl_client *client = file->private_data;
+	struct rl_limiter *lim;
 
+	poll_wait(file, &client->pollq, pt);
+	lim = rl_client_limiter(client);
 	if (!lim)
 		return EPOLLERR;
-	return rl_limiter_poll(lim, file, pt);
+	return rl_limiter_poll(lim);
 }
 
 static void rl_show_fdinfo(struct seq_file *m, struct file *file)
