@@ -50,13 +50,13 @@ static u64 rl_mul_div_up(u64 a, u64 b, u64 d)
 u64 rl_default_burst(u64 rate, u64 period)
 {
 	u64 max = RL_TOKENS_BURST_PERIOD_MAX / period;
-	u64 whole, burst;
+	u64 whole, frac, burst;
 
 	/* rate * D / period = (rate / period) * D + (rate % period) * D / period */
-	if (check_mul_overflow(rate / period, RL_TOKENS_DEFAULT_BURST_NS, &whole))
+	frac = rl_mul_div_up(rate % period, RL_TOKENS_DEFAULT_BURST_NS, period);
+	if (check_mul_overflow(rate / period, RL_TOKENS_DEFAULT_BURST_NS, &whole) ||
+	    check_add_overflow(whole, frac, &burst))
 		return max;
-	burst = whole + rl_mul_div_up(rate % period, RL_TOKENS_DEFAULT_BURST_NS,
-				      period);
 	return clamp_t(u64, burst, 1, max);
 }
 
@@ -163,16 +163,43 @@ void rl_bucket_give(struct rl_bucket *b, const struct rl_params *p, u64 n)
 u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
 		    u64 n)
 {
-	u64 need, when;
+	u64 a, k, s, q, rem, wait, when;
 
 	if (b->tokens >= n)
 		return b->stamp;
 	if (!p->rate)
 		return U64_MAX;
-	if (check_mul_overflow(n - b->tokens, p->period, &need))
-		return U64_MAX;
-	need -= b->units;
-	if (check_add_overflow(b->stamp, rl_div_up(need, p->rate), &when))
+	/*
+	 * wait = ceil((a * period - units) / rate) with a = n - tokens >= 1,
+	 * where a * period may exceed 64 bits. With a = k * rate + s:
+	 * wait = k * period + ceil((s * period - units) / rate), and
+	 * s * period / rate < period fits: q, remainder rem < rate.
+	 */
+	a = n - b->tokens;
+	k = div64_u64_rem(a, p->rate, &s);
+	q = mul_u64_u64_div_u64(s, p->period, p->rate);
+	rem = s * p->period - q * p->rate;	/* exact modulo 2^64 */
+	if (rem >= b->units) {
+		/* ceil((q * rate + rem - units) / rate) */
+		q += rem != b->units;
+		if (check_mul_overflow(k, p->period, &wait) ||
+		    check_add_overflow(wait, q, &wait))
+			return U64_MAX;
+	} else {
+		/*
+		 * ceil is q - floor((units - rem) / rate), >= 1 when k == 0
+		 * as then s * period >= period > units.
+		 */
+		u64 sub = div64_u64(b->units - rem, p->rate);
+
+		if (!k) {
+			wait = q - sub;
+		} else if (check_mul_overflow(k - 1, p->period, &wait) ||
+			   check_add_overflow(wait, p->period - sub + q, &wait)) {
+			return U64_MAX;
+		}
+	}
+	if (check_add_overflow(b->stamp, wait, &when))
 		return U64_MAX;
 	return when;
 }

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# ratelimit: out-of-tree kernel module, libratelimit, tools and tests.
+#
+#   make            module (against KDIR), library, tools, selftests, unit tests
+#   make check      all + static checks + unit tests + selftests in a QEMU guest
+#   make run        a pacing demo in a QEMU guest (ends by itself)
+#   make shell      an interactive QEMU guest with the module loaded
+#   make style      checkpatch;  make static: style + W=1 build + sparse
+#   make install    module, library, headers, tools, man pages (PREFIX, DESTDIR)
+#   make deps       install the Debian packages all of this needs
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+
+# The module is built against the running kernel, else the newest one
+# installed. check, run and shell build it for the Debian 6.1 kernel that
+# the QEMU rig boots (resolved only when they run, after deps).
+ifeq ($(origin KDIR),undefined)
+KDIR := $(shell for d in /lib/modules/$$(uname -r)/build \
+	$$(ls -d /lib/modules/*/build 2>/dev/null | sort -rV); do \
+	[ -d "$$d" ] && { echo "$$d"; break; }; done)
+endif
+TEST_KVER = $(shell selftests/vm/kver.sh)
+TEST_KDIR = /lib/modules/$(TEST_KVER)/build
+KBUILD = $(MAKE) -C $(KDIR) M=$(CURDIR) W=1
+
+B := build
+CFLAGS ?= -O2 -g
+WFLAGS := -Wall -Wextra $(if $(WERROR),-Werror)
+USER_CFLAGS = $(CFLAGS) $(WFLAGS) -I uapi -I lib
+DEPS = -MMD -MP -MF $@.d
+
+LIB_OBJS := $(patsubst lib/%.c,$(B)/lib/obj/%.o,$(wildcard lib/*.c))
+LIB_SO := $(B)/lib/libratelimit.so.1
+LIB_A := $(B)/lib/libratelimit.a
+LIB_PC := $(B)/lib/libratelimit.pc
+TOOLS := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/*.c))
+SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/*_test.c))
+# The kernel's kselftest headers, as system headers: under -Wextra their
+# macros would warn about an unused parameter in every TEST().
+KSFT := $(B)/ksrc/include/kselftest_harness.h
+KSFT_CFLAGS := -isystem $(B)/ksrc/include
+CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
+
+# Host unit tests: the pure token arithmetic of the driver, built against
+# the kernel API shims in selftests/unit/shim/, and lib/ code. lib/ comes
+# before driver/ so that "ratelimit.h" is the library's header (driver
+# files find their own headers beside them).
+UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
+UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
+UNIT := $(if $(UNIT_DRIVER_SRCS),$(patsubst selftests/unit/%.c,$(B)/unit/%,\
+	$(wildcard selftests/unit/*_test.c)))
+UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
+	-I driver $(KSFT_CFLAGS)
+
+.PHONY: all module lib tools selftests unit ksrc deps check run shell \
+	style w1 sparse static install clean
+.DELETE_ON_ERROR:
+
+all: module lib tools selftests unit
+
+module:
+	$(if $(KDIR),,$(error no kernel build dir: make deps, or set KDIR))
+	$(KBUILD) modules
+
+lib: $(LIB_SO) $(B)/lib/libratelimit.so $(LIB_A) $(LIB_PC)
+tools: $(TOOLS)
+selftests: $(SELFTESTS)
+unit: $(UNIT_DRIVER_OBJS) $(UNIT)
+
+$(B)/lib/obj/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC $(DEPS) -c -o $@ $<
+
+$(LIB_SO): $(LIB_OBJS) lib/libratelimit.map
+	$(CC) $(USER_CFLAGS) -shared -pthread -Wl,-soname,libratelimit.so.1 \
+		-Wl,--version-script=lib/libratelimit.map -Wl,-z,defs \
+		$(LDFLAGS) -o $@ $(LIB_OBJS)
+
+$(B)/lib/libratelimit.so: | $(LIB_SO)
+	ln -sf libratelimit.so.1 $@
+
+$(LIB_A): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIB_PC): lib/libratelimit.pc.in
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+$(B)/tools/%: tools/%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(DEPS) -static -pthread $(LDFLAGS) -o $@ $< $(LIB_A)
+
+$(B)/selftests/%: selftests/%.c $(LIB_A) $(KSFT)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(DEPS) -static -pthread \
+		$(LDFLAGS) -o $@ $< $(LIB_A)
+
+$(B)/unit/obj/%.o: driver/%.c
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(DEPS) -c -o $@ $<
+
+$(B)/unit/%: selftests/unit/%.c $(UNIT_DRIVER_OBJS) $(LIB_A) $(KSFT)
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(DEPS) -pthread $(LDFLAGS) -o $@ $< \
+		$(UNIT_DRIVER_OBJS) $(LIB_A)
+
+-include $(wildcard $(B)/*/*.d $(B)/*/obj/*.d)
+
+$(KSFT) $(CHECKPATCH):
+	scripts/ksrc.sh
+
+ksrc:
+	@scripts/ksrc.sh
+
+deps:
+	@scripts/deps.sh
+
+# checkpatch on all C sources. Userspace (uapi/, lib/, tools/, selftests/)
+# skips kernel-only advice: kernel types (u64) and BIT(), which userspace
+# lacks, and CamelCase, which <inttypes.h>'s PRIu64 & co. trip.
+CHECKPATCH_FLAGS := --strict --no-tree --root=$(B)/ksrc --terse --show-types
+USER_IGNORE := PREFER_KERNEL_TYPES,BIT_MACRO,CAMELCASE
+style: $(CHECKPATCH)
+	@rc=0; \
+	k=$$(find driver -name '*.[ch]' 2>/dev/null | sort); \
+	u=$$(find uapi lib tools selftests -name '*.[ch]' 2>/dev/null | sort); \
+	[ -z "$$k" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) -f $$k || rc=1; \
+	[ -z "$$u" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) \
+		--ignore $(USER_IGNORE) -f $$u || rc=1; \
+	exit $$rc
+
+# A fresh W=1 build of the module; any warning fails.
+w1:
+	@mkdir -p $(B)
+	@find driver -name '*.o' -delete 2>/dev/null; rm -f ratelimit.ko
+	@rc=0; $(KBUILD) modules > $(B)/w1.log 2>&1 || rc=1; cat $(B)/w1.log; \
+	! grep -i 'warning:' $(B)/w1.log >/dev/null && exit $$rc; \
+	echo "w1: warnings in the module build"; exit 1
+
+# sparse on every module source; any report about driver/ fails.
+sparse:
+	@mkdir -p $(B)
+	@rc=0; $(KBUILD) C=2 modules > $(B)/sparse.log 2>&1 || rc=1; \
+	cat $(B)/sparse.log; \
+	! grep -E 'driver/[^ :]*:[0-9]+:' $(B)/sparse.log >/dev/null && exit $$rc; \
+	echo "sparse: reports about driver/"; exit 1
+
+static: style w1 sparse
+
+# Build everything for the kernel the QEMU rig boots.
+vm-build: deps
+	@$(MAKE) --no-print-directory ksrc
+	@$(MAKE) --no-print-directory all KDIR=$(TEST_KDIR) $(VM_BUILD_FLAGS)
+
+check: VM_BUILD_FLAGS := WERROR=1
+check: vm-build
+	@MAKE="$(MAKE)" KDIR=$(TEST_KDIR) selftests/vm/check.sh
+
+run: vm-build
+	@selftests/vm/run.sh run
+
+shell: vm-build
+	@selftests/vm/run.sh shell
+
+install: module lib tools
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) \
+		modules_install
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
+		$(DESTDIR)$(BINDIR)
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libratelimit.so.1 $(DESTDIR)$(LIBDIR)/libratelimit.so
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+		lib/libratelimit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libratelimit.pc
+	install -m 644 uapi/linux/ratelimit_dev.h $(DESTDIR)$(INCLUDEDIR)/linux/
+	install -m 644 lib/ratelimit.h $(DESTDIR)$(INCLUDEDIR)/
+	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
+	@for m in $(wildcard Documentation/man/*.[1-8]); do \
+		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
+		echo "install $$m $$d/"; \
+		install -d $$d && install -m 644 $$m $$d/ || exit 1; \
+	done
+
+clean:
+	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)
+	rm -rf $(B) .checkpatch-camelcase.*

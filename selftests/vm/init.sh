@@ -1,0 +1,69 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# /init of the QEMU rig's guest (busybox). Loads /ratelimit.ko, does what
+# rl.mode= on the kernel command line asks (check: every /selftests/*,
+# run: /guest/demo.sh, shell: a shell), unloads the module, prints the
+# kernel log and reboots, which ends QEMU. Lines "@@rl ..." are markers
+# that selftests/vm/run.sh reads.
+
+/bin/busybox --install -s /bin
+export PATH=/tools:/selftests:/bin HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+exec </dev/console >/dev/console 2>&1
+echo	# a fresh line after the firmware's escape sequences
+
+mode=check
+timeout=300
+# shellcheck disable=SC2013 # the words of the command line are wanted
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	rl.mode=*) mode=${arg#*=} ;;
+	rl.timeout=*) timeout=${arg#*=} ;;
+	esac
+done
+
+mark() { echo "@@rl $*"; }
+
+# run NAME CMD...: CMD between begin/end markers, killed after $timeout s.
+run()
+{
+	name=$1
+	shift
+	mark begin "$name"
+	timeout -k 10 "$timeout" "$@"
+	mark end "$name" rc=$?
+}
+
+if insmod /ratelimit.ko; then mark insmod ok; else mark insmod failed; fi
+
+case $mode in
+check)
+	for t in /selftests/*; do
+		[ -x "$t" ] && run "${t##*/}" "$t" </dev/null
+	done ;;
+run)
+	run demo sh /guest/demo.sh </dev/null ;;
+shell)
+	echo "ratelimit guest: module loaded, tools in /tools, tests in /selftests."
+	echo "Leave with exit (or Ctrl-D): the guest powers off."
+	PS1='rl-guest:\w# ' setsid cttyhack sh ;;
+esac
+
+if rmmod ratelimit; then mark rmmod ok; else mark rmmod failed; fi
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak
+fi
+if [ "$mode" != shell ]; then
+	mark dmesg-begin
+	dmesg
+	mark dmesg-end
+fi
+mark "done"
+sleep 1	# let the serial port drain before the reset
+reboot -f

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# Sourced by check.sh and run.sh: every check and test adds one line
+# "PASS|FAIL|SKIP what" to $RL_RESULTS; rl_summary sums them up.
+
+# rl_results_init FILE: start a results file, also for child scripts.
+rl_results_init()
+{
+	RL_RESULTS=$1
+	export RL_RESULTS
+	mkdir -p "$(dirname "$RL_RESULTS")"
+	: > "$RL_RESULTS"
+}
+
+# rl_result PASS|FAIL WHAT
+rl_result()
+{
+	echo "$1 $2" >> "$RL_RESULTS"
+	echo "$1: $2"
+}
+
+# rl_tap NAME RC < OUTPUT: results of one test program from its TAP lines
+# (ok N, not ok N, "# SKIP", plan 1..N) and its exit status RC ("none"
+# when it never finished). Exit status 4 is kselftest's "skipped".
+rl_tap()
+{
+	res=$(awk -v name="$1" -v rc="$2" '
+	{ sub(/\r$/, "") }
+	/^1\.\.[0-9]+/ { plan = substr($0, 4) + 0 }
+	/^(not )?ok [0-9]+/ {
+		t = $0
+		bad = sub(/^not ok [0-9]+ */, "", t)
+		sub(/^ok [0-9]+ */, "", t)
+		sub(/^- */, "", t)
+		st = bad ? "FAIL" : t ~ /# *[Ss][Kk][Ii][Pp]/ ? "SKIP" : "PASS"
+		print st, name ": " t
+		n++
+		fails += bad
+	}
+	END {
+		if (rc == "none") {
+			print "FAIL", name ": did not finish"
+		} else if (plan > n) {
+			print "FAIL", name ": " plan - n " of " plan \
+				" tests did not report (exit status " rc ")"
+		} else if (!n && rc == 4) {
+			print "SKIP", name ": skipped"
+		} else if (!n) {
+			print "FAIL", name ": no test results (exit status " rc ")"
+		} else if (rc != 0 && rc != 4 && !fails) {
+			print "FAIL", name ": exit status " rc
+		}
+	}')
+	[ -n "$res" ] && echo "$res" >> "$RL_RESULTS"
+	echo "$res" | awk -v name="$1" -v rc="$2" '
+		{ n[$1]++ } $1 == "FAIL" { print }
+		END { printf "%s: pass=%d fail=%d skip=%d exit=%s\n", name,
+			n["PASS"], n["FAIL"], n["SKIP"], rc }'
+}
+
+# rl_summary: list the failures, print "N passed, N failed" last, and
+# return non-zero on any failure.
+rl_summary()
+{
+	p=$(grep -c '^PASS ' "$RL_RESULTS") || true
+	f=$(grep -c '^FAIL ' "$RL_RESULTS") || true
+	s=$(grep -c '^SKIP ' "$RL_RESULTS") || true
+	if [ "$f" -gt 0 ]; then
+		echo "Failed:"
+		sed -n 's/^FAIL /  /p' "$RL_RESULTS"
+	fi
+	if [ "$s" -gt 0 ]; then
+		echo "$p passed, $f failed, $s skipped"
+	else
+		echo "$p passed, $f failed"
+	fi
+	[ "$f" -eq 0 ]
+}

@@ -1,0 +1,120 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# QEMU test rig. Boots Debian's 6.1 kernel (software emulation) with an
+# initramfs of busybox, ratelimit.ko, build/selftests/* and build/tools/*:
+#   check  run every selftest, unload the module, check the kernel log
+#   run    the pacing demo of guest/demo.sh
+#   shell  an interactive shell on the serial console (Ctrl-A x quits QEMU)
+# Run it from the top of the tree after a build for that kernel: the
+# Makefile targets check, run and shell do both.
+# Environment: RL_KVER, RL_KERNEL (another kernel image), RL_TEST_TIMEOUT
+# (seconds per selftest in the guest), RL_VM_TIMEOUT (seconds per boot).
+set -eu
+
+mode=${1:-check}
+case $mode in
+check|run|shell) ;;
+*) echo "usage: $0 check|run|shell" >&2; exit 2 ;;
+esac
+
+here=$(dirname "$0")
+# shellcheck source=selftests/vm/lib.sh
+. "$here/lib.sh"
+kver=${RL_KVER:-$("$here/kver.sh")}
+kernel=${RL_KERNEL:-/boot/vmlinuz-$kver}
+test_timeout=${RL_TEST_TIMEOUT:-300}
+vm_timeout=${RL_VM_TIMEOUT:-1200}
+out=build/vm
+root=$out/root
+log=$out/$mode.log
+
+die() { echo "vm: $*" >&2; exit 1; }
+
+[ -r "$kernel" ] || die "no kernel image $kernel (make deps)"
+[ -f ratelimit.ko ] || die "no ratelimit.ko (make)"
+modver=$(modinfo -F vermagic ratelimit.ko | cut -d' ' -f1)
+[ "$modver" = "$kver" ] ||
+	die "ratelimit.ko is built for $modver, not $kver: make KDIR=/lib/modules/$kver/build"
+
+# The initramfs.
+rm -rf "$root"
+mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" \
+	"$root/root" "$root/selftests" "$root/tools" "$root/guest"
+cp /bin/busybox "$root/bin/busybox"
+ln -s busybox "$root/bin/sh"
+cp "$here/init.sh" "$root/init"
+cp "$here"/guest/*.sh "$root/guest/"
+cp ratelimit.ko "$root/"
+for f in build/selftests/* build/tools/*; do
+	[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$root/${f#build/}"
+done
+chmod 755 "$root/init" "$root"/guest/*.sh
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) |
+	gzip -1 > "$out/initramfs.cpio.gz"
+
+# oops=panic and hung_task_panic=1 turn a crashed or stuck kernel into a
+# quick end of the run (panic=-1 reboots at once, -no-reboot exits QEMU)
+# rather than a wait for the host timeout.
+set -- qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot \
+	-nic none -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
+	-append "console=ttyS0 quiet panic=-1 oops=panic hung_task_panic=1 rdinit=/init rl.mode=$mode rl.timeout=$test_timeout"
+
+if [ "$mode" = shell ]; then
+	echo "vm: booting $kver; Ctrl-A x quits QEMU, exit powers off"
+	exec "$@"
+fi
+
+own=	# summary here, or in the calling check.sh
+[ -n "${RL_RESULTS:-}" ] || { own=1; rl_results_init "$out/results.txt"; }
+echo "vm: booting $kver ($mode), serial log in $log"
+start=$(date +%s)
+{
+	rc=0
+	timeout "$vm_timeout" "$@" </dev/null 2>&1 || rc=$?
+	echo "$rc" > "$out/qemu.rc"
+} | awk -v file="$log" '
+	# The log without CRs and terminal escapes; on screen, not the dmesg.
+	{ sub(/\r$/, ""); gsub(/\033(\[[0-9;?]*[A-Za-z]|c)/, ""); print > file }
+	/@@rl dmesg-begin/ { hide = 1; print "vm: (the kernel log is in " file ")" }
+	!hide { print; fflush() }
+	/@@rl dmesg-end/ { hide = 0 }'
+rc=$(cat "$out/qemu.rc")
+echo "vm: QEMU exited with status $rc after $(($(date +%s) - start)) s"
+[ "$rc" = 124 ] && echo "vm: timed out after $vm_timeout s"
+
+marker() { grep -qE "@@rl $1\$" "$log"; }	# after any console escapes
+check() { if "$@"; then echo PASS; else echo FAIL; fi; }
+
+rl_result "$(check marker 'insmod ok')" "module loaded"
+case $mode in
+check)
+	for t in "$root"/selftests/*; do
+		[ -f "$t" ] || continue
+		n=${t##*/}
+		rc=$(sed -n "s/.*@@rl end $n rc=//p" "$log")
+		sed -n "/@@rl begin $n\$/,/@@rl end $n /p" "$log" |
+			rl_tap "selftests/$n" "${rc:-none}"
+	done ;;
+run)
+	rl_result "$(check marker 'end demo rc=0')" "demo ran" ;;
+esac
+rl_result "$(check marker 'rmmod ok')" "module unloaded cleanly"
+rl_result "$(check marker "done")" "guest finished"
+
+# The kernel log: dmesg, printed by the guest between markers, and
+# whatever the kernel printed on the console itself (panics).
+bad='BUG:|WARNING:|Oops|Call Trace|lockdep|possible recursive locking'
+bad="$bad|circular locking|KASAN|UBSAN|unreferenced object|kmemleak:.*leak"
+bad="$bad|general protection|hung_task|blocked for more than|soft lockup"
+bad="$bad|rcu.*stall|Kernel panic|list_(add|del) corruption|refcount_t:"
+grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" | grep -iv 'command line:' |
+	grep -E "$bad" | sort -u | head -n 40 > "$out/bad.txt" || true
+sed 's/^/  /' "$out/bad.txt"
+if ! marker dmesg-end; then
+	rl_result FAIL "kernel log clean (dmesg not captured)"
+else
+	rl_result "$(check test ! -s "$out/bad.txt")" "kernel log clean"
+fi
+
+[ -z "$own" ] || rl_summary
