@@ -145,12 +145,16 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 	double target = unlimited ? 0 : cfg->rate * 1e9 / cfg->period_ns;
 	double achieved = elapsed ? p->count * 1e9 / elapsed : 0;
 	double ratio = target > 0 ? achieved / target : 0;
+	/* A new limiter starts full: the rest is what the rate paced. */
+	uint64_t paced = p->count > cfg->burst ? p->count - cfg->burst : 0;
+	double steady = elapsed ? paced * 1e9 / elapsed : 0;
+	double bound = cfg->burst + target * elapsed / 1e9;
 	uint64_t n = p->acquires;
 
 	rl_format_rate(cfg, spec, sizeof(spec));
 	if (quiet) {
-		printf("spec=%s target=%.1f achieved=%.1f ratio=%.3f elapsed_ns=%llu\n",
-		       spec, target, achieved, ratio,
+		printf("spec=%s target=%.1f achieved=%.1f ratio=%.3f steady=%.1f elapsed_ns=%llu\n",
+		       spec, target, achieved, ratio, steady,
 		       (unsigned long long)elapsed);
 		return;
 	}
@@ -160,10 +164,18 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 	else
 		printf("target rate   %.1f tokens/s\n", target);
 	printf("achieved rate %.1f tokens/s\n", achieved);
-	if (unlimited)
+	if (unlimited) {
 		printf("ratio         n/a\n");
-	else
+	} else {
 		printf("ratio         %.3f\n", ratio);
+		printf("steady rate   %.1f tokens/s, %.3f of target\n",
+		       steady, steady / target);
+		printf("              (the first %llu came from the full bucket)\n",
+		       (unsigned long long)cfg->burst);
+		printf("bucket bound  %llu granted <= burst + rate x elapsed = %.0f: %s\n",
+		       (unsigned long long)p->count, bound,
+		       p->count <= bound + 1 ? "held" : "EXCEEDED");
+	}
 	printf("elapsed       %s\n", fmt_ns(b1, sizeof(b1), elapsed));
 	printf("tokens        %llu in %llu acquires of up to %llu\n",
 	       (unsigned long long)p->count, (unsigned long long)n,
