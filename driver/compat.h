@@ -24,4 +24,11 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 }
 #endif
 
+/* kobj_type.get_ownership() takes a const kobject since 6.2. */
+#ifdef RL_HAVE_CONST_KOBJ_OWNERSHIP
+#define rl_ownership_const const
+#else
+#define rl_ownership_const
+#endif
+
 #endif /* _RL_COMPAT_H */

@@ -19,6 +19,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/sysfs.h>
 
 #include "compat.h"
 #include "ratelimit.h"
@@ -213,6 +214,8 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	spin_lock_init(&lim->lock);
 	INIT_LIST_HEAD(&lim->queue);
 	INIT_LIST_HEAD(&lim->clients);
+	INIT_LIST_HEAD(&lim->node);
+	kref_init(&lim->ref);
 	lim->params = *p;
 	rl_bucket_init(&lim->bucket, p, ktime_get_ns());
 	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC,
@@ -242,6 +245,7 @@ void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
 {
 	spin_lock_irq(&lim->lock);
 	list_add_tail(&client->node, &lim->clients);
+	lim->nclients++;
 	spin_unlock_irq(&lim->lock);
 	wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
 }
@@ -255,6 +259,7 @@ void rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 {
 	spin_lock_irq(&lim->lock);
 	list_del_init(&client->node);
+	lim->nclients--;
 	spin_unlock_irq(&lim->lock);
 }
 
@@ -289,12 +294,66 @@ void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
 	spin_unlock_irq(&lim->lock);
 }
 
+static void rl_param_apply(struct rl_params *p, enum rl_param which, u64 val)
+{
+	switch (which) {
+	case RL_PARAM_RATE:
+		p->rate = val;
+		break;
+	case RL_PARAM_PERIOD:
+		p->period = val;
+		break;
+	case RL_PARAM_BURST:
+		/* 0 asks for the default, as in struct rl_config. */
+		p->burst = val ?: rl_default_burst(p->rate, p->period);
+		break;
+	case RL_PARAM_UNLIMITED:
+		p->unlimited = val;
+		break;
+	}
+}
+
+/**
+ * rl_limiter_set_param() - change one limit, keeping the state
+ * @lim:   the limiter
+ * @which: the limit
+ * @val:   its new value (0 or 1 for RL_PARAM_UNLIMITED)
+ *
+ * Like rl_limiter_set_params(), for one field, atomically.
+ *
+ * Return: 0, or -EINVAL with nothing changed if the result is invalid.
+ */
+int rl_limiter_set_param(struct rl_limiter *lim, enum rl_param which,
+			 u64 val)
+{
+	u64 now = ktime_get_ns();
+	struct rl_params p;
+	int ret;
+
+	if (which == RL_PARAM_UNLIMITED && val > 1)
+		return -EINVAL;
+	if (which == RL_PARAM_PERIOD && (!val || val > RL_TOKENS_PERIOD_MAX))
+		return -EINVAL;
+	spin_lock_irq(&lim->lock);
+	p = lim->params;
+	rl_param_apply(&p, which, val);
+	ret = rl_params_check(&p);
+	if (!ret) {
+		rl_bucket_reconfig(&lim->bucket, &lim->params, &p, now);
+		lim->params = p;
+		rl_dispatch(lim, now);
+	}
+	spin_unlock_irq(&lim->lock);
+	return ret;
+}
+
 /*
  * Grant @req at once, fail it, or queue @w for it (RL_QUEUED). Fills
  * req->ready_ns on -EAGAIN and -ETIMEDOUT.
  */
-static int rl_acquire_begin(struct rl_limiter *lim, struct rl_acquire *req,
-			    struct rl_waiter *w, bool nonblock, u64 now)
+static int rl_acquire_begin(struct rl_limiter *lim, struct rl_client *client,
+			    struct rl_acquire *req, struct rl_waiter *w,
+			    bool nonblock, u64 now)
 {
 	const struct rl_params *p = &lim->params;
 
@@ -308,6 +367,7 @@ static int rl_acquire_begin(struct rl_limiter *lim, struct rl_acquire *req,
 	    (p->unlimited || rl_bucket_take(&lim->bucket, req->count))) {
 		lim->counters.immediate++;
 		lim->counters.granted += req->count;
+		client->granted += req->count;
 		return 0;
 	}
 	req->ready_ns = rl_predict(lim, req->count);
@@ -356,8 +416,9 @@ static int rl_sleep(struct rl_waiter *w, u64 deadline)
  * the deadline arrived keeps its tokens; any other gives back the chunks
  * it got and leaves the queue.
  */
-static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
-			  struct rl_waiter *w, int ret, u64 start)
+static int rl_acquire_end(struct rl_limiter *lim, struct rl_client *client,
+			  struct rl_acquire *req, struct rl_waiter *w, int ret,
+			  u64 start)
 {
 	struct rl_counters *c = &lim->counters;
 	u64 now = ktime_get_ns();
@@ -367,6 +428,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 		req->wait_ns = now - start;
 		c->waited++;
 		c->granted += req->count;
+		client->granted += req->count;
 		c->wait_ns_total += req->wait_ns;
 		c->wait_ns_max = max(c->wait_ns_max, req->wait_ns);
 		return 0;
@@ -388,21 +450,22 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 /**
  * rl_limiter_acquire() - take tokens, sleeping for them if needed
  * @lim:      the limiter
+ * @client:   the client asking, attached to @lim
  * @req:      validated request; wait_ns and ready_ns are filled in
  * @nonblock: fail with -EAGAIN instead of sleeping
  *
  * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL
  * with nothing consumed.
  */
-int rl_limiter_acquire(struct rl_limiter *lim, struct rl_acquire *req,
-		       bool nonblock)
+int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
+		       struct rl_acquire *req, bool nonblock)
 {
 	struct rl_waiter w = { .task = current, .want = req->count };
 	u64 start = ktime_get_ns();
 	int ret;
 
 	spin_lock_irq(&lim->lock);
-	ret = rl_acquire_begin(lim, req, &w, nonblock, start);
+	ret = rl_acquire_begin(lim, client, req, &w, nonblock, start);
 	if (ret == RL_QUEUED)
 		rl_dispatch(lim, start);
 	spin_unlock_irq(&lim->lock);
@@ -413,7 +476,7 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_acquire *req,
 
 	/* Taking the lock also waits for a waker still using @w. */
 	spin_lock_irq(&lim->lock);
-	ret = rl_acquire_end(lim, req, &w, ret, start);
+	ret = rl_acquire_end(lim, client, req, &w, ret, start);
 	spin_unlock_irq(&lim->lock);
 	return ret;
 }
@@ -500,4 +563,26 @@ void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
 	seq_printf(m, "rl-available:\t%llu\n", tokens);
 	seq_printf(m, "rl-waiters:\t%llu\n", waiters);
 	seq_printf(m, "rl-granted:\t%llu\n", granted);
+}
+
+/**
+ * rl_limiter_show_clients() - list the clients for sysfs
+ * @lim: the limiter
+ * @buf: a sysfs page
+ *
+ * One line per client: "PID COMM GRANTED"; the list stops at a full page.
+ *
+ * Return: the length written.
+ */
+int rl_limiter_show_clients(struct rl_limiter *lim, char *buf)
+{
+	struct rl_client *client;
+	int len = 0;
+
+	spin_lock_irq(&lim->lock);
+	list_for_each_entry(client, &lim->clients, node)
+		len += sysfs_emit_at(buf, len, "%d %s %llu\n", client->tgid,
+				     client->comm, client->granted);
+	spin_unlock_irq(&lim->lock);
+	return len;
 }

@@ -12,6 +12,8 @@
 #include <linux/build_bug.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -23,6 +25,8 @@ static_assert(sizeof(struct rl_config) == 64);
 static_assert(sizeof(struct rl_acquire) == 64);
 static_assert(sizeof(struct rl_stats) == 128);
 static_assert(sizeof(struct rl_features) == 64);
+static_assert(sizeof(struct rl_attach) == 112);
+static_assert(sizeof(struct rl_unlink) == 32);
 static_assert(RL_PERIOD_MAX_NS == RL_TOKENS_PERIOD_MAX);
 static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 
@@ -30,7 +34,9 @@ static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 			 BIT_ULL(_IOC_NR(RL_IOC_SET_CONFIG)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_GET_CONFIG)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_ACQUIRE)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_GET_STATS)))
+			 BIT_ULL(_IOC_NR(RL_IOC_GET_STATS)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_ATTACH)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_UNLINK)))
 
 static struct rl_limiter *rl_client_limiter(struct rl_client *client)
 {
@@ -65,14 +71,32 @@ static int rl_ioctl_get_features(void __user *argp)
 		.ioctls = RL_IOCTLS_ALL,
 		.config_flags = RL_CONFIG_FLAGS_ALL,
 		.acquire_flags = RL_ACQUIRE_FLAGS_ALL,
+		.attach_flags = RL_ATTACH_FLAGS_ALL,
 	};
 
 	return copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
 }
 
+/* Give @client a private limiter with limits @p. */
+static int rl_client_create(struct rl_client *client,
+			    const struct rl_params *p)
+{
+	struct rl_limiter *lim;
+
+	lockdep_assert_held(&client->setup);
+	lim = rl_limiter_create(p);
+	if (!lim)
+		return -ENOMEM;
+	client->may_config = true;
+	rl_limiter_attach(lim, client);
+	/* Pairs with smp_load_acquire() in rl_client_limiter(). */
+	smp_store_release(&client->lim, lim);
+	return 0;
+}
+
 static int rl_ioctl_set_config(struct rl_client *client, void __user *argp)
 {
-	struct rl_limiter *lim, *new;
+	struct rl_limiter *lim;
 	struct rl_config cfg;
 	struct rl_params p;
 	int ret;
@@ -85,19 +109,60 @@ static int rl_ioctl_set_config(struct rl_client *client, void __user *argp)
 
 	lim = rl_client_limiter(client);
 	if (!lim) {
-		new = rl_limiter_create(&p);
-		if (!new)
-			return -ENOMEM;
-		lim = cmpxchg(&client->lim, NULL, new);
-		if (!lim) {
-			rl_limiter_attach(new, client);
-			return 0;
-		}
-		/* Another thread configured this file first. */
-		rl_limiter_destroy(new);
+		mutex_lock(&client->setup);
+		lim = client->lim;
+		if (!lim)
+			ret = rl_client_create(client, &p);
+		mutex_unlock(&client->setup);
+		if (!lim)
+			return ret;
 	}
+	if (!client->may_config)
+		return -EACCES;
 	rl_limiter_set_params(lim, &p);
 	return 0;
+}
+
+static int rl_ioctl_attach(struct rl_client *client, void __user *argp)
+{
+	char name[RL_NAME_MAX];
+	struct rl_attach at;
+	struct rl_params p;
+	int ret;
+
+	if (copy_from_user(&at, argp, sizeof(at)))
+		return -EFAULT;
+	if (at.flags & ~RL_ATTACH_FLAGS_ALL || at.mode & ~0777 ||
+	    !rl_reserved_zero(at.reserved, sizeof(at.reserved)))
+		return -EINVAL;
+	ret = rl_config_to_params(&at.config, &p);
+	if (ret)
+		return ret;
+	ret = rl_name_from_user(name, at.name_ptr);
+	if (ret)
+		return ret;
+
+	mutex_lock(&client->setup);
+	ret = rl_named_attach(client, name, &at, &p);
+	mutex_unlock(&client->setup);
+	return ret;
+}
+
+static int rl_ioctl_unlink(void __user *argp)
+{
+	char name[RL_NAME_MAX];
+	struct rl_unlink un;
+	int ret;
+
+	if (copy_from_user(&un, argp, sizeof(un)))
+		return -EFAULT;
+	if (un.flags || un.reserved0 ||
+	    !rl_reserved_zero(un.reserved, sizeof(un.reserved)))
+		return -EINVAL;
+	ret = rl_name_from_user(name, un.name_ptr);
+	if (ret)
+		return ret;
+	return rl_named_unlink(name);
 }
 
 static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
@@ -146,7 +211,7 @@ static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
 	req.wait_ns = 0;
 	req.ready_ns = 0;
-	ret = rl_limiter_acquire(lim, &req, nonblock);
+	ret = rl_limiter_acquire(lim, client, &req, nonblock);
 	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
 		return ret;
 	if (copy_to_user(argp, &req, sizeof(req)))
@@ -186,6 +251,10 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ioctl_acquire(client, file, argp);
 	case RL_IOC_GET_STATS:
 		return rl_ioctl_get_stats(client, argp);
+	case RL_IOC_ATTACH:
+		return rl_ioctl_attach(client, argp);
+	case RL_IOC_UNLINK:
+		return rl_ioctl_unlink(argp);
 	default:
 		return -ENOTTY;
 	}
@@ -200,6 +269,9 @@ static int rl_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	init_waitqueue_head(&client->pollq);
 	INIT_LIST_HEAD(&client->node);
+	mutex_init(&client->setup);
+	client->tgid = task_tgid_nr(current);
+	get_task_comm(client->comm, current);
 	file->private_data = client;
 	return nonseekable_open(inode, file);
 }
@@ -210,8 +282,9 @@ static int rl_release(struct inode *inode, struct file *file)
 
 	if (client->lim) {
 		rl_limiter_detach(client->lim, client);
-		rl_limiter_destroy(client->lim);
+		rl_limiter_put(client->lim);
 	}
+	mutex_destroy(&client->setup);
 	kfree(client);
 	return 0;
 }
@@ -253,7 +326,32 @@ static struct miscdevice rl_misc = {
 	.mode = 0666,
 };
 
-module_misc_device(rl_misc);
+static int __init rl_init(void)
+{
+	int ret;
+
+	ret = rl_sysfs_init();
+	if (ret)
+		return ret;
+	ret = misc_register(&rl_misc);
+	if (ret)
+		goto err_sysfs;
+	return 0;
+
+err_sysfs:
+	rl_sysfs_exit();
+	return ret;
+}
+
+static void __exit rl_exit(void)
+{
+	misc_deregister(&rl_misc);
+	rl_named_exit();
+	rl_sysfs_exit();
+}
+
+module_init(rl_init);
+module_exit(rl_exit);
 
 MODULE_DESCRIPTION("Rate limiting as a kernel service: /dev/ratelimit");
 MODULE_AUTHOR("The ratelimit authors");

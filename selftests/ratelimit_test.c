@@ -87,10 +87,11 @@ TEST(features)
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
 	EXPECT_EQ(0U, f.flags);
-	EXPECT_EQ(0x1fULL, f.ioctls & 0x1fULL);
+	EXPECT_EQ(0x7fULL, f.ioctls);
 	EXPECT_EQ((__u64)RL_CONFIG_FLAGS_ALL, f.config_flags);
 	EXPECT_EQ((__u64)RL_ACQUIRE_FLAGS_ALL, f.acquire_flags);
-	for (i = 0; i < 4; i++)
+	EXPECT_EQ((__u64)RL_ATTACH_FLAGS_ALL, f.attach_flags);
+	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0ULL, f.reserved[i]);
 	close(fd);
 }
@@ -106,7 +107,7 @@ TEST(features_after_config)
 	memset(&f, POISON_BYTE, sizeof(f));
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
-	EXPECT_EQ(0x1fULL, f.ioctls & 0x1fULL);
+	EXPECT_EQ(0x7fULL, f.ioctls);
 	close(fd);
 }
 

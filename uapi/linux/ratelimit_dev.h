@@ -8,7 +8,9 @@
  * Every open file description of /dev/ratelimit is a client of one limiter.
  * RL_IOC_SET_CONFIG on a fresh fd creates the fd's private limiter; later
  * calls reconfigure it atomically, keeping tokens and queued waiters.
- * Until then RL_IOC_GET_CONFIG, RL_IOC_ACQUIRE and RL_IOC_GET_STATS fail
+ * RL_IOC_ATTACH instead makes the fd a client of a named limiter shared
+ * with other programs; /sys/kernel/ratelimit/<name>/ shows and tunes it.
+ * Until either RL_IOC_GET_CONFIG, RL_IOC_ACQUIRE and RL_IOC_GET_STATS fail
  * with -EBADFD and poll() reports EPOLLERR.
  *
  * poll() reports EPOLLIN | EPOLLRDNORM when an acquire of one token would
@@ -153,6 +155,7 @@ struct rl_stats {
  * @ioctls:        bit N set when ioctl number N (_IOC_NR) is supported.
  * @config_flags:  supported struct rl_config flags.
  * @acquire_flags: supported struct rl_acquire flags.
+ * @attach_flags:  supported struct rl_attach flags.
  * @reserved:      zeroed.
  */
 struct rl_features {
@@ -161,7 +164,68 @@ struct rl_features {
 	__u64 ioctls;
 	__u64 config_flags;
 	__u64 acquire_flags;
+	__u64 attach_flags;
+	__u64 reserved[3];
+};
+
+/*
+ * Named limiters. A name is 1 to RL_NAME_MAX - 1 characters from
+ * [A-Za-z0-9._-], not starting with '.'; anything else is -EINVAL.
+ */
+#define RL_NAME_MAX		64
+
+/* struct rl_attach.flags */
+#define RL_ATTACH_CREATE	_BITUL(0)	/* create it if missing */
+#define RL_ATTACH_EXCL		_BITUL(1)	/* with CREATE: -EEXIST if it exists */
+#define RL_ATTACH_PERSIST	_BITUL(2)	/* a new one outlives its fds */
+#define RL_ATTACH_FLAGS_ALL	(RL_ATTACH_CREATE | RL_ATTACH_EXCL | \
+				 RL_ATTACH_PERSIST)
+
+/**
+ * struct rl_attach - make this fd a client of a named limiter (RL_IOC_ATTACH)
+ * @name_ptr:  in: pointer to the NUL-terminated name.
+ * @flags:     in: RL_ATTACH_* flags.
+ * @mode:      in: permission bits (0 .. 0777) of a limiter this call
+ *             creates, checked like a file's: read (4) lets a process
+ *             attach and acquire, write (2) lets it reconfigure (through
+ *             RL_IOC_SET_CONFIG on an attached fd, or sysfs). The owner
+ *             is the caller's fsuid and fsgid. CAP_SYS_ADMIN bypasses the
+ *             check. Ignored when the limiter exists.
+ * @config:    in: limits of a limiter this call creates; ignored (but
+ *             still validated) when the limiter exists.
+ * @reserved:  must be zero.
+ *
+ * The fd must not be a client of a limiter yet (-EBUSY). Without
+ * RL_ATTACH_CREATE a missing name is -ENOENT. A non-persistent limiter dies
+ * with its last fd; a persistent one lives until RL_IOC_UNLINK. Denied
+ * access is -EACCES. Past the module's bounds on named limiters (module
+ * parameters max_named and max_named_per_user) creation fails with
+ * -ENOSPC and -EDQUOT.
+ */
+struct rl_attach {
+	__u64 name_ptr;
+	__u32 flags;
+	__u32 mode;
+	struct rl_config config;
 	__u64 reserved[4];
+};
+
+/**
+ * struct rl_unlink - remove a name (RL_IOC_UNLINK)
+ * @name_ptr:  in: pointer to the NUL-terminated name.
+ * @flags:     in: must be zero.
+ * @reserved0: must be zero.
+ * @reserved:  must be zero.
+ *
+ * The name disappears at once (-ENOENT if missing); fds attached to the
+ * limiter keep working until closed. Only the owner or CAP_SYS_ADMIN may
+ * unlink (-EPERM). Any fd of /dev/ratelimit can be used.
+ */
+struct rl_unlink {
+	__u64 name_ptr;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 reserved[2];
 };
 
 #define RL_IOC_MAGIC		0xBA	/* unassigned in ioctl-number.rst */
@@ -171,5 +235,7 @@ struct rl_features {
 #define RL_IOC_GET_CONFIG	_IOR(RL_IOC_MAGIC, 2, struct rl_config)
 #define RL_IOC_ACQUIRE		_IOWR(RL_IOC_MAGIC, 3, struct rl_acquire)
 #define RL_IOC_GET_STATS	_IOWR(RL_IOC_MAGIC, 4, struct rl_stats)
+#define RL_IOC_ATTACH		_IOW(RL_IOC_MAGIC, 5, struct rl_attach)
+#define RL_IOC_UNLINK		_IOW(RL_IOC_MAGIC, 6, struct rl_unlink)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */
