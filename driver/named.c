@@ -57,7 +57,8 @@ static bool rl_name_valid(const char *name)
 	if (!*name || *name == '.')
 		return false;
 	for (c = name; *c; c++)
-		if (!isalnum(*c) && *c != '.' && *c != '_' && *c != '-')
+		if (!(isascii(*c) && isalnum(*c)) && *c != '.' && *c != '_' &&
+		    *c != '-')
 			return false;
 	return true;
 }
@@ -257,7 +258,7 @@ int rl_named_unlink(const char *name)
 		return -EPERM;
 	}
 	persistent = lim->persistent;
-	lim->persistent = false;
+	WRITE_ONCE(lim->persistent, false);
 	rl_name_remove(lim);
 	mutex_unlock(&rl_registry_lock);
 	/* The name's own reference, for a persistent limiter. */
@@ -284,7 +285,7 @@ void rl_named_exit(void)
 			return;
 		}
 		WARN_ON_ONCE(!lim->persistent);
-		lim->persistent = false;
+		WRITE_ONCE(lim->persistent, false);
 		rl_name_remove(lim);
 		mutex_unlock(&rl_registry_lock);
 		rl_limiter_put(lim);

@@ -164,13 +164,12 @@ static ssize_t mode_show(struct kobject *kobj, struct kobj_attribute *attr,
 static ssize_t persistent_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
-	struct rl_limiter *lim = rl_kobj_limiter(kobj);
-	bool persistent;
-
-	mutex_lock(&rl_registry_lock);
-	persistent = lim->persistent;
-	mutex_unlock(&rl_registry_lock);
-	return sysfs_emit(buf, "%d\n", persistent);
+	/*
+	 * No rl_registry_lock: removing the name holds it while waiting for
+	 * sysfs readers to leave.
+	 */
+	return sysfs_emit(buf, "%d\n",
+			  READ_ONCE(rl_kobj_limiter(kobj)->persistent));
 }
 
 static struct kobj_attribute rl_attr_clients = __ATTR_RO(clients);
