@@ -50,11 +50,18 @@ int rl_named_count(void)
 	return READ_ONCE(rl_nr_named);
 }
 
+/* Names of the global files in /sys/kernel/ratelimit/. */
+static const char *const rl_reserved_names[] = {
+	"count", "version", "features",
+};
+
 static bool rl_name_valid(const char *name)
 {
 	const char *c;
 
-	if (!*name || *name == '.')
+	if (!*name || *name == '.' ||
+	    match_string(rl_reserved_names, ARRAY_SIZE(rl_reserved_names),
+			 name) >= 0)
 		return false;
 	for (c = name; *c; c++)
 		if (!(isascii(*c) && isalnum(*c)) && *c != '.' && *c != '_' &&
@@ -68,8 +75,9 @@ static bool rl_name_valid(const char *name)
  * @name: buffer of RL_NAME_MAX bytes
  * @uptr: user pointer to the NUL-terminated name
  *
- * Return: 0, -EFAULT, or -EINVAL for a name too long or with a character
- * outside [A-Za-z0-9._-] or a leading '.'.
+ * Return: 0, -EFAULT, or -EINVAL for a name too long, with a character
+ * outside [A-Za-z0-9._-], a leading '.', or reserved for a global sysfs
+ * file.
  */
 int rl_name_from_user(char *name, u64 uptr)
 {

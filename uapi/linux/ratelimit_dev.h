@@ -170,7 +170,9 @@ struct rl_features {
 
 /*
  * Named limiters. A name is 1 to RL_NAME_MAX - 1 characters from
- * [A-Za-z0-9._-], not starting with '.'; anything else is -EINVAL.
+ * [A-Za-z0-9._-], not starting with '.', and not "count", "version" or
+ * "features" (global files beside the limiters in sysfs); anything else
+ * is -EINVAL.
  */
 #define RL_NAME_MAX		64
 
