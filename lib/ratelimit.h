@@ -143,6 +143,67 @@ int rl_get_stats(int fd, struct rl_stats *st);
 int rl_get_features(int fd, struct rl_features *f);
 
 /**
+ * rl_name_valid() - check the syntax of a limiter name
+ * @name: candidate name, may be NULL.
+ *
+ * Mirrors the kernel's rule: 1 to RL_NAME_MAX - 1 characters from
+ * [A-Za-z0-9._-], not starting with '.'. A name that passes can be used
+ * as a path component under /sys/kernel/ratelimit/.
+ *
+ * Return: 1 when @name is valid, 0 when not (a predicate, not an errno).
+ */
+int rl_name_valid(const char *name);
+
+/**
+ * rl_attach() - make the fd a client of a named limiter (RL_IOC_ATTACH)
+ * @fd:    client fd without a limiter yet.
+ * @name:  limiter name, see rl_name_valid().
+ * @flags: RL_ATTACH_CREATE, RL_ATTACH_EXCL, RL_ATTACH_PERSIST.
+ * @mode:  permission bits (0 .. 0777) of a limiter this call creates,
+ *         used as given (no umask); ignored when it exists.
+ * @cfg:   limits of a limiter this call creates; ignored when it exists,
+ *         but the kernel still validates them. NULL stands for a paused
+ *         limiter (rate 0, one second period, default burst): fine to
+ *         join an existing limiter, and a limiter created that way
+ *         grants nothing until it is reconfigured.
+ *
+ * Return: 0, -ENOENT when the name does not exist (without CREATE),
+ * -EEXIST when it does (CREATE | EXCL), -EACCES when the mode denies
+ * access, -EBUSY when @fd already has a limiter, -EINVAL for a bad name,
+ * flags, mode or configuration, -ENOSPC or -EDQUOT past the module's
+ * bounds on named limiters, or another -errno.
+ */
+int rl_attach(int fd, const char *name, uint32_t flags, uint32_t mode,
+	      const struct rl_config *cfg);
+
+/**
+ * rl_open_named() - rl_open() and rl_attach() in one call
+ * @name:  limiter name.
+ * @flags: RL_ATTACH_* flags (not open flags: use fcntl() for O_NONBLOCK).
+ * @mode:  as for rl_attach().
+ * @cfg:   as for rl_attach(), may be NULL.
+ *
+ * Return: the new close-on-exec fd, attached, or -errno as rl_open() and
+ * rl_attach() return it (the fd is closed on failure).
+ */
+int rl_open_named(const char *name, uint32_t flags, uint32_t mode,
+		  const struct rl_config *cfg);
+
+/**
+ * rl_unlink() - remove a limiter's name (RL_IOC_UNLINK)
+ * @fd:   any fd of /dev/ratelimit, or -1 to use a temporary one.
+ * @name: limiter name.
+ *
+ * The name disappears at once; fds attached to the limiter keep working
+ * until closed.
+ *
+ * Return: 0, -ENOENT when there is no such name, -EPERM when the caller
+ * is neither the owner nor CAP_SYS_ADMIN, -EINVAL for a bad name, or
+ * another -errno (of rl_open() too, when @fd is -1).
+ */
+int rl_unlink(int fd, const char *name);
+
+/**
  * rl_now_ns() - the clock of deadlines and ready times
  *
  * Return: CLOCK_MONOTONIC in nanoseconds.

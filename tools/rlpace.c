@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * rlpace - take tokens from a private /dev/ratelimit limiter and report how
- * well the kernel kept the pace.
+ * rlpace - take tokens from a /dev/ratelimit limiter, private or named, and
+ * report how well the kernel kept the pace.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -22,6 +22,8 @@
 
 struct pace {
 	int fd;
+	const char *name;		/* named limiter, or NULL */
+	uint64_t start_tokens;		/* in the bucket at the start */
 	uint64_t count;			/* tokens to take in all */
 	uint64_t size;			/* tokens per acquire */
 	uint64_t acquires;		/* number of acquires */
@@ -33,8 +35,11 @@ struct pace {
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rlpace -r RATESPEC [-n COUNT] [-s SIZE] [-t THREADS] [-q]\n"
+		"usage: rlpace [-N NAME] -r RATESPEC [-n COUNT] [-s SIZE] [-t THREADS] [-q]\n"
+		"       rlpace -N NAME [-n COUNT] [-s SIZE] [-t THREADS] [-q]\n"
 		"  -r RATESPEC  limiter to create, e.g. 12000/s, 10MiB/s:1MiB, 1/10s\n"
+		"  -N NAME      use the named limiter NAME; with -r, create it\n"
+		"               (mode 0666) if missing\n"
 		"  -n COUNT     tokens to take in all (default 100)\n"
 		"  -s SIZE      tokens per acquire (default 1)\n"
 		"  -t THREADS   threads acquiring concurrently (default 1)\n"
@@ -145,33 +150,41 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 	double target = unlimited ? 0 : cfg->rate * 1e9 / cfg->period_ns;
 	double achieved = elapsed ? p->count * 1e9 / elapsed : 0;
 	double ratio = target > 0 ? achieved / target : 0;
-	/* A new limiter starts full: the rest is what the rate paced. */
-	uint64_t paced = p->count > cfg->burst ? p->count - cfg->burst : 0;
+	/*
+	 * The tokens in the bucket at the start (all of a new limiter's
+	 * burst) came at once: the rest is what the rate paced.
+	 */
+	uint64_t paced = p->count > p->start_tokens ?
+			 p->count - p->start_tokens : 0;
 	double steady = elapsed ? paced * 1e9 / elapsed : 0;
-	double bound = cfg->burst + target * elapsed / 1e9;
+	double bound = p->start_tokens + target * elapsed / 1e9;
 	uint64_t n = p->acquires;
 
 	rl_format_rate(cfg, spec, sizeof(spec));
 	if (quiet) {
-		printf("spec=%s target=%.1f achieved=%.1f ratio=%.3f steady=%.1f elapsed_ns=%llu\n",
+		printf("spec=%s target=%.1f achieved=%.1f ratio=%.3f steady=%.1f elapsed_ns=%llu",
 		       spec, target, achieved, ratio, steady,
 		       (unsigned long long)elapsed);
+		printf("%s%s\n", p->name ? " name=" : "", p->name ? p->name : "");
 		return;
 	}
-	printf("limiter       %s\n", spec);
+	if (p->name)
+		printf("limiter       %s, named '%s'\n", spec, p->name);
+	else
+		printf("limiter       %s\n", spec);
 	if (unlimited)
 		printf("target rate   unlimited\n");
 	else
 		printf("target rate   %.1f tokens/s\n", target);
 	printf("achieved rate %.1f tokens/s\n", achieved);
-	if (unlimited) {
+	if (unlimited || !target) {
 		printf("ratio         n/a\n");
 	} else {
 		printf("ratio         %.3f\n", ratio);
 		printf("steady rate   %.1f tokens/s, %.3f of target\n",
 		       steady, steady / target);
-		printf("              (the first %llu came from the full bucket)\n",
-		       (unsigned long long)cfg->burst);
+		printf("              (the first %llu were in the bucket at the start)\n",
+		       (unsigned long long)p->start_tokens);
 		printf("bucket bound  %llu granted <= burst + rate x elapsed = %.0f: %s\n",
 		       (unsigned long long)p->count, bound,
 		       p->count <= bound + 1 ? "held" : "EXCEEDED");
@@ -192,20 +205,59 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 	       fmt_ns(b2, sizeof(b2), p->waits[(n - 1) * 99 / 100]));
 }
 
+static int open_limiter(struct pace *p, const char *spec,
+			const struct rl_config *cfg)
+{
+	int ret;
+
+	p->fd = rl_open(0);
+	if (p->fd < 0) {
+		fprintf(stderr, "rlpace: cannot open %s: %s%s\n", RL_DEVICE_PATH,
+			strerror(-p->fd), p->fd == -ENOENT || p->fd == -ENODEV ||
+			p->fd == -ENXIO ? " (is the module loaded?)" : "");
+		return 1;
+	}
+	if (!p->name) {
+		ret = rl_set_config(p->fd, cfg);
+		return ret ? die("cannot set rate", spec, ret) : 0;
+	}
+	/* With a rate: create it if missing, open to everybody. */
+	ret = rl_attach(p->fd, p->name, spec ? RL_ATTACH_CREATE : 0, 0666,
+			spec ? cfg : NULL);
+	if (ret == -ENOENT)
+		fprintf(stderr, "rlpace: no limiter named '%s' (-r creates it)\n",
+			p->name);
+	else if (ret == -EACCES)
+		fprintf(stderr, "rlpace: permission denied for '%s'\n", p->name);
+	else if (ret == -EINVAL && spec)
+		return die("invalid rate for", p->name, ret);
+	else if (ret)
+		return die("cannot attach to", p->name, ret);
+	return ret ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pace p = { .count = 100, .size = 1 };
 	const char *spec = NULL;
 	struct rl_config cfg;
-	struct rl_stats st;
+	struct rl_stats st0, st;
 	uint64_t threads = 1, start, elapsed;
 	bool quiet = false;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "r:n:s:t:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "r:N:n:s:t:qh")) != -1) {
 		switch (opt) {
 		case 'r':
 			spec = optarg;
+			break;
+		case 'N':
+			if (!rl_name_valid(optarg)) {
+				fprintf(stderr, "rlpace: invalid name '%s'\n",
+					optarg);
+				return 1;
+			}
+			p.name = optarg;
 			break;
 		case 'n':
 			if (parse_amount(optarg, &p.count) || !p.count)
@@ -232,14 +284,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (!spec || optind != argc) {
+	if ((!spec && !p.name) || optind != argc) {
 		print_usage(stderr);
 		return 1;
 	}
-	ret = rl_parse_rate(spec, &cfg);
-	if (ret)
-		return die("invalid rate spec", spec, ret);
-	if (!(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate) {
+	if (spec) {
+		ret = rl_parse_rate(spec, &cfg);
+		if (ret)
+			return die("invalid rate spec", spec, ret);
+	}
+	if (spec && !p.name && !(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate) {
 		fprintf(stderr, "rlpace: rate 0 pauses the limiter; nothing would be granted\n");
 		return 1;
 	}
@@ -253,19 +307,19 @@ int main(int argc, char **argv)
 	if (!p.waits)
 		return die("cannot allocate", NULL, -ENOMEM);
 
-	p.fd = rl_open(0);
-	if (p.fd < 0) {
-		fprintf(stderr, "rlpace: cannot open %s: %s%s\n", RL_DEVICE_PATH,
-			strerror(-p.fd), p.fd == -ENOENT || p.fd == -ENODEV ||
-			p.fd == -ENXIO ? " (is the module loaded?)" : "");
-		return 1;
-	}
-	ret = rl_set_config(p.fd, &cfg);
+	ret = open_limiter(&p, spec, &cfg);
 	if (ret)
-		return die("cannot set rate", spec, ret);
-	ret = rl_get_config(p.fd, &cfg);	/* the burst in force */
+		return ret;
+	ret = rl_get_config(p.fd, &cfg);
 	if (ret)
 		return die("cannot read the configuration", NULL, ret);
+	if (!(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate)
+		fprintf(stderr, "rlpace: '%s' is paused (rate 0); waiting until it is resumed\n",
+			p.name);
+	ret = rl_get_stats(p.fd, &st0);	/* a named limiter may be in use */
+	if (ret)
+		return die("cannot read statistics", NULL, ret);
+	p.start_tokens = st0.available;
 
 	start = rl_now_ns();
 	ret = run(&p, (unsigned int)threads);
@@ -273,8 +327,13 @@ int main(int argc, char **argv)
 	if (ret)
 		return die("acquire", NULL, ret);
 	ret = rl_get_stats(p.fd, &st);
+	if (!ret)	/* the limits in force now: sysfs may change them */
+		ret = rl_get_config(p.fd, &cfg);
 	if (ret)
 		return die("cannot read statistics", NULL, ret);
+	st.immediate -= st0.immediate;
+	st.waited -= st0.waited;
+	st.wait_ns_total -= st0.wait_ns_total;
 
 	qsort(p.waits, p.acquires, sizeof(*p.waits), cmp_u64);
 	report(&p, &cfg, elapsed, &st, quiet);

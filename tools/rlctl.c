@@ -1,0 +1,1053 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rlctl - create, tune, inspect and remove named /dev/ratelimit limiters.
+ *
+ * create and rm use the ioctls (RL_IOC_ATTACH, RL_IOC_UNLINK); set, show,
+ * list and watch use /sys/kernel/ratelimit/ (RLCTL_SYSFS overrides the
+ * path, for tests against a fake tree).
+ *
+ * Exit status: 0 ok, 1 error, 2 usage (bad command line, name, rate, key
+ * or value).
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ratelimit.h"
+
+#define SYSFS_ROOT	"/sys/kernel/ratelimit"
+#define NSEC_PER_SEC	1000000000ULL
+#define EXIT_USAGE	2
+#define DEFAULT_MODE	0644
+#define MAX_WRITES	8
+
+static const char *sysfs_root = SYSFS_ROOT;
+static bool json;
+
+/* The sysfs attributes of a limiter, all decimal u64 but mode (octal). */
+struct info {
+	uint64_t rate, period_ns, burst, unlimited;
+	uint64_t granted, requests, immediate, waited;
+	uint64_t wait_ns_total, wait_ns_max, timeouts, interrupted;
+	uint64_t rejected, waiters, available;
+	uint64_t clients, owner, group, persistent, mode;
+};
+
+struct attr {
+	const char *key;
+	size_t off;
+};
+
+#define ATTR(x)	{ #x, offsetof(struct info, x) }
+static const struct attr attrs[] = {
+	ATTR(rate), ATTR(period_ns), ATTR(burst), ATTR(unlimited),
+	ATTR(owner), ATTR(group), ATTR(mode), ATTR(persistent),
+	ATTR(clients), ATTR(granted), ATTR(requests), ATTR(immediate),
+	ATTR(waited), ATTR(wait_ns_total), ATTR(wait_ns_max),
+	ATTR(timeouts), ATTR(interrupted), ATTR(rejected), ATTR(waiters),
+	ATTR(available),
+};
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define FIELD(i, a)	((uint64_t *)((char *)(i) + (a)->off))
+
+static void print_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rlctl [--json] COMMAND [ARGS]\n"
+		"  create NAME RATESPEC [--burst N] [--mode OCTAL] [--persist]\n"
+		"                       create a named limiter (mode default 0644)\n"
+		"  set NAME KEY=VALUE...  change it; keys: rate (a rate spec or a\n"
+		"                       number), period_ns, burst, unlimited (0 or 1)\n"
+		"  show NAME            configuration, statistics and clients\n"
+		"  list                 one line per limiter\n"
+		"  rm NAME              remove the name\n"
+		"  watch NAME [-i SECONDS] [-n COUNT]\n"
+		"                       target and achieved rate every interval\n"
+		"  --json               JSON output (show, list, watch)\n"
+		"  -h, --help           show this help\n"
+		"RLCTL_SYSFS in the environment replaces " SYSFS_ROOT ".\n");
+}
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rlctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rlctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_USAGE;
+}
+
+static int usage_line(const char *synopsis)
+{
+	fprintf(stderr, "usage: rlctl %s\n", synopsis);
+	return EXIT_USAGE;
+}
+
+/* One-line message for an error about limiter @name; returns the exit. */
+static int name_error(const char *name, int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return fail("no limiter named '%s'", name);
+	case -EACCES:
+	case -EPERM:
+		return fail("permission denied for '%s'", name);
+	case -EEXIST:
+		return fail("limiter '%s' exists", name);
+	case -ENOSPC:
+		return fail("cannot create '%s': too many named limiters", name);
+	case -EDQUOT:
+		return fail("cannot create '%s': too many named limiters of this user",
+			    name);
+	case -ENOTTY:
+		return fail("the loaded module has no named limiters");
+	default:
+		return fail("'%s': %s", name, strerror(-err));
+	}
+}
+
+static int check_name(const char *name)
+{
+	if (!rl_name_valid(name))
+		return usage("invalid name '%s'", name);
+	return 0;
+}
+
+/* A count with the suffixes of a rate spec: "100", "10k", "64KiB". */
+static int parse_amount(const char *arg, uint64_t *val)
+{
+	struct rl_config cfg;
+	int ret;
+
+	if (strpbrk(arg, "/:"))
+		return -EINVAL;
+	ret = rl_parse_rate(arg, &cfg);
+	if (ret)
+		return ret;
+	if (cfg.flags & RL_CONFIG_UNLIMITED)
+		return -EINVAL;
+	*val = cfg.rate;
+	return 0;
+}
+
+/* Plain decimal u64, an optional newline at the end (sysfs). */
+static int parse_u64(const char *s, int base, uint64_t *val)
+{
+	uint64_t v = 0;
+	const char *p = s;
+	int d;
+
+	for (; *p >= '0' && *p < '0' + base; p++) {
+		d = *p - '0';
+		if (__builtin_mul_overflow(v, (uint64_t)base, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)d, &v))
+			return -ERANGE;
+	}
+	if (p == s || (*p && strcmp(p, "\n")))
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+/* --- sysfs --------------------------------------------------------- */
+
+static int attr_path(char *buf, size_t len, const char *name, const char *key)
+{
+	int n;
+
+	if (key)
+		n = snprintf(buf, len, "%s/%s/%s", sysfs_root, name, key);
+	else
+		n = snprintf(buf, len, "%s/%s", sysfs_root, name);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The whole of a file into a new NUL-terminated buffer; NULL on error. */
+static char *read_file(const char *path, int *err)
+{
+	size_t len = 0, size = 4096;
+	char *buf = malloc(size), *nbuf;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !buf) {
+		*err = fd < 0 ? -errno : -ENOMEM;
+		goto fail;
+	}
+	for (;;) {
+		if (len + 1 >= size) {
+			nbuf = realloc(buf, size * 2);
+			if (!nbuf) {
+				*err = -ENOMEM;
+				goto fail;
+			}
+			buf = nbuf;
+			size *= 2;
+		}
+		n = read(fd, buf + len, size - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*err = -errno;
+			goto fail;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+static int read_attr(const char *name, const char *key, uint64_t *val)
+{
+	char path[4096], *text;
+	int ret;
+
+	ret = attr_path(path, sizeof(path), name, key);
+	if (ret)
+		return ret;
+	text = read_file(path, &ret);
+	if (!text)
+		return ret;
+	ret = parse_u64(text, strcmp(key, "mode") ? 10 : 8, val);
+	free(text);
+	return ret ? -EIO : 0;
+}
+
+static int write_attr(const char *name, const char *key, uint64_t val)
+{
+	char path[4096], text[32];
+	ssize_t n;
+	int fd, ret, len;
+
+	ret = attr_path(path, sizeof(path), name, key);
+	if (ret)
+		return ret;
+	len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)val);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	ret = n < 0 ? -errno : n == len ? 0 : -EIO;
+	if (close(fd) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* The sysfs root and the limiter's directory exist: 0 or an exit code. */
+static int check_limiter(const char *name)
+{
+	char path[4096];
+	struct stat sb;
+
+	if (stat(sysfs_root, &sb))
+		return fail("module not loaded (no %s)", sysfs_root);
+	if (attr_path(path, sizeof(path), name, NULL))
+		return name_error(name, -ENAMETOOLONG);
+	if (stat(path, &sb) || !S_ISDIR(sb.st_mode))
+		return name_error(name, -ENOENT);
+	return 0;
+}
+
+/* Every attribute of @name; -ENOENT when it disappeared meanwhile. */
+static int load_info(const char *name, struct info *info)
+{
+	size_t i;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
+		ret = read_attr(name, attrs[i].key, FIELD(info, &attrs[i]));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int info_error(const char *name, int err)
+{
+	if (err == -ENOENT)
+		return name_error(name, err);
+	return fail("cannot read the attributes of '%s': %s", name,
+		    strerror(-err));
+}
+
+static void info_config(const struct info *info, struct rl_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->rate = info->rate;
+	cfg->period_ns = info->period_ns;
+	cfg->burst = info->burst;
+	cfg->flags = info->unlimited ? RL_CONFIG_UNLIMITED : 0;
+}
+
+/* Tokens per second; negative when unlimited. */
+static double target_rate(const struct info *info)
+{
+	if (info->unlimited)
+		return -1;
+	return info->period_ns ? info->rate * 1e9 / info->period_ns : 0;
+}
+
+/* --- output helpers ------------------------------------------------ */
+
+static void json_string(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	putchar('"');
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+/* Human duration: "850 ns", "12.3 us", "4.56 ms", "2.001 s". */
+static const char *fmt_ns(char *buf, size_t len, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+static const char *fmt_target(char *buf, size_t len, double target)
+{
+	if (target < 0)
+		snprintf(buf, len, "unlimited");
+	else if (target == 0)
+		snprintf(buf, len, "paused");
+	else
+		snprintf(buf, len, "%.1f", target);
+	return buf;
+}
+
+/* --- create, rm ---------------------------------------------------- */
+
+static int open_device(void)
+{
+	int fd = rl_open(0);
+
+	if (fd == -ENOENT || fd == -ENODEV || fd == -ENXIO)
+		fail("module not loaded (no %s)", RL_DEVICE_PATH);
+	else if (fd < 0)
+		fail("cannot open %s: %s", RL_DEVICE_PATH, strerror(-fd));
+	return fd;
+}
+
+static int cmd_create(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "burst", required_argument, NULL, 'b' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "persist", no_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *burst = NULL, *name, *spec;
+	uint32_t flags = RL_ATTACH_CREATE | RL_ATTACH_EXCL;
+	uint64_t mode = DEFAULT_MODE, val;
+	struct rl_config cfg;
+	int opt, fd, ret;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'b':
+			burst = optarg;
+			break;
+		case 'm':
+			if (parse_u64(optarg, 8, &mode) || mode > 0777)
+				return usage("invalid mode '%s'", optarg);
+			break;
+		case 'p':
+			flags |= RL_ATTACH_PERSIST;
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			return usage("create: bad option or missing value '%s'",
+				     argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return usage_line("create NAME RATESPEC [--burst N] [--mode OCTAL] [--persist]");
+	name = argv[optind];
+	spec = argv[optind + 1];
+	ret = check_name(name);
+	if (ret)
+		return ret;
+	if (rl_parse_rate(spec, &cfg))
+		return usage("invalid rate spec '%s'", spec);
+	if (burst) {
+		if (parse_amount(burst, &val))
+			return usage("invalid burst '%s'", burst);
+		cfg.burst = val;
+	}
+
+	fd = open_device();
+	if (fd < 0)
+		return 1;
+	ret = rl_attach(fd, name, flags, (uint32_t)mode, &cfg);
+	if (ret == -EINVAL)
+		return fail("cannot create '%s': invalid configuration '%s'%s",
+			    name, spec, burst ? " with that burst" : "");
+	if (ret)
+		return name_error(name, ret);
+	if (!(flags & RL_ATTACH_PERSIST))
+		fprintf(stderr,
+			"rlctl: note: '%s' is not persistent: it dies as rlctl exits (use --persist)\n",
+			name);
+	rl_close(fd);
+	return 0;
+}
+
+static int cmd_rm(int argc, char **argv)
+{
+	int fd, ret;
+
+	if (argc != 2)
+		return usage_line("rm NAME");
+	ret = check_name(argv[1]);
+	if (ret)
+		return ret;
+	fd = open_device();
+	if (fd < 0)
+		return 1;
+	ret = rl_unlink(fd, argv[1]);
+	rl_close(fd);
+	return ret ? name_error(argv[1], ret) : 0;
+}
+
+/* --- set ----------------------------------------------------------- */
+
+struct write {
+	const char *key;
+	uint64_t val;
+	int err;
+};
+
+struct change {
+	bool has[4];		/* rate, period_ns, burst, unlimited */
+	uint64_t val[4];
+};
+
+static const char *const set_keys[] = { "rate", "period_ns", "burst",
+					"unlimited" };
+enum { K_RATE, K_PERIOD, K_BURST, K_UNLIMITED };
+
+static void change_set(struct change *c, int key, uint64_t val)
+{
+	c->has[key] = true;
+	c->val[key] = val;
+}
+
+/* One KEY=VALUE argument into @c; 0 or an exit code. */
+static int parse_setting(const char *arg, struct change *c)
+{
+	const char *eq = strchr(arg, '='), *v;
+	struct rl_config cfg;
+	size_t klen;
+	uint64_t val;
+	int key;
+
+	if (!eq)
+		return usage("expected KEY=VALUE, not '%s'", arg);
+	klen = eq - arg;
+	v = eq + 1;
+	for (key = 0; key < (int)ARRAY_SIZE(set_keys); key++)
+		if (strlen(set_keys[key]) == klen &&
+		    !strncmp(arg, set_keys[key], klen))
+			break;
+	switch (key) {
+	case K_RATE:
+		if (!strcmp(v, "unlimited")) {
+			change_set(c, K_UNLIMITED, 1);
+		} else if (strpbrk(v, "/:")) {
+			if (rl_parse_rate(v, &cfg))
+				return usage("invalid rate spec '%s'", v);
+			change_set(c, K_RATE, cfg.rate);
+			change_set(c, K_PERIOD, cfg.period_ns);
+			if (strchr(v, ':'))
+				change_set(c, K_BURST, cfg.burst);
+			change_set(c, K_UNLIMITED, 0);
+		} else {
+			if (parse_amount(v, &val))
+				return usage("invalid rate '%s'", v);
+			change_set(c, K_RATE, val);
+		}
+		return 0;
+	case K_PERIOD:
+		if (parse_u64(v, 10, &val) || !val || val > RL_PERIOD_MAX_NS)
+			return usage("invalid period_ns '%s' (1 .. %llu)", v,
+				     (unsigned long long)RL_PERIOD_MAX_NS);
+		change_set(c, K_PERIOD, val);
+		return 0;
+	case K_BURST:
+		if (parse_amount(v, &val))
+			return usage("invalid burst '%s'", v);
+		change_set(c, K_BURST, val);
+		return 0;
+	case K_UNLIMITED:
+		if (strcmp(v, "0") && strcmp(v, "1"))
+			return usage("invalid unlimited '%s' (0 or 1)", v);
+		change_set(c, K_UNLIMITED, *v == '1');
+		return 0;
+	default:
+		return usage("unknown key '%.*s' (rate, period_ns, burst, unlimited)",
+			     (int)klen, arg);
+	}
+}
+
+static void add_write(struct write *w, int *n, const struct change *c, int key)
+{
+	if (!c->has[key])
+		return;
+	w[*n].key = set_keys[key];
+	w[*n].val = c->val[key];
+	w[*n].err = 0;
+	(*n)++;
+}
+
+/*
+ * The order of the writes keeps the rate in between at most the larger of
+ * the old and new one: a longer period goes in before the rate, a shorter
+ * one after it; "unlimited" goes first when set and last when cleared.
+ */
+static int plan_writes(const struct change *c, const struct info *cur,
+		       struct write *w)
+{
+	bool period_first = c->has[K_PERIOD] && c->val[K_PERIOD] > cur->period_ns;
+	int n = 0;
+
+	if (c->has[K_UNLIMITED] && c->val[K_UNLIMITED])
+		add_write(w, &n, c, K_UNLIMITED);
+	if (period_first)
+		add_write(w, &n, c, K_PERIOD);
+	add_write(w, &n, c, K_RATE);
+	if (!period_first)
+		add_write(w, &n, c, K_PERIOD);
+	add_write(w, &n, c, K_BURST);
+	if (c->has[K_UNLIMITED] && !c->val[K_UNLIMITED])
+		add_write(w, &n, c, K_UNLIMITED);
+	return n;
+}
+
+static int cmd_set(int argc, char **argv)
+{
+	struct write w[MAX_WRITES], *failed = NULL;
+	struct change c = { 0 };
+	uint64_t period, burst, product;
+	const char *name;
+	struct info cur;
+	int i, n, left, ret;
+	bool progress;
+
+	if (argc < 3)
+		return usage_line("set NAME KEY=VALUE...");
+	name = argv[1];
+	ret = check_name(name);
+	if (ret)
+		return ret;
+	for (i = 2; i < argc; i++) {
+		ret = parse_setting(argv[i], &c);
+		if (ret)
+			return ret;
+	}
+	ret = check_limiter(name);
+	if (ret)
+		return ret;
+	ret = load_info(name, &cur);
+	if (ret)
+		return info_error(name, ret);
+
+	/* What the kernel would refuse in the end, refused up front. */
+	period = c.has[K_PERIOD] ? c.val[K_PERIOD] : cur.period_ns;
+	burst = c.has[K_BURST] ? c.val[K_BURST] : cur.burst;
+	if (__builtin_mul_overflow(burst, period, &product) ||
+	    product > RL_BURST_PERIOD_MAX)
+		return fail("cannot set '%s': burst %llu x period_ns %llu exceeds %llu",
+			    name, (unsigned long long)burst,
+			    (unsigned long long)period,
+			    (unsigned long long)RL_BURST_PERIOD_MAX);
+
+	/*
+	 * Each file is validated on its own against the others' current
+	 * values, so a write may fail only until another one went in: retry
+	 * the failed ones while any write succeeds.
+	 */
+	n = plan_writes(&c, &cur, w);
+	left = n;
+	do {
+		progress = false;
+		for (i = 0; i < n && !failed; i++) {
+			if (!w[i].key)
+				continue;
+			w[i].err = write_attr(name, w[i].key, w[i].val);
+			if (!w[i].err) {
+				w[i].key = NULL;
+				left--;
+				progress = true;
+			} else if (w[i].err != -EINVAL) {
+				failed = &w[i];
+			}
+		}
+	} while (left && progress && !failed);
+	for (i = 0; i < n && !failed; i++)
+		if (w[i].key)
+			failed = &w[i];
+	if (!failed)
+		return 0;
+	if (failed->err == -ENOENT || failed->err == -EACCES ||
+	    failed->err == -EPERM)
+		return name_error(name, failed->err);
+	return fail("cannot set %s=%llu on '%s': %s", failed->key,
+		    (unsigned long long)failed->val, name,
+		    strerror(-failed->err));
+}
+
+/* --- show, list ---------------------------------------------------- */
+
+static void show_clients_text(char *list)
+{
+	char *line, *save = NULL, *sp, *last;
+
+	printf("%-8s %-16s %s\n", "PID", "COMM", "GRANTED");
+	for (line = strtok_r(list, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		sp = strchr(line, ' ');
+		last = strrchr(line, ' ');
+		if (!sp || sp == last) {
+			printf("%s\n", line);
+			continue;
+		}
+		*sp = '\0';
+		*last = '\0';
+		printf("%-8s %-16s %s\n", line, sp + 1, last + 1);
+	}
+}
+
+static void show_clients_json(char *list)
+{
+	char *line, *save = NULL, *sp, *last;
+	uint64_t pid, granted;
+	bool first = true;
+
+	putchar('[');
+	for (line = strtok_r(list, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		sp = strchr(line, ' ');
+		last = strrchr(line, ' ');
+		if (!sp || sp == last)
+			continue;
+		*sp = '\0';
+		*last = '\0';
+		if (parse_u64(line, 10, &pid) || parse_u64(last + 1, 10, &granted))
+			continue;
+		printf("%s{\"pid\":%llu,\"comm\":", first ? "" : ",",
+		       (unsigned long long)pid);
+		json_string(sp + 1);
+		printf(",\"granted\":%llu}", (unsigned long long)granted);
+		first = false;
+	}
+	putchar(']');
+}
+
+/* The common fields of show and list, as JSON members (no braces). */
+static void json_members(const char *name, const struct info *info,
+			 bool all)
+{
+	char spec[RL_RATE_STRLEN];
+	struct rl_config cfg;
+	size_t i;
+
+	info_config(info, &cfg);
+	rl_format_rate(&cfg, spec, sizeof(spec));
+	printf("\"name\":");
+	json_string(name);
+	printf(",\"spec\":");
+	json_string(spec);
+	if (info->unlimited)
+		printf(",\"target_per_s\":null");
+	else
+		printf(",\"target_per_s\":%.3f", target_rate(info));
+	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
+		if (!all && i >= 4 && strcmp(attrs[i].key, "waiters") &&
+		    strcmp(attrs[i].key, "clients"))
+			continue;
+		if (!strcmp(attrs[i].key, "mode"))
+			printf(",\"mode\":\"%04llo\"",
+			       (unsigned long long)info->mode);
+		else
+			printf(",\"%s\":%llu", attrs[i].key,
+			       (unsigned long long)*FIELD(info, &attrs[i]));
+	}
+}
+
+static void show_text(const char *name, const struct info *info,
+		      char *clients)
+{
+	char spec[RL_RATE_STRLEN], b1[32], b2[32];
+	struct rl_config cfg;
+	double target = target_rate(info);
+	size_t i;
+
+	info_config(info, &cfg);
+	rl_format_rate(&cfg, spec, sizeof(spec));
+	printf("%-14s %s\n", "name", name);
+	if (target < 0)
+		printf("%-14s %s\n", "limiter", spec);
+	else
+		printf("%-14s %s (%s%s)\n", "limiter", spec,
+		       fmt_target(b1, sizeof(b1), target),
+		       target > 0 ? " tokens/s" : "");
+	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
+		if (!strcmp(attrs[i].key, "mode"))
+			printf("%-14s %04llo\n", "mode",
+			       (unsigned long long)info->mode);
+		else
+			printf("%-14s %llu\n", attrs[i].key,
+			       (unsigned long long)*FIELD(info, &attrs[i]));
+	}
+	printf("%-14s mean %s, max %s\n", "wait",
+	       fmt_ns(b1, sizeof(b1), info->waited ?
+		      (double)info->wait_ns_total / info->waited : 0),
+	       fmt_ns(b2, sizeof(b2), info->wait_ns_max));
+	if (clients) {
+		printf("\n");
+		show_clients_text(clients);
+	}
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	char path[4096], *clients;
+	const char *name;
+	struct info info;
+	int ret;
+
+	if (argc != 2)
+		return usage_line("show NAME");
+	name = argv[1];
+	ret = check_name(name);
+	if (!ret)
+		ret = check_limiter(name);
+	if (ret)
+		return ret;
+	ret = load_info(name, &info);
+	if (ret)
+		return info_error(name, ret);
+	ret = attr_path(path, sizeof(path), name, "client_list");
+	clients = ret ? NULL : read_file(path, &ret);
+	if (!clients && ret == -ENOENT)
+		return name_error(name, ret);
+
+	if (json) {
+		printf("{");
+		json_members(name, &info, true);
+		if (clients) {
+			printf(",\"client_list\":");
+			show_clients_json(clients);
+		}
+		printf("}\n");
+	} else {
+		show_text(name, &info, clients);
+	}
+	free(clients);
+	return 0;
+}
+
+static int is_limiter_dir(const struct dirent *d)
+{
+	return rl_name_valid(d->d_name) &&
+	       (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	char spec[RL_RATE_STRLEN];
+	struct dirent **ents;
+	struct rl_config cfg;
+	struct info info;
+	int i, n, ret, shown = 0;
+
+	(void)argv;
+	if (argc != 1)
+		return usage_line("list");
+	n = scandir(sysfs_root, &ents, is_limiter_dir, alphasort);
+	if (n < 0 && errno == ENOENT)
+		return fail("module not loaded (no %s)", sysfs_root);
+	if (n < 0)
+		return fail("cannot read %s: %s", sysfs_root, strerror(errno));
+	if (json)
+		printf("[");
+	for (i = 0; i < n; i++) {
+		/* Gone since scandir(), or not a limiter: skip it. */
+		ret = load_info(ents[i]->d_name, &info);
+		if (ret == -ENOENT || ret == -ENOTDIR)
+			continue;
+		if (ret) {
+			fail("cannot read the attributes of '%s': %s",
+			     ents[i]->d_name, strerror(-ret));
+			continue;
+		}
+		if (json) {
+			printf("%s{", shown ? "," : "");
+			json_members(ents[i]->d_name, &info, false);
+			printf("}");
+		} else {
+			info_config(&info, &cfg);
+			rl_format_rate(&cfg, spec, sizeof(spec));
+			printf("%-24s %-24s waiters=%llu clients=%llu\n",
+			       ents[i]->d_name, spec,
+			       (unsigned long long)info.waiters,
+			       (unsigned long long)info.clients);
+		}
+		shown++;
+	}
+	if (json)
+		printf("]\n");
+	for (i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	return 0;
+}
+
+/* --- watch --------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	return rl_now_ns();
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = {
+		.tv_sec = t / NSEC_PER_SEC,
+		.tv_nsec = t % NSEC_PER_SEC,
+	};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+}
+
+static void watch_line(const struct info *prev, const struct info *cur,
+		       uint64_t dt, double since)
+{
+	uint64_t granted = cur->granted > prev->granted ?
+			   cur->granted - prev->granted : 0;
+	uint64_t waited = cur->waited > prev->waited ?
+			  cur->waited - prev->waited : 0;
+	uint64_t wait_ns = cur->wait_ns_total > prev->wait_ns_total ?
+			   cur->wait_ns_total - prev->wait_ns_total : 0;
+	double achieved = dt ? granted * 1e9 / dt : 0;
+	double mean = waited ? (double)wait_ns / waited : 0;
+	double target = target_rate(cur);
+	char b1[32], b2[32];
+
+	if (json) {
+		printf("{\"time_s\":%.3f,\"target_per_s\":", since);
+		if (target < 0)
+			printf("null");
+		else
+			printf("%.3f", target);
+		printf(",\"achieved_per_s\":%.3f,\"granted\":%llu",
+		       achieved, (unsigned long long)granted);
+		printf(",\"waiters\":%llu,\"waited\":%llu,\"mean_wait_ns\":%.0f}\n",
+		       (unsigned long long)cur->waiters,
+		       (unsigned long long)waited, mean);
+	} else {
+		printf("%9.3f %14s %14.1f %8llu %12s\n", since,
+		       fmt_target(b1, sizeof(b1), target), achieved,
+		       (unsigned long long)cur->waiters,
+		       waited ? fmt_ns(b2, sizeof(b2), mean) : "-");
+	}
+	fflush(stdout);
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t count = 0, interval, start, t, tprev, i;
+	struct info prev, cur;
+	double secs = 1;
+	const char *name;
+	char *end;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "i:n:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			errno = 0;
+			secs = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(secs) ||
+			    secs < 0.001 || secs > 86400)
+				return usage("invalid interval '%s' (0.001 .. 86400 s)",
+					     optarg);
+			break;
+		case 'n':
+			if (parse_u64(optarg, 10, &count) || !count)
+				return usage("invalid count '%s'", optarg);
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			return usage("watch: bad option or missing value '%s'",
+				     argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return usage_line("watch NAME [-i SECONDS] [-n COUNT]");
+	name = argv[optind];
+	ret = check_name(name);
+	if (!ret)
+		ret = check_limiter(name);
+	if (ret)
+		return ret;
+	ret = load_info(name, &prev);
+	if (ret)
+		return info_error(name, ret);
+	interval = (uint64_t)(secs * 1e9);
+	start = now_ns();
+	tprev = start;
+	if (!json)
+		printf("%9s %14s %14s %8s %12s\n", "TIME", "TARGET/s",
+		       "ACHIEVED/s", "WAITERS", "MEAN_WAIT");
+	for (i = 1; !count || i <= count; i++) {
+		sleep_until(start + i * interval);
+		ret = load_info(name, &cur);
+		t = now_ns();
+		if (ret)
+			return info_error(name, ret);
+		watch_line(&prev, &cur, t - tprev, (t - start) / 1e9);
+		prev = cur;
+		tprev = t;
+	}
+	return 0;
+}
+
+/* --- main ---------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "create", cmd_create },
+	{ "set", cmd_set },
+	{ "show", cmd_show },
+	{ "list", cmd_list },
+	{ "ls", cmd_list },
+	{ "rm", cmd_rm },
+	{ "watch", cmd_watch },
+};
+
+/* Drop "--json" from the operands of commands without options. */
+static int take_json(int argc, char **argv)
+{
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++) {
+		if (i && !strcmp(argv[i], "--json"))
+			json = true;
+		else
+			argv[n++] = argv[i];
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("RLCTL_SYSFS");
+	char *cmd;
+	size_t c;
+	int i;
+
+	if (env && *env)
+		sysfs_root = env;
+	opterr = 0;	/* the commands print their own one-line errors */
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			print_usage(stdout);
+			return 0;
+		} else {
+			return usage("unknown option '%s'", argv[i]);
+		}
+	}
+	if (i == argc) {
+		print_usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = argv[i];
+	if (!strcmp(cmd, "help")) {
+		print_usage(stdout);
+		return 0;
+	}
+	for (c = 0; c < ARRAY_SIZE(commands); c++) {
+		if (strcmp(cmd, commands[c].name))
+			continue;
+		argc -= i;
+		argv += i;
+		argv[0] = "rlctl";	/* for getopt's messages */
+		if (commands[c].fn != cmd_create && commands[c].fn != cmd_watch)
+			argc = take_json(argc, argv);
+		return commands[c].fn(argc, argv);
+	}
+	return usage("unknown command '%s'", cmd);
+}
