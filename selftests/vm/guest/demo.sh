@@ -4,7 +4,8 @@
 # `make run`: one program, rlpace, paced by /dev/ratelimit at three rates:
 # a slow one, a fast one shared by four threads, and a byte rate taken in
 # 64 KiB chunks. rlpace prints the target and the achieved rate and how
-# long it waited.
+# long it waited. Then two separate programs share one named limiter,
+# watched with rlctl.
 # Under software emulation the achieved rate is close to, not at, target.
 set -e
 
@@ -21,5 +22,24 @@ echo "ratelimit demo: module loaded, $(stat -c '%n mode %a' /dev/ratelimit)"
 pace -r 50/s -n 100
 pace -r 1000/s -n 2000 -t 4
 pace -r 4MiB/s -n 8MiB -s 64KiB
+
+echo
+echo "# Two programs share the named limiter 'shared' at 200/s:"
+echo "\$ rlctl create shared 200/s --burst 10 --mode 0666 --persist"
+rlctl create shared 200/s --burst 10 --mode 0666 --persist
+rlpace -N shared -n 200 -q > /tmp/a.out &
+a=$!
+rlpace -N shared -n 200 -q > /tmp/b.out &
+b=$!
+sleep 1
+echo "\$ rlctl show shared      # while both run"
+rlctl show shared
+wait $a $b
+echo "program A: $(cat /tmp/a.out)"
+echo "program B: $(cat /tmp/b.out)"
+echo "\$ rlctl show shared      # afterwards"
+rlctl show shared
+echo "\$ rlctl rm shared"
+rlctl rm shared
 echo
 echo "demo: done"
