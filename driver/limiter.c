@@ -3,10 +3,13 @@
  * Limiter core of the ratelimit module: a token bucket, the queue of
  * requests sleeping for tokens, and the hrtimer that serves them.
  *
- * Requests are served in order. A request sleeps on its own stack entry
- * (struct rl_waiter) and is woken by name when its tokens are granted, so
- * a grant wakes exactly one task. The timer is started only while someone
- * sleeps or polls, for the instant the head of the queue can be served.
+ * A request sleeps on its own stack entry (struct rl_waiter) and is woken
+ * by name when its tokens are granted, so a grant wakes exactly one task;
+ * sched.c decides whose turn it is. The timer is started only while
+ * someone sleeps or polls, for the instant the next request can be served.
+ * A limiter with a concurrency limit also counts the tokens held (permits):
+ * a request takes all its permits with its first chunk, so that partial
+ * holders cannot block each other.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -17,6 +20,9 @@
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/string.h>
+#include <linux/bitops.h>
+#include <linux/math64.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
@@ -27,38 +33,13 @@
 /* rl_acquire_begin() queued the request: sleep for it. */
 #define RL_QUEUED	1
 
-/**
- * struct rl_waiter - a request sleeping in a limiter's queue
- * @node: entry in rl_limiter.queue
- * @task: the sleeping task
- * @want: tokens still to be granted
- * @got:  tokens granted so far, by chunks of at most the burst
- * @done: all granted and off the queue; written under the limiter lock,
- *        read locklessly by the sleeper
- *
- * Every field but @done is guarded by the limiter's lock.
- */
-struct rl_waiter {
-	struct list_head node;
-	struct task_struct *task;
-	u64 want;
-	u64 got;
-	bool done;
-};
-
-/* Tokens the waiter is served at once: at most a burst. */
-static u64 rl_chunk(const struct rl_limiter *lim, const struct rl_waiter *w)
-{
-	if (lim->params.unlimited)
-		return w->want;
-	return min(w->want, lim->params.burst);
-}
-
-/* Would an acquire of one token be granted at once? */
+/* Would an acquire of one token be granted at once (caps aside)? */
 static bool rl_ready(const struct rl_limiter *lim)
 {
-	return list_empty(&lim->queue) &&
-	       (lim->params.unlimited || lim->bucket.tokens);
+	const struct rl_params *p = &lim->params;
+
+	return !lim->nwaiters && (p->unlimited || lim->bucket.tokens) &&
+	       (!p->concurrency || lim->held < p->concurrency);
 }
 
 /* Absolute time @n tokens will be there, U64_MAX if never or too far. */
@@ -69,66 +50,22 @@ static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
 	return when > KTIME_MAX ? U64_MAX : when;
 }
 
-/* a + b, saturating at U64_MAX. */
-static u64 rl_sat_add(u64 a, u64 b)
-{
-	u64 sum;
-
-	return check_add_overflow(a, b, &sum) ? U64_MAX : sum;
-}
-
 /* Predicted grant time of a request of @n tokens queued behind the others. */
 static u64 rl_predict(const struct rl_limiter *lim, u64 n)
 {
 	if (lim->params.unlimited)
 		return lim->bucket.stamp;
-	return rl_ready_time(lim, rl_sat_add(lim->queued, n));
+	u64 sum;
+
+	if (check_add_overflow(lim->queued, n, &sum))
+		return U64_MAX;
+	return rl_ready_time(lim, sum);
 }
 
-/* The queue's waiters want @n tokens less; call after updating them. */
-static void rl_queued_sub(struct rl_limiter *lim, u64 n)
+/* Start, move or stop the timer for @when, U64_MAX for never. */
+static void rl_arm_timer(struct rl_limiter *lim, u64 when)
 {
-	struct rl_waiter *pos;
-
-	if (lim->queued != U64_MAX) {
-		lim->queued -= n;
-		return;
-	}
-	/* The sum saturated: count it again. */
-	lim->queued = 0;
-	list_for_each_entry(pos, &lim->queue, node)
-		lim->queued = rl_sat_add(lim->queued, pos->want);
-}
-
-static void rl_queue_add(struct rl_limiter *lim, struct rl_waiter *w)
-{
-	list_add_tail(&w->node, &lim->queue);
-	lim->nwaiters++;
-	lim->queued = rl_sat_add(lim->queued, w->want);
-}
-
-static void rl_queue_del(struct rl_limiter *lim, struct rl_waiter *w)
-{
-	list_del(&w->node);
-	lim->nwaiters--;
-	rl_queued_sub(lim, w->want);
-}
-
-/* Start, move or stop the timer for the next instant work can be done. */
-static void rl_arm_timer(struct rl_limiter *lim)
-{
-	struct rl_waiter *w;
-	u64 when = U64_MAX;
-
 	lockdep_assert_held(&lim->lock);
-	w = list_first_entry_or_null(&lim->queue, struct rl_waiter, node);
-	if (lim->params.unlimited)
-		when = U64_MAX;
-	else if (w)
-		when = rl_ready_time(lim, rl_chunk(lim, w));
-	else if (lim->poll_armed)
-		when = rl_ready_time(lim, 1);
-
 	if (when == U64_MAX) {
 		/* A callback already running finds nothing to do. */
 		if (lim->timer_expiry)
@@ -143,6 +80,46 @@ static void rl_arm_timer(struct rl_limiter *lim)
 			       RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
 }
 
+/* Could @n tokens and @permits permits be taken now? */
+static bool rl_can_take(const struct rl_limiter *lim, u64 n, u64 permits)
+{
+	const struct rl_params *p = &lim->params;
+
+	if (!p->unlimited && lim->bucket.tokens < n)
+		return false;
+	return !p->concurrency ||
+	       (permits <= p->concurrency &&
+		lim->held <= p->concurrency - permits);
+}
+
+/* Take them for @client; returns the tokens taken from the bucket. */
+static u64 rl_take(struct rl_limiter *lim, struct rl_client *client, u64 n,
+		   u64 permits)
+{
+	lim->held += permits;
+	client->held += permits;
+	if (client->cap)
+		rl_bucket_take(&client->cap_bucket, n);
+	if (lim->params.unlimited)
+		return 0;
+	rl_bucket_take(&lim->bucket, n);
+	return n;
+}
+
+/* Permits a request takes with its next chunk: all of them, at first. */
+static u64 rl_permits(const struct rl_limiter *lim, const struct rl_waiter *w)
+{
+	return lim->params.concurrency && !w->held ? w->want : 0;
+}
+
+/* When a token is there for pollers, if time is what they wait for. */
+static u64 rl_poll_time(const struct rl_limiter *lim)
+{
+	if (lim->params.unlimited || lim->bucket.tokens)
+		return U64_MAX;
+	return rl_ready_time(lim, 1);
+}
+
 static void rl_wake_pollers(struct rl_limiter *lim)
 {
 	struct rl_client *client;
@@ -153,37 +130,40 @@ static void rl_wake_pollers(struct rl_limiter *lim)
 		wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
 }
 
-/* Grant what the bucket allows, in order; wake whoever is complete. */
+/* Grant what the limits allow, in order; wake whoever is complete. */
 static void rl_dispatch(struct rl_limiter *lim, u64 now)
 {
 	struct rl_waiter *w;
-	u64 chunk;
+	u64 chunk, permits, when = U64_MAX;
 
 	lockdep_assert_held(&lim->lock);
 	rl_bucket_refill(&lim->bucket, &lim->params, now);
-	while ((w = list_first_entry_or_null(&lim->queue, struct rl_waiter,
-					     node))) {
-		chunk = rl_chunk(lim, w);
-		if (!lim->params.unlimited &&
-		    !rl_bucket_take(&lim->bucket, chunk))
+	while ((w = rl_sched_pick(lim, now, &chunk))) {
+		permits = rl_permits(lim, w);
+		if (!rl_can_take(lim, chunk, permits)) {
+			/* Else a release will call us again. */
+			if (!lim->params.unlimited &&
+			    lim->bucket.tokens < chunk)
+				when = rl_ready_time(lim, chunk);
 			break;
-		w->got += chunk;
-		if (w->want > chunk) {
-			/* Yield the place between chunks of a large request. */
-			w->want -= chunk;
-			rl_queued_sub(lim, chunk);
-			list_move_tail(&w->node, &lim->queue);
-			continue;
 		}
-		rl_queue_del(lim, w);
-		w->want = 0;
-		/* Pairs with set_current_state() in rl_sleep(). */
-		WRITE_ONCE(w->done, true);
-		wake_up_process(w->task);
+		w->held += permits;
+		w->taken += rl_take(lim, w->client, chunk, permits);
+		w->got += chunk;
+		rl_sched_served(lim, w, chunk);
+		if (!w->want) {
+			/* Pairs with set_current_state() in rl_sleep(). */
+			WRITE_ONCE(w->done, true);
+			wake_up_process(w->task);
+		}
 	}
+	if (!w && lim->nwaiters)
+		when = rl_sched_cap_ready(lim);
 	if (lim->poll_armed && rl_ready(lim))
 		rl_wake_pollers(lim);
-	rl_arm_timer(lim);
+	else if (lim->poll_armed && !lim->nwaiters)
+		when = min(when, rl_poll_time(lim));
+	rl_arm_timer(lim, when);
 }
 
 static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
@@ -212,7 +192,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	if (!lim)
 		return NULL;
 	spin_lock_init(&lim->lock);
-	INIT_LIST_HEAD(&lim->queue);
+	rl_sched_init(lim);
 	INIT_LIST_HEAD(&lim->clients);
 	INIT_LIST_HEAD(&lim->node);
 	kref_init(&lim->ref);
@@ -229,7 +209,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
  */
 void rl_limiter_destroy(struct rl_limiter *lim)
 {
-	WARN_ON_ONCE(!list_empty(&lim->queue) || !list_empty(&lim->clients));
+	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients));
 	hrtimer_cancel(&lim->timer);
 	kfree(lim);
 }
@@ -253,14 +233,44 @@ void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
 /**
  * rl_limiter_detach() - undo rl_limiter_attach()
  * @lim:    the limiter
- * @client: the client, attached to @lim and not polled any more
+ * @client: the client, attached to @lim, not polled and with no request
+ *
+ * The permits the client holds go back (the holder may have been killed).
  */
 void rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 {
 	spin_lock_irq(&lim->lock);
 	list_del_init(&client->node);
 	lim->nclients--;
+	if (client->held) {
+		lim->held -= client->held;
+		client->held = 0;
+		rl_dispatch(lim, ktime_get_ns());
+	}
 	spin_unlock_irq(&lim->lock);
+}
+
+/* Carry the buckets over to limits @p and serve the queue under them. */
+static void rl_apply_params(struct rl_limiter *lim,
+			    const struct rl_params *p, u64 now)
+{
+	struct rl_params old, new;
+	struct rl_client *client;
+
+	lockdep_assert_held(&lim->lock);
+	list_for_each_entry(client, &lim->clients, node) {
+		if (!client->cap)
+			continue;
+		rl_cap_params(lim, client, &old);
+		new = old;
+		new.period = p->period;
+		new.burst = min(client->cap,
+				RL_TOKENS_BURST_PERIOD_MAX / p->period);
+		rl_bucket_reconfig(&client->cap_bucket, &old, &new, now);
+	}
+	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
+	lim->params = *p;
+	rl_dispatch(lim, now);
 }
 
 /**
@@ -268,17 +278,13 @@ void rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
  * @lim: the limiter
  * @p:   new limits, validated by rl_params_check()
  *
- * Tokens and queued requests are kept; the queue is served at once under
- * the new limits.
+ * Tokens, permits and queued requests are kept; the queue is served at
+ * once under the new limits.
  */
 void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p)
 {
-	u64 now = ktime_get_ns();
-
 	spin_lock_irq(&lim->lock);
-	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
-	lim->params = *p;
-	rl_dispatch(lim, now);
+	rl_apply_params(lim, p, ktime_get_ns());
 	spin_unlock_irq(&lim->lock);
 }
 
@@ -294,13 +300,15 @@ void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
 	spin_unlock_irq(&lim->lock);
 }
 
-static void rl_param_apply(struct rl_params *p, enum rl_param which, u64 val)
+static int rl_param_apply(struct rl_params *p, enum rl_param which, u64 val)
 {
 	switch (which) {
 	case RL_PARAM_RATE:
 		p->rate = val;
 		break;
 	case RL_PARAM_PERIOD:
+		if (!val || val > RL_TOKENS_PERIOD_MAX)
+			return -EINVAL;
 		p->period = val;
 		break;
 	case RL_PARAM_BURST:
@@ -308,16 +316,36 @@ static void rl_param_apply(struct rl_params *p, enum rl_param which, u64 val)
 		p->burst = val ?: rl_default_burst(p->rate, p->period);
 		break;
 	case RL_PARAM_UNLIMITED:
+		if (val > 1)
+			return -EINVAL;
 		p->unlimited = val;
 		break;
+	case RL_PARAM_CONCURRENCY:
+		p->concurrency = val;
+		break;
+	case RL_PARAM_FAIRNESS:
+		if (val > RL_TOKENS_FAIRNESS_MAX)
+			return -EINVAL;
+		p->fairness = val ?: RL_FAIRNESS_DEFAULT;
+		break;
+	case RL_PARAM_CATCHUP:
+		if (val > RL_TOKENS_CATCHUP_MAX)
+			return -EINVAL;
+		p->catchup = val ?: RL_TOKENS_CATCHUP_STRICT;
+		break;
+	case RL_PARAM_BACKLOG:
+		p->backlog = val;
+		break;
 	}
+	return rl_params_check(p);
 }
 
 /**
  * rl_limiter_set_param() - change one limit, keeping the state
  * @lim:   the limiter
  * @which: the limit
- * @val:   its new value (0 or 1 for RL_PARAM_UNLIMITED)
+ * @val:   its new value, with 0 meaning the default where struct
+ *         rl_config has one
  *
  * Like rl_limiter_set_params(), for one field, atomically.
  *
@@ -326,25 +354,46 @@ static void rl_param_apply(struct rl_params *p, enum rl_param which, u64 val)
 int rl_limiter_set_param(struct rl_limiter *lim, enum rl_param which,
 			 u64 val)
 {
-	u64 now = ktime_get_ns();
 	struct rl_params p;
 	int ret;
 
-	if (which == RL_PARAM_UNLIMITED && val > 1)
-		return -EINVAL;
-	if (which == RL_PARAM_PERIOD && (!val || val > RL_TOKENS_PERIOD_MAX))
-		return -EINVAL;
 	spin_lock_irq(&lim->lock);
 	p = lim->params;
-	rl_param_apply(&p, which, val);
-	ret = rl_params_check(&p);
-	if (!ret) {
-		rl_bucket_reconfig(&lim->bucket, &lim->params, &p, now);
-		lim->params = p;
-		rl_dispatch(lim, now);
-	}
+	ret = rl_param_apply(&p, which, val);
+	if (!ret)
+		rl_apply_params(lim, &p, ktime_get_ns());
 	spin_unlock_irq(&lim->lock);
 	return ret;
+}
+
+/* How long the tokens of an immediate grant of @n had been waiting. */
+static u64 rl_lag(const struct rl_limiter *lim, u64 n)
+{
+	const struct rl_params *p = &lim->params;
+	const struct rl_bucket *b = &lim->bucket;
+
+	if (p->unlimited || !p->rate || b->tokens < n)
+		return 0;
+	/* At most burst * period + period - 1: no overflow. */
+	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
+}
+
+/* Grant an acquire of @req at once if nobody waits and everything fits. */
+static bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
+			 struct rl_acquire *req, u64 now)
+{
+	u64 permits = lim->params.concurrency ? req->count : 0;
+
+	if (lim->nwaiters || req->count > rl_chunk_max(lim, client) ||
+	    !rl_cap_allows(lim, client, req->count, now) ||
+	    !rl_can_take(lim, req->count, permits))
+		return false;
+	req->lag_ns = rl_lag(lim, req->count);
+	client->refundable += rl_take(lim, client, req->count, permits);
+	client->granted += req->count;
+	lim->counters.immediate++;
+	lim->counters.granted += req->count;
+	return true;
 }
 
 /*
@@ -356,20 +405,17 @@ static int rl_acquire_begin(struct rl_limiter *lim, struct rl_client *client,
 			    bool nonblock, u64 now)
 {
 	const struct rl_params *p = &lim->params;
+	u8 level = req->priority ? req->priority - 1 : client->level;
 
 	lockdep_assert_held(&lim->lock);
-	/* Chunks need sleeping: a non-blocking call could never succeed. */
-	if (nonblock && !p->unlimited && req->count > p->burst)
+	/* Never grantable: more permits than exist, or chunks when not sleeping. */
+	if ((p->concurrency && req->count > p->concurrency) ||
+	    (nonblock && req->count > rl_chunk_max(lim, client)))
 		return -EINVAL;
 	lim->counters.requests++;
 	rl_bucket_refill(&lim->bucket, p, now);
-	if (list_empty(&lim->queue) &&
-	    (p->unlimited || rl_bucket_take(&lim->bucket, req->count))) {
-		lim->counters.immediate++;
-		lim->counters.granted += req->count;
-		client->granted += req->count;
+	if (rl_grant_now(lim, client, req, now))
 		return 0;
-	}
 	req->ready_ns = rl_predict(lim, req->count);
 	if (nonblock) {
 		lim->counters.rejected++;
@@ -380,7 +426,8 @@ static int rl_acquire_begin(struct rl_limiter *lim, struct rl_client *client,
 		lim->counters.timeouts++;
 		return -ETIMEDOUT;
 	}
-	rl_queue_add(lim, w);
+	w->flow = &client->flows[level];
+	rl_sched_add(lim, w);
 	return RL_QUEUED;
 }
 
@@ -411,14 +458,30 @@ static int rl_sleep(struct rl_waiter *w, u64 deadline)
 	return ret;
 }
 
+/* Give back what a failed request got: tokens, its cap, permits. */
+static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
+{
+	struct rl_client *client = w->client;
+	struct rl_params cp;
+
+	rl_bucket_refill(&lim->bucket, &lim->params, now);
+	rl_bucket_give(&lim->bucket, &lim->params, w->taken);
+	if (client->cap) {
+		rl_cap_params(lim, client, &cp);
+		rl_bucket_refill(&client->cap_bucket, &cp, now);
+		rl_bucket_give(&client->cap_bucket, &cp, w->got);
+	}
+	lim->held -= w->held;
+	client->held -= w->held;
+}
+
 /*
  * Account for a request that slept. A request served while a signal or
  * the deadline arrived keeps its tokens; any other gives back the chunks
  * it got and leaves the queue.
  */
-static int rl_acquire_end(struct rl_limiter *lim, struct rl_client *client,
-			  struct rl_acquire *req, struct rl_waiter *w, int ret,
-			  u64 start)
+static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
+			  struct rl_waiter *w, int ret, u64 start)
 {
 	struct rl_counters *c = &lim->counters;
 	u64 now = ktime_get_ns();
@@ -428,21 +491,22 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_client *client,
 		req->wait_ns = now - start;
 		c->waited++;
 		c->granted += req->count;
-		client->granted += req->count;
 		c->wait_ns_total += req->wait_ns;
 		c->wait_ns_max = max(c->wait_ns_max, req->wait_ns);
+		c->hist[fls64(req->wait_ns)]++;
+		w->client->granted += req->count;
+		w->client->refundable += w->taken;
 		return 0;
 	}
-	rl_queue_del(lim, w);
-	rl_bucket_refill(&lim->bucket, &lim->params, now);
-	rl_bucket_give(&lim->bucket, &lim->params, w->got);
+	rl_sched_del(lim, w);
+	rl_undo(lim, w, now);
 	if (ret == -ETIMEDOUT) {
 		c->timeouts++;
 		req->ready_ns = rl_predict(lim, req->count);
 	} else {
 		c->interrupted++;
 	}
-	/* Leaving the head of the queue may let the next request go. */
+	/* Leaving the queue, or what came back, may let others go. */
 	rl_dispatch(lim, now);
 	return ret;
 }
@@ -460,7 +524,9 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_client *client,
 int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 		       struct rl_acquire *req, bool nonblock)
 {
-	struct rl_waiter w = { .task = current, .want = req->count };
+	struct rl_waiter w = {
+		.client = client, .task = current, .want = req->count,
+	};
 	u64 start = ktime_get_ns();
 	int ret;
 
@@ -476,7 +542,7 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 
 	/* Taking the lock also waits for a waker still using @w. */
 	spin_lock_irq(&lim->lock);
-	ret = rl_acquire_end(lim, client, req, &w, ret, start);
+	ret = rl_acquire_end(lim, req, &w, ret, start);
 	spin_unlock_irq(&lim->lock);
 	return ret;
 }
@@ -495,6 +561,8 @@ void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
 	c = lim->counters;
 	st->waiters = lim->nwaiters;
 	st->available = lim->bucket.tokens;
+	st->held = lim->held;
+	st->clients = lim->nclients;
 	spin_unlock_irq(&lim->lock);
 
 	st->granted = c.granted;
@@ -506,6 +574,7 @@ void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
 	st->timeouts = c.timeouts;
 	st->interrupted = c.interrupted;
 	st->rejected = c.rejected;
+	st->refunded = c.refunded;
 }
 
 /**
@@ -522,15 +591,17 @@ void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
  */
 __poll_t rl_limiter_poll(struct rl_limiter *lim)
 {
+	u64 now = ktime_get_ns();
 	__poll_t mask = 0;
 
 	spin_lock_irq(&lim->lock);
-	rl_bucket_refill(&lim->bucket, &lim->params, ktime_get_ns());
+	rl_bucket_refill(&lim->bucket, &lim->params, now);
 	if (rl_ready(lim)) {
 		mask = EPOLLIN | EPOLLRDNORM;
 	} else if (!lim->poll_armed) {
 		lim->poll_armed = true;
-		rl_arm_timer(lim);
+		/* Starts the timer for when a token is there. */
+		rl_dispatch(lim, now);
 	}
 	spin_unlock_irq(&lim->lock);
 	return mask;
@@ -544,7 +615,7 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim)
 void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
 {
 	struct rl_params p;
-	u64 tokens, waiters, granted;
+	u64 tokens, waiters, granted, held;
 	u32 flags;
 
 	spin_lock_irq(&lim->lock);
@@ -554,6 +625,7 @@ void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
 	tokens = lim->bucket.tokens;
 	waiters = lim->nwaiters;
 	granted = lim->counters.granted;
+	held = lim->held;
 	spin_unlock_irq(&lim->lock);
 
 	seq_printf(m, "rl-rate:\t%llu\n", p.rate);
@@ -563,6 +635,8 @@ void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
 	seq_printf(m, "rl-available:\t%llu\n", tokens);
 	seq_printf(m, "rl-waiters:\t%llu\n", waiters);
 	seq_printf(m, "rl-granted:\t%llu\n", granted);
+	seq_printf(m, "rl-concurrency:\t%llu\n", p.concurrency);
+	seq_printf(m, "rl-held:\t%llu\n", held);
 }
 
 /**
@@ -570,7 +644,8 @@ void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
  * @lim: the limiter
  * @buf: a sysfs page
  *
- * One line per client: "PID COMM GRANTED"; the list stops at a full page.
+ * One line per client: "PID COMM GRANTED HELD PRIORITY WEIGHT CAP"; the
+ * list stops at a full page.
  *
  * Return: the length written.
  */
@@ -581,8 +656,134 @@ int rl_limiter_show_clients(struct rl_limiter *lim, char *buf)
 
 	spin_lock_irq(&lim->lock);
 	list_for_each_entry(client, &lim->clients, node)
-		len += sysfs_emit_at(buf, len, "%d %s %llu\n", client->tgid,
-				     client->comm, client->granted);
+		len += sysfs_emit_at(buf, len, "%d %s %llu %llu %u %u %llu\n",
+				     client->tgid, client->comm,
+				     client->granted, client->held,
+				     client->level + 1, client->weight,
+				     client->cap);
 	spin_unlock_irq(&lim->lock);
 	return len;
+}
+
+/**
+ * rl_limiter_show_histogram() - the wait histogram for sysfs
+ * @lim: the limiter
+ * @buf: a sysfs page
+ *
+ * One line per non-empty bucket: "FLOOR_NS COUNT", where the bucket of a
+ * wait w holds the waits of fls64(w): 0, then 2^(k-1) .. 2^k - 1 ns.
+ *
+ * Return: the length written.
+ */
+int rl_limiter_show_histogram(struct rl_limiter *lim, char *buf)
+{
+	u64 hist[RL_HIST_BUCKETS];
+	int i, len = 0;
+
+	spin_lock_irq(&lim->lock);
+	memcpy(hist, lim->counters.hist, sizeof(hist));
+	spin_unlock_irq(&lim->lock);
+	for (i = 0; i < RL_HIST_BUCKETS; i++)
+		if (hist[i])
+			len += sysfs_emit_at(buf, len, "%llu %llu\n",
+					     i ? 1ULL << (i - 1) : 0, hist[i]);
+	return len;
+}
+
+/**
+ * rl_limiter_release() - give back permits
+ * @lim:    the limiter
+ * @client: the client holding them
+ * @count:  permits, at most what @client holds
+ *
+ * Return: 0, or -EINVAL if @client holds fewer.
+ */
+int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
+		       u64 count)
+{
+	int ret = -EINVAL;
+
+	spin_lock_irq(&lim->lock);
+	if (count <= client->held) {
+		client->held -= count;
+		lim->held -= count;
+		rl_dispatch(lim, ktime_get_ns());
+		ret = 0;
+	}
+	spin_unlock_irq(&lim->lock);
+	return ret;
+}
+
+/**
+ * rl_limiter_refund() - give back unused tokens
+ * @lim:    the limiter
+ * @client: the client that acquired them
+ * @count:  tokens, at most what @client took and did not refund yet
+ *
+ * The bucket still never holds more than the burst.
+ *
+ * Return: 0, or -EINVAL if @client took fewer.
+ */
+int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
+		      u64 count)
+{
+	u64 now = ktime_get_ns();
+	int ret = -EINVAL;
+
+	spin_lock_irq(&lim->lock);
+	if (count <= client->refundable) {
+		client->refundable -= count;
+		lim->counters.refunded += count;
+		rl_bucket_refill(&lim->bucket, &lim->params, now);
+		rl_bucket_give(&lim->bucket, &lim->params, count);
+		rl_dispatch(lim, now);
+		ret = 0;
+	}
+	spin_unlock_irq(&lim->lock);
+	return ret;
+}
+
+/**
+ * rl_limiter_set_client() - set a client's priority, weight and cap
+ * @lim:    the limiter
+ * @client: a client of @lim
+ * @cc:     validated settings, 0 for the defaults
+ *
+ * A new cap starts with a full bucket of its own. Queued requests keep
+ * their place.
+ */
+void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
+			   const struct rl_client_config *cc)
+{
+	u64 now = ktime_get_ns();
+	struct rl_params cp;
+
+	spin_lock_irq(&lim->lock);
+	client->level = (cc->priority ?: RL_PRIO_MID) - 1;
+	client->weight = cc->weight ?: 1;
+	if (cc->cap != client->cap) {
+		client->cap = cc->cap;
+		rl_cap_params(lim, client, &cp);
+		rl_bucket_init(&client->cap_bucket, &cp, now);
+	}
+	rl_dispatch(lim, now);
+	spin_unlock_irq(&lim->lock);
+}
+
+/**
+ * rl_limiter_get_client() - read a client's settings and counts
+ * @lim:    the limiter
+ * @client: a client of @lim
+ * @cc:     its priority, weight, cap, held and granted are filled in
+ */
+void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
+			   struct rl_client_config *cc)
+{
+	spin_lock_irq(&lim->lock);
+	cc->priority = client->level + 1;
+	cc->weight = client->weight;
+	cc->cap = client->cap;
+	cc->held = client->held;
+	cc->granted = client->granted;
+	spin_unlock_irq(&lim->lock);
 }

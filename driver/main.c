@@ -27,6 +27,10 @@ static_assert(sizeof(struct rl_stats) == 128);
 static_assert(sizeof(struct rl_features) == 64);
 static_assert(sizeof(struct rl_attach) == 112);
 static_assert(sizeof(struct rl_unlink) == 32);
+static_assert(sizeof(struct rl_release) == 32);
+static_assert(sizeof(struct rl_client_config) == 64);
+static_assert(RL_CATCHUP_STRICT == RL_TOKENS_CATCHUP_STRICT);
+static_assert(RL_CATCHUP_MAX == RL_TOKENS_CATCHUP_MAX);
 static_assert(RL_PERIOD_MAX_NS == RL_TOKENS_PERIOD_MAX);
 static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 
@@ -36,7 +40,11 @@ static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 			 BIT_ULL(_IOC_NR(RL_IOC_ACQUIRE)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_GET_STATS)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_ATTACH)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_UNLINK)))
+			 BIT_ULL(_IOC_NR(RL_IOC_UNLINK)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_RELEASE)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_REFUND)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_SET_CLIENT)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_GET_CLIENT)))
 
 static struct rl_limiter *rl_client_limiter(struct rl_client *client)
 {
@@ -53,7 +61,7 @@ static int rl_config_to_params(const struct rl_config *cfg,
 			       struct rl_params *p)
 {
 	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 ||
-	    !rl_reserved_zero(cfg->reserved, sizeof(cfg->reserved)))
+	    cfg->reserved)
 		return -EINVAL;
 	if (!cfg->period_ns || cfg->period_ns > RL_PERIOD_MAX_NS)
 		return -EINVAL;
@@ -61,6 +69,10 @@ static int rl_config_to_params(const struct rl_config *cfg,
 	p->period = cfg->period_ns;
 	p->burst = cfg->burst ?: rl_default_burst(cfg->rate, cfg->period_ns);
 	p->unlimited = cfg->flags & RL_CONFIG_UNLIMITED;
+	p->concurrency = cfg->concurrency;
+	p->catchup = cfg->catchup ?: RL_CATCHUP_STRICT;
+	p->backlog = cfg->backlog;
+	p->fairness = cfg->fairness ?: RL_FAIRNESS_DEFAULT;
 	return rl_params_check(p);
 }
 
@@ -178,13 +190,17 @@ static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
 	cfg.period_ns = p.period;
 	cfg.burst = p.burst;
 	cfg.flags = p.unlimited ? RL_CONFIG_UNLIMITED : 0;
+	cfg.catchup = p.catchup;
+	cfg.concurrency = p.concurrency;
+	cfg.backlog = p.backlog;
+	cfg.fairness = p.fairness;
 	return copy_to_user(argp, &cfg, sizeof(cfg)) ? -EFAULT : 0;
 }
 
 static int rl_acquire_check(const struct rl_acquire *req)
 {
 	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL ||
-	    req->reserved0 ||
+	    req->priority > RL_PRIO_USER ||
 	    !rl_reserved_zero(req->reserved, sizeof(req->reserved)))
 		return -EINVAL;
 	if (req->deadline_ns > KTIME_MAX && req->deadline_ns != RL_DEADLINE_NONE)
@@ -211,6 +227,7 @@ static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
 	req.wait_ns = 0;
 	req.ready_ns = 0;
+	req.lag_ns = 0;
 	ret = rl_limiter_acquire(lim, client, &req, nonblock);
 	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
 		return ret;
@@ -235,6 +252,52 @@ static int rl_ioctl_get_stats(struct rl_client *client, void __user *argp)
 	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
 }
 
+static int rl_ioctl_release(struct rl_client *client, unsigned int cmd,
+			    void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_release rel;
+
+	if (copy_from_user(&rel, argp, sizeof(rel)))
+		return -EFAULT;
+	if (!rel.count || rel.flags || rel.reserved0 ||
+	    !rl_reserved_zero(rel.reserved, sizeof(rel.reserved)))
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	if (cmd == RL_IOC_REFUND)
+		return rl_limiter_refund(lim, client, rel.count);
+	return rl_limiter_release(lim, client, rel.count);
+}
+
+static int rl_ioctl_set_client(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_client_config cc;
+
+	if (copy_from_user(&cc, argp, sizeof(cc)))
+		return -EFAULT;
+	if (cc.priority > RL_PRIO_USER || cc.weight > RL_WEIGHT_MAX ||
+	    cc.flags || cc.reserved0 ||
+	    !rl_reserved_zero(cc.reserved, sizeof(cc.reserved)))
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	rl_limiter_set_client(lim, client, &cc);
+	return 0;
+}
+
+static int rl_ioctl_get_client(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_client_config cc = {};
+
+	if (!lim)
+		return -EBADFD;
+	rl_limiter_get_client(lim, client, &cc);
+	return copy_to_user(argp, &cc, sizeof(cc)) ? -EFAULT : 0;
+}
+
 static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct rl_client *client = file->private_data;
@@ -255,6 +318,13 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ioctl_attach(client, argp);
 	case RL_IOC_UNLINK:
 		return rl_ioctl_unlink(argp);
+	case RL_IOC_RELEASE:
+	case RL_IOC_REFUND:
+		return rl_ioctl_release(client, cmd, argp);
+	case RL_IOC_SET_CLIENT:
+		return rl_ioctl_set_client(client, argp);
+	case RL_IOC_GET_CLIENT:
+		return rl_ioctl_get_client(client, argp);
 	default:
 		return -ENOTTY;
 	}
@@ -270,6 +340,7 @@ static int rl_open(struct inode *inode, struct file *file)
 	init_waitqueue_head(&client->pollq);
 	INIT_LIST_HEAD(&client->node);
 	mutex_init(&client->setup);
+	rl_client_init(client);
 	client->tgid = task_tgid_nr(current);
 	get_task_comm(client->comm, current);
 	file->private_data = client;

@@ -15,6 +15,7 @@
 #include <linux/uidgid.h>
 #include <linux/list.h>
 #include <linux/poll.h>
+#include <linux/rbtree.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -27,6 +28,12 @@
 /* Slack allowed to the refill timer, ns: lets the kernel batch expiries. */
 #define RL_TIMER_SLACK_NS	(5 * NSEC_PER_USEC)
 
+/* Priority levels, by index: LOW, MID, HIGH, USER (RL_PRIO_* - 1). */
+#define RL_NLEVELS		4
+#define RL_LEVEL_USER		(RL_PRIO_USER - 1)
+/* Buckets of the wait histogram: fls64() of the wait in ns. */
+#define RL_HIST_BUCKETS		65
+
 /**
  * struct rl_counters - statistics of a limiter, see struct rl_stats
  * @granted:       tokens granted
@@ -38,6 +45,8 @@
  * @timeouts:      -ETIMEDOUT results
  * @interrupted:   requests ended by a signal
  * @rejected:      -EAGAIN results
+ * @refunded:      tokens given back by RL_IOC_REFUND
+ * @hist:          waited grants by fls64() of their wait in ns
  */
 struct rl_counters {
 	u64 granted;
@@ -49,6 +58,35 @@ struct rl_counters {
 	u64 timeouts;
 	u64 interrupted;
 	u64 rejected;
+	u64 refunded;
+	u64 hist[RL_HIST_BUCKETS];
+};
+
+/**
+ * struct rl_level - requests of one priority
+ * @flows: flows with waiters, by virtual time tag (weighted fair queuing)
+ * @vtime: tag of the flow served last; new flows start no earlier
+ */
+struct rl_level {
+	struct rb_root_cached flows;
+	u64 vtime;
+};
+
+/**
+ * struct rl_flow - the requests of one client at one priority
+ * @node:    entry in rl_level.flows while @waiters is not empty
+ * @waiters: sleeping requests (struct rl_waiter), in arrival order
+ * @vtag:    virtual time at which the head request is due: grows by
+ *           tokens / weight with every chunk served
+ * @level:   index in rl_limiter.levels
+ *
+ * Guarded by the limiter's lock.
+ */
+struct rl_flow {
+	struct rb_node node;
+	struct list_head waiters;
+	u64 vtag;
+	u8 level;
 };
 
 /**
@@ -56,9 +94,11 @@ struct rl_counters {
  * @lock:         guards every field below but @timer
  * @params:       limits in force
  * @bucket:       tokens
- * @queue:        sleeping requests (struct rl_waiter), served in order
- * @queued:       tokens the requests in @queue still wait for (saturating)
- * @nwaiters:     requests in @queue
+ * @levels:       sleeping requests, by priority
+ * @queued:       tokens the sleeping requests still wait for (saturating)
+ * @nwaiters:     sleeping requests
+ * @held:         permits held by the clients (params.concurrency)
+ * @low_first:    the next grant serves the lowest priority first
  * @clients:      attached clients (struct rl_client.node), woken for poll
  * @poll_armed:   a poller found the limiter not ready: wake the clients'
  *                poll queues when it is
@@ -80,9 +120,11 @@ struct rl_limiter {
 	spinlock_t lock;	/* see the kernel-doc above */
 	struct rl_params params;
 	struct rl_bucket bucket;
-	struct list_head queue;
+	struct rl_level levels[RL_NLEVELS];
 	u64 queued;
 	u64 nwaiters;
+	u64 held;
+	bool low_first;
 	struct list_head clients;
 	bool poll_armed;
 	u64 timer_expiry;
@@ -113,6 +155,15 @@ struct rl_limiter {
  *          lock
  * @tgid:   process that attached, for sysfs
  * @comm:   its command name then
+ * @level:  priority level of its requests that ask for the default
+ * @weight: share among the backlogged clients of a level
+ * @cap:    most tokens per period of the limiter, 0 for no cap
+ * @cap_bucket: tokens left under @cap
+ * @held:   permits held
+ * @refundable: tokens taken from the bucket and not refunded
+ * @flows:  its sleeping requests, by level
+ *
+ * The fields from @granted on are guarded by the limiter's lock.
  */
 struct rl_client {
 	struct rl_limiter *lim;
@@ -123,6 +174,38 @@ struct rl_client {
 	u64 granted;
 	pid_t tgid;
 	char comm[TASK_COMM_LEN];
+	u8 level;
+	u32 weight;
+	u64 cap;
+	struct rl_bucket cap_bucket;
+	u64 held;
+	u64 refundable;
+	struct rl_flow flows[RL_NLEVELS];
+};
+
+/**
+ * struct rl_waiter - a request sleeping in a limiter
+ * @node:   entry in its flow's waiters
+ * @flow:   the flow of its client and priority
+ * @client: the client asking
+ * @task:   the sleeping task
+ * @want:   tokens still to be granted
+ * @got:    tokens granted so far, in chunks
+ * @taken:  of those, tokens taken from the bucket (not when unlimited)
+ * @held:   permits taken, all at the first chunk
+ * @done:   all granted and off the queue; written under the limiter lock,
+ *          read locklessly by the sleeper
+ */
+struct rl_waiter {
+	struct list_head node;
+	struct rl_flow *flow;
+	struct rl_client *client;
+	struct task_struct *task;
+	u64 want;
+	u64 got;
+	u64 taken;
+	u64 held;
+	bool done;
 };
 
 /* Tunables of a limiter that sysfs writes one at a time. */
@@ -131,6 +214,10 @@ enum rl_param {
 	RL_PARAM_PERIOD,
 	RL_PARAM_BURST,
 	RL_PARAM_UNLIMITED,
+	RL_PARAM_CONCURRENCY,
+	RL_PARAM_FAIRNESS,
+	RL_PARAM_CATCHUP,
+	RL_PARAM_BACKLOG,
 };
 
 extern struct mutex rl_registry_lock;
@@ -146,9 +233,32 @@ int rl_limiter_set_param(struct rl_limiter *lim, enum rl_param which,
 int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 		       struct rl_acquire *req, bool nonblock);
 int rl_limiter_show_clients(struct rl_limiter *lim, char *buf);
+int rl_limiter_show_histogram(struct rl_limiter *lim, char *buf);
+int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
+		       u64 count);
+int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
+		      u64 count);
+void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
+			   const struct rl_client_config *cc);
+void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
+			   struct rl_client_config *cc);
 void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st);
 __poll_t rl_limiter_poll(struct rl_limiter *lim);
 void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m);
+
+/* sched.c */
+void rl_sched_init(struct rl_limiter *lim);
+void rl_client_init(struct rl_client *client);
+void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w);
+void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w);
+struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk);
+void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk);
+u64 rl_sched_cap_ready(struct rl_limiter *lim);
+bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
+		   u64 chunk, u64 now);
+void rl_cap_params(const struct rl_limiter *lim,
+		   const struct rl_client *client, struct rl_params *cp);
+u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
 
 /* named.c */
 void rl_limiter_put(struct rl_limiter *lim);

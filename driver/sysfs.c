@@ -51,6 +51,18 @@ static ssize_t rl_param_show(struct kobject *kobj, struct kobj_attribute *attr,
 	case RL_PARAM_UNLIMITED:
 		val = p.unlimited;
 		break;
+	case RL_PARAM_CONCURRENCY:
+		val = p.concurrency;
+		break;
+	case RL_PARAM_FAIRNESS:
+		val = p.fairness;
+		break;
+	case RL_PARAM_CATCHUP:
+		val = p.catchup;
+		break;
+	case RL_PARAM_BACKLOG:
+		val = p.backlog;
+		break;
 	}
 	return sysfs_emit(buf, "%llu\n", val);
 }
@@ -64,7 +76,7 @@ static ssize_t rl_param_store(struct kobject *kobj,
 	u64 val;
 	int ret;
 
-	if (kstrtou64(buf, 0, &val))
+	if (kstrtou64(buf, 10, &val))
 		return -EINVAL;
 	ret = rl_limiter_set_param(rl_kobj_limiter(kobj), pa->which, val);
 	return ret ?: count;
@@ -84,6 +96,10 @@ RL_PARAM_ATTR(rate, RL_PARAM_RATE);
 RL_PARAM_ATTR(period_ns, RL_PARAM_PERIOD);
 RL_PARAM_ATTR(burst, RL_PARAM_BURST);
 RL_PARAM_ATTR(unlimited, RL_PARAM_UNLIMITED);
+RL_PARAM_ATTR(concurrency, RL_PARAM_CONCURRENCY);
+RL_PARAM_ATTR(fairness, RL_PARAM_FAIRNESS);
+RL_PARAM_ATTR(catchup, RL_PARAM_CATCHUP);
+RL_PARAM_ATTR(backlog, RL_PARAM_BACKLOG);
 
 /* Statistics, as in struct rl_stats: one show, told apart by offset. */
 
@@ -123,6 +139,8 @@ RL_STAT_ATTR(interrupted);
 RL_STAT_ATTR(rejected);
 RL_STAT_ATTR(waiters);
 RL_STAT_ATTR(available);
+RL_STAT_ATTR(held);
+RL_STAT_ATTR(refunded);
 
 /* Identity and clients. */
 
@@ -137,6 +155,12 @@ static ssize_t client_list_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
 {
 	return rl_limiter_show_clients(rl_kobj_limiter(kobj), buf);
+}
+
+static ssize_t wait_histogram_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return rl_limiter_show_histogram(rl_kobj_limiter(kobj), buf);
 }
 
 static ssize_t owner_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -174,6 +198,8 @@ static ssize_t persistent_show(struct kobject *kobj,
 
 static struct kobj_attribute rl_attr_clients = __ATTR_RO(clients);
 static struct kobj_attribute rl_attr_client_list = __ATTR_RO(client_list);
+static struct kobj_attribute rl_attr_wait_histogram =
+	__ATTR_RO(wait_histogram);
 static struct kobj_attribute rl_attr_owner = __ATTR_RO(owner);
 static struct kobj_attribute rl_attr_group = __ATTR_RO(group);
 static struct kobj_attribute rl_attr_mode = __ATTR_RO(mode);
@@ -184,6 +210,10 @@ static struct attribute *rl_limiter_attrs[] = {
 	&rl_attr_period_ns.kattr.attr,
 	&rl_attr_burst.kattr.attr,
 	&rl_attr_unlimited.kattr.attr,
+	&rl_attr_concurrency.kattr.attr,
+	&rl_attr_fairness.kattr.attr,
+	&rl_attr_catchup.kattr.attr,
+	&rl_attr_backlog.kattr.attr,
 	&rl_attr_granted.kattr.attr,
 	&rl_attr_requests.kattr.attr,
 	&rl_attr_immediate.kattr.attr,
@@ -195,6 +225,9 @@ static struct attribute *rl_limiter_attrs[] = {
 	&rl_attr_rejected.kattr.attr,
 	&rl_attr_waiters.kattr.attr,
 	&rl_attr_available.kattr.attr,
+	&rl_attr_held.kattr.attr,
+	&rl_attr_refunded.kattr.attr,
+	&rl_attr_wait_histogram.attr,
 	&rl_attr_clients.attr,
 	&rl_attr_client_list.attr,
 	&rl_attr_owner.attr,

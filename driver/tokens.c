@@ -27,6 +27,14 @@ int rl_params_check(const struct rl_params *p)
 	if (check_mul_overflow(p->burst, p->period, &units) ||
 	    units > RL_TOKENS_BURST_PERIOD_MAX)
 		return -EINVAL;
+	if (p->catchup && (p->catchup < RL_TOKENS_CATCHUP_STRICT ||
+			   p->catchup > RL_TOKENS_CATCHUP_MAX))
+		return -EINVAL;
+	if (p->backlog / 1000 > p->burst ||
+	    (p->backlog / 1000 == p->burst && p->backlog % 1000))
+		return -EINVAL;
+	if (p->fairness > RL_TOKENS_FAIRNESS_MAX)
+		return -EINVAL;
 	return 0;
 }
 

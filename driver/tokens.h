@@ -23,18 +23,33 @@
 /* The default burst is what the rate gives in this much time. */
 #define RL_TOKENS_DEFAULT_BURST_NS	100000000ULL
 
+/* Bounds of the scheduling fields of struct rl_params. */
+#define RL_TOKENS_CATCHUP_STRICT	1000
+#define RL_TOKENS_CATCHUP_MAX		100000
+#define RL_TOKENS_FAIRNESS_MAX		1000000
+
 /**
- * struct rl_params - limits of a bucket
- * @rate:      tokens added per @period; 0 pauses refill.
- * @period:    length of a period in ns, 1 .. RL_TOKENS_PERIOD_MAX.
- * @burst:     bucket depth in tokens, >= 1.
- * @unlimited: grant everything without taking tokens.
+ * struct rl_params - limits of a bucket, and of the limiter around it
+ * @rate:        tokens added per @period; 0 pauses refill.
+ * @period:      length of a period in ns, 1 .. RL_TOKENS_PERIOD_MAX.
+ * @burst:       bucket depth in tokens, >= 1.
+ * @unlimited:   grant everything without taking tokens.
+ * @concurrency: most tokens held at once, 0 for no limit.
+ * @catchup:     per-mille pace of catching up, RL_TOKENS_CATCHUP_STRICT ..
+ *               RL_TOKENS_CATCHUP_MAX, or 0 for strict.
+ * @backlog:     most tokens kept for catching up, <= burst * 1000.
+ * @fairness:    1 in @fairness grants serves a lower priority first,
+ *               0 .. RL_TOKENS_FAIRNESS_MAX (0: never).
  */
 struct rl_params {
 	u64 rate;
 	u64 period;
 	u64 burst;
 	bool unlimited;
+	u64 concurrency;
+	u32 catchup;
+	u64 backlog;
+	u32 fairness;
 };
 
 /**

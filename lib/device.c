@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +18,12 @@ static_assert(sizeof(struct rl_config) == 64, "struct rl_config size");
 static_assert(sizeof(struct rl_acquire) == 64, "struct rl_acquire size");
 static_assert(sizeof(struct rl_stats) == 128, "struct rl_stats size");
 static_assert(sizeof(struct rl_features) == 64, "struct rl_features size");
+static_assert(offsetof(struct rl_config, concurrency) == 32,
+	      "struct rl_config layout");
+static_assert(offsetof(struct rl_acquire, lag_ns) == 40,
+	      "struct rl_acquire layout");
+static_assert(offsetof(struct rl_stats, refunded) == 120,
+	      "struct rl_stats layout");
 
 int rl_open(int flags)
 {

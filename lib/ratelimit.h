@@ -125,6 +125,56 @@ int rl_acquire_timeout(int fd, uint64_t count, uint64_t timeout_ns,
 int rl_acquire_ex(int fd, struct rl_acquire *req);
 
 /**
+ * rl_release() - give back concurrency permits (RL_IOC_RELEASE)
+ * @fd:    client fd of a limiter with a concurrency limit.
+ * @count: permits, 1 .. the number this fd holds.
+ *
+ * On a limiter with rl_config.concurrency set, every token an acquire
+ * grants is a permit held by the fd until it is released here or the fd
+ * is closed (by exit or kill -9 too).
+ *
+ * Return: 0, -EINVAL for a @count of 0 or above what @fd holds, -EBADFD
+ * without a limiter, or another -errno.
+ */
+int rl_release(int fd, uint64_t count);
+
+/**
+ * rl_refund() - give back rate tokens not used (RL_IOC_REFUND)
+ * @fd:    client fd.
+ * @count: tokens, 1 .. those acquired through @fd and not refunded yet.
+ *
+ * The tokens go back to the bucket, which still never holds more than the
+ * burst: acquire the most a job may need, refund what it did not use.
+ *
+ * Return: 0, -EINVAL for a @count of 0 or too large, -EBADFD without a
+ * limiter, or another -errno.
+ */
+int rl_refund(int fd, uint64_t count);
+
+/**
+ * rl_set_client() - set the fd's priority, weight and cap (RL_IOC_SET_CLIENT)
+ * @fd: client fd with a limiter.
+ * @cc: priority (RL_PRIO_LOW .. RL_PRIO_USER, 0 for MID), weight (1 ..
+ *      RL_WEIGHT_MAX, 0 for 1), cap (tokens per period, 0 for none);
+ *      flags and reserved fields zero. The outputs held and granted are
+ *      ignored, so a struct filled by rl_get_client() may be passed back.
+ *
+ * Return: 0, -EINVAL for values out of range, -EBADFD without a limiter,
+ * or another -errno.
+ */
+int rl_set_client(int fd, const struct rl_client_config *cc);
+
+/**
+ * rl_get_client() - read the fd's client settings (RL_IOC_GET_CLIENT)
+ * @fd: client fd with a limiter.
+ * @cc: filled on success, with the permits the fd holds and the tokens
+ *      granted through it.
+ *
+ * Return: 0, -EBADFD without a limiter, or another -errno.
+ */
+int rl_get_client(int fd, struct rl_client_config *cc);
+
+/**
  * rl_get_stats() - read the limiter's counters (RL_IOC_GET_STATS)
  * @fd: client fd.
  * @st: filled on success (the library zeroes the input fields).

@@ -87,7 +87,7 @@ TEST(features)
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
 	EXPECT_EQ(0U, f.flags);
-	EXPECT_EQ(0x7fULL, f.ioctls);
+	EXPECT_EQ(0x7ffULL, f.ioctls);
 	EXPECT_EQ((__u64)RL_CONFIG_FLAGS_ALL, f.config_flags);
 	EXPECT_EQ((__u64)RL_ACQUIRE_FLAGS_ALL, f.acquire_flags);
 	EXPECT_EQ((__u64)RL_ATTACH_FLAGS_ALL, f.attach_flags);
@@ -107,14 +107,17 @@ TEST(features_after_config)
 	memset(&f, POISON_BYTE, sizeof(f));
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
-	EXPECT_EQ(0x7fULL, f.ioctls);
+	EXPECT_EQ(0x7ffULL, f.ioctls);
 	close(fd);
 }
 
 static const unsigned long known_cmds[] = {
 	RL_IOC_GET_FEATURES, RL_IOC_SET_CONFIG, RL_IOC_GET_CONFIG,
-	RL_IOC_ACQUIRE, RL_IOC_GET_STATS,
+	RL_IOC_ACQUIRE, RL_IOC_GET_STATS, RL_IOC_ATTACH, RL_IOC_UNLINK,
+	RL_IOC_RELEASE, RL_IOC_REFUND, RL_IOC_SET_CLIENT, RL_IOC_GET_CLIENT,
 };
+
+#define NR_KNOWN	ARRAY_SIZE(known_cmds)
 
 static int is_known(unsigned long cmd)
 {
@@ -136,7 +139,7 @@ static void check_enotty(struct __test_metadata *_metadata, int fd)
 	unsigned long cmd;
 
 	/* Every known number with every other direction and size. */
-	for (nr = 0; nr < 5; nr++) {
+	for (nr = 0; nr < NR_KNOWN; nr++) {
 		unsigned int sz = _IOC_SIZE(known_cmds[nr]);
 		unsigned int sizes[] = { 0, 8, sz - 8, sz, sz + 8, 256 };
 
@@ -158,7 +161,7 @@ static void check_enotty(struct __test_metadata *_metadata, int fd)
 		EXPECT_ERRNO(ENOTTY, ioctl(fd, cmd, buf));
 	}
 	/* Unknown numbers. */
-	for (nr = 5; nr < 256; nr += (nr < 16 ? 1 : 37)) {
+	for (nr = NR_KNOWN; nr < 256; nr += (nr < 16 ? 1 : 37)) {
 		memset(buf, 0, sizeof(buf));
 		EXPECT_ERRNO(ENOTTY, ioctl(fd, _IO(RL_IOC_MAGIC, nr), buf));
 		cmd = _IOWR(RL_IOC_MAGIC, nr, struct rl_acquire);
@@ -233,7 +236,6 @@ TEST(config_roundtrip)
 {
 	struct rl_config c;
 	int fd = rl_open();
-	int i;
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, rl_set(fd, 12000, NS_PER_SEC, 250, 0));
@@ -242,9 +244,13 @@ TEST(config_roundtrip)
 	EXPECT_EQ(NS_PER_SEC, c.period_ns);
 	EXPECT_EQ(250ULL, c.burst);
 	EXPECT_EQ(0U, c.flags);
+	/* 0 on SET: strict catch-up, no backlog, default fairness. */
+	EXPECT_TRUE(c.catchup == 0 || c.catchup == RL_CATCHUP_STRICT);
+	EXPECT_EQ(0ULL, c.concurrency);
+	EXPECT_EQ(0ULL, c.backlog);
+	EXPECT_TRUE(c.fairness == 0 || c.fairness == RL_FAIRNESS_DEFAULT);
 	EXPECT_EQ(0U, c.reserved0);
-	for (i = 0; i < 4; i++)
-		EXPECT_EQ(0ULL, c.reserved[i]);
+	EXPECT_EQ(0ULL, c.reserved);
 
 	ASSERT_EQ(0, rl_set(fd, 5, 3 * NS_PER_SEC, 2, RL_CONFIG_UNLIMITED));
 	EXPECT_CONFIG(fd, 5, 3 * NS_PER_SEC, 2, RL_CONFIG_UNLIMITED);
@@ -295,7 +301,6 @@ static void check_bad_flags_reserved(struct __test_metadata *_metadata,
 				     int fd, __u32 flags)
 {
 	struct rl_config c;
-	int i;
 
 	base_cfg(&c, flags);
 	c.flags |= 1U << 1;
@@ -310,11 +315,48 @@ static void check_bad_flags_reserved(struct __test_metadata *_metadata,
 	base_cfg(&c, flags);
 	c.reserved0 = 1;
 	expect_bad_config(_metadata, fd, &c);
-	for (i = 0; i < 4; i++) {
+	base_cfg(&c, flags);
+	c.reserved0 = 1U << 31;
+	expect_bad_config(_metadata, fd, &c);
+	base_cfg(&c, flags);
+	c.reserved = 1;
+	expect_bad_config(_metadata, fd, &c);
+	base_cfg(&c, flags);
+	c.reserved = 1ULL << 63;
+	expect_bad_config(_metadata, fd, &c);
+}
+
+/* catchup, backlog and fairness out of range (base_cfg burst is 10). */
+static void check_bad_sched(struct __test_metadata *_metadata, int fd,
+			    __u32 flags)
+{
+	static const __u32 bad_catchup[] = {
+		1, RL_CATCHUP_STRICT - 1, RL_CATCHUP_MAX + 1, ~0U,
+	};
+	static const __u32 bad_fairness[] = { 1000001, ~0U };
+	struct rl_config c;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad_catchup); i++) {
 		base_cfg(&c, flags);
-		c.reserved[i] = 1ULL << 63;
+		c.catchup = bad_catchup[i];
 		expect_bad_config(_metadata, fd, &c);
 	}
+	for (i = 0; i < ARRAY_SIZE(bad_fairness); i++) {
+		base_cfg(&c, flags);
+		c.fairness = bad_fairness[i];
+		expect_bad_config(_metadata, fd, &c);
+	}
+	base_cfg(&c, flags);
+	c.catchup = 2000;
+	c.backlog = 10 * 1000 + 1;
+	expect_bad_config(_metadata, fd, &c);
+	c.backlog = ~0ULL;
+	expect_bad_config(_metadata, fd, &c);
+	/* Strict catch-up does not make a too large backlog valid. */
+	c.catchup = 0;
+	c.backlog = 10 * 1000 + 1;
+	expect_bad_config(_metadata, fd, &c);
 }
 
 static void check_bad_bounds(struct __test_metadata *_metadata, int fd,
@@ -357,6 +399,7 @@ TEST(config_bad_flags_and_reserved)
 
 	ASSERT_LE(0, fd);
 	check_bad_flags_reserved(_metadata, fd, 0);
+	check_bad_sched(_metadata, fd, 0);
 	close(fd);
 }
 
@@ -375,7 +418,50 @@ TEST(config_bad_with_unlimited)
 
 	ASSERT_LE(0, fd);
 	check_bad_flags_reserved(_metadata, fd, RL_CONFIG_UNLIMITED);
+	check_bad_sched(_metadata, fd, RL_CONFIG_UNLIMITED);
 	check_bad_bounds(_metadata, fd, RL_CONFIG_UNLIMITED);
+	close(fd);
+}
+
+TEST(config_sched_fields_roundtrip)
+{
+	struct rl_config c;
+	int fd = slow_fd(_metadata);
+
+	ASSERT_LE(0, fd);
+	/* The edges of every range, all valid. */
+	base_cfg(&c, 0);
+	c.catchup = RL_CATCHUP_MAX;
+	c.backlog = 10 * 1000;
+	c.fairness = 1000000;
+	c.concurrency = ~0ULL;
+	ASSERT_EQ(0, set_cfg(fd, &c));
+	ASSERT_EQ(0, rl_get(fd, &c));
+	EXPECT_EQ((__u32)RL_CATCHUP_MAX, c.catchup);
+	EXPECT_EQ(10000ULL, c.backlog);
+	EXPECT_EQ(1000000U, c.fairness);
+	EXPECT_EQ(~0ULL, c.concurrency);
+	EXPECT_EQ(0U, c.reserved0);
+	EXPECT_EQ(0ULL, c.reserved);
+
+	base_cfg(&c, 0);
+	c.catchup = RL_CATCHUP_STRICT;
+	c.fairness = 1;
+	c.concurrency = 1;
+	ASSERT_EQ(0, set_cfg(fd, &c));
+	ASSERT_EQ(0, rl_get(fd, &c));
+	EXPECT_EQ((__u32)RL_CATCHUP_STRICT, c.catchup);
+	EXPECT_EQ(0ULL, c.backlog);
+	EXPECT_EQ(1U, c.fairness);
+	EXPECT_EQ(1ULL, c.concurrency);
+
+	/* Concurrency alone with UNLIMITED: a semaphore. */
+	base_cfg(&c, RL_CONFIG_UNLIMITED);
+	c.concurrency = 3;
+	ASSERT_EQ(0, set_cfg(fd, &c));
+	ASSERT_EQ(0, rl_get(fd, &c));
+	EXPECT_EQ((__u32)RL_CONFIG_UNLIMITED, c.flags);
+	EXPECT_EQ(3ULL, c.concurrency);
 	close(fd);
 }
 
@@ -412,7 +498,13 @@ TEST(config_invalid_on_fresh_fd)
 	c.period_ns = 0;
 	EXPECT_ERRNO(EINVAL, set_cfg(fd, &c));
 	base_cfg(&c, 0);
-	c.reserved[3] = 1;
+	c.reserved = 1;
+	EXPECT_ERRNO(EINVAL, set_cfg(fd, &c));
+	base_cfg(&c, 0);
+	c.catchup = 999;
+	EXPECT_ERRNO(EINVAL, set_cfg(fd, &c));
+	base_cfg(&c, 0);
+	c.fairness = 1000001;
 	EXPECT_ERRNO(EINVAL, set_cfg(fd, &c));
 	/* No limiter was created. */
 	EXPECT_ERRNO(EBADFD, rl_get(fd, &c));
@@ -581,15 +673,38 @@ TEST(acquire_bad_reserved)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
-	good_acq(&a);
-	a.reserved0 = 1;
-	EXPECT_ERRNO(EINVAL, acq_raw(fd, &a));
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 2; i++) {
 		good_acq(&a);
 		a.reserved[i] = POISON64;
 		EXPECT_ERRNO(EINVAL, acq_raw(fd, &a));
 	}
 	EXPECT_EQ(5ULL, rl_avail(fd));
+	close(fd);
+}
+
+TEST(acquire_bad_priority)
+{
+	static const __u32 bad[] = { RL_PRIO_USER + 1, 1U << 31, ~0U };
+	struct rl_acquire a;
+	struct rl_stats s;
+	unsigned int i;
+	int fd = rl_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_ERRNO(EINVAL, rl_acq_prio(fd, 1, RL_DEADLINE_NONE, 0,
+						 bad[i], &a));
+		EXPECT_ERRNO(EINVAL, rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+						 bad[i], &a));
+	}
+	EXPECT_EQ(5ULL, rl_avail(fd));
+	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_EQ(0ULL, s.requests);
+	/* Every valid priority, default included. */
+	for (i = RL_PRIO_DEFAULT; i <= RL_PRIO_USER; i++)
+		EXPECT_EQ(0, rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK, i, &a));
+	EXPECT_EQ(0ULL, rl_avail(fd));
 	close(fd);
 }
 
@@ -675,10 +790,12 @@ TEST(acquire_outputs_overwritten)
 	/* Input poison ignored, outputs written: no sleep. */
 	EXPECT_NE(POISON64, a.wait_ns);
 	EXPECT_NE(POISON64, a.ready_ns);
+	EXPECT_NE(POISON64, a.lag_ns);
 	EXPECT_GE(t1 - t0, a.wait_ns);
 	EXPECT_GT(NS_PER_MS, a.wait_ns);
 	EXPECT_EQ(2ULL, a.count);
-	for (i = 0; i < 3; i++)
+	EXPECT_EQ(0U, a.priority);
+	for (i = 0; i < 2; i++)
 		EXPECT_EQ(0ULL, a.reserved[i]);
 	close(fd);
 }
@@ -842,7 +959,6 @@ TEST(stats_outputs_overwritten)
 {
 	struct rl_stats s;
 	int fd = rl_open();
-	int i;
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 2, 0));
@@ -861,8 +977,10 @@ TEST(stats_outputs_overwritten)
 	EXPECT_EQ(0ULL, s.rejected);
 	EXPECT_EQ(0ULL, s.waiters);
 	EXPECT_EQ(2ULL, s.available);
-	for (i = 0; i < 4; i++)
-		EXPECT_EQ(0ULL, s.reserved[i]);
+	EXPECT_EQ(0ULL, s.held);
+	EXPECT_EQ(1ULL, s.clients);
+	EXPECT_EQ(0ULL, s.backlog);
+	EXPECT_EQ(0ULL, s.refunded);
 	close(fd);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Helpers shared by the /dev/ratelimit selftests: raw ioctls, a clock,
- * and threads that sit in RL_IOC_ACQUIRE. Include after "kselftest_harness.h"
+ * threads that sit in RL_IOC_ACQUIRE, named limiters, sysfs files and
+ * children running as another user. Include after "kselftest_harness.h"
  * with _GNU_SOURCE defined.
  *
  * Copyright (C) 2026 The ratelimit authors
@@ -11,14 +12,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <linux/ratelimit_dev.h>
 
@@ -99,7 +106,62 @@ static inline int rl_acq(int fd, __u64 count, __u64 deadline, __u32 flags,
 	a->flags = flags;
 	a->wait_ns = POISON64;
 	a->ready_ns = POISON64;
+	a->lag_ns = POISON64;
 	return ioctl(fd, RL_IOC_ACQUIRE, a);
+}
+
+/* rl_acq() at priority @prio (RL_PRIO_*). */
+static inline int rl_acq_prio(int fd, __u64 count, __u64 deadline,
+			      __u32 flags, __u32 prio, struct rl_acquire *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->count = count;
+	a->deadline_ns = deadline;
+	a->flags = flags;
+	a->priority = prio;
+	a->wait_ns = POISON64;
+	a->ready_ns = POISON64;
+	a->lag_ns = POISON64;
+	return ioctl(fd, RL_IOC_ACQUIRE, a);
+}
+
+/* RL_IOC_RELEASE (@cmd RL_IOC_RELEASE) or RL_IOC_REFUND of @count. */
+static inline int rl_give(int fd, unsigned long cmd, __u64 count)
+{
+	struct rl_release r;
+
+	memset(&r, 0, sizeof(r));
+	r.count = count;
+	return ioctl(fd, cmd, &r);
+}
+
+static inline int rl_release(int fd, __u64 count)
+{
+	return rl_give(fd, RL_IOC_RELEASE, count);
+}
+
+static inline int rl_refund(int fd, __u64 count)
+{
+	return rl_give(fd, RL_IOC_REFUND, count);
+}
+
+/* RL_IOC_SET_CLIENT: this fd's default priority, weight and cap. */
+static inline int rl_client(int fd, __u32 prio, __u32 weight, __u64 cap)
+{
+	struct rl_client_config cc;
+
+	memset(&cc, 0, sizeof(cc));
+	cc.priority = prio;
+	cc.weight = weight;
+	cc.cap = cap;
+	return ioctl(fd, RL_IOC_SET_CLIENT, &cc);
+}
+
+/* RL_IOC_GET_CLIENT into a poisoned struct. */
+static inline int rl_client_get(int fd, struct rl_client_config *cc)
+{
+	memset(cc, POISON_BYTE, sizeof(*cc));
+	return ioctl(fd, RL_IOC_GET_CLIENT, cc);
 }
 
 /* Tokens in the bucket now, or POISON64 on error. */
@@ -140,15 +202,17 @@ static inline long thread_nvcsw(void)
 }
 
 /*
- * A thread doing one RL_IOC_ACQUIRE. The caller fills fd, count, deadline
- * and flags; the thread records the result, the times around the call and
- * its voluntary context switches during it.
+ * A thread doing one RL_IOC_ACQUIRE. The caller fills fd, count, deadline,
+ * flags and prio (RL_PRIO_*, 0 for the fd's); the thread records the
+ * result, the times around the call and its voluntary context switches
+ * during it.
  */
 struct waiter {
 	int fd;
 	__u64 count;
 	__u64 deadline;
 	__u32 flags;
+	__u32 prio;
 	int ret;
 	int err;
 	struct rl_acquire a;
@@ -169,7 +233,8 @@ static inline void *waiter_fn(void *arg)
 
 	cs = thread_nvcsw();
 	w->t_start = now_ns();
-	w->ret = rl_acq(w->fd, w->count, w->deadline, w->flags, &w->a);
+	w->ret = rl_acq_prio(w->fd, w->count, w->deadline, w->flags, w->prio,
+			     &w->a);
 	w->err = errno;
 	w->t_end = now_ns();
 	w->nvcsw = thread_nvcsw() - cs;
@@ -206,6 +271,24 @@ static inline int waiter_start(struct waiter *w, int fd, __u64 count,
 {
 	return waiter_start_ordered(w, fd, count, deadline, flags,
 				    NULL, NULL, 0);
+}
+
+/* waiter_start_ordered() at priority @prio. */
+static inline int waiter_start_prio(struct waiter *w, int fd, __u64 count,
+				    __u64 deadline, __u32 prio, int *order,
+				    int *order_len, int id)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	w->count = count;
+	w->deadline = deadline;
+	w->prio = prio;
+	w->ret = -2;
+	w->order = order;
+	w->order_len = order_len;
+	w->id = id;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return pthread_create(&w->th, NULL, waiter_fn, w);
 }
 
 /* Join within @timeout_ms: 0 on success, else the thread is left running. */
@@ -246,6 +329,340 @@ static inline int catch_signal(int sig, int flags)
 	sigemptyset(&sa.sa_mask);
 	__atomic_store_n(&sig_hits, 0, __ATOMIC_SEQ_CST);
 	return sigaction(sig, &sa, NULL);
+}
+
+/* ---- named limiters ---- */
+
+#define RL_SYSFS	"/sys/kernel/ratelimit"
+#define RL_PARAMS	"/sys/module/ratelimit/parameters"
+
+/* RL_IOC_ATTACH with @c as the config of a limiter it creates. */
+static inline int rl_att_cfg(int fd, const char *name, __u32 flags,
+			     __u32 mode, const struct rl_config *c)
+{
+	struct rl_attach at;
+
+	memset(&at, 0, sizeof(at));
+	at.name_ptr = (__u64)(uintptr_t)name;
+	at.flags = flags;
+	at.mode = mode;
+	at.config = *c;
+	return ioctl(fd, RL_IOC_ATTACH, &at);
+}
+
+static inline int rl_att(int fd, const char *name, __u32 flags, __u32 mode,
+			 __u64 rate, __u64 period_ns, __u64 burst)
+{
+	struct rl_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.rate = rate;
+	c.period_ns = period_ns;
+	c.burst = burst;
+	return rl_att_cfg(fd, name, flags, mode, &c);
+}
+
+/* A new fd attached to @name, or -1 with errno set. */
+static inline int rl_open_att(const char *name, __u32 flags, __u32 mode,
+			      __u64 rate, __u64 period_ns, __u64 burst)
+{
+	int fd = rl_open();
+	int err;
+
+	if (fd < 0)
+		return -1;
+	if (rl_att(fd, name, flags, mode, rate, period_ns, burst)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+static inline int rl_unl(int fd, const char *name)
+{
+	struct rl_unlink u;
+
+	memset(&u, 0, sizeof(u));
+	u.name_ptr = (__u64)(uintptr_t)name;
+	return ioctl(fd, RL_IOC_UNLINK, &u);
+}
+
+/* RL_IOC_UNLINK through a fresh fd: 0, or -1 with errno set. */
+static inline int rl_unl_name(const char *name)
+{
+	int fd = rl_open();
+	int ret, err;
+
+	if (fd < 0)
+		return -1;
+	ret = rl_unl(fd, name);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret;
+}
+
+/* Read a small file, without its trailing newline: 0 or -1 (errno). */
+static inline int file_read(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	err = errno;
+	close(fd);
+	if (n < 0) {
+		errno = err;
+		return -1;
+	}
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return 0;
+}
+
+/* Write @s to @path in one write(): 0 or -1 (errno). */
+static inline int file_write(const char *path, const char *s)
+{
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	err = errno;
+	close(fd);
+	if (n < 0) {
+		errno = err;
+		return -1;
+	}
+	if ((size_t)n != strlen(s)) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* A decimal u64 file: 0, or -1 (errno; EINVAL if it is not a number). */
+static inline int file_u64(const char *path, __u64 *v)
+{
+	char buf[64], *end;
+
+	if (file_read(path, buf, sizeof(buf)))
+		return -1;
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	if (errno || end == buf || *end) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* /sys/kernel/ratelimit/@name/@file (@file may be NULL: the directory). */
+static inline const char *sysfs_path(char *buf, size_t len, const char *name,
+				     const char *file)
+{
+	snprintf(buf, len, "%s/%s%s%s", RL_SYSFS, name, file ? "/" : "",
+		 file ? file : "");
+	return buf;
+}
+
+static inline int sysfs_read(const char *name, const char *file, char *buf,
+			     size_t len)
+{
+	char path[256];
+
+	return file_read(sysfs_path(path, sizeof(path), name, file), buf, len);
+}
+
+static inline int sysfs_write(const char *name, const char *file,
+			      const char *s)
+{
+	char path[256];
+
+	return file_write(sysfs_path(path, sizeof(path), name, file), s);
+}
+
+/* A decimal sysfs value, or POISON64 on error. */
+static inline __u64 sysfs_u64(const char *name, const char *file)
+{
+	char path[256];
+	__u64 v;
+
+	if (file_u64(sysfs_path(path, sizeof(path), name, file), &v))
+		return POISON64;
+	return v;
+}
+
+/* 1 if /sys/kernel/ratelimit/@name is a directory, else 0. */
+static inline int sysfs_exists(const char *name)
+{
+	char path[256];
+	struct stat st;
+
+	if (stat(sysfs_path(path, sizeof(path), name, NULL), &st))
+		return 0;
+	return S_ISDIR(st.st_mode);
+}
+
+/* /sys/kernel/ratelimit/count, or POISON64. */
+static inline __u64 rl_named_count(void)
+{
+	__u64 v;
+
+	return file_u64(RL_SYSFS "/count", &v) ? POISON64 : v;
+}
+
+/* Module parameter @param of ratelimit, or POISON64. */
+static inline __u64 param_get(const char *param)
+{
+	char path[256];
+	__u64 v;
+
+	snprintf(path, sizeof(path), "%s/%s", RL_PARAMS, param);
+	return file_u64(path, &v) ? POISON64 : v;
+}
+
+static inline int param_set(const char *param, __u64 v)
+{
+	char path[256], buf[32];
+
+	snprintf(path, sizeof(path), "%s/%s", RL_PARAMS, param);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	return file_write(path, buf);
+}
+
+/* ---- running as another user ---- */
+
+/* Credentials for run_as(): uid, gid and up to 4 supplementary groups. */
+struct rl_cred {
+	uid_t uid;
+	gid_t gid;
+	int ngroups;
+	gid_t groups[4];
+};
+
+/* Drop to @c for good (groups, then gid, then uid): 0 or -1. */
+static inline int rl_become(const struct rl_cred *c)
+{
+	if (setgroups(c->ngroups, c->groups))
+		return -1;
+	if (setgid(c->gid) || setuid(c->uid))
+		return -1;
+	if (getuid() != c->uid || geteuid() != c->uid || getegid() != c->gid)
+		return -1;
+	return 0;
+}
+
+#define RUN_AS_MAX	16
+
+/* A child started by child_start(): its pid and the read end of its pipe. */
+struct rl_child {
+	pid_t pid;
+	int fd;
+};
+
+/*
+ * Run @fn(@arg, out) in a child process with credentials @c (NULL: the
+ * caller's). @fn fills up to RUN_AS_MAX ints of out (preset to -1), which
+ * child_finish() reads back. 0 or -1.
+ */
+static inline int child_start(struct rl_child *ch, const struct rl_cred *c,
+			      void (*fn)(void *arg, int *out), void *arg)
+{
+	int res[RUN_AS_MAX], p[2], i;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	ch->pid = fork();
+	if (ch->pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (ch->pid == 0) {
+		close(p[0]);
+		if (c && rl_become(c))
+			_exit(2);
+		for (i = 0; i < RUN_AS_MAX; i++)
+			res[i] = -1;
+		fn(arg, res);
+		if (write(p[1], res, sizeof(res)) != sizeof(res))
+			_exit(3);
+		_exit(0);
+	}
+	close(p[1]);
+	ch->fd = p[0];
+	return 0;
+}
+
+/*
+ * Collect the ints of a child into @out (RUN_AS_MAX of them, -1 if
+ * missing). 0 when it dropped its credentials, reported and exited with 0
+ * within @timeout_ms; else -1 (the child is killed).
+ */
+static inline int child_finish(struct rl_child *ch, int *out,
+			       unsigned int timeout_ms)
+{
+	int res[RUN_AS_MAX], status, i;
+	size_t got = 0;
+	__u64 end;
+
+	for (i = 0; i < RUN_AS_MAX; i++)
+		out[i] = -1;
+	end = now_ns() + timeout_ms * NS_PER_MS;
+	while (got < sizeof(res)) {
+		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+		__u64 t = now_ns();
+		ssize_t n;
+
+		if (t >= end || poll(&pfd, 1, (end - t) / NS_PER_MS + 1) <= 0)
+			break;
+		n = read(ch->fd, (char *)res + got, sizeof(res) - got);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	close(ch->fd);
+	if (got < sizeof(res))
+		kill(ch->pid, SIGKILL);
+	if (waitpid(ch->pid, &status, 0) != ch->pid)
+		return -1;
+	if (got < sizeof(res) || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	memcpy(out, res, sizeof(res));
+	return 0;
+}
+
+/* child_start() and child_finish() in one. */
+static inline int run_as(const struct rl_cred *c,
+			 void (*fn)(void *arg, int *out), void *arg,
+			 int *out, unsigned int timeout_ms)
+{
+	struct rl_child ch;
+	int i;
+
+	if (child_start(&ch, c, fn, arg)) {
+		for (i = 0; i < RUN_AS_MAX; i++)
+			out[i] = -1;
+		return -1;
+	}
+	return child_finish(&ch, out, timeout_ms);
+}
+
+/* 0 if @ret is 0, else errno: for the ints of run_as(). */
+static inline int ret_err(int ret)
+{
+	return ret ? errno : 0;
 }
 
 #endif /* RL_SELFTEST_UTIL_H */

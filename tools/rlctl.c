@@ -33,7 +33,7 @@
 #define NSEC_PER_SEC	1000000000ULL
 #define EXIT_USAGE	2
 #define DEFAULT_MODE	0644
-#define MAX_WRITES	8
+#define MAX_WRITES	16
 
 static const char *sysfs_root = SYSFS_ROOT;
 static bool json;
@@ -41,25 +41,36 @@ static bool json;
 /* The sysfs attributes of a limiter, all decimal u64 but mode (octal). */
 struct info {
 	uint64_t rate, period_ns, burst, unlimited;
+	uint64_t concurrency, fairness, catchup, backlog;
 	uint64_t granted, requests, immediate, waited;
 	uint64_t wait_ns_total, wait_ns_max, timeouts, interrupted;
 	uint64_t rejected, waiters, available;
+	uint64_t held, backlog_tokens, refunded;
 	uint64_t clients, owner, group, persistent, mode;
+	uint64_t missing;	/* bit i: optional attrs[i] not there */
 };
 
 struct attr {
 	const char *key;
 	size_t off;
+	unsigned int flags;
 };
 
-#define ATTR(x)	{ #x, offsetof(struct info, x) }
+#define A_LIST	1U	/* in the JSON of list */
+#define A_OPT	2U	/* newer than named limiters: may be missing */
+
+#define ATTR(x, f)	{ #x, offsetof(struct info, x), f }
 static const struct attr attrs[] = {
-	ATTR(rate), ATTR(period_ns), ATTR(burst), ATTR(unlimited),
-	ATTR(owner), ATTR(group), ATTR(mode), ATTR(persistent),
-	ATTR(clients), ATTR(granted), ATTR(requests), ATTR(immediate),
-	ATTR(waited), ATTR(wait_ns_total), ATTR(wait_ns_max),
-	ATTR(timeouts), ATTR(interrupted), ATTR(rejected), ATTR(waiters),
-	ATTR(available),
+	ATTR(rate, A_LIST), ATTR(period_ns, A_LIST), ATTR(burst, A_LIST),
+	ATTR(unlimited, A_LIST), ATTR(concurrency, A_LIST | A_OPT),
+	ATTR(fairness, A_OPT), ATTR(catchup, A_OPT), ATTR(backlog, A_OPT),
+	ATTR(owner, 0), ATTR(group, 0), ATTR(mode, 0), ATTR(persistent, 0),
+	ATTR(clients, A_LIST), ATTR(granted, 0), ATTR(requests, 0),
+	ATTR(immediate, 0), ATTR(waited, 0), ATTR(wait_ns_total, 0),
+	ATTR(wait_ns_max, 0), ATTR(timeouts, 0), ATTR(interrupted, 0),
+	ATTR(rejected, 0), ATTR(waiters, A_LIST), ATTR(available, 0),
+	ATTR(held, A_LIST | A_OPT), ATTR(backlog_tokens, A_OPT),
+	ATTR(refunded, A_OPT),
 };
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -70,10 +81,13 @@ static void print_usage(FILE *f)
 	fprintf(f,
 		"usage: rlctl [--json] COMMAND [ARGS]\n"
 		"  create NAME RATESPEC [--burst N] [--mode OCTAL] [--persist]\n"
+		"         [--concurrency N] [--fairness N] [--catchup PERMILLE] [--backlog N]\n"
 		"                       create a named limiter (mode default 0644)\n"
 		"  set NAME KEY=VALUE...  change it; keys: rate (a rate spec or a\n"
-		"                       number), period_ns, burst, unlimited (0 or 1)\n"
-		"  show NAME            configuration, statistics and clients\n"
+		"                       number), period_ns, burst, unlimited (0 or 1),\n"
+		"                       concurrency, fairness, catchup, backlog\n"
+		"  show NAME            configuration, statistics, wait percentiles\n"
+		"                       and clients with their shares\n"
 		"  list                 one line per limiter\n"
 		"  rm NAME              remove the name\n"
 		"  watch NAME [-i SECONDS] [-n COUNT]\n"
@@ -296,7 +310,9 @@ static int load_info(const char *name, struct info *info)
 	memset(info, 0, sizeof(*info));
 	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
 		ret = read_attr(name, attrs[i].key, FIELD(info, &attrs[i]));
-		if (ret)
+		if (ret == -ENOENT && (attrs[i].flags & A_OPT))
+			info->missing |= 1ULL << i;
+		else if (ret)
 			return ret;
 	}
 	return 0;
@@ -370,6 +386,66 @@ static const char *fmt_target(char *buf, size_t len, double target)
 	return buf;
 }
 
+/* --- settings ----------------------------------------------------- */
+
+struct write {
+	const char *key;
+	uint64_t val;
+	int err;
+};
+
+static const char *const set_keys[] = {
+	"rate", "period_ns", "burst", "unlimited",
+	"concurrency", "fairness", "catchup", "backlog",
+};
+
+enum {
+	K_RATE, K_PERIOD, K_BURST, K_UNLIMITED,
+	K_CONCURRENCY, K_FAIRNESS, K_CATCHUP, K_BACKLOG, K_NR
+};
+
+struct change {
+	bool has[K_NR];
+	uint64_t val[K_NR];
+};
+
+static void change_set(struct change *c, int key, uint64_t val)
+{
+	c->has[key] = true;
+	c->val[key] = val;
+}
+
+/* The value of one of the keys after rate; 0 or an exit code. */
+static int parse_value(int key, const char *v, struct change *c)
+{
+	uint64_t val;
+
+	switch (key) {
+	case K_CONCURRENCY:
+		if (parse_amount(v, &val))
+			return usage("invalid concurrency '%s'", v);
+		break;
+	case K_FAIRNESS:
+		if (parse_u64(v, 10, &val) || val > 1000000)
+			return usage("invalid fairness '%s' (0 .. 1000000)", v);
+		break;
+	case K_CATCHUP:
+		if (parse_u64(v, 10, &val) ||
+		    (val && (val < RL_CATCHUP_STRICT || val > RL_CATCHUP_MAX)))
+			return usage("invalid catchup '%s' (per-mille, %u .. %u, or 0)",
+				     v, RL_CATCHUP_STRICT, RL_CATCHUP_MAX);
+		break;
+	case K_BACKLOG:
+		if (parse_amount(v, &val))
+			return usage("invalid backlog '%s'", v);
+		break;
+	default:
+		return usage("internal error: key %d", key);
+	}
+	change_set(c, key, val);
+	return 0;
+}
+
 /* --- create, rm ---------------------------------------------------- */
 
 static int open_device(void)
@@ -390,11 +466,16 @@ static int cmd_create(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "persist", no_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "concurrency", required_argument, NULL, 'c' },
+		{ "fairness", required_argument, NULL, 'f' },
+		{ "catchup", required_argument, NULL, 'u' },
+		{ "backlog", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *burst = NULL, *name, *spec;
 	uint32_t flags = RL_ATTACH_CREATE | RL_ATTACH_EXCL;
 	uint64_t mode = DEFAULT_MODE, val;
+	struct change c = { 0 };
 	struct rl_config cfg;
 	int opt, fd, ret;
 
@@ -413,13 +494,25 @@ static int cmd_create(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'c':
+		case 'f':
+		case 'u':
+		case 'l':
+			ret = parse_value(opt == 'c' ? K_CONCURRENCY :
+					  opt == 'f' ? K_FAIRNESS :
+					  opt == 'u' ? K_CATCHUP : K_BACKLOG,
+					  optarg, &c);
+			if (ret)
+				return ret;
+			break;
 		default:
 			return usage("create: bad option or missing value '%s'",
 				     argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 2)
-		return usage_line("create NAME RATESPEC [--burst N] [--mode OCTAL] [--persist]");
+		return usage_line("create NAME RATESPEC [--burst N] [--mode OCTAL] [--persist]\n"
+				  "             [--concurrency N] [--fairness N] [--catchup PERMILLE] [--backlog N]");
 	name = argv[optind];
 	spec = argv[optind + 1];
 	ret = check_name(name);
@@ -432,6 +525,16 @@ static int cmd_create(int argc, char **argv)
 			return usage("invalid burst '%s'", burst);
 		cfg.burst = val;
 	}
+	cfg.concurrency = c.val[K_CONCURRENCY];
+	cfg.fairness = (uint32_t)c.val[K_FAIRNESS];
+	cfg.catchup = (uint32_t)c.val[K_CATCHUP];
+	cfg.backlog = c.val[K_BACKLOG];
+	/* A semaphore grants a request for several permits in one piece. */
+	if ((cfg.flags & RL_CONFIG_UNLIMITED) && cfg.concurrency && !burst) {
+		cfg.burst = cfg.concurrency;
+		if (cfg.burst > RL_BURST_PERIOD_MAX / cfg.period_ns)
+			cfg.burst = RL_BURST_PERIOD_MAX / cfg.period_ns;
+	}
 
 	fd = open_device();
 	if (fd < 0)
@@ -439,7 +542,9 @@ static int cmd_create(int argc, char **argv)
 	ret = rl_attach(fd, name, flags, (uint32_t)mode, &cfg);
 	if (ret == -EINVAL)
 		return fail("cannot create '%s': invalid configuration '%s'%s",
-			    name, spec, burst ? " with that burst" : "");
+			    name, spec, burst || c.has[K_CONCURRENCY] ||
+			    c.has[K_FAIRNESS] || c.has[K_CATCHUP] ||
+			    c.has[K_BACKLOG] ? " with those options" : "");
 	if (ret)
 		return name_error(name, ret);
 	if (!(flags & RL_ATTACH_PERSIST))
@@ -469,27 +574,6 @@ static int cmd_rm(int argc, char **argv)
 
 /* --- set ----------------------------------------------------------- */
 
-struct write {
-	const char *key;
-	uint64_t val;
-	int err;
-};
-
-struct change {
-	bool has[4];		/* rate, period_ns, burst, unlimited */
-	uint64_t val[4];
-};
-
-static const char *const set_keys[] = { "rate", "period_ns", "burst",
-					"unlimited" };
-enum { K_RATE, K_PERIOD, K_BURST, K_UNLIMITED };
-
-static void change_set(struct change *c, int key, uint64_t val)
-{
-	c->has[key] = true;
-	c->val[key] = val;
-}
-
 /* One KEY=VALUE argument into @c; 0 or an exit code. */
 static int parse_setting(const char *arg, struct change *c)
 {
@@ -503,7 +587,7 @@ static int parse_setting(const char *arg, struct change *c)
 		return usage("expected KEY=VALUE, not '%s'", arg);
 	klen = eq - arg;
 	v = eq + 1;
-	for (key = 0; key < (int)ARRAY_SIZE(set_keys); key++)
+	for (key = 0; key < K_NR; key++)
 		if (strlen(set_keys[key]) == klen &&
 		    !strncmp(arg, set_keys[key], klen))
 			break;
@@ -541,9 +625,11 @@ static int parse_setting(const char *arg, struct change *c)
 			return usage("invalid unlimited '%s' (0 or 1)", v);
 		change_set(c, K_UNLIMITED, *v == '1');
 		return 0;
-	default:
-		return usage("unknown key '%.*s' (rate, period_ns, burst, unlimited)",
+	case K_NR:
+		return usage("unknown key '%.*s' (see rlctl --help)",
 			     (int)klen, arg);
+	default:
+		return parse_value(key, v, c);
 	}
 }
 
@@ -576,6 +662,10 @@ static int plan_writes(const struct change *c, const struct info *cur,
 	if (!period_first)
 		add_write(w, &n, c, K_PERIOD);
 	add_write(w, &n, c, K_BURST);
+	add_write(w, &n, c, K_CONCURRENCY);
+	add_write(w, &n, c, K_FAIRNESS);
+	add_write(w, &n, c, K_CATCHUP);
+	add_write(w, &n, c, K_BACKLOG);
 	if (c->has[K_UNLIMITED] && !c->val[K_UNLIMITED])
 		add_write(w, &n, c, K_UNLIMITED);
 	return n;
@@ -646,8 +736,12 @@ static int cmd_set(int argc, char **argv)
 			failed = &w[i];
 	if (!failed)
 		return 0;
-	if (failed->err == -ENOENT || failed->err == -EACCES ||
-	    failed->err == -EPERM)
+	if (failed->err == -ENOENT && !check_limiter(name))
+		return fail("cannot set %s on '%s': the loaded module has no such setting",
+			    failed->key, name);
+	if (failed->err == -ENOENT)
+		return 1;	/* check_limiter() said why */
+	if (failed->err == -EACCES || failed->err == -EPERM)
 		return name_error(name, failed->err);
 	return fail("cannot set %s=%llu on '%s': %s", failed->key,
 		    (unsigned long long)failed->val, name,
@@ -656,48 +750,225 @@ static int cmd_set(int argc, char **argv)
 
 /* --- show, list ---------------------------------------------------- */
 
-static void show_clients_text(char *list)
-{
-	char *line, *save = NULL, *sp, *last;
+/* A line of client_list: "PID COMM GRANTED HELD PRIORITY WEIGHT CAP". */
+struct client {
+	uint64_t pid, granted, held, priority, weight, cap;
+	const char *comm;
+	bool full;		/* the last four fields are there */
+};
 
-	printf("%-8s %-16s %s\n", "PID", "COMM", "GRANTED");
+static const char *prio_name(uint64_t prio)
+{
+	static const char *const names[] = { "default", "low", "mid", "high",
+					     "user" };
+
+	return prio < ARRAY_SIZE(names) ? names[prio] : "?";
+}
+
+/*
+ * Split @line in place. COMM may hold spaces: PID is the first word and
+ * the numbers are the last ones. Lines of an older module have GRANTED
+ * only. Returns false for a line that is neither.
+ */
+static bool parse_client(char *line, struct client *c)
+{
+	uint64_t *nums[] = { &c->granted, &c->held, &c->priority,
+			     &c->weight, &c->cap };
+	char *words[8], *sp;
+	int n = 0, i, k;
+
+	memset(c, 0, sizeof(*c));
+	sp = strchr(line, ' ');
+	if (!sp)
+		return false;
+	*sp = '\0';
+	if (parse_u64(line, 10, &c->pid))
+		return false;
+	c->comm = sp + 1;
+	/* Up to five numbers from the end, leaving COMM non-empty. */
+	while (n < 5 && (sp = strrchr(c->comm, ' ')) && sp != c->comm) {
+		words[n++] = sp + 1;
+		*sp = '\0';
+	}
+	k = n == 5 ? 5 : 1;
+	if (n < k)
+		return false;
+	/* Give the words beyond GRANTED back to COMM for an old line. */
+	for (i = n - 1; i >= k; i--)
+		words[i][-1] = ' ';
+	for (i = 0; i < k; i++)
+		if (parse_u64(words[k - 1 - i], 10, nums[i]))
+			return false;
+	c->full = k == 5;
+	return true;
+}
+
+/* The clients of @list (modified in place) into a new array. */
+static struct client *parse_clients(char *list, size_t *n, uint64_t *total)
+{
+	struct client *cl = NULL, *ncl, c;
+	char *line, *save = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	*total = 0;
 	for (line = strtok_r(list, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		sp = strchr(line, ' ');
-		last = strrchr(line, ' ');
-		if (!sp || sp == last) {
-			printf("%s\n", line);
+		if (!parse_client(line, &c))
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			ncl = realloc(cl, cap * sizeof(*cl));
+			if (!ncl)
+				break;
+			cl = ncl;
+		}
+		cl[(*n)++] = c;
+		*total += c.granted;
+	}
+	return cl;
+}
+
+static double share_pct(uint64_t granted, uint64_t total)
+{
+	return total ? granted * 100.0 / total : 0;
+}
+
+static void show_clients_text(const struct client *cl, size_t n,
+			      uint64_t total)
+{
+	char cap[24];
+	size_t i;
+
+	printf("%-8s %-16s %12s %7s %8s %-7s %6s %10s\n", "PID", "COMM",
+	       "GRANTED", "SHARE", "HELD", "PRIO", "WEIGHT", "CAP");
+	for (i = 0; i < n; i++) {
+		printf("%-8llu %-16s %12llu %6.1f%%",
+		       (unsigned long long)cl[i].pid, cl[i].comm,
+		       (unsigned long long)cl[i].granted,
+		       share_pct(cl[i].granted, total));
+		if (!cl[i].full) {
+			printf("\n");
 			continue;
 		}
-		*sp = '\0';
-		*last = '\0';
-		printf("%-8s %-16s %s\n", line, sp + 1, last + 1);
+		if (cl[i].cap)
+			snprintf(cap, sizeof(cap), "%llu",
+				 (unsigned long long)cl[i].cap);
+		else
+			snprintf(cap, sizeof(cap), "-");
+		printf(" %8llu %-7s %6llu %10s\n",
+		       (unsigned long long)cl[i].held,
+		       prio_name(cl[i].priority),
+		       (unsigned long long)cl[i].weight, cap);
 	}
 }
 
-static void show_clients_json(char *list)
+static void show_clients_json(const struct client *cl, size_t n,
+			      uint64_t total)
 {
-	char *line, *save = NULL, *sp, *last;
-	uint64_t pid, granted;
-	bool first = true;
+	size_t i;
 
 	putchar('[');
-	for (line = strtok_r(list, "\n", &save); line;
+	for (i = 0; i < n; i++) {
+		printf("%s{\"pid\":%llu,\"comm\":", i ? "," : "",
+		       (unsigned long long)cl[i].pid);
+		json_string(cl[i].comm);
+		printf(",\"granted\":%llu,\"share_pct\":%.2f",
+		       (unsigned long long)cl[i].granted,
+		       share_pct(cl[i].granted, total));
+		if (cl[i].full)
+			printf(",\"held\":%llu,\"priority\":\"%s\",\"weight\":%llu,\"cap\":%llu",
+			       (unsigned long long)cl[i].held,
+			       prio_name(cl[i].priority),
+			       (unsigned long long)cl[i].weight,
+			       (unsigned long long)cl[i].cap);
+		putchar('}');
+	}
+	putchar(']');
+}
+
+/* wait_histogram: lines "FLOOR_NS COUNT", log2 buckets of the waits. */
+#define HIST_MAX	65
+
+struct hist {
+	size_t n;
+	uint64_t floor[HIST_MAX], count[HIST_MAX], total;
+};
+
+static const unsigned int percentiles[] = { 50, 90, 99 };
+
+static void parse_hist(char *text, struct hist *h)
+{
+	char *line, *save = NULL, *sp;
+	uint64_t f, c;
+
+	memset(h, 0, sizeof(*h));
+	for (line = strtok_r(text, "\n", &save); line && h->n < HIST_MAX;
 	     line = strtok_r(NULL, "\n", &save)) {
 		sp = strchr(line, ' ');
-		last = strrchr(line, ' ');
-		if (!sp || sp == last)
+		if (!sp)
 			continue;
 		*sp = '\0';
-		*last = '\0';
-		if (parse_u64(line, 10, &pid) || parse_u64(last + 1, 10, &granted))
+		if (parse_u64(line, 10, &f) || parse_u64(sp + 1, 10, &c))
 			continue;
-		printf("%s{\"pid\":%llu,\"comm\":", first ? "" : ",",
-		       (unsigned long long)pid);
-		json_string(sp + 1);
-		printf(",\"granted\":%llu}", (unsigned long long)granted);
-		first = false;
+		h->floor[h->n] = f;
+		h->count[h->n++] = c;
+		h->total += c;
 	}
+}
+
+/*
+ * Upper bound of the @pct-th percentile wait: the top of the bucket
+ * (FLOOR .. 2 x FLOOR) that holds it; 0 for the bucket of no wait.
+ */
+static uint64_t hist_pct(const struct hist *h, unsigned int pct)
+{
+	uint64_t rank = (h->total * pct + 99) / 100, sum = 0;
+	size_t i;
+
+	if (!rank)
+		rank = 1;
+	for (i = 0; i < h->n; i++) {
+		sum += h->count[i];
+		if (sum >= rank)
+			break;
+	}
+	if (i == h->n)
+		i--;
+	return h->floor[i] * 2;
+}
+
+static void show_hist_text(const struct hist *h)
+{
+	size_t i;
+
+	if (!h->total) {
+		printf("%-14s -\n", "wait p50/90/99");
+		return;
+	}
+	printf("%-14s", "wait p50/90/99");
+	for (i = 0; i < ARRAY_SIZE(percentiles); i++)
+		printf("%s <= %.3f ms", i ? "," : "",
+		       hist_pct(h, percentiles[i]) / 1e6);
+	printf("  (of %llu waits)\n", (unsigned long long)h->total);
+}
+
+static void show_hist_json(const struct hist *h)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(percentiles); i++) {
+		if (h->total)
+			printf(",\"wait_p%u_ns\":%llu", percentiles[i],
+			       (unsigned long long)hist_pct(h, percentiles[i]));
+		else
+			printf(",\"wait_p%u_ns\":null", percentiles[i]);
+	}
+	printf(",\"wait_histogram\":[");
+	for (i = 0; i < h->n; i++)
+		printf("%s{\"floor_ns\":%llu,\"count\":%llu}", i ? "," : "",
+		       (unsigned long long)h->floor[i],
+		       (unsigned long long)h->count[i]);
 	putchar(']');
 }
 
@@ -720,8 +991,8 @@ static void json_members(const char *name, const struct info *info,
 	else
 		printf(",\"target_per_s\":%.3f", target_rate(info));
 	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
-		if (!all && i >= 4 && strcmp(attrs[i].key, "waiters") &&
-		    strcmp(attrs[i].key, "clients"))
+		if ((!all && !(attrs[i].flags & A_LIST)) ||
+		    (info->missing & (1ULL << i)))
 			continue;
 		if (!strcmp(attrs[i].key, "mode"))
 			printf(",\"mode\":\"%04llo\"",
@@ -732,12 +1003,25 @@ static void json_members(const char *name, const struct info *info,
 	}
 }
 
+/* What a setting means, after its value; "" for most. */
+static const char *attr_note(const char *key, uint64_t val)
+{
+	if (!strcmp(key, "concurrency") && !val)
+		return " (none)";
+	if (!strcmp(key, "catchup") && val <= RL_CATCHUP_STRICT)
+		return " (strict)";
+	if (!strcmp(key, "catchup"))
+		return " per-mille of the rate";
+	return "";
+}
+
 static void show_text(const char *name, const struct info *info,
-		      char *clients)
+		      const struct hist *h)
 {
 	char spec[RL_RATE_STRLEN], b1[32], b2[32];
 	struct rl_config cfg;
 	double target = target_rate(info);
+	uint64_t val;
 	size_t i;
 
 	info_config(info, &cfg);
@@ -750,29 +1034,44 @@ static void show_text(const char *name, const struct info *info,
 		       fmt_target(b1, sizeof(b1), target),
 		       target > 0 ? " tokens/s" : "");
 	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
+		if (info->missing & (1ULL << i))
+			continue;
+		val = *FIELD(info, &attrs[i]);
 		if (!strcmp(attrs[i].key, "mode"))
 			printf("%-14s %04llo\n", "mode",
-			       (unsigned long long)info->mode);
+			       (unsigned long long)val);
 		else
-			printf("%-14s %llu\n", attrs[i].key,
-			       (unsigned long long)*FIELD(info, &attrs[i]));
+			printf("%-14s %llu%s\n", attrs[i].key,
+			       (unsigned long long)val,
+			       attr_note(attrs[i].key, val));
 	}
 	printf("%-14s mean %s, max %s\n", "wait",
 	       fmt_ns(b1, sizeof(b1), info->waited ?
 		      (double)info->wait_ns_total / info->waited : 0),
 	       fmt_ns(b2, sizeof(b2), info->wait_ns_max));
-	if (clients) {
-		printf("\n");
-		show_clients_text(clients);
-	}
+	if (h)
+		show_hist_text(h);
+}
+
+/* A sysfs file of @name as text; NULL (and *err) when unreadable. */
+static char *read_text(const char *name, const char *key, int *err)
+{
+	char path[4096];
+
+	*err = attr_path(path, sizeof(path), name, key);
+	return *err ? NULL : read_file(path, err);
 }
 
 static int cmd_show(int argc, char **argv)
 {
-	char path[4096], *clients;
+	char *clients, *htext;
+	struct client *cl = NULL;
+	uint64_t total = 0;
 	const char *name;
 	struct info info;
-	int ret;
+	struct hist h;
+	size_t n = 0;
+	int ret, hret;
 
 	if (argc != 2)
 		return usage_line("show NAME");
@@ -785,23 +1084,39 @@ static int cmd_show(int argc, char **argv)
 	ret = load_info(name, &info);
 	if (ret)
 		return info_error(name, ret);
-	ret = attr_path(path, sizeof(path), name, "client_list");
-	clients = ret ? NULL : read_file(path, &ret);
-	if (!clients && ret == -ENOENT)
-		return name_error(name, ret);
+	clients = read_text(name, "client_list", &ret);
+	htext = read_text(name, "wait_histogram", &hret);
+	if ((!clients && ret == -ENOENT && check_limiter(name)) ||
+	    (!htext && hret == -ENOENT && check_limiter(name))) {
+		free(clients);
+		free(htext);
+		return 1;	/* gone meanwhile: said so */
+	}
+	if (htext)
+		parse_hist(htext, &h);
+	if (clients)
+		cl = parse_clients(clients, &n, &total);
 
 	if (json) {
 		printf("{");
 		json_members(name, &info, true);
+		if (htext)
+			show_hist_json(&h);
 		if (clients) {
 			printf(",\"client_list\":");
-			show_clients_json(clients);
+			show_clients_json(cl, n, total);
 		}
 		printf("}\n");
 	} else {
-		show_text(name, &info, clients);
+		show_text(name, &info, htext ? &h : NULL);
+		if (clients) {
+			printf("\n");
+			show_clients_text(cl, n, total);
+		}
 	}
+	free(cl);
 	free(clients);
+	free(htext);
 	return 0;
 }
 
@@ -846,10 +1161,15 @@ static int cmd_list(int argc, char **argv)
 		} else {
 			info_config(&info, &cfg);
 			rl_format_rate(&cfg, spec, sizeof(spec));
-			printf("%-24s %-24s waiters=%llu clients=%llu\n",
+			printf("%-24s %-24s waiters=%llu clients=%llu",
 			       ents[i]->d_name, spec,
 			       (unsigned long long)info.waiters,
 			       (unsigned long long)info.clients);
+			if (info.concurrency)
+				printf(" held=%llu/%llu",
+				       (unsigned long long)info.held,
+				       (unsigned long long)info.concurrency);
+			printf("\n");
 		}
 		shown++;
 	}

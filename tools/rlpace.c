@@ -30,19 +30,25 @@ struct pace {
 	atomic_uint_fast64_t next;	/* next acquire to issue */
 	atomic_int err;			/* first error, -errno */
 	uint64_t *waits;		/* wait_ns of each acquire */
+	struct rl_client_config client;	/* -P and -W */
+	bool set_client;
 };
 
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rlpace [-N NAME] -r RATESPEC [-n COUNT] [-s SIZE] [-t THREADS] [-q]\n"
-		"       rlpace -N NAME [-n COUNT] [-s SIZE] [-t THREADS] [-q]\n"
+		"usage: rlpace [-N NAME] -r RATESPEC [-n COUNT] [-s SIZE] [-t THREADS]\n"
+		"              [-P PRIORITY] [-W WEIGHT] [-q]\n"
+		"       rlpace -N NAME [-n COUNT] [-s SIZE] [-t THREADS] [-P PRIORITY]\n"
+		"              [-W WEIGHT] [-q]\n"
 		"  -r RATESPEC  limiter to create, e.g. 12000/s, 10MiB/s:1MiB, 1/10s\n"
 		"  -N NAME      use the named limiter NAME; with -r, create it\n"
 		"               (mode 0666) if missing\n"
 		"  -n COUNT     tokens to take in all (default 100)\n"
 		"  -s SIZE      tokens per acquire (default 1)\n"
 		"  -t THREADS   threads acquiring concurrently (default 1)\n"
+		"  -P PRIORITY  priority of the fd: low, mid (default), high, user\n"
+		"  -W WEIGHT    fair-share weight of the fd, 1 .. 1000 (default 1)\n"
 		"  -q           print one summary line only\n"
 		"  -h           show this help\n");
 }
@@ -62,6 +68,25 @@ static int parse_amount(const char *arg, uint64_t *val)
 		return -EINVAL;
 	*val = cfg.rate;
 	return 0;
+}
+
+static int parse_priority(const char *arg)
+{
+	static const char *const names[] = { "low", "mid", "high", "user" };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (!strcmp(arg, names[i]) || (arg[0] == '1' + i && !arg[1]))
+			return RL_PRIO_LOW + i;
+	return -EINVAL;
+}
+
+static const char *prio_name(uint32_t prio)
+{
+	static const char *const names[] = { "mid", "low", "mid", "high",
+					     "user" };
+
+	return prio < 5 ? names[prio] : "?";
 }
 
 static void *worker(void *arg)
@@ -165,13 +190,22 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 		printf("spec=%s target=%.1f achieved=%.1f ratio=%.3f steady=%.1f elapsed_ns=%llu",
 		       spec, target, achieved, ratio, steady,
 		       (unsigned long long)elapsed);
-		printf("%s%s\n", p->name ? " name=" : "", p->name ? p->name : "");
+		printf("%s%s", p->name ? " name=" : "", p->name ? p->name : "");
+		if (p->set_client)
+			printf(" priority=%s weight=%u",
+			       prio_name(p->client.priority),
+			       p->client.weight ? p->client.weight : 1);
+		printf("\n");
 		return;
 	}
 	if (p->name)
 		printf("limiter       %s, named '%s'\n", spec, p->name);
 	else
 		printf("limiter       %s\n", spec);
+	if (p->set_client)
+		printf("client        priority %s, weight %u\n",
+		       prio_name(p->client.priority),
+		       p->client.weight ? p->client.weight : 1);
 	if (unlimited)
 		printf("target rate   unlimited\n");
 	else
@@ -242,11 +276,11 @@ int main(int argc, char **argv)
 	const char *spec = NULL;
 	struct rl_config cfg;
 	struct rl_stats st0, st;
-	uint64_t threads = 1, start, elapsed;
+	uint64_t threads = 1, start, elapsed, val;
 	bool quiet = false;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "r:N:n:s:t:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "r:N:n:s:t:P:W:qh")) != -1) {
 		switch (opt) {
 		case 'r':
 			spec = optarg;
@@ -272,6 +306,22 @@ int main(int argc, char **argv)
 			    threads > MAX_THREADS)
 				return die("invalid thread count", optarg,
 					   -EINVAL);
+			break;
+		case 'P':
+			ret = parse_priority(optarg);
+			if (ret < 0)
+				return die("invalid priority (low, mid, high, user)",
+					   optarg, ret);
+			p.client.priority = (uint32_t)ret;
+			p.set_client = true;
+			break;
+		case 'W':
+			if (parse_amount(optarg, &val) || !val ||
+			    val > RL_WEIGHT_MAX)
+				return die("invalid weight (1 .. 1000)", optarg,
+					   -EINVAL);
+			p.client.weight = (uint32_t)val;
+			p.set_client = true;
 			break;
 		case 'q':
 			quiet = true;
@@ -310,6 +360,14 @@ int main(int argc, char **argv)
 	ret = open_limiter(&p, spec, &cfg);
 	if (ret)
 		return ret;
+	if (p.set_client) {
+		ret = rl_set_client(p.fd, &p.client);
+		if (ret == -ENOTTY)
+			fprintf(stderr, "rlpace: the loaded module has no priorities or weights\n");
+		if (ret)
+			return die("cannot set the priority and weight", NULL,
+				   ret);
+	}
 	ret = rl_get_config(p.fd, &cfg);
 	if (ret)
 		return die("cannot read the configuration", NULL, ret);

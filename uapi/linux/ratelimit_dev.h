@@ -49,27 +49,56 @@
 #define RL_CONFIG_UNLIMITED	_BITUL(0)	/* grant everything at once */
 #define RL_CONFIG_FLAGS_ALL	(RL_CONFIG_UNLIMITED)
 
+/* Priorities of a request, served USER first, then HIGH, MID, LOW. */
+#define RL_PRIO_DEFAULT		0	/* in struct rl_acquire: the fd's */
+#define RL_PRIO_LOW		1
+#define RL_PRIO_MID		2
+#define RL_PRIO_HIGH		3
+#define RL_PRIO_USER		4
+
+#define RL_CATCHUP_STRICT	1000	/* per-mille: no catching up */
+#define RL_CATCHUP_MAX		100000
+#define RL_FAIRNESS_DEFAULT	10
+#define RL_WEIGHT_MAX		1000
+
 /**
  * struct rl_config - limits of a limiter (RL_IOC_SET_CONFIG/GET_CONFIG)
- * @rate:      tokens added per @period_ns; 0 pauses the limiter (acquires
- *             wait, nothing is lost). Ignored when RL_CONFIG_UNLIMITED.
- * @period_ns: length of the rate period, 1 .. RL_PERIOD_MAX_NS.
- * @burst:     bucket depth: most tokens that accumulate while idle, and the
- *             largest chunk one acquire is served in. 0 on SET picks the
- *             default: the tokens of 100 ms at @rate, at least 1. GET
- *             reports the value in force. burst * period_ns must not
- *             exceed RL_BURST_PERIOD_MAX.
- * @flags:     RL_CONFIG_* flags.
- * @reserved0: must be zero.
- * @reserved:  must be zero.
+ * @rate:        tokens added per @period_ns; 0 pauses the limiter (acquires
+ *               wait, nothing is lost). Ignored when RL_CONFIG_UNLIMITED.
+ * @period_ns:   length of the rate period, 1 .. RL_PERIOD_MAX_NS.
+ * @burst:       bucket depth: most tokens that accumulate while idle, and
+ *               the largest chunk one acquire is served in. 0 on SET picks
+ *               the default: the tokens of 100 ms at @rate, at least 1.
+ *               GET reports the value in force. burst * period_ns must not
+ *               exceed RL_BURST_PERIOD_MAX.
+ * @flags:       RL_CONFIG_* flags.
+ * @catchup:     per-mille, RL_CATCHUP_STRICT .. RL_CATCHUP_MAX (0 on SET
+ *               means strict): tokens that overflow the full bucket while
+ *               clients fall behind are kept, up to @backlog, and released
+ *               at up to @rate x @catchup / 1000 when demand returns.
+ * @concurrency: most tokens held at once by all clients (permits, given
+ *               back by RL_IOC_RELEASE or when the holding fd is closed);
+ *               0 for no such limit. Combines with the rate limit, or
+ *               stands alone with RL_CONFIG_UNLIMITED.
+ * @backlog:     most tokens kept for catching up; at most burst x 1000.
+ *               0 (with strict @catchup) keeps none.
+ * @fairness:    1 in @fairness grants lets a lower priority go first among
+ *               LOW, MID and HIGH (USER always goes first); 0 on SET picks
+ *               RL_FAIRNESS_DEFAULT.
+ * @reserved0:   must be zero.
+ * @reserved:    must be zero.
  */
 struct rl_config {
 	__u64 rate;
 	__u64 period_ns;
 	__u64 burst;
 	__u32 flags;
+	__u32 catchup;
+	__u64 concurrency;
+	__u64 backlog;
+	__u32 fairness;
 	__u32 reserved0;
-	__u64 reserved[4];
+	__u64 reserved;
 };
 
 /* struct rl_acquire.flags */
@@ -91,12 +120,17 @@ struct rl_config {
  *               succeeds for a @count above the burst (-EINVAL).
  *               RL_ACQUIRE_PREDICT fails with -ETIMEDOUT at once when the
  *               predicted grant time is past @deadline_ns.
- * @reserved0:   must be zero.
+ * @priority:    in: RL_PRIO_LOW .. RL_PRIO_USER, or RL_PRIO_DEFAULT for
+ *               the fd's priority (struct rl_client_config).
  * @wait_ns:     out on success: time the caller slept.
  * @ready_ns:    out on -EAGAIN and -ETIMEDOUT: predicted CLOCK_MONOTONIC
  *               time the request could be granted at, given the tokens and
  *               the queue at the time of the call; RL_DEADLINE_NONE when
  *               the limiter is paused.
+ * @lag_ns:      out on success: how far behind schedule the grant is:
+ *               the time the limiter could have granted it by, had the
+ *               caller asked as early as the rate allowed (0 when the
+ *               caller kept up or waited).
  * @reserved:    must be zero; zeroed on output.
  *
  * The struct is copied back to userspace on success, -EAGAIN and
@@ -107,10 +141,11 @@ struct rl_acquire {
 	__u64 count;
 	__u64 deadline_ns;
 	__u32 flags;
-	__u32 reserved0;
+	__u32 priority;
 	__u64 wait_ns;
 	__u64 ready_ns;
-	__u64 reserved[3];
+	__u64 lag_ns;
+	__u64 reserved[2];
 };
 
 /**
@@ -129,7 +164,10 @@ struct rl_acquire {
  * @rejected:      non-blocking requests failed with -EAGAIN.
  * @waiters:       requests sleeping now.
  * @available:     tokens in the bucket now.
- * @reserved:      zeroed.
+ * @held:          permits held now (see rl_config.concurrency).
+ * @clients:       fds attached to the limiter.
+ * @backlog:       tokens kept for catching up now.
+ * @refunded:      tokens given back by RL_IOC_REFUND.
  */
 struct rl_stats {
 	__u32 flags;
@@ -145,7 +183,58 @@ struct rl_stats {
 	__u64 rejected;
 	__u64 waiters;
 	__u64 available;
-	__u64 reserved[4];
+	__u64 held;
+	__u64 clients;
+	__u64 backlog;
+	__u64 refunded;
+};
+
+/**
+ * struct rl_release - give tokens back (RL_IOC_RELEASE, RL_IOC_REFUND)
+ * @count:     in: tokens, >= 1. RL_IOC_RELEASE returns concurrency permits
+ *             this fd holds (-EINVAL for more than it holds). RL_IOC_REFUND
+ *             returns rate tokens acquired through this fd and not used
+ *             (-EINVAL for more than it acquired and did not refund); the
+ *             bucket still never holds more than the burst.
+ * @flags:     in: must be zero.
+ * @reserved0: must be zero.
+ * @reserved:  must be zero.
+ */
+struct rl_release {
+	__u64 count;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/**
+ * struct rl_client_config - this fd's place in its limiter
+ *                           (RL_IOC_SET_CLIENT, RL_IOC_GET_CLIENT)
+ * @priority:  RL_PRIO_LOW .. RL_PRIO_USER for acquires that ask for
+ *             RL_PRIO_DEFAULT; 0 on SET means RL_PRIO_MID.
+ * @weight:    1 .. RL_WEIGHT_MAX: share of this fd among the backlogged
+ *             fds of its priority (weighted fair queuing); 0 on SET
+ *             means 1.
+ * @cap:       most tokens this fd may take per period of the limiter, 0
+ *             for no cap of its own.
+ * @flags:     must be zero.
+ * @reserved0: must be zero.
+ * @held:      out (GET): permits this fd holds; ignored on SET.
+ * @granted:   out (GET): tokens granted through this fd; ignored on SET.
+ * @reserved:  must be zero on SET; zeroed on GET.
+ *
+ * A fresh fd has priority MID, weight 1 and no cap. SET needs a limiter
+ * (-EBADFD) and keeps the fd's queued requests in place.
+ */
+struct rl_client_config {
+	__u32 priority;
+	__u32 weight;
+	__u64 cap;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 held;
+	__u64 granted;
+	__u64 reserved[3];
 };
 
 /**
@@ -239,5 +328,9 @@ struct rl_unlink {
 #define RL_IOC_GET_STATS	_IOWR(RL_IOC_MAGIC, 4, struct rl_stats)
 #define RL_IOC_ATTACH		_IOW(RL_IOC_MAGIC, 5, struct rl_attach)
 #define RL_IOC_UNLINK		_IOW(RL_IOC_MAGIC, 6, struct rl_unlink)
+#define RL_IOC_RELEASE		_IOW(RL_IOC_MAGIC, 7, struct rl_release)
+#define RL_IOC_REFUND		_IOW(RL_IOC_MAGIC, 8, struct rl_release)
+#define RL_IOC_SET_CLIENT	_IOW(RL_IOC_MAGIC, 9, struct rl_client_config)
+#define RL_IOC_GET_CLIENT	_IOR(RL_IOC_MAGIC, 10, struct rl_client_config)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Selftests of /dev/ratelimit: fair shares between the clients (fds) of
+ * one limiter. Equal clients, weights, caps, max-min fairness for a client
+ * that wants little, and threads that do not buy a process a larger share.
+ * Clients are fds of a named limiter, in this process and in children.
+ *
+ * Every client keeps several threads queued so that it is backlogged all
+ * the time; bounds are wide enough for the guest under TCG.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+/* The harness has unused parameters (variant, ucontext) by design. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#include "ratelimit_util.h"
+#include "ratelimit_sched.h"
+
+static void fair_cfg(struct rl_config *c, __u64 rate, __u64 period_ns,
+		     __u64 burst)
+{
+	memset(c, 0, sizeof(*c));
+	c->rate = rate;
+	c->period_ns = period_ns;
+	c->burst = burst;
+}
+
+static void expect_clean(struct __test_metadata *_metadata, struct sc_run *r)
+{
+	int i;
+
+	for (i = 0; i < r->nclients; i++) {
+		EXPECT_EQ(0, r->c[i].err);
+		EXPECT_EQ(0, r->c[i].setup_err);
+		TH_LOG("client %d: %llu tokens, %llu acquires, mean wait %.2f ms",
+		       i, (unsigned long long)r->c[i].granted,
+		       (unsigned long long)r->c[i].acquires,
+		       r->c[i].acquires ? (double)r->c[i].wait_ns /
+		       r->c[i].acquires / NS_PER_MS : 0.0);
+	}
+}
+
+static __u64 total(const struct sc_run *r, int from, int to)
+{
+	__u64 sum = 0;
+	int i;
+
+	for (i = from; i < to; i++)
+		sum += r->c[i].granted;
+	return sum;
+}
+
+/* Jain's index of clients from .. to - 1. */
+static double jain_of(const struct sc_run *r, int from, int to)
+{
+	double x[SC_MAX_CLIENTS];
+	int i;
+
+	for (i = from; i < to; i++)
+		x[i - from] = r->c[i].granted;
+	return jain(x, to - from);
+}
+
+/* 4 equal clients, 2 in this process and 2 in children: Jain >= 0.99. */
+TEST(fair_equal_clients_jain)
+{
+	struct sc_run *r = sc_alloc();
+	double j;
+	int i;
+
+	ASSERT_NE(NULL, r);
+	fair_cfg(&r->cfg, 400, NS_PER_SEC, 1);
+	r->dur_ns = 2 * NS_PER_SEC;
+	r->nclients = 4;
+	for (i = 0; i < 4; i++) {
+		r->c[i].nthreads = 2;
+		r->c[i].process = i & 1;
+	}
+	ASSERT_EQ(0, sc_go(r));
+	expect_clean(_metadata, r);
+	j = jain_of(r, 0, 4);
+	TH_LOG("Jain's index %.4f over %llu tokens", j,
+	       (unsigned long long)total(r, 0, 4));
+	EXPECT_LE(0.99, j);
+	/* Not far below the rate (800): the test measured something. */
+	EXPECT_LE(200ULL, total(r, 0, 4));
+	/* The token bucket bound holds for the sum. */
+	EXPECT_GE(1ULL + 400 * 2 + 1 + 10, total(r, 0, 4));
+	sc_free(r);
+}
+
+/* Weights 1:2:4 get 1/7, 2/7 and 4/7 of the tokens, within 5%. */
+TEST(fair_weights_1_2_4)
+{
+	static const __u32 weight[3] = { 1, 2, 4 };
+	struct sc_run *r = sc_alloc();
+	double share, want;
+	__u64 sum;
+	int i;
+
+	ASSERT_NE(NULL, r);
+	fair_cfg(&r->cfg, 500, NS_PER_SEC, 1);
+	r->dur_ns = 2 * NS_PER_SEC;
+	r->nclients = 3;
+	for (i = 0; i < 3; i++) {
+		r->c[i].nthreads = 3;
+		r->c[i].weight = weight[i];
+		r->c[i].process = i == 1;
+	}
+	ASSERT_EQ(0, sc_go(r));
+	expect_clean(_metadata, r);
+	sum = total(r, 0, 3);
+	EXPECT_LE(250ULL, sum);
+	for (i = 0; i < 3; i++) {
+		share = (double)r->c[i].granted / (sum ? sum : 1);
+		want = weight[i] / 7.0;
+		TH_LOG("weight %u: share %.4f, want %.4f (%+.1f%%)", weight[i],
+		       share, want, 100 * (share - want) / want);
+		EXPECT_LE(want * 0.95, share);
+		EXPECT_GE(want * 1.05, share);
+	}
+	sc_free(r);
+}
+
+#define CAP_PERIOD	(100 * NS_PER_MS)
+#define CAP		10ULL
+
+static void cap_run(struct __test_metadata *_metadata, int others)
+{
+	struct sc_run *r = sc_alloc();
+	double periods;
+	int i;
+
+	ASSERT_NE(NULL, r);
+	/* 1000/s (100 per period), the capped client 100/s. */
+	fair_cfg(&r->cfg, others ? 40 : 100, CAP_PERIOD, 4);
+	r->dur_ns = 1500 * NS_PER_MS;
+	r->nclients = 1 + others;
+	r->c[0].nthreads = 3;
+	r->c[0].cap = CAP;
+	for (i = 1; i <= others; i++) {
+		r->c[i].nthreads = 2;
+		r->c[i].process = i == 1;
+	}
+	ASSERT_EQ(0, sc_go(r));
+	expect_clean(_metadata, r);
+	periods = (double)r->dur_ns / CAP_PERIOD;
+	TH_LOG("capped: %llu tokens, %.0f periods, cap %llu, %.3f of bound, %llu over",
+	       (unsigned long long)r->c[0].granted, periods,
+	       (unsigned long long)CAP, r->c[0].max_seen / 1000.0,
+	       (unsigned long long)r->c[0].over_cap);
+	EXPECT_EQ(0ULL, r->c[0].over_cap);
+	/* From SET_CLIENT (before the start) to the stop. */
+	EXPECT_GE((__u64)(CAP * ((double)(r->stop - r->c[0].t_set) /
+				 CAP_PERIOD + 1)), r->c[0].granted);
+	/* And it is a cap, not a stop: the client gets most of it. */
+	EXPECT_LE((__u64)(CAP * periods * 0.7), r->c[0].granted);
+	if (others) {
+		/* 400/s - 100/s for the others, shared equally. */
+		EXPECT_LE(0.98, jain_of(r, 1, 1 + others));
+		EXPECT_LE((__u64)(300 * 1.5 / 4), total(r, 1, 1 + others));
+	}
+	sc_free(r);
+}
+
+TEST(fair_cap_alone)
+{
+	cap_run(_metadata, 0);
+}
+
+TEST(fair_cap_with_others)
+{
+	cap_run(_metadata, 2);
+}
+
+/*
+ * Max-min: a client asking for 5% of the rate (one token every 50 ms at
+ * 400/s) gets all it asks at once, while 3 backlogged ones share the rest.
+ */
+TEST(fair_max_min_small_client)
+{
+	struct sc_run *r = sc_alloc();
+	struct sc_client *s;
+	double mean;
+	int i;
+
+	ASSERT_NE(NULL, r);
+	fair_cfg(&r->cfg, 400, NS_PER_SEC, 1);
+	r->dur_ns = 2 * NS_PER_SEC;
+	r->nclients = 4;
+	for (i = 0; i < 3; i++) {
+		r->c[i].nthreads = 2;
+		r->c[i].process = i == 2;
+	}
+	s = &r->c[3];
+	s->pace_ns = 50 * NS_PER_MS;
+	ASSERT_EQ(0, sc_go(r));
+	expect_clean(_metadata, r);
+	mean = s->acquires ? (double)s->wait_ns / s->acquires : 1e12;
+	TH_LOG("small client: asked %llu, got %llu, mean wait %.2f ms, max %.2f ms",
+	       (unsigned long long)s->asked, (unsigned long long)s->granted,
+	       mean / NS_PER_MS, (double)s->wait_max / NS_PER_MS);
+	EXPECT_LE(35ULL, s->asked);
+	EXPECT_EQ(s->asked, s->granted);
+	/* A token comes every 2.5 ms; with 3 others queued it waits 1. */
+	EXPECT_GT(25.0 * NS_PER_MS, mean);
+	EXPECT_LE(0.98, jain_of(r, 0, 3));
+	EXPECT_LE(200ULL, total(r, 0, 3));
+	sc_free(r);
+}
+
+/* Shares are per fd: 8 threads do not beat 1 (one process each). */
+TEST(fair_threads_do_not_win)
+{
+	struct sc_run *r = sc_alloc();
+	double share;
+
+	ASSERT_NE(NULL, r);
+	fair_cfg(&r->cfg, 200, NS_PER_SEC, 1);
+	r->dur_ns = 2 * NS_PER_SEC;
+	r->nclients = 2;
+	r->c[0].nthreads = 8;
+	r->c[0].process = 1;
+	r->c[1].nthreads = 1;
+	r->c[1].process = 1;
+	ASSERT_EQ(0, sc_go(r));
+	expect_clean(_metadata, r);
+	share = (double)r->c[1].granted / (total(r, 0, 2) + !total(r, 0, 2));
+	TH_LOG("1 thread: share %.4f against 8 threads", share);
+	EXPECT_LE(100ULL, total(r, 0, 2));
+	EXPECT_LE(0.45, share);
+	EXPECT_GE(0.55, share);
+	sc_free(r);
+}
+
+TEST_HARNESS_MAIN
