@@ -269,8 +269,6 @@ void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 	u32 fairness = lim->params.fairness;
 
 	lockdep_assert_held(&lim->lock);
-	if (w->client->cap)
-		rl_bucket_take(&w->client->cap_bucket, chunk);
 	lvl->vtime = flow->vtag;
 	flow->vtag += rl_tag_step(chunk, w->client->weight);
 	rb_erase_cached(&flow->node, &lvl->flows);
