@@ -33,6 +33,52 @@
 /* rl_acquire_begin() queued the request: sleep for it. */
 #define RL_QUEUED	1
 
+/* Refill the bucket, keeping what overflows it for catching up. */
+static void rl_refill(struct rl_limiter *lim, u64 now)
+{
+	const struct rl_params *p = &lim->params;
+	struct rl_params rp;
+	u64 over, move;
+
+	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog) {
+		rl_bucket_refill(&lim->bucket, p, now);
+		return;
+	}
+	over = rl_bucket_overflow(&lim->bucket, p, now);
+	lim->backlog = over >= p->backlog - lim->backlog ? p->backlog :
+		       lim->backlog + over;
+	rl_bucket_refill(&lim->bucket, p, now);
+	if (!lim->backlog || lim->bucket.tokens >= p->burst) {
+		/* Nothing to catch up on, or no room: the pace restarts. */
+		lim->release = (struct rl_bucket) { .stamp = now };
+		return;
+	}
+	rl_catchup_params(p, &rp);
+	rl_bucket_refill(&lim->release, &rp, now);
+	move = min3(lim->release.tokens, lim->backlog,
+		    p->burst - lim->bucket.tokens);
+	lim->release.tokens -= move;
+	lim->backlog -= move;
+	lim->bucket.tokens += move;
+	if (lim->bucket.tokens == p->burst)
+		lim->bucket.units = 0;
+}
+
+/* When catching up brings the next token, or U64_MAX. */
+static u64 rl_catchup_time(const struct rl_limiter *lim)
+{
+	const struct rl_params *p = &lim->params;
+	struct rl_params rp;
+	u64 when;
+
+	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !lim->backlog ||
+	    lim->bucket.tokens >= p->burst)
+		return U64_MAX;
+	rl_catchup_params(p, &rp);
+	when = rl_bucket_ready(&lim->release, &rp, 1);
+	return when > KTIME_MAX ? U64_MAX : when;
+}
+
 /* Would an acquire of one token be granted at once (caps aside)? */
 static bool rl_ready(const struct rl_limiter *lim)
 {
@@ -53,10 +99,10 @@ static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
 /* Predicted grant time of a request of @n tokens queued behind the others. */
 static u64 rl_predict(const struct rl_limiter *lim, u64 n)
 {
-	if (lim->params.unlimited)
-		return lim->bucket.stamp;
 	u64 sum;
 
+	if (lim->params.unlimited)
+		return lim->bucket.stamp;
 	if (check_add_overflow(lim->queued, n, &sum))
 		return U64_MAX;
 	return rl_ready_time(lim, sum);
@@ -117,7 +163,7 @@ static u64 rl_poll_time(const struct rl_limiter *lim)
 {
 	if (lim->params.unlimited || lim->bucket.tokens)
 		return U64_MAX;
-	return rl_ready_time(lim, 1);
+	return min(rl_ready_time(lim, 1), rl_catchup_time(lim));
 }
 
 static void rl_wake_pollers(struct rl_limiter *lim)
@@ -137,14 +183,15 @@ static void rl_dispatch(struct rl_limiter *lim, u64 now)
 	u64 chunk, permits, when = U64_MAX;
 
 	lockdep_assert_held(&lim->lock);
-	rl_bucket_refill(&lim->bucket, &lim->params, now);
+	rl_refill(lim, now);
 	while ((w = rl_sched_pick(lim, now, &chunk))) {
 		permits = rl_permits(lim, w);
 		if (!rl_can_take(lim, chunk, permits)) {
 			/* Else a release will call us again. */
 			if (!lim->params.unlimited &&
 			    lim->bucket.tokens < chunk)
-				when = rl_ready_time(lim, chunk);
+				when = min(rl_ready_time(lim, chunk),
+					   rl_catchup_time(lim));
 			break;
 		}
 		w->held += permits;
@@ -198,6 +245,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	kref_init(&lim->ref);
 	lim->params = *p;
 	rl_bucket_init(&lim->bucket, p, ktime_get_ns());
+	lim->release.stamp = lim->bucket.stamp;
 	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS);
 	return lim;
@@ -268,7 +316,10 @@ static void rl_apply_params(struct rl_limiter *lim,
 				RL_TOKENS_BURST_PERIOD_MAX / p->period);
 		rl_bucket_reconfig(&client->cap_bucket, &old, &new, now);
 	}
+	rl_refill(lim, now);
 	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
+	lim->backlog = min(lim->backlog, p->backlog);
+	lim->release = (struct rl_bucket) { .stamp = now };
 	lim->params = *p;
 	rl_dispatch(lim, now);
 }
@@ -413,7 +464,7 @@ static int rl_acquire_begin(struct rl_limiter *lim, struct rl_client *client,
 	    (nonblock && req->count > rl_chunk_max(lim, client)))
 		return -EINVAL;
 	lim->counters.requests++;
-	rl_bucket_refill(&lim->bucket, p, now);
+	rl_refill(lim, now);
 	if (rl_grant_now(lim, client, req, now))
 		return 0;
 	req->ready_ns = rl_predict(lim, req->count);
@@ -464,7 +515,7 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 	struct rl_client *client = w->client;
 	struct rl_params cp;
 
-	rl_bucket_refill(&lim->bucket, &lim->params, now);
+	rl_refill(lim, now);
 	rl_bucket_give(&lim->bucket, &lim->params, w->taken);
 	if (client->cap) {
 		rl_cap_params(lim, client, &cp);
@@ -557,12 +608,13 @@ void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
 	struct rl_counters c;
 
 	spin_lock_irq(&lim->lock);
-	rl_bucket_refill(&lim->bucket, &lim->params, ktime_get_ns());
+	rl_refill(lim, ktime_get_ns());
 	c = lim->counters;
 	st->waiters = lim->nwaiters;
 	st->available = lim->bucket.tokens;
 	st->held = lim->held;
 	st->clients = lim->nclients;
+	st->backlog = lim->backlog;
 	spin_unlock_irq(&lim->lock);
 
 	st->granted = c.granted;
@@ -577,31 +629,50 @@ void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
 	st->refunded = c.refunded;
 }
 
+/* Start the timer for @when unless it is started for earlier. */
+static void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
+{
+	if (!lim->timer_expiry || when < lim->timer_expiry)
+		rl_arm_timer(lim, when);
+}
+
 /**
  * rl_limiter_poll() - readiness of a limiter for poll()
- * @lim: the limiter
+ * @lim:    the limiter
+ * @client: the polling client
  *
  * The caller is already on its client's poll queue, and whatever makes
  * the limiter ready wakes that queue after changing the state under the
  * lock we look under: a wake-up cannot fall between the check and the
  * sleep.
  *
- * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token would be
- * granted at once; otherwise the timer is started to wake pollers then.
+ * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token by @client
+ * would be granted at once; otherwise the timer is started to wake
+ * pollers then.
  */
-__poll_t rl_limiter_poll(struct rl_limiter *lim)
+__poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 {
 	u64 now = ktime_get_ns();
+	struct rl_params cp;
 	__poll_t mask = 0;
 
 	spin_lock_irq(&lim->lock);
-	rl_bucket_refill(&lim->bucket, &lim->params, now);
-	if (rl_ready(lim)) {
-		mask = EPOLLIN | EPOLLRDNORM;
-	} else if (!lim->poll_armed) {
+	rl_refill(lim, now);
+	if (!rl_ready(lim)) {
+		if (!lim->poll_armed) {
+			lim->poll_armed = true;
+			/* Starts the timer for when a token is there. */
+			rl_dispatch(lim, now);
+		}
+	} else if (!rl_cap_allows(lim, client, 1, now)) {
+		/* Only this client's cap is in the way: wake it then. */
 		lim->poll_armed = true;
-		/* Starts the timer for when a token is there. */
-		rl_dispatch(lim, now);
+		rl_cap_params(lim, client, &cp);
+		rl_arm_timer_before(lim, min_t(u64, KTIME_MAX,
+					       rl_bucket_ready(&client->cap_bucket,
+							       &cp, 1)));
+	} else {
+		mask = EPOLLIN | EPOLLRDNORM;
 	}
 	spin_unlock_irq(&lim->lock);
 	return mask;
@@ -619,7 +690,7 @@ void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
 	u32 flags;
 
 	spin_lock_irq(&lim->lock);
-	rl_bucket_refill(&lim->bucket, &lim->params, ktime_get_ns());
+	rl_refill(lim, ktime_get_ns());
 	p = lim->params;
 	flags = p.unlimited ? RL_CONFIG_UNLIMITED : 0;
 	tokens = lim->bucket.tokens;
@@ -734,7 +805,7 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 	if (count <= client->refundable) {
 		client->refundable -= count;
 		lim->counters.refunded += count;
-		rl_bucket_refill(&lim->bucket, &lim->params, now);
+		rl_refill(lim, now);
 		rl_bucket_give(&lim->bucket, &lim->params, count);
 		rl_dispatch(lim, now);
 		ret = 0;

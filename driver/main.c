@@ -369,7 +369,7 @@ static __poll_t rl_poll(struct file *file, poll_table *pt)
 	lim = rl_client_limiter(client);
 	if (!lim)
 		return EPOLLERR;
-	return rl_limiter_poll(lim);
+	return rl_limiter_poll(lim, client);
 }
 
 static void rl_show_fdinfo(struct seq_file *m, struct file *file)

@@ -98,6 +98,9 @@ struct rl_flow {
  * @queued:       tokens the sleeping requests still wait for (saturating)
  * @nwaiters:     sleeping requests
  * @held:         permits held by the clients (params.concurrency)
+ * @backlog:      tokens kept for catching up (params.catchup)
+ * @release:      the catch-up pace: tokens of @backlog that may go to
+ *                @bucket now
  * @low_first:    the next grant serves the lowest priority first
  * @clients:      attached clients (struct rl_client.node), woken for poll
  * @poll_armed:   a poller found the limiter not ready: wake the clients'
@@ -124,6 +127,8 @@ struct rl_limiter {
 	u64 queued;
 	u64 nwaiters;
 	u64 held;
+	u64 backlog;
+	struct rl_bucket release;
 	bool low_first;
 	struct list_head clients;
 	bool poll_armed;
@@ -243,7 +248,7 @@ void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 			   struct rl_client_config *cc);
 void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st);
-__poll_t rl_limiter_poll(struct rl_limiter *lim);
+__poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);
 void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m);
 
 /* sched.c */

@@ -157,6 +157,15 @@ static ssize_t client_list_show(struct kobject *kobj,
 	return rl_limiter_show_clients(rl_kobj_limiter(kobj), buf);
 }
 
+static ssize_t backlog_tokens_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	struct rl_stats st = {};
+
+	rl_limiter_get_stats(rl_kobj_limiter(kobj), &st);
+	return sysfs_emit(buf, "%llu\n", st.backlog);
+}
+
 static ssize_t wait_histogram_show(struct kobject *kobj,
 				   struct kobj_attribute *attr, char *buf)
 {
@@ -198,6 +207,8 @@ static ssize_t persistent_show(struct kobject *kobj,
 
 static struct kobj_attribute rl_attr_clients = __ATTR_RO(clients);
 static struct kobj_attribute rl_attr_client_list = __ATTR_RO(client_list);
+static struct kobj_attribute rl_attr_backlog_tokens =
+	__ATTR_RO(backlog_tokens);
 static struct kobj_attribute rl_attr_wait_histogram =
 	__ATTR_RO(wait_histogram);
 static struct kobj_attribute rl_attr_owner = __ATTR_RO(owner);
@@ -227,6 +238,7 @@ static struct attribute *rl_limiter_attrs[] = {
 	&rl_attr_available.kattr.attr,
 	&rl_attr_held.kattr.attr,
 	&rl_attr_refunded.kattr.attr,
+	&rl_attr_backlog_tokens.attr,
 	&rl_attr_wait_histogram.attr,
 	&rl_attr_clients.attr,
 	&rl_attr_client_list.attr,
@@ -313,7 +325,8 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 static ssize_t features_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
-	return sysfs_emit(buf, "unlimited nonblock predict named sysfs\n");
+	return sysfs_emit(buf,
+			  "unlimited nonblock predict named sysfs priority fair-share cap concurrency refund catchup\n");
 }
 
 static struct kobj_attribute rl_attr_count = __ATTR_RO(count);

@@ -35,6 +35,11 @@ int rl_params_check(const struct rl_params *p)
 		return -EINVAL;
 	if (p->fairness > RL_TOKENS_FAIRNESS_MAX)
 		return -EINVAL;
+	/* The catch-up pace, rate * (catchup - 1000), must fit. */
+	if (p->catchup > RL_TOKENS_CATCHUP_STRICT &&
+	    check_mul_overflow(p->rate, (u64)p->catchup - RL_TOKENS_CATCHUP_STRICT,
+			       &units))
+		return -EINVAL;
 	return 0;
 }
 
@@ -232,4 +237,53 @@ void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
 		b->tokens = p->burst;
 		b->units = 0;
 	}
+}
+
+/**
+ * rl_bucket_overflow() - tokens a refill would drop for want of room
+ * @b:   bucket, before the refill
+ * @p:   its limits
+ * @now: time of the refill, ns
+ *
+ * Counts the whole tokens earned after the bucket fills up; the fraction
+ * of a token at the instant it fills is not counted.
+ *
+ * Return: the tokens, saturating at U64_MAX.
+ */
+u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
+		       u64 now)
+{
+	u64 need = 0, extra, hi;
+
+	if (now <= b->stamp || !p->rate)
+		return 0;
+	if (b->tokens < p->burst)
+		need = rl_div_up((p->burst - b->tokens) * p->period - b->units,
+				 p->rate);
+	if (now - b->stamp <= need)
+		return 0;
+	extra = now - b->stamp - need;
+	/* extra * rate / period < (extra / period + 1) * rate: does it fit? */
+	if (check_mul_overflow(extra / p->period + 1, p->rate, &hi))
+		return U64_MAX;
+	return mul_u64_u64_div_u64(extra, p->rate, p->period);
+}
+
+/**
+ * rl_catchup_params() - limits of the catch-up pace
+ * @p:  limits with a catchup above RL_TOKENS_CATCHUP_STRICT
+ * @rp: set to the extra pace, rate * (catchup - 1000) / 1000 per period,
+ *      as a bucket that holds at most a burst (as far as the arithmetic
+ *      allows)
+ */
+void rl_catchup_params(const struct rl_params *p, struct rl_params *rp)
+{
+	u64 period = p->period * 1000;
+
+	*rp = (struct rl_params) {
+		.rate = p->rate * (p->catchup - RL_TOKENS_CATCHUP_STRICT),
+		.period = period,
+		.burst = min_t(u64, p->burst,
+			       RL_TOKENS_BURST_PERIOD_MAX / period),
+	};
 }

@@ -74,5 +74,8 @@ u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
 		    u64 n);
 void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
 			const struct rl_params *p, u64 now);
+u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
+		       u64 now);
+void rl_catchup_params(const struct rl_params *p, struct rl_params *rp);
 
 #endif /* _RL_TOKENS_H */

@@ -547,4 +547,64 @@ TEST(refund_wakes_waiter)
 	close(fd);
 }
 
+/* ---- sysfs of a named limiter ---- */
+
+TEST(sysfs_sched_files)
+{
+	static const struct { const char *file, *val; } bad[] = {
+		{ "catchup", "999" }, { "catchup", "100001" },
+		{ "fairness", "1000001" }, { "backlog", "10001" },
+		{ "concurrency", "-1" }, { "fairness", "x" },
+	};
+	char name[RL_NAME_MAX];
+	struct rl_acquire a;
+	struct rl_config c;
+	unsigned int i;
+	int fd;
+
+	NAME(name, "sysfs");
+	fd = rl_open();
+	ASSERT_LE(0, fd);
+	conc_cfg(&c, 1, 10, 0, 3);
+	c.period_ns = 10 * NS_PER_SEC;
+	c.catchup = 1500;
+	c.backlog = 7;
+	c.fairness = 4;
+	ASSERT_EQ(0, rl_att_cfg(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
+				0600, &c));
+	EXPECT_EQ(3ULL, sysfs_u64(name, "concurrency"));
+	EXPECT_EQ(1500ULL, sysfs_u64(name, "catchup"));
+	EXPECT_EQ(7ULL, sysfs_u64(name, "backlog"));
+	EXPECT_EQ(4ULL, sysfs_u64(name, "fairness"));
+	EXPECT_EQ(0ULL, sysfs_u64(name, "backlog_tokens"));
+	ASSERT_EQ(0, rl_acq(fd, 2, soon(), 0, &a));
+	EXPECT_EQ(2ULL, sysfs_u64(name, "held"));
+	EXPECT_EQ(0ULL, sysfs_u64(name, "refunded"));
+	ASSERT_EQ(0, rl_refund(fd, 1));
+	EXPECT_EQ(1ULL, sysfs_u64(name, "refunded"));
+
+	/* Writes are validated like SET_CONFIG and change it. */
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		EXPECT_ERRNO(EINVAL, sysfs_write(name, bad[i].file,
+						 bad[i].val));
+	ASSERT_EQ(0, rl_get(fd, &c));
+	EXPECT_EQ(3ULL, c.concurrency);
+	EXPECT_EQ(1500U, c.catchup);
+	EXPECT_EQ(7ULL, c.backlog);
+	EXPECT_EQ(4U, c.fairness);
+	EXPECT_EQ(0, sysfs_write(name, "concurrency", "5"));
+	EXPECT_EQ(0, sysfs_write(name, "fairness", "1"));
+	EXPECT_EQ(0, sysfs_write(name, "catchup", "3000"));
+	EXPECT_EQ(0, sysfs_write(name, "backlog", "10000"));
+	ASSERT_EQ(0, rl_get(fd, &c));
+	EXPECT_EQ(5ULL, c.concurrency);
+	EXPECT_EQ(1U, c.fairness);
+	EXPECT_EQ(3000U, c.catchup);
+	EXPECT_EQ(10000ULL, c.backlog);
+	/* More permits now: 3 more fit beside the 2 held. */
+	EXPECT_EQ(0, rl_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(5ULL, sysfs_u64(name, "held"));
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Selftests of /dev/ratelimit: poll() and epoll. An fd is readable when an
- * acquire of one token would be granted at once (a token in the bucket and
- * nobody queued); an fd without a limiter reports EPOLLERR.
+ * acquire of one token would be granted at once (a token in the bucket,
+ * nobody queued, a permit free and the fd under its cap); an fd without a
+ * limiter reports EPOLLERR.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -181,6 +182,73 @@ TEST(poll_unlimited_readable)
 	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
 	EXPECT_EQ(1, poll1(fd, 0, &rev));
 	EXPECT_TRUE(rev & POLLIN);
+	close(fd);
+}
+
+/* All permits held: an acquire would wait, so not readable. */
+TEST(poll_concurrency_full_not_readable)
+{
+	struct rl_config c;
+	__u64 t0, t1;
+	short rev;
+	int fd = rl_open();
+	int fd2, status;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	memset(&c, 0, sizeof(c));
+	c.period_ns = NS_PER_SEC;
+	c.burst = 1;
+	c.flags = RL_CONFIG_UNLIMITED;
+	c.concurrency = 1;
+	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
+	EXPECT_EQ(1, poll1(fd, 0, &rev));
+	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+			    &(struct rl_acquire){ 0 }));
+	EXPECT_EQ(0, poll1(fd, 0, &rev));
+	fd2 = dup(fd);
+	ASSERT_LE(0, fd2);
+	/* A child releases the permit (same open file) 100 ms from now. */
+	t0 = now_ns();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		sleep_ms(100);
+		_exit(rl_release(fd2, 1) ? 1 : 0);
+	}
+	EXPECT_EQ(1, poll1(fd, 2000, &rev));
+	t1 = now_ns();
+	EXPECT_TRUE(rev & POLLIN);
+	EXPECT_LE(t0 + 100 * NS_PER_MS, t1);
+	EXPECT_GT(t0 + 100 * NS_PER_MS + LATE_NS, t1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	close(fd2);
+	close(fd);
+}
+
+/* An fd at its own cap would wait: not readable, until the cap refills. */
+TEST(poll_capped_client_not_readable)
+{
+	struct rl_acquire a;
+	__u64 t0, t1;
+	short rev;
+	int fd = rl_open();
+
+	ASSERT_LE(0, fd);
+	/* Plenty of tokens, but a cap of 1 per 300 ms for this fd. */
+	ASSERT_EQ(0, rl_set(fd, 300, 300 * NS_PER_MS, 10, 0));
+	ASSERT_EQ(0, rl_client(fd, 0, 0, 1));
+	t0 = now_ns();
+	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, poll1(fd, 0, &rev));
+	EXPECT_EQ(1, poll1(fd, 2000, &rev));
+	t1 = now_ns();
+	EXPECT_TRUE(rev & POLLIN);
+	EXPECT_LE(t0 + 300 * NS_PER_MS, t1);
+	EXPECT_GT(t0 + 300 * NS_PER_MS + LATE_NS, t1);
+	EXPECT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 

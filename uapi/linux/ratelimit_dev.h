@@ -14,7 +14,8 @@
  * with -EBADFD and poll() reports EPOLLERR.
  *
  * poll() reports EPOLLIN | EPOLLRDNORM when an acquire of one token would
- * be granted at once: the bucket holds a token and nobody is queued.
+ * be granted at once: the bucket holds a token, nobody is queued, a permit
+ * is free and the fd's own cap allows it.
  * Unknown ioctl numbers fail with -ENOTTY.
  *
  * Conventions: only __u32/__u64, naturally aligned, no implicit padding.
@@ -130,7 +131,8 @@ struct rl_config {
  * @lag_ns:      out on success: how far behind schedule the grant is:
  *               the time the limiter could have granted it by, had the
  *               caller asked as early as the rate allowed (0 when the
- *               caller kept up or waited).
+ *               caller kept up or waited); at most the time the bucket
+ *               takes to fill.
  * @reserved:    must be zero; zeroed on output.
  *
  * The struct is copied back to userspace on success, -EAGAIN and
