@@ -274,6 +274,23 @@ uint64_t rl_now_ns(void);
 int rl_parse_rate(const char *spec, struct rl_config *cfg);
 
 /**
+ * rl_parse_amount() - parse a token count with the suffixes of a rate spec
+ * @arg: "100", "10k", "64KiB", "1MiB" ...
+ * @val: set on success, untouched on failure
+ *
+ * Return: 0, -EINVAL for a malformed @arg, -ERANGE on overflow.
+ */
+int rl_parse_amount(const char *arg, uint64_t *val);
+
+/**
+ * rl_parse_priority() - parse a priority name
+ * @arg: "low", "mid", "high", "user", or "1" .. "4"
+ *
+ * Return: RL_PRIO_LOW .. RL_PRIO_USER, or -EINVAL.
+ */
+int rl_parse_priority(const char *arg);
+
+/**
  * rl_format_rate() - print a configuration as a rate specification
  * @cfg: configuration, e.g. from rl_get_config().
  * @buf: output buffer, NUL terminated on success.

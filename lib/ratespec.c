@@ -230,3 +230,32 @@ int rl_format_rate(const struct rl_config *cfg, char *buf, size_t len)
 	buf[n] = '\0';
 	return (int)n;
 }
+
+int rl_parse_amount(const char *arg, uint64_t *val)
+{
+	struct rl_config cfg;
+	int ret;
+
+	if (!arg || !val || strpbrk(arg, "/:"))
+		return -EINVAL;
+	ret = rl_parse_rate(arg, &cfg);
+	if (ret)
+		return ret;
+	if (cfg.flags & RL_CONFIG_UNLIMITED)
+		return -EINVAL;
+	*val = cfg.rate;
+	return 0;
+}
+
+int rl_parse_priority(const char *arg)
+{
+	static const char *const names[] = { "low", "mid", "high", "user" };
+	int i;
+
+	if (!arg)
+		return -EINVAL;
+	for (i = 0; i < 4; i++)
+		if (!strcmp(arg, names[i]) || (arg[0] == '1' + i && !arg[1]))
+			return RL_PRIO_LOW + i;
+	return -EINVAL;
+}

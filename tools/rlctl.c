@@ -157,23 +157,6 @@ static int check_name(const char *name)
 	return 0;
 }
 
-/* A count with the suffixes of a rate spec: "100", "10k", "64KiB". */
-static int parse_amount(const char *arg, uint64_t *val)
-{
-	struct rl_config cfg;
-	int ret;
-
-	if (strpbrk(arg, "/:"))
-		return -EINVAL;
-	ret = rl_parse_rate(arg, &cfg);
-	if (ret)
-		return ret;
-	if (cfg.flags & RL_CONFIG_UNLIMITED)
-		return -EINVAL;
-	*val = cfg.rate;
-	return 0;
-}
-
 /* Plain decimal u64, an optional newline at the end (sysfs). */
 static int parse_u64(const char *s, int base, uint64_t *val)
 {
@@ -422,7 +405,7 @@ static int parse_value(int key, const char *v, struct change *c)
 
 	switch (key) {
 	case K_CONCURRENCY:
-		if (parse_amount(v, &val))
+		if (rl_parse_amount(v, &val))
 			return usage("invalid concurrency '%s'", v);
 		break;
 	case K_FAIRNESS:
@@ -436,7 +419,7 @@ static int parse_value(int key, const char *v, struct change *c)
 				     v, RL_CATCHUP_STRICT, RL_CATCHUP_MAX);
 		break;
 	case K_BACKLOG:
-		if (parse_amount(v, &val))
+		if (rl_parse_amount(v, &val))
 			return usage("invalid backlog '%s'", v);
 		break;
 	default:
@@ -521,7 +504,7 @@ static int cmd_create(int argc, char **argv)
 	if (rl_parse_rate(spec, &cfg))
 		return usage("invalid rate spec '%s'", spec);
 	if (burst) {
-		if (parse_amount(burst, &val))
+		if (rl_parse_amount(burst, &val))
 			return usage("invalid burst '%s'", burst);
 		cfg.burst = val;
 	}
@@ -604,7 +587,7 @@ static int parse_setting(const char *arg, struct change *c)
 				change_set(c, K_BURST, cfg.burst);
 			change_set(c, K_UNLIMITED, 0);
 		} else {
-			if (parse_amount(v, &val))
+			if (rl_parse_amount(v, &val))
 				return usage("invalid rate '%s'", v);
 			change_set(c, K_RATE, val);
 		}
@@ -616,7 +599,7 @@ static int parse_setting(const char *arg, struct change *c)
 		change_set(c, K_PERIOD, val);
 		return 0;
 	case K_BURST:
-		if (parse_amount(v, &val))
+		if (rl_parse_amount(v, &val))
 			return usage("invalid burst '%s'", v);
 		change_set(c, K_BURST, val);
 		return 0;

@@ -53,34 +53,6 @@ static void print_usage(FILE *f)
 		"  -h           show this help\n");
 }
 
-/* A count with the suffixes of a rate spec: "100", "10k", "64KiB". */
-static int parse_amount(const char *arg, uint64_t *val)
-{
-	struct rl_config cfg;
-	int ret;
-
-	if (strpbrk(arg, "/:"))
-		return -EINVAL;
-	ret = rl_parse_rate(arg, &cfg);
-	if (ret)
-		return ret;
-	if (cfg.flags & RL_CONFIG_UNLIMITED)
-		return -EINVAL;
-	*val = cfg.rate;
-	return 0;
-}
-
-static int parse_priority(const char *arg)
-{
-	static const char *const names[] = { "low", "mid", "high", "user" };
-	int i;
-
-	for (i = 0; i < 4; i++)
-		if (!strcmp(arg, names[i]) || (arg[0] == '1' + i && !arg[1]))
-			return RL_PRIO_LOW + i;
-	return -EINVAL;
-}
-
 static const char *prio_name(uint32_t prio)
 {
 	static const char *const names[] = { "mid", "low", "mid", "high",
@@ -294,21 +266,21 @@ int main(int argc, char **argv)
 			p.name = optarg;
 			break;
 		case 'n':
-			if (parse_amount(optarg, &p.count) || !p.count)
+			if (rl_parse_amount(optarg, &p.count) || !p.count)
 				return die("invalid count", optarg, -EINVAL);
 			break;
 		case 's':
-			if (parse_amount(optarg, &p.size) || !p.size)
+			if (rl_parse_amount(optarg, &p.size) || !p.size)
 				return die("invalid size", optarg, -EINVAL);
 			break;
 		case 't':
-			if (parse_amount(optarg, &threads) || !threads ||
+			if (rl_parse_amount(optarg, &threads) || !threads ||
 			    threads > MAX_THREADS)
 				return die("invalid thread count", optarg,
 					   -EINVAL);
 			break;
 		case 'P':
-			ret = parse_priority(optarg);
+			ret = rl_parse_priority(optarg);
 			if (ret < 0)
 				return die("invalid priority (low, mid, high, user)",
 					   optarg, ret);
@@ -316,7 +288,7 @@ int main(int argc, char **argv)
 			p.set_client = true;
 			break;
 		case 'W':
-			if (parse_amount(optarg, &val) || !val ||
+			if (rl_parse_amount(optarg, &val) || !val ||
 			    val > RL_WEIGHT_MAX)
 				return die("invalid weight (1 .. 1000)", optarg,
 					   -EINVAL);

@@ -68,23 +68,6 @@ static int fail(int status, const char *fmt, ...)
 	return status;
 }
 
-/* A count with the suffixes of a rate spec: "100", "10k", "64KiB". */
-static int parse_amount(const char *arg, uint64_t *val)
-{
-	struct rl_config cfg;
-	int ret;
-
-	if (strpbrk(arg, "/:"))
-		return -EINVAL;
-	ret = rl_parse_rate(arg, &cfg);
-	if (ret)
-		return ret;
-	if (cfg.flags & RL_CONFIG_UNLIMITED)
-		return -EINVAL;
-	*val = cfg.rate;
-	return 0;
-}
-
 /* "512 B", "1.5 KiB", "12.3 MiB", "1.02 GiB". */
 static const char *fmt_bytes(char *buf, size_t len, double v)
 {
@@ -257,7 +240,7 @@ int main(int argc, char **argv)
 			spec = optarg;
 			break;
 		case 'b':
-			if (parse_amount(optarg, &size) || !size ||
+			if (rl_parse_amount(optarg, &size) || !size ||
 			    size > MAX_BUF)
 				return fail(EXIT_USAGE,
 					    "invalid buffer size '%s' (1 .. 64MiB)",

@@ -68,23 +68,6 @@ static int fail(const char *fmt, ...)
 	return EXIT_FAIL;
 }
 
-/* A count with the suffixes of a rate spec: "100", "10k", "64KiB". */
-static int parse_amount(const char *arg, uint64_t *val)
-{
-	struct rl_config cfg;
-	int ret;
-
-	if (strpbrk(arg, "/:"))
-		return -EINVAL;
-	ret = rl_parse_rate(arg, &cfg);
-	if (ret)
-		return ret;
-	if (cfg.flags & RL_CONFIG_UNLIMITED)
-		return -EINVAL;
-	*val = cfg.rate;
-	return 0;
-}
-
 /* "1.5", "1.5s", "200ms", "2min", "1h" into ns; at most a day. */
 static int parse_timeout(const char *arg, uint64_t *ns)
 {
@@ -114,17 +97,6 @@ static int parse_timeout(const char *arg, uint64_t *ns)
 		*ns = (uint64_t)v;
 		return 0;
 	}
-	return -EINVAL;
-}
-
-static int parse_priority(const char *arg)
-{
-	static const char *const names[] = { "low", "mid", "high", "user" };
-	int i;
-
-	for (i = 0; i < 4; i++)
-		if (!strcmp(arg, names[i]) || (arg[0] == '1' + i && !arg[1]))
-			return RL_PRIO_LOW + i;
 	return -EINVAL;
 }
 
@@ -297,7 +269,7 @@ int main(int argc, char **argv)
 			name = optarg;
 			break;
 		case 'c':
-			if (parse_amount(optarg, &count) || !count)
+			if (rl_parse_amount(optarg, &count) || !count)
 				return fail("invalid count '%s'", optarg);
 			break;
 		case 'w':
@@ -306,11 +278,11 @@ int main(int argc, char **argv)
 					    optarg);
 			break;
 		case 'C':
-			if (parse_amount(optarg, &concurrency) || !concurrency)
+			if (rl_parse_amount(optarg, &concurrency) || !concurrency)
 				return fail("invalid concurrency '%s'", optarg);
 			break;
 		case 'P':
-			prio = parse_priority(optarg);
+			prio = rl_parse_priority(optarg);
 			if (prio < 0)
 				return fail("invalid priority '%s' (low, mid, high, user)",
 					    optarg);

@@ -134,7 +134,7 @@ static const struct rl_config trip[] = {
 	{ .period_ns = SEC, .flags = RL_CONFIG_UNLIMITED },
 };
 
-#define N_MISC	6
+#define N_MISC	8
 
 static int test_num;
 static int failures;
@@ -244,6 +244,24 @@ static void test_misc(void)
 	report(ret == -ERANGE, "burst * period overflow", NULL);
 }
 
+/* The two helpers the tools share. */
+static void test_amount_priority(void)
+{
+	uint64_t v = 7;
+
+	report(!rl_parse_amount("64KiB", &v) && v == 65536 &&
+	       rl_parse_amount("1/s", &v) == -EINVAL &&
+	       rl_parse_amount("unlimited", &v) == -EINVAL &&
+	       rl_parse_amount("x", &v) == -EINVAL && v == 65536,
+	       "rl_parse_amount", NULL);
+	report(rl_parse_priority("low") == RL_PRIO_LOW &&
+	       rl_parse_priority("user") == RL_PRIO_USER &&
+	       rl_parse_priority("3") == RL_PRIO_HIGH &&
+	       rl_parse_priority("5") == -EINVAL &&
+	       rl_parse_priority("") == -EINVAL,
+	       "rl_parse_priority", NULL);
+}
+
 int main(void)
 {
 	size_t i;
@@ -259,6 +277,7 @@ int main(void)
 	for (i = 0; i < ARRAY_SIZE(trip); i++)
 		test_trip(&trip[i]);
 	test_misc();
+	test_amount_priority();
 	if (test_num != (int)(ARRAY_SIZE(good) + ARRAY_SIZE(bad) +
 			      ARRAY_SIZE(fmt) + ARRAY_SIZE(trip) + N_MISC))
 		failures++;
