@@ -41,5 +41,34 @@ echo "\$ rlctl show shared      # afterwards"
 rlctl show shared
 echo "\$ rlctl rm shared"
 rlctl rm shared
+
+echo
+echo "# A concurrency limit: at most one job at a time, and kill -9 gives the permit back."
+echo "\$ rlctl create jobs unlimited --concurrency 1 --persist --mode 0666"
+rlctl create jobs unlimited --concurrency 1 --persist --mode 0666
+start=$(date +%s)
+for i in 1 2 3; do
+	rlrun -n jobs -- sh -c "echo \"job $i starts at +\$((\$(date +%s) - $start)) s\"; sleep 1" &
+done
+wait
+rlrun -n jobs -- sleep 60 &
+holder=$!
+sleep 1
+echo "held while a job runs: $(cat /sys/kernel/ratelimit/jobs/held)"
+kill -9 $holder
+wait $holder 2>/dev/null || true
+echo "held after kill -9 of its holder: $(cat /sys/kernel/ratelimit/jobs/held)"
+rlctl rm jobs
+
+echo
+echo "# Two pipes share one 256 KiB/s bandwidth budget:"
+rlctl create uplink 256KiB/s --persist --mode 0666
+head -c 262144 /dev/zero | rlpipe -n uplink > /tmp/p1 &
+head -c 262144 /dev/zero | rlpipe -n uplink > /tmp/p2 &
+sleep 1
+rlctl show uplink | grep -A3 PID
+wait
+echo "copied $(cat /tmp/p1 /tmp/p2 | wc -c) bytes; granted $(cat /sys/kernel/ratelimit/uplink/granted)"
+rlctl rm uplink
 echo
 echo "demo: done"
