@@ -4,11 +4,18 @@
 #
 #   make            module (against KDIR), library, tools, selftests, unit tests
 #   make check      all + static checks + unit tests + selftests in a QEMU guest
-#   make run        a pacing demo in a QEMU guest (ends by itself)
-#   make shell      an interactive QEMU guest with the module loaded
+#                   booting Debian's 6.1 kernel; KVER= picks the guest kernel(s):
+#                   6.1, 6.12, 6.12-rt (PREEMPT_RT), debug, or a list of them
+#   make check-matrix   the same for 6.1, 6.12 and 6.12-rt (static checks once)
+#   make check-debug    selftests on a KASAN/lockdep/UBSAN/kmemleak kernel built
+#                   from linux-source-6.1 (cached in /var/cache/ratelimit)
+#   make check-all  check-matrix and check-debug in one run (what CI runs)
+#   make run        a pacing demo in a QEMU guest (ends by itself; KVER= too)
+#   make shell      an interactive QEMU guest with the module loaded (KVER= too)
 #   make style      checkpatch;  make static: style + W=1 build + sparse
 #   make install    module, library, headers, tools, man pages (PREFIX, DESTDIR)
-#   make deps       install the Debian packages all of this needs
+#   make deps       install the Debian packages all of this needs (KVER= too;
+#                   deps-matrix, deps-all: all of the guest kernels)
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -18,15 +25,23 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 
 # The module is built against the running kernel, else the newest one
-# installed. check, run and shell build it for the Debian 6.1 kernel that
-# the QEMU rig boots (resolved only when they run, after deps).
+# installed. check, run and shell build it for the kernel that the QEMU
+# rig boots, KVER (resolved only when they run, after deps).
 ifeq ($(origin KDIR),undefined)
 KDIR := $(shell for d in /lib/modules/$$(uname -r)/build \
 	$$(ls -d /lib/modules/*/build 2>/dev/null | sort -rV); do \
 	[ -d "$$d" ] && { echo "$$d"; break; }; done)
 endif
-TEST_KVER = $(shell selftests/vm/kver.sh)
-TEST_KDIR = /lib/modules/$(TEST_KVER)/build
+KVER ?= 6.1
+MATRIX := 6.1 6.12 6.12-rt
+ifeq ($(KVER),debug)
+TEST_KDIR = $(shell scripts/kdebug.sh dir)
+VM_ENV = RL_KERNEL=$(shell scripts/kdebug.sh image) \
+	RL_KVER=$(shell scripts/kdebug.sh release) RL_VM_MEM=2048
+else
+TEST_KDIR = /lib/modules/$(shell selftests/vm/kver.sh $(KVER))/build
+VM_ENV = RL_KVER=$(KVER)
+endif
 KBUILD = $(MAKE) -C $(KDIR) M=$(CURDIR) W=1
 
 B := build
@@ -58,7 +73,8 @@ UNIT := $(if $(UNIT_DRIVER_SRCS),$(patsubst selftests/unit/%.c,$(B)/unit/%,\
 UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
 	-I driver $(KSFT_CFLAGS)
 
-.PHONY: all module lib tools selftests unit ksrc deps check run shell \
+.PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
+	check check-matrix check-debug check-all vm-build run shell \
 	style w1 sparse static install clean
 .DELETE_ON_ERROR:
 
@@ -120,7 +136,13 @@ ksrc:
 	@scripts/ksrc.sh
 
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh $(KVER)
+
+deps-matrix:
+	@scripts/deps.sh matrix
+
+deps-all:
+	@scripts/deps.sh all
 
 # checkpatch on all C sources. Userspace (uapi/, lib/, tools/, selftests/)
 # skips kernel-only advice: kernel types (u64) and BIT(), which userspace
@@ -154,20 +176,30 @@ sparse:
 
 static: style w1 sparse
 
-# Build everything for the kernel the QEMU rig boots.
-vm-build: deps
+# Build everything for the kernel (one KVER) the QEMU rig boots.
+vm-build:
+	@scripts/deps.sh $(KVER)
+	$(if $(filter debug,$(KVER)),@scripts/kdebug.sh)
 	@$(MAKE) --no-print-directory ksrc
-	@$(MAKE) --no-print-directory all KDIR=$(TEST_KDIR) $(VM_BUILD_FLAGS)
-
-check: VM_BUILD_FLAGS := WERROR=1
-check: vm-build
-	@MAKE="$(MAKE)" KDIR=$(TEST_KDIR) selftests/vm/check.sh
+	@$(MAKE) --no-print-directory all KDIR=$(TEST_KDIR)
 
 run: vm-build
-	@selftests/vm/run.sh run
+	@$(VM_ENV) selftests/vm/run.sh run
 
 shell: vm-build
-	@selftests/vm/run.sh shell
+	@$(VM_ENV) selftests/vm/run.sh shell
+
+# The checks: userspace once, then check.sh builds the module for each
+# guest kernel and boots it. The last line is "N passed, N failed".
+check: CHECK_KVERS = $(KVER)
+check-matrix: CHECK_KVERS = $(MATRIX)
+check-debug: CHECK_KVERS = debug
+check-all: CHECK_KVERS = $(MATRIX) debug
+check check-matrix check-debug check-all:
+	@scripts/deps.sh $(CHECK_KVERS)
+	@$(MAKE) --no-print-directory ksrc
+	@$(MAKE) --no-print-directory lib tools selftests unit WERROR=1
+	@MAKE="$(MAKE)" RL_KVERS="$(CHECK_KVERS)" selftests/vm/check.sh
 
 install: module lib tools
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) \

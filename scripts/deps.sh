@@ -3,11 +3,33 @@
 #
 # Install the Debian packages the build and the QEMU test rig need.
 # Idempotent and non-interactive; a quick no-op when all are present.
+#   scripts/deps.sh [KERNEL...]
+# KERNEL is a guest kernel of the rig (default 6.1):
+#   6.1      Debian's kernel (linux-image-amd64)
+#   6.12     Debian's 6.12 kernel (linux-image-6.12-amd64)
+#   6.12-rt  its PREEMPT_RT flavour (linux-image-6.12-rt-amd64)
+#   debug    what scripts/kdebug.sh needs to build the debug kernel
+#   matrix   6.1 6.12 6.12-rt;  all  matrix and debug
+# The 6.12 kernels come through their meta-packages, which apt resolves
+# to the current linux-image-6.12.N+deb12-* at install time (see
+# selftests/vm/kver.sh for the release they lead to).
 set -eu
 
-pkgs="gcc make libc6-dev perl
-linux-image-amd64 linux-headers-amd64 linux-source-6.1
+pkgs="gcc make libc6-dev perl linux-source-6.1
 qemu-system-x86 busybox-static sparse cpio kmod xz-utils gzip"
+
+for k in "${@:-6.1}"; do
+	case $k in
+	6.1) pkgs="$pkgs linux-image-amd64 linux-headers-amd64" ;;
+	6.12) pkgs="$pkgs linux-image-6.12-amd64 linux-headers-6.12-amd64" ;;
+	6.12-rt) pkgs="$pkgs linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64" ;;
+	debug) pkgs="$pkgs bc flex bison libelf-dev libssl-dev" ;;
+	matrix) exec "$0" 6.1 6.12 6.12-rt ;;
+	all) exec "$0" 6.1 6.12 6.12-rt debug ;;
+	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, matrix, all)" >&2
+	   exit 2 ;;
+	esac
+done
 
 missing=
 for p in $pkgs; do

@@ -1,29 +1,58 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The part of `make check` after the build: static checks, host unit tests,
-# then the selftests in a QEMU guest (run.sh check). Ends with the line
-# "N passed, N failed"; exits non-zero on any failure.
+# The part of `make check` after the userspace build. Once: the static
+# checks (against the first Debian kernel of the list) and the host unit
+# tests. Then for each guest kernel of RL_KVERS (default 6.1):
+#   6.1, 6.12, 6.12-rt  Debian's kernels (selftests/vm/kver.sh)
+#   debug               the debug kernel (scripts/kdebug.sh builds it)
+# the module's W=1 build for that kernel and the selftests in a QEMU guest
+# booting it (run.sh check), every result prefixed "KERNEL: ". Ends with
+# the line "N passed, N failed" over all; exits non-zero on any failure.
 set -eu
 
 here=$(dirname "$0")
 # shellcheck source=selftests/vm/lib.sh
 . "$here/lib.sh"
 rl_results_init build/results.txt
+kvers=${RL_KVERS:-6.1}
+make=${MAKE:-make}
+
+# kernel K: set release, kdir and image for guest kernel K, building the
+# debug kernel when it is not cached yet.
+kernel()
+{
+	case $1 in
+	debug)
+		scripts/kdebug.sh || return 1
+		release=$(scripts/kdebug.sh release)
+		kdir=$(scripts/kdebug.sh dir)
+		image=$(scripts/kdebug.sh image) ;;
+	*)
+		release=$("$here/kver.sh" "$1") || return 1
+		kdir=/lib/modules/$release/build
+		image=/boot/vmlinuz-$release ;;
+	esac
+}
 
 static()	# WHAT TARGET
 {
 	echo "==> $1 (make $2)"
-	if ${MAKE:-make} --no-print-directory -s "$2"; then
+	if $make --no-print-directory -s "$2" KDIR="$kdir"; then
 		rl_result PASS "$1"
 	else
 		rl_result FAIL "$1"
 	fi
 }
 
-static "checkpatch clean" style
-static "module builds with W=1 without warnings" w1
-static "sparse clean" sparse
+first=
+for k in $kvers; do
+	[ "$k" = debug ] || { first=$k; break; }
+done
+if [ -n "$first" ] && kernel "$first"; then
+	static "checkpatch clean" style
+	static "sparse clean ($first)" sparse
+fi
 
 echo "==> host unit tests"
 for t in build/unit/*_test; do
@@ -34,7 +63,28 @@ for t in build/unit/*_test; do
 	rl_tap "unit/${t##*/}" "$rc" < "$t.log"
 done
 
-echo "==> selftests in a QEMU guest"
-"$here/run.sh" check || true
+for k in $kvers; do
+	echo "==> $k: the kernel"
+	if ! kernel "$k"; then
+		rl_result FAIL "$k: kernel available"
+		continue
+	fi
+	[ "$k" != debug ] || rl_result PASS "$k: kernel built"
+
+	echo "==> $k: module for $release, W=1 (make w1)"
+	if $make --no-print-directory -s w1 KDIR="$kdir"; then
+		rl_result PASS "$k: module builds with W=1 without warnings"
+	else
+		rl_result FAIL "$k: module builds with W=1 without warnings"
+		continue
+	fi
+
+	echo "==> $k: selftests in a QEMU guest"
+	mem=1024
+	[ "$k" != debug ] || mem=2048
+	RL_PREFIX="$k: " RL_KVER=$release RL_KERNEL=$image \
+		RL_VM_OUT=build/vm/$k RL_VM_MEM=$mem "$here/run.sh" check ||
+		rl_result FAIL "$k: QEMU rig ran"
+done
 
 rl_summary

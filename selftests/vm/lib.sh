@@ -59,8 +59,9 @@ rl_tap()
 			n["PASS"], n["FAIL"], n["SKIP"], rc }'
 }
 
-# rl_summary: list the failures, print "N passed, N failed" last, and
-# return non-zero on any failure.
+# rl_summary: list the failures, print "N passed, N failed" last (also
+# into summary.txt beside $RL_RESULTS, for .ci/run), and return non-zero
+# on any failure.
 rl_summary()
 {
 	p=$(grep -c '^PASS ' "$RL_RESULTS") || true
@@ -71,9 +72,11 @@ rl_summary()
 		sed -n 's/^FAIL /  /p' "$RL_RESULTS"
 	fi
 	if [ "$s" -gt 0 ]; then
-		echo "$p passed, $f failed, $s skipped"
+		line="$p passed, $f failed, $s skipped"
 	else
-		echo "$p passed, $f failed"
+		line="$p passed, $f failed"
 	fi
+	echo "$line" > "$(dirname "$RL_RESULTS")/summary.txt"
+	echo "$line"
 	[ "$f" -eq 0 ]
 }

@@ -1,15 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# QEMU test rig. Boots Debian's 6.1 kernel (software emulation) with an
-# initramfs of busybox, ratelimit.ko, build/selftests/* and build/tools/*:
+# QEMU test rig. Boots a Debian kernel (6.1 unless told otherwise;
+# software emulation) with an initramfs of busybox, ratelimit.ko,
+# build/selftests/* and build/tools/*:
 #   check  run every selftest, unload the module, check the kernel log
 #   run    the pacing demo of guest/demo.sh
 #   shell  an interactive shell on the serial console (Ctrl-A x quits QEMU)
 # Run it from the top of the tree after a build for that kernel: the
 # Makefile targets check, run and shell do both.
-# Environment: RL_KVER, RL_KERNEL (another kernel image), RL_TEST_TIMEOUT
-# (seconds per selftest in the guest), RL_VM_TIMEOUT (seconds per boot).
+# Environment: RL_KVER (6.1, 6.12, 6.12-rt or a release; see kver.sh),
+# RL_KERNEL (another kernel image, e.g. the debug kernel, of release
+# RL_KVER), RL_TEST_TIMEOUT (seconds per selftest in the guest),
+# RL_VM_TIMEOUT (seconds per boot), RL_VM_MEM (MiB), RL_VM_OUT (the output
+# dir, build/vm), RL_VM_APPEND (more of the kernel command line),
+# RL_PREFIX (put before every result, e.g. "6.12: ").
 set -eu
 
 mode=${1:-check}
@@ -21,11 +26,18 @@ esac
 here=$(dirname "$0")
 # shellcheck source=selftests/vm/lib.sh
 . "$here/lib.sh"
-kver=${RL_KVER:-$("$here/kver.sh")}
-kernel=${RL_KERNEL:-/boot/vmlinuz-$kver}
+if [ -n "${RL_KERNEL:-}" ]; then
+	kernel=$RL_KERNEL
+	kver=${RL_KVER:?RL_KERNEL needs RL_KVER, its release}
+else
+	kver=$("$here/kver.sh" "${RL_KVER:-6.1}")
+	kernel=/boot/vmlinuz-$kver
+fi
 test_timeout=${RL_TEST_TIMEOUT:-300}
 vm_timeout=${RL_VM_TIMEOUT:-1200}
-out=build/vm
+mem=${RL_VM_MEM:-1024}
+pfx=${RL_PREFIX:-}
+out=${RL_VM_OUT:-build/vm}
 root=$out/root
 log=$out/$mode.log
 
@@ -56,9 +68,9 @@ chmod 755 "$root/init" "$root"/guest/*.sh
 # oops=panic and hung_task_panic=1 turn a crashed or stuck kernel into a
 # quick end of the run (panic=-1 reboots at once, -no-reboot exits QEMU)
 # rather than a wait for the host timeout.
-set -- qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot \
+set -- qemu-system-x86_64 -accel tcg -m "$mem" -smp 2 -nographic -no-reboot \
 	-nic none -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0 quiet panic=-1 oops=panic hung_task_panic=1 rdinit=/init rl.mode=$mode rl.timeout=$test_timeout"
+	-append "console=ttyS0 quiet panic=-1 oops=panic hung_task_panic=1 rdinit=/init rl.mode=$mode rl.timeout=$test_timeout${RL_VM_APPEND:+ $RL_VM_APPEND}"
 
 if [ "$mode" = shell ]; then
 	echo "vm: booting $kver; Ctrl-A x quits QEMU, exit powers off"
@@ -86,7 +98,7 @@ echo "vm: QEMU exited with status $rc after $(($(date +%s) - start)) s"
 marker() { grep -qE "@@rl $1\$" "$log"; }	# after any console escapes
 check() { if "$@"; then echo PASS; else echo FAIL; fi; }
 
-rl_result "$(check marker 'insmod ok')" "module loaded"
+rl_result "$(check marker 'insmod ok')" "${pfx}module loaded"
 case $mode in
 check)
 	for t in "$root"/selftests/*; do
@@ -94,13 +106,22 @@ check)
 		n=${t##*/}
 		rc=$(sed -n "s/.*@@rl end $n rc=//p" "$log")
 		sed -n "/@@rl begin $n\$/,/@@rl end $n /p" "$log" |
-			rl_tap "selftests/$n" "${rc:-none}"
+			rl_tap "${pfx}selftests/$n" "${rc:-none}"
 	done ;;
 run)
-	rl_result "$(check marker 'end demo rc=0')" "demo ran" ;;
+	rl_result "$(check marker 'end demo rc=0')" "${pfx}demo ran" ;;
 esac
-rl_result "$(check marker 'rmmod ok')" "module unloaded cleanly"
-rl_result "$(check marker "done")" "guest finished"
+rl_result "$(check marker 'rmmod ok')" "${pfx}module unloaded cleanly"
+rl_result "$(check marker "done")" "${pfx}guest finished"
+
+# kmemleak's report after the run, on kernels that have it (init.sh).
+if grep -q '@@rl kmemleak-begin' "$log"; then
+	sed -n '/@@rl kmemleak-begin/,/@@rl kmemleak-end/p' "$log" |
+		sed '1d;$d' > "$out/kmemleak.txt"
+	head -n 60 "$out/kmemleak.txt" | sed 's/^/  /'
+	rl_result "$(check marker kmemleak-end)" "${pfx}kmemleak scan ran"
+	rl_result "$(check test ! -s "$out/kmemleak.txt")" "${pfx}kmemleak: no leaks"
+fi
 
 # The kernel log: dmesg, printed by the guest between markers, and
 # whatever the kernel printed on the console itself (panics).
@@ -108,13 +129,20 @@ bad='BUG:|WARNING:|Oops|Call Trace|lockdep|possible recursive locking'
 bad="$bad|circular locking|KASAN|UBSAN|unreferenced object|kmemleak:.*leak"
 bad="$bad|general protection|hung_task|blocked for more than|soft lockup"
 bad="$bad|rcu.*stall|Kernel panic|list_(add|del) corruption|refcount_t:"
-grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" | grep -iv 'command line:' |
+# What a debug kernel says at boot about its checkers is no finding, nor
+# is the count of kmemleak's scans: init.sh scans after the boot, to forget
+# what the boot leaked, and after the run; the latter's report is judged
+# above.
+fine='command line:|kmemleak: Kernel memory leak detector initialized'
+fine="$fine|kmemleak: [0-9]+ new suspected memory leaks"
+fine="$fine|RCU lockdep checking is enabled"
+grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" | grep -Eiv "$fine" |
 	grep -E "$bad" | sort -u | head -n 40 > "$out/bad.txt" || true
 sed 's/^/  /' "$out/bad.txt"
 if ! marker dmesg-end; then
-	rl_result FAIL "kernel log clean (dmesg not captured)"
+	rl_result FAIL "${pfx}kernel log clean (dmesg not captured)"
 else
-	rl_result "$(check test ! -s "$out/bad.txt")" "kernel log clean"
+	rl_result "$(check test ! -s "$out/bad.txt")" "${pfx}kernel log clean"
 fi
 
 [ -z "$own" ] || rl_summary
