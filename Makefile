@@ -12,6 +12,8 @@
 #   make check-all  check-matrix and check-debug in one run (what CI runs)
 #   make run        a pacing demo in a QEMU guest (ends by itself; KVER= too)
 #   make shell      an interactive QEMU guest with the module loaded (KVER= too)
+#   make bench      the benchmark in a QEMU guest, results and plots in
+#                   build/bench (Documentation/performance.md); not in check
 #   make style      checkpatch;  make static: style + W=1 build + sparse
 #   make install    module, library, headers, tools, man pages (PREFIX, DESTDIR)
 #   make deps       install the Debian packages all of this needs (KVER= too;
@@ -74,7 +76,7 @@ UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
 	-I driver $(KSFT_CFLAGS)
 
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
-	check check-matrix check-debug check-all vm-build run shell \
+	check check-matrix check-debug check-all vm-build run shell bench \
 	style w1 sparse static install clean
 .DELETE_ON_ERROR:
 
@@ -188,6 +190,24 @@ run: vm-build
 
 shell: vm-build
 	@$(VM_ENV) selftests/vm/run.sh shell
+
+# The benchmark (Documentation/performance.md), not part of check: timings
+# are no assertions. One boot of the guest on the TSC clocksource (the
+# guest's default, HPET, makes every clock read an emulated device access);
+# result files and PNGs in build/bench. BENCH_SCALE scales durations and
+# sample counts, BENCH_SECTIONS picks sections (comma-separated).
+BENCH_SCALE ?= 1
+BENCH_SECTIONS ?=
+BENCH_APPEND = tsc=reliable clocksource=tsc rl.bench.scale=$(BENCH_SCALE) \
+	$(if $(BENCH_SECTIONS),rl.bench.sections=$(BENCH_SECTIONS))
+bench: vm-build
+	@scripts/deps.sh bench
+	@rm -rf $(B)/bench
+	@$(VM_ENV) RL_VM_OUT=$(B)/vm/bench RL_BENCH_OUT=$(B)/bench \
+		RL_TEST_TIMEOUT=3000 RL_VM_TIMEOUT=3600 \
+		RL_VM_APPEND="$(strip $(BENCH_APPEND))" selftests/vm/run.sh bench
+	gnuplot -e "dir='$(B)/bench'" scripts/bench.gp
+	@echo "bench: CSV, JSON and PNGs in $(B)/bench"
 
 # The checks: userspace once, then check.sh builds the module for each
 # guest kernel and boots it. The last line is "N passed, N failed".

@@ -6,7 +6,8 @@
  * - Functions return 0 (or a non-negative value) on success and a negative
  *   errno value on failure. They never read or change errno.
  * - The library keeps no state and takes no locks: every function is
- *   thread-safe and async-signal-safe.
+ *   thread-safe and async-signal-safe. The exception is the opt-in
+ *   struct rl_batch, whose state the caller owns (one per thread).
  * - Blocking acquires sleep in the kernel. A signal interrupts them with
  *   -EINTR unless its handler was installed with SA_RESTART, in which case
  *   the kernel restarts the call transparently (deadlines are absolute, so
@@ -252,6 +253,88 @@ int rl_open_named(const char *name, uint32_t flags, uint32_t mode,
  * another -errno (of rl_open() too, when @fd is -1).
  */
 int rl_unlink(int fd, const char *name);
+
+/**
+ * struct rl_batch - batched reservations over one client fd (opt-in)
+ * @fd:        client fd the tokens come from; not owned, not closed
+ * @unlimited: the limiter was unlimited at rl_batch_open()
+ * @batch:     tokens reserved at a time (at most the burst)
+ * @local:     tokens reserved and not handed out yet
+ * @backoff:   current back-off, in acquires, after a failed batch
+ * @skip:      acquires left before the next batch is tried
+ * @syscalls:  ioctls made by rl_batch_acquire() and rl_batch_flush()
+ * @taken:     tokens taken from the kernel
+ * @handed:    tokens handed out by rl_batch_acquire()
+ * @refunded:  tokens given back by rl_batch_flush()
+ *
+ * Fields are for reading; only the functions below change them.
+ */
+struct rl_batch {
+	int fd;
+	int unlimited;
+	uint64_t batch;
+	uint64_t local;
+	uint64_t backoff;
+	uint64_t skip;
+	uint64_t syscalls;
+	uint64_t taken;
+	uint64_t handed;
+	uint64_t refunded;
+};
+
+/**
+ * rl_batch_open() - start batched reservations on a client fd
+ * @b:     state to initialise, owned by the caller.
+ * @fd:    client fd with a limiter (private or named).
+ * @batch: tokens to reserve from the kernel at a time, >= 1; clamped to
+ *         the burst in force now.
+ *
+ * rl_batch_acquire() then takes a whole batch from the kernel whenever the
+ * bucket holds one and hands it out without system calls. The price:
+ * up to @batch - 1 tokens are taken from the limiter before they are used,
+ * so other clients of a shared limiter see them gone early, and tokens are
+ * handed out in bursts of up to @batch. The state keeps no lock: use one
+ * struct rl_batch per thread (threads may share the fd). This is the one
+ * part of the library that keeps state.
+ *
+ * Return: 0, -EINVAL for a NULL @b or a @batch of 0, or the -errno of
+ * rl_get_config() (-EBADFD without a limiter).
+ */
+int rl_batch_open(struct rl_batch *b, int fd, uint64_t batch);
+
+/**
+ * rl_batch_acquire() - take tokens, from the local reserve when it has them
+ * @b:     state from rl_batch_open().
+ * @count: tokens wanted, >= 1.
+ *
+ * Hands out reserved tokens; when they run short, reserves a batch if the
+ * bucket holds one now, else waits in the kernel for only the tokens that
+ * are missing (and tries batches less often until one succeeds again).
+ *
+ * Return: 0 once granted, or the -errno of rl_acquire().
+ */
+int rl_batch_acquire(struct rl_batch *b, uint64_t count);
+
+/**
+ * rl_batch_flush() - give the reserved tokens back (RL_IOC_REFUND)
+ * @b: state from rl_batch_open().
+ *
+ * The bucket still never holds more than the burst: refunded tokens that
+ * do not fit are lost, as with rl_refund().
+ *
+ * Return: 0 or the -errno of rl_refund() (the reserve is kept then).
+ */
+int rl_batch_flush(struct rl_batch *b);
+
+/**
+ * rl_batch_close() - end batched reservations
+ * @b: state from rl_batch_open().
+ *
+ * Flushes the reserve; the fd stays open.
+ *
+ * Return: as rl_batch_flush(); the reserve is dropped in any case.
+ */
+int rl_batch_close(struct rl_batch *b);
 
 /**
  * rl_now_ns() - the clock of deadlines and ready times

@@ -3,9 +3,9 @@
 #
 # /init of the QEMU rig's guest (busybox). Loads /ratelimit.ko, does what
 # rl.mode= on the kernel command line asks (check: every /selftests/*,
-# run: /guest/demo.sh, shell: a shell), unloads the module, prints the
-# kernel log and reboots, which ends QEMU. Lines "@@rl ..." are markers
-# that selftests/vm/run.sh reads.
+# run: /guest/demo.sh, bench: /guest/bench.sh, shell: a shell), unloads
+# the module, prints the kernel log and reboots, which ends QEMU. Lines
+# "@@rl ..." are markers that selftests/vm/run.sh reads.
 
 /bin/busybox --install -s /bin
 export PATH=/tools:/selftests:/bin HOME=/root
@@ -67,6 +67,8 @@ check)
 	done ;;
 run)
 	run demo sh /guest/demo.sh </dev/null ;;
+bench)
+	run bench sh /guest/bench.sh </dev/null ;;
 shell)
 	echo "ratelimit guest: module loaded, tools in /tools, tests in /selftests."
 	echo "Leave with exit (or Ctrl-D): the guest powers off."

@@ -6,9 +6,11 @@
 # build/selftests/* and build/tools/*:
 #   check  run every selftest, unload the module, check the kernel log
 #   run    the pacing demo of guest/demo.sh
+#   bench  tools/rlbench (guest/bench.sh); its result files go to
+#          RL_BENCH_OUT (build/bench)
 #   shell  an interactive shell on the serial console (Ctrl-A x quits QEMU)
 # Run it from the top of the tree after a build for that kernel: the
-# Makefile targets check, run and shell do both.
+# Makefile targets check, run, shell and bench do both.
 # Environment: RL_KVER (6.1, 6.12, 6.12-rt or a release; see kver.sh),
 # RL_KERNEL (another kernel image, e.g. the debug kernel, of release
 # RL_KVER), RL_TEST_TIMEOUT (seconds per selftest in the guest),
@@ -19,8 +21,8 @@ set -eu
 
 mode=${1:-check}
 case $mode in
-check|run|shell) ;;
-*) echo "usage: $0 check|run|shell" >&2; exit 2 ;;
+check|run|shell|bench) ;;
+*) echo "usage: $0 check|run|shell|bench" >&2; exit 2 ;;
 esac
 
 here=$(dirname "$0")
@@ -62,6 +64,21 @@ for f in build/selftests/* build/tools/*; do
 	[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$root/${f#build/}"
 done
 chmod 755 "$root/init" "$root"/guest/*.sh
+# bench: Redis, a peer of the benchmark, with the shared libraries it
+# needs, if Debian's redis-tools is installed (its redis-check-rdb is
+# redis-server under that name).
+if [ "$mode" = bench ]; then
+	redis=$(command -v redis-server || command -v redis-check-rdb || true)
+	if [ -n "$redis" ]; then
+		mkdir -p "$root/redis"
+		cp -L "$redis" "$root/redis/redis-server"
+		ldd "$redis" | awk '/=> \//{ print $3 } /^[ \t]*\//{ print $1 }' |
+		while read -r lib; do
+			mkdir -p "$root${lib%/*}"
+			cp -L "$lib" "$root$lib"
+		done
+	fi
+fi
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) |
 	gzip -1 > "$out/initramfs.cpio.gz"
 
@@ -90,7 +107,9 @@ start=$(date +%s)
 	{ sub(/\r$/, ""); gsub(/\033(\[[0-9;?]*[A-Za-z]|c)/, ""); print > file }
 	/@@rl dmesg-begin/ { hide = 1; print "vm: (the kernel log is in " file ")" }
 	!hide { print; fflush() }
-	/@@rl dmesg-end/ { hide = 0 }'
+	/@@rl dmesg-end/ { hide = 0 }
+	/@@rl file-begin/ { hide = 1 }
+	/@@rl file-end/ { hide = 0 }'
 rc=$(cat "$out/qemu.rc")
 echo "vm: QEMU exited with status $rc after $(($(date +%s) - start)) s"
 [ "$rc" = 124 ] && echo "vm: timed out after $vm_timeout s"
@@ -110,6 +129,17 @@ check)
 	done ;;
 run)
 	rl_result "$(check marker 'end demo rc=0')" "${pfx}demo ran" ;;
+bench)
+	# The guest prints every result file between markers.
+	bench=${RL_BENCH_OUT:-build/bench}
+	mkdir -p "$bench"
+	awk -v dir="$bench" '
+		/^@@rl file-begin / { f = dir "/" $3; printf "" > f; next }
+		/^@@rl file-end / { close(f); f = ""; next }
+		f != "" { print >> f }' "$log"
+	rl_result "$(check marker 'end bench rc=0')" "${pfx}benchmark ran"
+	rl_result "$(check test -s "$bench/results.csv")" \
+		"${pfx}results in $bench" ;;
 esac
 rl_result "$(check marker 'rmmod ok')" "${pfx}module unloaded cleanly"
 rl_result "$(check marker "done")" "${pfx}guest finished"

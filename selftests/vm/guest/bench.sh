@@ -1,0 +1,50 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# `make bench`: rlbench in the guest, with Redis running on loopback when
+# the rig copied it in. Every file rlbench writes is printed between
+# "@@rl file-begin NAME" and "@@rl file-end NAME" for run.sh to extract.
+# Kernel command line: rl.bench.scale=X scales durations and sample
+# counts; rl.bench.sections=a,b runs only those sections.
+
+scale=1
+sections=
+# shellcheck disable=SC2013 # the words of the command line are wanted
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	rl.bench.scale=*) scale=${arg#*=} ;;
+	rl.bench.sections=*) sections=$(echo "${arg#*=}" | tr , ' ') ;;
+	esac
+done
+
+command -v rlbench >/dev/null || { echo "bench: rlbench is not built"; exit 1; }
+mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm	# for sem_open()
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+
+redis=
+if [ -x /redis/redis-server ]; then
+	# On CPU 0, with its clients: see pin_cpu0() in rlbench.c.
+	LD_LIBRARY_PATH=/lib/x86_64-linux-gnu taskset 1 /redis/redis-server --port 6379 \
+		--bind 127.0.0.1 --save '' --appendonly no --protected-mode no \
+		--logfile /tmp/redis.log &
+	redis=$!
+	sleep 2
+	kill -0 "$redis" 2>/dev/null || { cat /tmp/redis.log; redis=; }
+	echo "bench: redis-server pid ${redis:-(failed)}"
+else
+	echo "bench: no redis-server in the guest (apt-get install redis-tools)"
+fi
+
+echo "bench: $(uname -r), $(nproc) CPUs, scale $scale"
+rc=0
+# shellcheck disable=SC2086 # the list of sections is split on purpose
+rlbench -s "$scale" -o /tmp/bench $sections || rc=$?
+
+[ -n "$redis" ] && kill "$redis"
+for f in /tmp/bench/*; do
+	[ -f "$f" ] || continue
+	echo "@@rl file-begin ${f##*/}"
+	cat "$f"
+	echo "@@rl file-end ${f##*/}"
+done
+exit $rc
