@@ -91,7 +91,7 @@ struct rl_flow {
 
 /**
  * struct rl_limiter - a token bucket with a queue of sleeping requests
- * @lock:         guards every field below but @timer
+ * @lock:         guards the fields from @params to @nclients
  * @params:       limits in force
  * @bucket:       tokens
  * @levels:       sleeping requests, by priority
@@ -108,7 +108,7 @@ struct rl_flow {
  * @timer_expiry: time the timer was last started for, 0 if not started
  * @counters:     statistics
  * @nclients:     entries of @clients
- * @timer:        fires when the head of @queue (or a poller) can be served
+ * @timer:        fires when the next request (or a poller) can be served
  * @ref:          attached clients, plus one while a persistent name exists
  * @name:         name of a named limiter, "" for a private one
  * @uid:          owner of a named limiter, constant
