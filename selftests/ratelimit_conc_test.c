@@ -296,15 +296,18 @@ TEST(conc_kill9_frees_permits)
 
 /*
  * Threads with an fd each take 1 or 2 permits of 3, hold them a moment
- * and release them, for 1.5 s; a shared counter of what is in use and
- * stats.held never exceed 3.
+ * and release them, for 1.5 s and at least SEM_OPS cycles (a slow guest
+ * takes longer, up to SEM_DEADLINE_NS); a shared counter of what is in use
+ * and stats.held never exceed 3.
  */
 #define NSEM		6
 #define SEM_LIMIT	3
+#define SEM_OPS		50ULL
+#define SEM_DEADLINE_NS	(20 * NS_PER_SEC)
 
 struct sem_user {
 	int fd;
-	__u64 stop;
+	__u64 *stop;
 	unsigned int seed;
 	int *inuse;
 	int *max;
@@ -317,11 +320,15 @@ static void *sem_fn(void *arg)
 	struct sem_user *u = arg;
 	struct rl_acquire a;
 	__u64 count;
+	__u64 stop;
 	int n, m;
 
-	while (now_ns() < u->stop) {
+	for (;;) {
+		stop = __atomic_load_n(u->stop, __ATOMIC_SEQ_CST);
+		if (now_ns() >= stop)
+			break;
 		count = 1 + rand_r(&u->seed) % 2;
-		if (rl_acq(u->fd, count, u->stop + 500 * NS_PER_MS, 0, &a)) {
+		if (rl_acq(u->fd, count, stop + 500 * NS_PER_MS, 0, &a)) {
 			if (errno != ETIMEDOUT)
 				u->bad = errno;
 			continue;
@@ -337,7 +344,7 @@ static void *sem_fn(void *arg)
 		__atomic_sub_fetch(u->inuse, count, __ATOMIC_SEQ_CST);
 		if (rl_release(u->fd, count))
 			u->bad = errno;
-		u->ops++;
+		__atomic_add_fetch(&u->ops, 1, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
 }
@@ -348,44 +355,54 @@ TEST(conc_stress_never_exceeds)
 	pthread_t th[NSEM];
 	char name[RL_NAME_MAX];
 	int inuse = 0, max = 0, i, ctl;
-	__u64 stop, ops = 0, samples = 0, max_held = 0, h;
+	__u64 t0, now, stop, ops = 0, samples = 0, max_held = 0, h;
 	struct rl_stats s;
 
 	NAME(name, "stress");
 	ctl = sem_named(name, SEM_LIMIT);
 	ASSERT_LE(0, ctl);
-	stop = now_ns() + 1500 * NS_PER_MS;
+	t0 = now_ns();
+	stop = t0 + SEM_DEADLINE_NS;
 	for (i = 0; i < NSEM; i++) {
 		memset(&u[i], 0, sizeof(u[i]));
 		u[i].fd = sem_attach(name);
 		ASSERT_LE(0, u[i].fd);
-		u[i].stop = stop;
+		u[i].stop = &stop;
 		u[i].seed = i + 1;
 		u[i].inuse = &inuse;
 		u[i].max = &max;
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, sem_fn, &u[i]));
 	}
-	while (now_ns() < stop) {
+	while ((now = now_ns()) < stop) {
+		if (now >= t0 + 1500 * NS_PER_MS) {
+			for (ops = 0, i = 0; i < NSEM; i++)
+				ops += __atomic_load_n(&u[i].ops,
+						       __ATOMIC_SEQ_CST);
+			if (ops >= SEM_OPS) {
+				__atomic_store_n(&stop, now, __ATOMIC_SEQ_CST);
+				break;
+			}
+		}
 		h = held(ctl);
 		if (h != POISON64 && h > max_held)
 			max_held = h;
 		samples++;
 		sleep_ms(1);
 	}
-	for (i = 0; i < NSEM; i++) {
+	for (ops = 0, i = 0; i < NSEM; i++) {
 		ASSERT_EQ(0, pthread_join(th[i], NULL));
 		EXPECT_EQ(0, u[i].bad);
 		ops += u[i].ops;
 		close(u[i].fd);
 	}
-	TH_LOG("%llu acquire/release cycles, most in use %d, most held %llu (%llu samples)",
-	       (unsigned long long)ops, max, (unsigned long long)max_held,
-	       (unsigned long long)samples);
+	TH_LOG("%llu acquire/release cycles in %.3f s, most in use %d, held %llu (%llu samples)",
+	       (unsigned long long)ops, (double)(stop - t0) / NS_PER_SEC, max,
+	       (unsigned long long)max_held, (unsigned long long)samples);
 	EXPECT_GE(SEM_LIMIT, max);
 	EXPECT_GE((__u64)SEM_LIMIT, max_held);
 	/* The permits were contended, and used. */
 	EXPECT_LE(2, max);
-	EXPECT_LE(50ULL, ops);
+	EXPECT_LE(SEM_OPS, ops);
 	ASSERT_EQ(0, rl_stats(ctl, &s));
 	EXPECT_EQ(0ULL, s.held);
 	EXPECT_EQ(0ULL, s.waiters);

@@ -4,8 +4,10 @@
  * and up to SC_MAX_CLIENTS clients, each an fd of its own attached to it,
  * in this process or in a child process. The threads of a client acquire
  * back to back (or one of them at a fixed pace) while the limiter runs at
- * the configured rate for a fixed time, and count in shared memory what
- * they got. Include after "ratelimit_util.h".
+ * the configured rate, and count in shared memory what they got: for a
+ * fixed time, or until they got a number of tokens (so that a slow guest,
+ * e.g. a KASAN kernel under TCG, measures as many tokens as a fast one).
+ * Include after "ratelimit_util.h".
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -30,9 +32,9 @@
  * @count:    tokens per acquire (0 means 1).
  * @pace_ns:  when not 0 the client is one thread doing one acquire every
  *            @pace_ns from the start, instead of back to back.
- * @granted:  out: tokens granted before the stop time (paced: all).
+ * @granted:  out: tokens granted before the stop time.
  * @acquires: out: acquires those came in.
- * @asked:    out: paced: acquires made.
+ * @asked:    out: paced: acquires made (started before the stop time).
  * @wait_ns:  out: sum of their wait_ns.
  * @wait_max: out: longest wait_ns.
  * @over_cap: out: grants that took the client above @cap * (elapsed
@@ -67,19 +69,26 @@ struct sc_client {
  * struct sc_run - a run, in memory shared with the children
  * @cfg:      the limiter's config from the start; before it the limiter
  *            is paused (rate 0) and empty while the clients queue up.
- * @dur_ns:   how long the clients count grants.
+ * @dur_ns:   how long the clients count grants; with @want, the deadline.
+ * @want:     when not 0: count until the clients of @want_mask together
+ *            got @want tokens, or @dur_ns passed (whichever is first).
+ * @want_mask: bit i: c[i] counts towards @want; 0: all clients.
  * @nclients: entries of @c in use.
- * @t0:       the start (set by sc_go()).
- * @stop:     @t0 + @dur_ns.
+ * @t0:       the start (set by sc_go(), just before the config is set).
+ * @stop:     @t0 + @dur_ns, or when @want was reached.
+ * @end:      out: a time after every grant counted (>= @stop).
  * @name:     the limiter's name.
  * @c:        the clients.
  */
 struct sc_run {
 	struct rl_config cfg;
 	__u64 dur_ns;
+	__u64 want;
+	__u32 want_mask;
 	int nclients;
 	__u64 t0;
 	__u64 stop;
+	__u64 end;
 	char name[RL_NAME_MAX];
 	struct sc_client c[SC_MAX_CLIENTS];
 };
@@ -185,31 +194,36 @@ static inline void *sc_paced(void *arg)
 	struct sc_client *c = t->c;
 	__u64 count = c->count ? c->count : 1;
 	__u64 end = now_ns() + 2 * SC_SETUP_NS;
-	__u64 t0, stop, target, i;
+	__u64 t0, stop, target, now, i;
 	struct rl_acquire a;
 	struct timespec ts;
 
 	while (!(t0 = sc_load(&t->r->t0)) && now_ns() < end)
 		sleep_ms(1);
-	stop = sc_load(&t->r->stop);
-	if (!t0 || !stop)
+	if (!t0 || !sc_load(&t->r->stop))
 		return NULL;
+	/* The stop may come earlier while this runs (sc_run.want). */
 	for (i = 0; ; i++) {
 		target = t0 + i * c->pace_ns;
-		if (target >= stop)
+		if (target >= sc_load(&t->r->stop))
 			break;
 		ts.tv_sec = target / NS_PER_SEC;
 		ts.tv_nsec = target % NS_PER_SEC;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
 				       NULL) == EINTR)
 			;
+		stop = sc_load(&t->r->stop);
+		if (now_ns() >= stop)
+			break;
 		c->asked++;
 		if (rl_acq_prio(t->fd, count, stop, 0, c->acq_prio, &a)) {
 			if (errno != ETIMEDOUT)
 				sc_set_err(&c->err, errno);
 			continue;
 		}
-		sc_count(t->r, c, count, &a, now_ns());
+		now = now_ns();
+		if (now < sc_load(&t->r->stop))
+			sc_count(t->r, c, count, &a, now);
 	}
 	return NULL;
 }
@@ -307,12 +321,47 @@ static inline int sc_waitpid(pid_t pid, __u64 end)
 	return p == pid && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
 }
 
+/* Tokens counted so far by the clients of @r->want_mask. */
+static inline __u64 sc_wanted(struct sc_run *r)
+{
+	__u64 sum = 0;
+	int i;
+
+	for (i = 0; i < r->nclients; i++)
+		if (!r->want_mask || (r->want_mask & (1U << i)))
+			sum += sc_load(&r->c[i].granted);
+	return sum;
+}
+
+/*
+ * Count until @r->stop, or with @r->want until the clients have that many
+ * tokens: then move the stop to now. A thread counts a grant only if it
+ * read the clock before the stop, or if it read the old stop, before it
+ * was moved: either way every grant counted came before @r->end.
+ */
+static inline void sc_wait_stop(struct sc_run *r)
+{
+	__u64 now, stop = sc_load(&r->stop);
+
+	if (!r->want) {
+		now = now_ns();
+		sleep_ms((stop > now ? (stop - now) / NS_PER_MS : 0) + 1);
+		r->end = stop;
+		return;
+	}
+	while ((now = now_ns()) < stop && sc_wanted(r) < r->want)
+		sleep_ms(2);
+	if (now < stop)
+		__atomic_store_n(&r->stop, now, __ATOMIC_SEQ_CST);
+	r->end = now_ns();
+}
+
 /*
  * Run @r: create the limiter paused and empty, start the clients, wait
  * until the back-to-back ones are all queued, set @r->cfg, count for
- * @r->dur_ns, then let everyone go (RL_CONFIG_UNLIMITED) and reap. 0 when
- * everything started and ended in time, else -1 (with errno of a setup
- * failure in a client's setup_err).
+ * @r->dur_ns or until @r->want, then let everyone go (RL_CONFIG_UNLIMITED)
+ * and reap. 0 when everything started and ended in time, else -1 (with
+ * errno of a setup failure in a client's setup_err).
  */
 static inline int sc_go(struct sc_run *r)
 {
@@ -377,8 +426,8 @@ static inline int sc_go(struct sc_run *r)
 	__atomic_store_n(&r->t0, end, __ATOMIC_SEQ_CST);
 	if (ioctl(ctl, RL_IOC_SET_CONFIG, &r->cfg))
 		ret = -1;
-	end = now_ns();
-	sleep_ms((r->stop > end ? (r->stop - end) / NS_PER_MS : 0) + 20);
+	sc_wait_stop(r);
+	sleep_ms(20);
 	cfg = r->cfg;
 	cfg.flags |= RL_CONFIG_UNLIMITED;
 	ioctl(ctl, RL_IOC_SET_CONFIG, &cfg);
