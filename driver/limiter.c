@@ -103,16 +103,35 @@ static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
 	return when > KTIME_MAX ? U64_MAX : when;
 }
 
-/* Predicted grant time of a request of @n tokens queued behind the others. */
-static u64 rl_predict(const struct rl_limiter *lim, u64 n, u64 now)
+/* When @client's cap lets @n tokens through, @now if it has no cap. */
+static u64 rl_cap_ready_time(const struct rl_limiter *lim,
+			     const struct rl_client *client, u64 n, u64 now)
 {
-	u64 sum;
+	struct rl_params cp;
+	u64 when;
 
-	if (lim->params.unlimited)
+	if (!client->cap)
 		return now;
-	if (check_add_overflow(lim->queued, n, &sum))
-		return U64_MAX;
-	return rl_ready_time(lim, sum);
+	rl_cap_params(lim, client, &cp);
+	when = rl_bucket_ready(&client->cap_bucket, &cp, n);
+	return when > KTIME_MAX ? U64_MAX : max(when, now);
+}
+
+/*
+ * Predicted grant time of a request of @n tokens from @client queued
+ * behind the others: when the limiter and the client's cap allow it.
+ */
+static u64 rl_predict(const struct rl_limiter *lim,
+		      const struct rl_client *client, u64 n, u64 now)
+{
+	u64 sum, when = now;
+
+	if (!lim->params.unlimited) {
+		if (check_add_overflow(lim->queued, n, &sum))
+			return U64_MAX;
+		when = rl_ready_time(lim, sum);
+	}
+	return max(when, rl_cap_ready_time(lim, client, n, now));
 }
 
 /* Start, move or stop the timer for @when, U64_MAX for never. */
@@ -488,7 +507,7 @@ static int rl_acquire_begin(struct rl_limiter *lim, struct rl_client *client,
 		rl_refill(lim, rl_clock(now));
 	if (rl_grant_now(lim, client, req, now))
 		return 0;
-	req->ready_ns = rl_predict(lim, req->count, rl_clock(now));
+	req->ready_ns = rl_predict(lim, client, req->count, rl_clock(now));
 	if (nonblock) {
 		lim->counters.rejected++;
 		return -EAGAIN;
@@ -579,7 +598,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 	rl_undo(lim, w, now);
 	if (ret == -ETIMEDOUT) {
 		c->timeouts++;
-		req->ready_ns = rl_predict(lim, req->count, now);
+		req->ready_ns = rl_predict(lim, w->client, req->count, now);
 	} else {
 		c->interrupted++;
 	}

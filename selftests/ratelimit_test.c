@@ -1228,4 +1228,61 @@ TEST(concurrent_first_config)
 	}
 }
 
+/*
+ * Unlimited, a grant skips the clock; a client's cap still needs it: the
+ * cap must both stop the client and let it go again as time passes.
+ */
+TEST(unlimited_client_cap_paces)
+{
+	struct rl_acquire a;
+	__u64 t_set, t0;
+	int fd = rl_open(), i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
+	t_set = now_ns();
+	ASSERT_EQ(0, rl_client(fd, 0, 0, 3));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	t0 = now_ns();
+	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	/* 3 per second from the first grant, between t_set and t0. */
+	EXPECT_LE(t_set + NS_PER_SEC / 3, a.ready_ns);
+	EXPECT_GE(t0 + NS_PER_SEC / 3 + 1, a.ready_ns);
+	/* The prediction a PREDICT request is failed on counts the cap. */
+	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, now_ns() + NS_PER_MS,
+				       RL_ACQUIRE_PREDICT, &a));
+	EXPECT_LE(t_set + NS_PER_SEC / 3, a.ready_ns);
+	/* A sleeper gets it when it comes, not before. */
+	EXPECT_EQ(0, rl_acq(fd, 1, now_ns() + 10 * NS_PER_SEC, 0, &a));
+	EXPECT_LT(0ULL, a.wait_ns);
+	EXPECT_LE(t_set + NS_PER_SEC / 3, now_ns());
+	close(fd);
+}
+
+/*
+ * Unlimited, grants leave the bucket alone: limits that come back find it
+ * as full as the burst allows, not fuller.
+ */
+TEST(unlimited_then_limited_burst_bound)
+{
+	struct rl_acquire a;
+	int fd = rl_open(), i, got = 0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 4, RL_CONFIG_UNLIMITED));
+	for (i = 0; i < 1000; i++)
+		ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	sleep_ms(200);
+	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 4, 0));
+	while (!rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a) &&
+	       got < 100)
+		got++;
+	EXPECT_EQ(EAGAIN, errno);
+	/* The burst, and what 10/s adds while the loop runs. */
+	EXPECT_LE(4, got);
+	EXPECT_GE(5, got);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -125,9 +125,9 @@ struct rl_config {
  *               the fd's priority (struct rl_client_config).
  * @wait_ns:     out on success: time the caller slept.
  * @ready_ns:    out on -EAGAIN and -ETIMEDOUT: predicted CLOCK_MONOTONIC
- *               time the request could be granted at, given the tokens and
- *               the queue at the time of the call; RL_DEADLINE_NONE when
- *               the limiter is paused.
+ *               time the request could be granted at, given the tokens,
+ *               the queue and the fd's cap at the time of the call;
+ *               RL_DEADLINE_NONE when the limiter is paused.
  * @lag_ns:      out on success: how far behind schedule the grant is:
  *               the time the limiter could have granted it by, had the
  *               caller asked as early as the rate allowed (0 when the
