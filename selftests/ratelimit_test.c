@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 /* The harness has unused parameters (variant, ucontext) by design. */
@@ -1226,6 +1227,87 @@ TEST(concurrent_first_config)
 		EXPECT_GE(c.burst, rl_avail(fd));
 		close(fd);
 	}
+}
+
+/* A request the kernel cannot read or write back fails and takes nothing. */
+TEST(acquire_efault_takes_nothing)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct rl_acquire *a, *edge;
+	struct rl_stats s;
+	char *map;
+	int fd = rl_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 5, 0));
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+
+	EXPECT_ERRNO(EFAULT, ioctl(fd, RL_IOC_ACQUIRE, NULL));
+
+	/* Valid and readable, but read-only. */
+	a = (struct rl_acquire *)map;
+	a->count = 1;
+	a->deadline_ns = RL_DEADLINE_NONE;
+	ASSERT_EQ(0, mprotect(map, page, PROT_READ));
+	EXPECT_ERRNO(EFAULT, ioctl(fd, RL_IOC_ACQUIRE, a));
+
+	/* Valid, but its last half is in a page that is not mapped. */
+	ASSERT_EQ(0, mprotect(map, page, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, mprotect(map + page, page, PROT_NONE));
+	edge = (struct rl_acquire *)(map + page - sizeof(*edge) / 2);
+	edge->count = 1;
+	edge->deadline_ns = RL_DEADLINE_NONE;
+	EXPECT_ERRNO(EFAULT, ioctl(fd, RL_IOC_ACQUIRE, edge));
+
+	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_EQ(5ULL, s.available);
+	EXPECT_EQ(0ULL, s.requests);
+	EXPECT_EQ(0ULL, s.granted);
+
+	/* The same request, writable now, is granted. */
+	EXPECT_EQ(0, ioctl(fd, RL_IOC_ACQUIRE, a));
+	EXPECT_EQ(0ULL, a->wait_ns);
+	EXPECT_EQ(4ULL, rl_avail(fd));
+	munmap(map, 2 * page);
+	close(fd);
+}
+
+/* The outputs are cleared as soon as the request is read; inputs stay. */
+TEST(acquire_outputs_cleared_inputs_kept)
+{
+	struct rl_acquire a;
+	int fd = rl_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 5, 0));
+	memset(&a, 0, sizeof(a));
+	a.count = 3;
+	a.deadline_ns = RL_DEADLINE_NONE;
+	a.priority = RL_PRIO_HIGH;
+	a.reserved[1] = 1;
+	a.wait_ns = POISON64;
+	a.ready_ns = POISON64;
+	a.lag_ns = POISON64;
+	EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_ACQUIRE, &a));
+	EXPECT_EQ(0ULL, a.wait_ns);
+	EXPECT_EQ(0ULL, a.ready_ns);
+	EXPECT_EQ(0ULL, a.lag_ns);
+	EXPECT_EQ(3ULL, a.count);
+	EXPECT_EQ(RL_DEADLINE_NONE, a.deadline_ns);
+	EXPECT_EQ((__u32)RL_PRIO_HIGH, a.priority);
+	EXPECT_EQ(1ULL, a.reserved[1]);
+	EXPECT_EQ(5ULL, rl_avail(fd));
+
+	/* Granted: the inputs come back as they were. */
+	a.reserved[1] = 0;
+	EXPECT_EQ(0, ioctl(fd, RL_IOC_ACQUIRE, &a));
+	EXPECT_EQ(3ULL, a.count);
+	EXPECT_EQ((__u32)RL_PRIO_HIGH, a.priority);
+	EXPECT_EQ(0ULL, a.wait_ns);
+	EXPECT_EQ(2ULL, rl_avail(fd));
+	close(fd);
 }
 
 /*

@@ -133,11 +133,13 @@ struct rl_config {
  *               caller asked as early as the rate allowed (0 when the
  *               caller kept up or waited); at most the time the bucket
  *               takes to fill.
- * @reserved:    must be zero; zeroed on output.
+ * @reserved:    must be zero.
  *
- * The struct is copied back to userspace on success, -EAGAIN and
- * -ETIMEDOUT. A signal gives -EINTR (or a transparent restart with
- * SA_RESTART; the deadline is absolute) and consumes nothing.
+ * The outputs are cleared when the request is read, and filled in on
+ * success, -EAGAIN and -ETIMEDOUT; the in fields are left as they are. A
+ * struct the caller cannot write fails with -EFAULT before anything is
+ * taken. A signal gives -EINTR (or a transparent restart with SA_RESTART;
+ * the deadline is absolute) and consumes nothing.
  */
 struct rl_acquire {
 	__u64 count;
