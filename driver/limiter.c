@@ -34,16 +34,12 @@
 #define RL_QUEUED	1
 
 /* Refill the bucket, keeping what overflows it for catching up. */
-static void rl_refill(struct rl_limiter *lim, u64 now)
+static void rl_refill_catchup(struct rl_limiter *lim, u64 now)
 {
 	const struct rl_params *p = &lim->params;
 	struct rl_params rp;
 	u64 over, move;
 
-	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog) {
-		rl_bucket_refill(&lim->bucket, p, now);
-		return;
-	}
 	over = rl_bucket_overflow(&lim->bucket, p, now);
 	lim->backlog = over >= p->backlog - lim->backlog ? p->backlog :
 		       lim->backlog + over;
@@ -62,6 +58,17 @@ static void rl_refill(struct rl_limiter *lim, u64 now)
 	lim->bucket.tokens += move;
 	if (lim->bucket.tokens == p->burst)
 		lim->bucket.units = 0;
+}
+
+/* Refill the bucket; inline for the common case, no catching up. */
+static inline void rl_refill(struct rl_limiter *lim, u64 now)
+{
+	const struct rl_params *p = &lim->params;
+
+	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog)
+		rl_bucket_refill(&lim->bucket, p, now);
+	else
+		rl_refill_catchup(lim, now);
 }
 
 /* When catching up brings the next token, or U64_MAX. */
@@ -96,16 +103,35 @@ static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
 	return when > KTIME_MAX ? U64_MAX : when;
 }
 
-/* Predicted grant time of a request of @n tokens queued behind the others. */
-static u64 rl_predict(const struct rl_limiter *lim, u64 n)
+/* When @client's cap lets @n tokens through, @now if it has no cap. */
+static u64 rl_cap_ready_time(const struct rl_limiter *lim,
+			     const struct rl_client *client, u64 n, u64 now)
 {
-	u64 sum;
+	struct rl_params cp;
+	u64 when;
 
-	if (lim->params.unlimited)
-		return lim->bucket.stamp;
-	if (check_add_overflow(lim->queued, n, &sum))
-		return U64_MAX;
-	return rl_ready_time(lim, sum);
+	if (!client->cap)
+		return now;
+	rl_cap_params(lim, client, &cp);
+	when = rl_bucket_ready(&client->cap_bucket, &cp, n);
+	return when > KTIME_MAX ? U64_MAX : max(when, now);
+}
+
+/*
+ * Predicted grant time of a request of @n tokens from @client queued
+ * behind the others: when the limiter and the client's cap allow it.
+ */
+static u64 rl_predict(const struct rl_limiter *lim,
+		      const struct rl_client *client, u64 n, u64 now)
+{
+	u64 sum, when = now;
+
+	if (!lim->params.unlimited) {
+		if (check_add_overflow(lim->queued, n, &sum))
+			return U64_MAX;
+		when = rl_ready_time(lim, sum);
+	}
+	return max(when, rl_cap_ready_time(lim, client, n, now));
 }
 
 /* Start, move or stop the timer for @when, U64_MAX for never. */
@@ -423,21 +449,32 @@ static u64 rl_lag(const struct rl_limiter *lim, u64 n)
 	const struct rl_params *p = &lim->params;
 	const struct rl_bucket *b = &lim->bucket;
 
-	if (p->unlimited || !p->rate || b->tokens < n)
+	if (p->unlimited || !p->rate || b->tokens < n ||
+	    (b->tokens == n && !b->units))
 		return 0;
 	/* At most burst * period + period - 1: no overflow. */
 	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
 }
 
+/* Read the clock once per request, and only if something needs it. */
+static u64 rl_clock(u64 *now)
+{
+	if (!*now)
+		*now = ktime_get_ns();
+	return *now;
+}
+
 /* Grant an acquire of @req at once if nobody waits and everything fits. */
 static bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
-			 struct rl_acquire *req, u64 now)
+			 struct rl_acquire *req, u64 *now)
 {
 	u64 permits = lim->params.concurrency ? req->count : 0;
 
-	if (lim->nwaiters || req->count > rl_chunk_max(lim, client) ||
-	    !rl_cap_allows(lim, client, req->count, now) ||
-	    !rl_can_take(lim, req->count, permits))
+	/* The checks for caps only call out when the client has one. */
+	if (lim->nwaiters || !rl_can_take(lim, req->count, permits) ||
+	    (client->cap && (req->count > rl_chunk_max(lim, client) ||
+			     !rl_cap_allows(lim, client, req->count,
+					    rl_clock(now)))))
 		return false;
 	req->lag_ns = rl_lag(lim, req->count);
 	client->refundable += rl_take(lim, client, req->count, permits);
@@ -448,12 +485,14 @@ static bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
 }
 
 /*
- * Grant @req at once, fail it, or queue @w for it (RL_QUEUED). Fills
- * req->ready_ns on -EAGAIN and -ETIMEDOUT.
+ * Grant @req at once, fail it, or queue @w for it (RL_QUEUED); without @w,
+ * only say that it would be queued. Fills req->ready_ns on -EAGAIN and
+ * -ETIMEDOUT. *@now is the time of the request, or 0 if the clock was not
+ * read yet.
  */
 static int rl_acquire_begin(struct rl_limiter *lim, struct rl_client *client,
 			    struct rl_acquire *req, struct rl_waiter *w,
-			    bool nonblock, u64 now)
+			    bool nonblock, u64 *now)
 {
 	const struct rl_params *p = &lim->params;
 	u8 level = req->priority ? req->priority - 1 : client->level;
@@ -463,21 +502,27 @@ static int rl_acquire_begin(struct rl_limiter *lim, struct rl_client *client,
 	if ((p->concurrency && req->count > p->concurrency) ||
 	    (nonblock && req->count > rl_chunk_max(lim, client)))
 		return -EINVAL;
-	lim->counters.requests++;
-	rl_refill(lim, now);
+	/* Unlimited, the bucket is not used: refilled when limits return. */
+	if (!p->unlimited)
+		rl_refill(lim, rl_clock(now));
 	if (rl_grant_now(lim, client, req, now))
 		return 0;
-	req->ready_ns = rl_predict(lim, req->count);
+	req->ready_ns = rl_predict(lim, client, req->count, rl_clock(now));
 	if (nonblock) {
 		lim->counters.rejected++;
 		return -EAGAIN;
 	}
-	if (req->deadline_ns <= now ||
+	if (req->deadline_ns <= *now ||
 	    (req->flags & RL_ACQUIRE_PREDICT && req->ready_ns > req->deadline_ns)) {
 		lim->counters.timeouts++;
 		return -ETIMEDOUT;
 	}
-	w->flow = &client->flows[level];
+	if (!w)
+		return RL_QUEUED;
+	*w = (struct rl_waiter) {
+		.flow = &client->flows[level], .client = client,
+		.task = current, .want = req->count,
+	};
 	rl_sched_add(lim, w);
 	return RL_QUEUED;
 }
@@ -553,7 +598,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 	rl_undo(lim, w, now);
 	if (ret == -ETIMEDOUT) {
 		c->timeouts++;
-		req->ready_ns = rl_predict(lim, req->count);
+		req->ready_ns = rl_predict(lim, w->client, req->count, now);
 	} else {
 		c->interrupted++;
 	}
@@ -562,27 +607,17 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 	return ret;
 }
 
-/**
- * rl_limiter_acquire() - take tokens, sleeping for them if needed
- * @lim:      the limiter
- * @client:   the client asking, attached to @lim
- * @req:      validated request; wait_ns and ready_ns are filled in
- * @nonblock: fail with -EAGAIN instead of sleeping
- *
- * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL
- * with nothing consumed.
- */
-int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
-		       struct rl_acquire *req, bool nonblock)
+/* A request that has to sleep: queue it, sleep, account for it. */
+static noinline int rl_acquire_slow(struct rl_limiter *lim,
+				    struct rl_client *client,
+				    struct rl_acquire *req, u64 start)
 {
-	struct rl_waiter w = {
-		.client = client, .task = current, .want = req->count,
-	};
-	u64 start = ktime_get_ns();
+	struct rl_waiter w;
 	int ret;
 
+	/* What changed since the lock was dropped decides again. */
 	spin_lock_irq(&lim->lock);
-	ret = rl_acquire_begin(lim, client, req, &w, nonblock, start);
+	ret = rl_acquire_begin(lim, client, req, &w, false, &start);
 	if (ret == RL_QUEUED)
 		rl_dispatch(lim, start);
 	spin_unlock_irq(&lim->lock);
@@ -596,6 +631,42 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 	ret = rl_acquire_end(lim, req, &w, ret, start);
 	spin_unlock_irq(&lim->lock);
 	return ret;
+}
+
+/**
+ * rl_limiter_acquire() - take tokens, sleeping for them if needed
+ * @lim:      the limiter
+ * @client:   the client asking, attached to @lim
+ * @req:      validated request; wait_ns and ready_ns are filled in
+ * @nonblock: fail with -EAGAIN instead of sleeping
+ *
+ * The immediate grant is the hot path: it keeps no sleeping state on the
+ * stack and takes the lock once.
+ *
+ * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL
+ * with nothing consumed.
+ */
+int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
+		       struct rl_acquire *req, bool nonblock)
+{
+	u64 now = 0;
+	int ret;
+
+	/*
+	 * An unlimited limiter grants without looking at the clock. Read it
+	 * here, outside the lock, when the limits will need it; this peek is
+	 * only a hint: rl_clock() reads it under the lock if they changed.
+	 */
+	if (!READ_ONCE(lim->params.unlimited) || READ_ONCE(client->cap))
+		now = ktime_get_ns();
+	spin_lock_irq(&lim->lock);
+	ret = rl_acquire_begin(lim, client, req, NULL, nonblock, &now);
+	if (ret != -EINVAL)
+		lim->counters.requests++;
+	spin_unlock_irq(&lim->lock);
+	if (ret != RL_QUEUED)
+		return ret;
+	return rl_acquire_slow(lim, client, req, now);
 }
 
 /**

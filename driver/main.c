@@ -199,24 +199,69 @@ static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
 
 static int rl_acquire_check(const struct rl_acquire *req)
 {
+	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
 	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL ||
 	    req->priority > RL_PRIO_USER ||
-	    !rl_reserved_zero(req->reserved, sizeof(req->reserved)))
+	    req->reserved[0] || req->reserved[1])
 		return -EINVAL;
 	if (req->deadline_ns > KTIME_MAX && req->deadline_ns != RL_DEADLINE_NONE)
 		return -EINVAL;
 	return 0;
 }
 
+/*
+ * ACQUIRE is the hot path: read its inputs and write its outputs field by
+ * field, in one user access window each, rather than copying the whole
+ * block both ways (copy_*_user() add out-of-line calls and the hardened
+ * usercopy checks: 0.07x of a no-op ioctl in the benchmark's guest).
+ * Reading also clears the outputs, so that a block the caller may read
+ * but not write fails before anything is taken.
+ */
+static int rl_acquire_read(struct rl_acquire *req,
+			   struct rl_acquire __user *u)
+{
+	if (!user_access_begin(u, sizeof(*u)))
+		return -EFAULT;
+	unsafe_get_user(req->count, &u->count, efault);
+	unsafe_get_user(req->deadline_ns, &u->deadline_ns, efault);
+	unsafe_get_user(req->flags, &u->flags, efault);
+	unsafe_get_user(req->priority, &u->priority, efault);
+	unsafe_get_user(req->reserved[0], &u->reserved[0], efault);
+	unsafe_get_user(req->reserved[1], &u->reserved[1], efault);
+	unsafe_put_user(0, &u->wait_ns, efault);
+	unsafe_put_user(0, &u->ready_ns, efault);
+	unsafe_put_user(0, &u->lag_ns, efault);
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+static int rl_acquire_write(struct rl_acquire __user *u,
+			    const struct rl_acquire *req)
+{
+	if (!user_access_begin(u, sizeof(*u)))
+		return -EFAULT;
+	unsafe_put_user(req->wait_ns, &u->wait_ns, efault);
+	unsafe_put_user(req->ready_ns, &u->ready_ns, efault);
+	unsafe_put_user(req->lag_ns, &u->lag_ns, efault);
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
 static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
-			    void __user *argp)
+			    struct rl_acquire __user *argp)
 {
 	struct rl_limiter *lim = rl_client_limiter(client);
 	struct rl_acquire req;
 	bool nonblock;
 	int ret;
 
-	if (copy_from_user(&req, argp, sizeof(req)))
+	if (rl_acquire_read(&req, argp))
 		return -EFAULT;
 	ret = rl_acquire_check(&req);
 	if (ret)
@@ -231,7 +276,7 @@ static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 	ret = rl_limiter_acquire(lim, client, &req, nonblock);
 	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
 		return ret;
-	if (copy_to_user(argp, &req, sizeof(req)))
+	if (rl_acquire_write(argp, &req))
 		return -EFAULT;
 	return ret;
 }

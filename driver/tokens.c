@@ -117,29 +117,14 @@ void rl_bucket_refill(struct rl_bucket *b, const struct rl_params *p, u64 now)
 		return;
 	/* Units still missing to a full bucket: at most burst * period. */
 	need = (p->burst - b->tokens) * p->period - b->units;
-	if (dt >= rl_div_up(need, p->rate)) {
+	if (check_mul_overflow(dt, p->rate, &units) || units >= need) {
 		b->tokens = p->burst;
 		b->units = 0;
 		return;
 	}
-	/* Here dt * rate < need, so neither the product nor the sum wraps. */
-	units = b->units + dt * p->rate;
+	/* Here dt * rate < need <= 2^63, so the sum does not wrap. */
+	units += b->units;
 	b->tokens += div64_u64_rem(units, p->period, &b->units);
-}
-
-/**
- * rl_bucket_take() - take tokens if the bucket holds enough
- * @b: bucket, refilled by the caller
- * @n: tokens wanted
- *
- * Return: true if @n tokens were taken, false if nothing was.
- */
-bool rl_bucket_take(struct rl_bucket *b, u64 n)
-{
-	if (b->tokens < n)
-		return false;
-	b->tokens -= n;
-	return true;
 }
 
 /**

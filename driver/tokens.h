@@ -68,7 +68,6 @@ int rl_params_check(const struct rl_params *p);
 u64 rl_default_burst(u64 rate, u64 period);
 void rl_bucket_init(struct rl_bucket *b, const struct rl_params *p, u64 now);
 void rl_bucket_refill(struct rl_bucket *b, const struct rl_params *p, u64 now);
-bool rl_bucket_take(struct rl_bucket *b, u64 n);
 void rl_bucket_give(struct rl_bucket *b, const struct rl_params *p, u64 n);
 u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
 		    u64 n);
@@ -77,5 +76,22 @@ void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
 u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
 		       u64 now);
 void rl_catchup_params(const struct rl_params *p, struct rl_params *rp);
+
+/**
+ * rl_bucket_take() - take tokens if the bucket holds enough
+ * @b: bucket, refilled by the caller
+ * @n: tokens wanted
+ *
+ * Inline: every immediate grant takes this path.
+ *
+ * Return: true if @n tokens were taken, false if nothing was.
+ */
+static inline bool rl_bucket_take(struct rl_bucket *b, u64 n)
+{
+	if (b->tokens < n)
+		return false;
+	b->tokens -= n;
+	return true;
+}
 
 #endif /* _RL_TOKENS_H */

@@ -36,7 +36,8 @@ int rl_acquire(int fd, uint64_t count)
 		.deadline_ns = RL_DEADLINE_NONE,
 	};
 
-	return rl_acquire_ex(fd, &req);
+	/* The hot path: straight to the ioctl. */
+	return rl_sys_ioctl(fd, RL_IOC_ACQUIRE, &req);
 }
 
 int rl_try_acquire(int fd, uint64_t count, uint64_t *ready_ns)

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 /* The harness has unused parameters (variant, ucontext) by design. */
@@ -1226,6 +1227,144 @@ TEST(concurrent_first_config)
 		EXPECT_GE(c.burst, rl_avail(fd));
 		close(fd);
 	}
+}
+
+/* A request the kernel cannot read or write back fails and takes nothing. */
+TEST(acquire_efault_takes_nothing)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct rl_acquire *a, *edge;
+	struct rl_stats s;
+	char *map;
+	int fd = rl_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 5, 0));
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+
+	EXPECT_ERRNO(EFAULT, ioctl(fd, RL_IOC_ACQUIRE, NULL));
+
+	/* Valid and readable, but read-only. */
+	a = (struct rl_acquire *)map;
+	a->count = 1;
+	a->deadline_ns = RL_DEADLINE_NONE;
+	ASSERT_EQ(0, mprotect(map, page, PROT_READ));
+	EXPECT_ERRNO(EFAULT, ioctl(fd, RL_IOC_ACQUIRE, a));
+
+	/* Valid, but its last half is in a page that is not mapped. */
+	ASSERT_EQ(0, mprotect(map, page, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, mprotect(map + page, page, PROT_NONE));
+	edge = (struct rl_acquire *)(map + page - sizeof(*edge) / 2);
+	edge->count = 1;
+	edge->deadline_ns = RL_DEADLINE_NONE;
+	EXPECT_ERRNO(EFAULT, ioctl(fd, RL_IOC_ACQUIRE, edge));
+
+	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_EQ(5ULL, s.available);
+	EXPECT_EQ(0ULL, s.requests);
+	EXPECT_EQ(0ULL, s.granted);
+
+	/* The same request, writable now, is granted. */
+	EXPECT_EQ(0, ioctl(fd, RL_IOC_ACQUIRE, a));
+	EXPECT_EQ(0ULL, a->wait_ns);
+	EXPECT_EQ(4ULL, rl_avail(fd));
+	munmap(map, 2 * page);
+	close(fd);
+}
+
+/* The outputs are cleared as soon as the request is read; inputs stay. */
+TEST(acquire_outputs_cleared_inputs_kept)
+{
+	struct rl_acquire a;
+	int fd = rl_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 5, 0));
+	memset(&a, 0, sizeof(a));
+	a.count = 3;
+	a.deadline_ns = RL_DEADLINE_NONE;
+	a.priority = RL_PRIO_HIGH;
+	a.reserved[1] = 1;
+	a.wait_ns = POISON64;
+	a.ready_ns = POISON64;
+	a.lag_ns = POISON64;
+	EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_ACQUIRE, &a));
+	EXPECT_EQ(0ULL, a.wait_ns);
+	EXPECT_EQ(0ULL, a.ready_ns);
+	EXPECT_EQ(0ULL, a.lag_ns);
+	EXPECT_EQ(3ULL, a.count);
+	EXPECT_EQ(RL_DEADLINE_NONE, a.deadline_ns);
+	EXPECT_EQ((__u32)RL_PRIO_HIGH, a.priority);
+	EXPECT_EQ(1ULL, a.reserved[1]);
+	EXPECT_EQ(5ULL, rl_avail(fd));
+
+	/* Granted: the inputs come back as they were. */
+	a.reserved[1] = 0;
+	EXPECT_EQ(0, ioctl(fd, RL_IOC_ACQUIRE, &a));
+	EXPECT_EQ(3ULL, a.count);
+	EXPECT_EQ((__u32)RL_PRIO_HIGH, a.priority);
+	EXPECT_EQ(0ULL, a.wait_ns);
+	EXPECT_EQ(2ULL, rl_avail(fd));
+	close(fd);
+}
+
+/*
+ * Unlimited, a grant skips the clock; a client's cap still needs it: the
+ * cap must both stop the client and let it go again as time passes.
+ */
+TEST(unlimited_client_cap_paces)
+{
+	struct rl_acquire a;
+	__u64 t_set, t0;
+	int fd = rl_open(), i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
+	t_set = now_ns();
+	ASSERT_EQ(0, rl_client(fd, 0, 0, 3));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	t0 = now_ns();
+	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	/* 3 per second from the first grant, between t_set and t0. */
+	EXPECT_LE(t_set + NS_PER_SEC / 3, a.ready_ns);
+	EXPECT_GE(t0 + NS_PER_SEC / 3 + 1, a.ready_ns);
+	/* The prediction a PREDICT request is failed on counts the cap. */
+	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, now_ns() + NS_PER_MS,
+				       RL_ACQUIRE_PREDICT, &a));
+	EXPECT_LE(t_set + NS_PER_SEC / 3, a.ready_ns);
+	/* A sleeper gets it when it comes, not before. */
+	EXPECT_EQ(0, rl_acq(fd, 1, now_ns() + 10 * NS_PER_SEC, 0, &a));
+	EXPECT_LT(0ULL, a.wait_ns);
+	EXPECT_LE(t_set + NS_PER_SEC / 3, now_ns());
+	close(fd);
+}
+
+/*
+ * Unlimited, grants leave the bucket alone: limits that come back find it
+ * as full as the burst allows, not fuller.
+ */
+TEST(unlimited_then_limited_burst_bound)
+{
+	struct rl_acquire a;
+	int fd = rl_open(), i, got = 0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 4, RL_CONFIG_UNLIMITED));
+	for (i = 0; i < 1000; i++)
+		ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	sleep_ms(200);
+	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 4, 0));
+	while (!rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a) &&
+	       got < 100)
+		got++;
+	EXPECT_EQ(EAGAIN, errno);
+	/* The burst, and what 10/s adds while the loop runs. */
+	EXPECT_LE(4, got);
+	EXPECT_GE(5, got);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

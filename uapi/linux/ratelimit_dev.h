@@ -125,19 +125,21 @@ struct rl_config {
  *               the fd's priority (struct rl_client_config).
  * @wait_ns:     out on success: time the caller slept.
  * @ready_ns:    out on -EAGAIN and -ETIMEDOUT: predicted CLOCK_MONOTONIC
- *               time the request could be granted at, given the tokens and
- *               the queue at the time of the call; RL_DEADLINE_NONE when
- *               the limiter is paused.
+ *               time the request could be granted at, given the tokens,
+ *               the queue and the fd's cap at the time of the call;
+ *               RL_DEADLINE_NONE when the limiter is paused.
  * @lag_ns:      out on success: how far behind schedule the grant is:
  *               the time the limiter could have granted it by, had the
  *               caller asked as early as the rate allowed (0 when the
  *               caller kept up or waited); at most the time the bucket
  *               takes to fill.
- * @reserved:    must be zero; zeroed on output.
+ * @reserved:    must be zero.
  *
- * The struct is copied back to userspace on success, -EAGAIN and
- * -ETIMEDOUT. A signal gives -EINTR (or a transparent restart with
- * SA_RESTART; the deadline is absolute) and consumes nothing.
+ * The outputs are cleared when the request is read, and filled in on
+ * success, -EAGAIN and -ETIMEDOUT; the in fields are left as they are. A
+ * struct the caller cannot write fails with -EFAULT before anything is
+ * taken. A signal gives -EINTR (or a transparent restart with SA_RESTART;
+ * the deadline is absolute) and consumes nothing.
  */
 struct rl_acquire {
 	__u64 count;
