@@ -58,6 +58,8 @@ else
 	leak=
 fi
 
+# The kernel booted: what goes wrong from here may be the module's.
+mark userspace
 if insmod /ratelimit.ko; then mark insmod ok; else mark insmod failed; fi
 
 case $mode in
