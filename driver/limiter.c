@@ -103,20 +103,6 @@ static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
 	return when > KTIME_MAX ? U64_MAX : when;
 }
 
-/* When @client's cap lets @n tokens through, @now if it has no cap. */
-static u64 rl_cap_ready_time(const struct rl_limiter *lim,
-			     const struct rl_client *client, u64 n, u64 now)
-{
-	struct rl_params cp;
-	u64 when;
-
-	if (!client->cap)
-		return now;
-	rl_cap_params(lim, client, &cp);
-	when = rl_bucket_ready(&client->cap_bucket, &cp, n);
-	return when > KTIME_MAX ? U64_MAX : max(when, now);
-}
-
 /*
  * Predicted grant time of a request of @n tokens from @client queued
  * behind the others: when the limiter and the client's cap allow it.
@@ -124,14 +110,14 @@ static u64 rl_cap_ready_time(const struct rl_limiter *lim,
 static u64 rl_predict(const struct rl_limiter *lim,
 		      const struct rl_client *client, u64 n, u64 now)
 {
-	u64 sum, when = now;
+	u64 sum, when = now, cap = rl_cap_ready(lim, client, n);
 
 	if (!lim->params.unlimited) {
 		if (check_add_overflow(lim->queued, n, &sum))
 			return U64_MAX;
 		when = rl_ready_time(lim, sum);
 	}
-	return max(when, rl_cap_ready_time(lim, client, n, now));
+	return cap > KTIME_MAX ? U64_MAX : max3(when, cap, now);
 }
 
 /* Start, move or stop the timer for @when, U64_MAX for never. */

@@ -259,6 +259,8 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w);
 struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk);
 void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk);
 u64 rl_sched_cap_ready(struct rl_limiter *lim);
+u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
+		 u64 n);
 bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
 		   u64 chunk, u64 now);
 void rl_cap_params(const struct rl_limiter *lim,

@@ -210,6 +210,26 @@ bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
 	return client->cap_bucket.tokens >= chunk;
 }
 
+/**
+ * rl_cap_ready() - when a client's own cap lets tokens through
+ * @lim:    the limiter
+ * @client: a client of @lim
+ * @n:      tokens
+ *
+ * Return: the time, ns, at which @client's cap bucket holds @n tokens
+ * (see rl_bucket_ready()); 0 if @client has no cap.
+ */
+u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
+		 u64 n)
+{
+	struct rl_params cp;
+
+	if (!client->cap)
+		return 0;
+	rl_cap_params(lim, client, &cp);
+	return rl_bucket_ready(&client->cap_bucket, &cp, n);
+}
+
 static struct rl_waiter *rl_pick_level(struct rl_limiter *lim,
 				       struct rl_level *lvl, u64 now,
 				       u64 *chunk)
@@ -295,7 +315,6 @@ void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
  */
 u64 rl_sched_cap_ready(struct rl_limiter *lim)
 {
-	struct rl_params cp;
 	struct rl_waiter *w;
 	struct rb_node *node;
 	u64 when = U64_MAX;
@@ -310,11 +329,9 @@ u64 rl_sched_cap_ready(struct rl_limiter *lim)
 					     struct rl_waiter, node);
 			if (!w->client->cap)
 				continue;
-			rl_cap_params(lim, w->client, &cp);
-			when = min(when, rl_bucket_ready(&w->client->cap_bucket,
-							 &cp,
-							 min(w->want,
-							     rl_chunk_max(lim, w->client))));
+			when = min(when, rl_cap_ready(lim, w->client,
+						      min(w->want,
+							  rl_chunk_max(lim, w->client))));
 		}
 	}
 	return when;
