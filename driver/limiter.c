@@ -138,6 +138,16 @@ static void rl_arm_timer(struct rl_limiter *lim, u64 when)
 			       RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
 }
 
+/* Could @permits permits be taken now? */
+static bool rl_permits_free(const struct rl_limiter *lim, u64 permits)
+{
+	const struct rl_params *p = &lim->params;
+
+	return !p->concurrency ||
+	       (permits <= p->concurrency &&
+		lim->held <= p->concurrency - permits);
+}
+
 /* Could @n tokens and @permits permits be taken now? */
 static bool rl_can_take(const struct rl_limiter *lim, u64 n, u64 permits)
 {
@@ -145,9 +155,7 @@ static bool rl_can_take(const struct rl_limiter *lim, u64 n, u64 permits)
 
 	if (!p->unlimited && lim->bucket.tokens < n)
 		return false;
-	return !p->concurrency ||
-	       (permits <= p->concurrency &&
-		lim->held <= p->concurrency - permits);
+	return rl_permits_free(lim, permits);
 }
 
 /* Take them for @client; returns the tokens taken from the bucket. */
@@ -188,34 +196,108 @@ static void rl_wake_pollers(struct rl_limiter *lim)
 		wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
 }
 
-/* Grant what the limits allow, in order; wake whoever is complete. */
+/*
+ * Bring the bucket to the instant @chunk tokens exist, if that is no later
+ * than @now, rather than to @now: a queued request is owed its tokens from
+ * the moment they exist, however late the timer or the lock let us run, and
+ * a bucket filled to the burst at @now would drop the ones earned since.
+ * Returns whether @chunk tokens are there; if not, the bucket is at @now.
+ */
+static bool rl_tokens_by(struct rl_limiter *lim, u64 chunk, u64 now)
+{
+	u64 when;
+
+	while (lim->bucket.tokens < chunk) {
+		when = min(rl_ready_time(lim, chunk), rl_catchup_time(lim));
+		if (when > now || when <= lim->bucket.stamp) {
+			/* Fewer than @chunk tokens by @now: none to drop. */
+			rl_refill(lim, now);
+			return lim->bucket.tokens >= chunk;
+		}
+		rl_refill(lim, when);
+	}
+	return true;
+}
+
+/* Grant a chunk to @w at the bucket's instant; wake it if complete. */
+static void rl_grant_chunk(struct rl_limiter *lim, struct rl_waiter *w,
+			   u64 chunk, u64 now)
+{
+	u64 permits = rl_permits(lim, w);
+
+	w->held += permits;
+	w->taken += rl_take(lim, w->client, chunk, permits);
+	w->got += chunk;
+	w->at = lim->params.unlimited ? now : lim->bucket.stamp;
+	rl_sched_served(lim, w, chunk);
+	if (!w->want) {
+		/* Pairs with set_current_state() in rl_sleep(). */
+		WRITE_ONCE(w->done, true);
+		wake_up_process(w->task);
+	}
+}
+
+/*
+ * Bring the bucket up to @now after a dispatch that granted @n chunks. If
+ * they emptied the queue late, the time the grants took to be delivered was
+ * not idle time: the bucket stays at the last grant's instant, up to
+ * RL_LATE_MAX_NS back, and the next request to arrive gets the tokens of
+ * that time (rl_sync_arrival()).
+ */
+static void rl_settle(struct rl_limiter *lim, unsigned int n, u64 now)
+{
+	if (n && !lim->nwaiters && !lim->params.unlimited &&
+	    now > lim->bucket.stamp)
+		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
+	rl_refill(lim, now - lim->late);
+}
+
+/*
+ * A request woken by its grant is back at @now: if it was the last one
+ * queued, the time until it could ask again, up to RL_LATE_MAX_NS, was
+ * its delivery, not idle time, as in rl_settle().
+ */
+static void rl_settle_woken(struct rl_limiter *lim, u64 now)
+{
+	if (!lim->nwaiters && !lim->params.unlimited &&
+	    now > lim->bucket.stamp)
+		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
+}
+
+/*
+ * Grant what the limits allow, in order; wake whoever is complete. Queued
+ * requests are served on the schedule their tokens exist (rl_tokens_by()),
+ * at most RL_DISPATCH_MAX chunks per call: the timer, started for @now,
+ * goes on with the rest.
+ */
 static void rl_dispatch(struct rl_limiter *lim, u64 now)
 {
+	bool limited = !lim->params.unlimited;
+	u64 chunk, when = U64_MAX;
+	unsigned int n = 0;
 	struct rl_waiter *w;
-	u64 chunk, permits, when = U64_MAX;
 
 	lockdep_assert_held(&lim->lock);
-	rl_refill(lim, now);
+	if (!lim->nwaiters)
+		rl_refill(lim, now);
+	lim->late = 0;
 	while ((w = rl_sched_pick(lim, now, &chunk))) {
-		permits = rl_permits(lim, w);
-		if (!rl_can_take(lim, chunk, permits)) {
-			/* Else a release will call us again. */
-			if (!lim->params.unlimited &&
-			    lim->bucket.tokens < chunk)
-				when = min(rl_ready_time(lim, chunk),
-					   rl_catchup_time(lim));
+		/* Else a release will call us again. */
+		if (!rl_permits_free(lim, rl_permits(lim, w)))
+			break;
+		if (limited && !rl_tokens_by(lim, chunk, now)) {
+			when = min(rl_ready_time(lim, chunk),
+				   rl_catchup_time(lim));
 			break;
 		}
-		w->held += permits;
-		w->taken += rl_take(lim, w->client, chunk, permits);
-		w->got += chunk;
-		rl_sched_served(lim, w, chunk);
-		if (!w->want) {
-			/* Pairs with set_current_state() in rl_sleep(). */
-			WRITE_ONCE(w->done, true);
-			wake_up_process(w->task);
+		if (++n > RL_DISPATCH_MAX) {
+			when = now;
+			break;
 		}
+		rl_grant_chunk(lim, w, chunk, now);
 	}
+	if (n <= RL_DISPATCH_MAX)
+		rl_settle(lim, n, now);
 	if (!w && lim->nwaiters)
 		when = rl_sched_cap_ready(lim);
 	if (lim->poll_armed && rl_ready(lim))
@@ -223,6 +305,25 @@ static void rl_dispatch(struct rl_limiter *lim, u64 now)
 	else if (lim->poll_armed && !lim->nwaiters)
 		when = min(when, rl_poll_time(lim));
 	rl_arm_timer(lim, when);
+}
+
+/*
+ * Bring the limiter up to @now without dropping tokens owed to queued
+ * requests: with requests queued, that is serving them.
+ */
+static inline void rl_sync(struct rl_limiter *lim, u64 now)
+{
+	if (unlikely(lim->nwaiters))
+		rl_dispatch(lim, now);
+	else
+		rl_refill(lim, now - lim->late);
+}
+
+/* rl_sync() for a request arriving: it takes the credit of a late grant. */
+static inline void rl_sync_arrival(struct rl_limiter *lim, u64 now)
+{
+	rl_sync(lim, now);
+	lim->late = 0;
 }
 
 static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
@@ -328,7 +429,7 @@ static void rl_apply_params(struct rl_limiter *lim,
 				RL_TOKENS_BURST_PERIOD_MAX / p->period);
 		rl_bucket_reconfig(&client->cap_bucket, &old, &new, now);
 	}
-	rl_refill(lim, now);
+	rl_sync(lim, now);
 	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
 	lim->backlog = min(lim->backlog, p->backlog);
 	lim->release = (struct rl_bucket) { .stamp = now };
@@ -463,6 +564,7 @@ static bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
 					    rl_clock(now)))))
 		return false;
 	req->lag_ns = rl_lag(lim, req->count);
+	req->ready_ns = lim->params.unlimited ? 0 : lim->bucket.stamp;
 	client->refundable += rl_take(lim, client, req->count, permits);
 	client->granted += req->count;
 	lim->counters.immediate++;
@@ -490,7 +592,7 @@ static int rl_acquire_begin(struct rl_limiter *lim, struct rl_client *client,
 		return -EINVAL;
 	/* Unlimited, the bucket is not used: refilled when limits return. */
 	if (!p->unlimited)
-		rl_refill(lim, rl_clock(now));
+		rl_sync_arrival(lim, rl_clock(now));
 	if (rl_grant_now(lim, client, req, now))
 		return 0;
 	req->ready_ns = rl_predict(lim, client, req->count, rl_clock(now));
@@ -546,7 +648,7 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 	struct rl_client *client = w->client;
 	struct rl_params cp;
 
-	rl_refill(lim, now);
+	rl_sync(lim, now);
 	rl_bucket_give(&lim->bucket, &lim->params, w->taken);
 	if (client->cap) {
 		rl_cap_params(lim, client, &cp);
@@ -570,7 +672,9 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 
 	lockdep_assert_held(&lim->lock);
 	if (w->done) {
+		rl_settle_woken(lim, now);
 		req->wait_ns = now - start;
+		req->ready_ns = w->at;
 		c->waited++;
 		c->granted += req->count;
 		c->wait_ns_total += req->wait_ns;
@@ -665,7 +769,7 @@ void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
 	struct rl_counters c;
 
 	spin_lock_irq(&lim->lock);
-	rl_refill(lim, ktime_get_ns());
+	rl_sync(lim, ktime_get_ns());
 	c = lim->counters;
 	st->waiters = lim->nwaiters;
 	st->available = lim->bucket.tokens;
@@ -714,7 +818,7 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 	__poll_t mask = 0;
 
 	spin_lock_irq(&lim->lock);
-	rl_refill(lim, now);
+	rl_sync(lim, now);
 	if (!rl_ready(lim)) {
 		if (!lim->poll_armed) {
 			lim->poll_armed = true;
@@ -747,7 +851,7 @@ void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
 	u32 flags;
 
 	spin_lock_irq(&lim->lock);
-	rl_refill(lim, ktime_get_ns());
+	rl_sync(lim, ktime_get_ns());
 	p = lim->params;
 	flags = p.unlimited ? RL_CONFIG_UNLIMITED : 0;
 	tokens = lim->bucket.tokens;
@@ -862,7 +966,7 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 	if (count <= client->refundable) {
 		client->refundable -= count;
 		lim->counters.refunded += count;
-		rl_refill(lim, now);
+		rl_sync(lim, now);
 		rl_bucket_give(&lim->bucket, &lim->params, count);
 		rl_dispatch(lim, now);
 		ret = 0;

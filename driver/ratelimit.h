@@ -28,6 +28,19 @@
 /* Slack allowed to the refill timer, ns: lets the kernel batch expiries. */
 #define RL_TIMER_SLACK_NS	(5 * NSEC_PER_USEC)
 
+/*
+ * Most chunks one dispatch grants; the timer, started at once, serves the
+ * rest. Bounds the work done with interrupts off when a late timer finds
+ * many tokens owed to the queue.
+ */
+#define RL_DISPATCH_MAX		256
+
+/*
+ * Most time, ns, that delivering grants late may take from the next
+ * request's idle time (see rl_settle()): lateness beyond it counts as idle.
+ */
+#define RL_LATE_MAX_NS		(20 * NSEC_PER_MSEC)
+
 /* Priority levels, by index: LOW, MID, HIGH, USER (RL_PRIO_* - 1). */
 #define RL_NLEVELS		4
 #define RL_LEVEL_USER		(RL_PRIO_USER - 1)
@@ -105,6 +118,9 @@ struct rl_flow {
  * @clients:      attached clients (struct rl_client.node), woken for poll
  * @poll_armed:   a poller found the limiter not ready: wake the clients'
  *                poll queues when it is
+ * @late:         how far the bucket's time is behind because the last
+ *                grants emptied the queue late: the next request arriving
+ *                is owed the tokens of that time, ns
  * @timer_expiry: time the timer was last started for, 0 if not started
  * @counters:     statistics
  * @nclients:     entries of @clients
@@ -132,6 +148,7 @@ struct rl_limiter {
 	bool low_first;
 	struct list_head clients;
 	bool poll_armed;
+	u64 late;
 	u64 timer_expiry;
 	struct rl_counters counters;
 	u64 nclients;
@@ -198,6 +215,8 @@ struct rl_client {
  * @got:    tokens granted so far, in chunks
  * @taken:  of those, tokens taken from the bucket (not when unlimited)
  * @held:   permits taken, all at the first chunk
+ * @at:     the instant the tokens of its last chunk existed (the bucket's
+ *          time when it was granted)
  * @done:   all granted and off the queue; written under the limiter lock,
  *          read locklessly by the sleeper
  */
@@ -210,6 +229,7 @@ struct rl_waiter {
 	u64 got;
 	u64 taken;
 	u64 held;
+	u64 at;
 	bool done;
 };
 

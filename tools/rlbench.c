@@ -7,7 +7,8 @@
  * Sections (all by default, in this order):
  *   floor       uncontended ACQUIRE(1) vs a no-op ioctl vs getppid()
  *   contention  1, 2, 4 threads and processes on one named limiter
- *   accuracy    achieved/target at 10/s, 1000/s and the highest rates
+ *   accuracy    achieved/target at 10/s, 1000/s and the highest rates;
+ *               burst 1 at 200, 1000, 2000/s with 1 and 1000 clients queued
  *   wake        blocked acquire wake latency vs a timerfd wake
  *   idle        timer expirations caused by 1000 idle named limiters
  *   fairness    Jain's index of 2, 8, 32 clients vs a pthread bucket
@@ -1144,6 +1145,97 @@ static void acc_rows(const char *sec, const char *what, uint64_t rate,
 	    goal ? at_most(a->excess, 0) : V_INFO);
 }
 
+/*
+ * Burst 1 with clients always queued (ratelimit(4), "Bounds"): @n threads,
+ * each with its own fd on one named limiter, acquire(1) in a loop; the
+ * rate is the limiter's granted counter over @dur after a warm-up, each
+ * count taken at the middle of the call that read it.
+ */
+struct bl_ctx {
+	const char *name;
+	int stop;
+};
+
+static void *bl_thread(void *arg)
+{
+	struct bl_ctx *c = arg;
+	int fd = attach(c->name);
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
+		if (rl_acquire_timeout(fd, 1, 5 * NSEC_PER_SEC, NULL))
+			break;
+	rl_close(fd);
+	return NULL;
+}
+
+static uint64_t bl_granted(int fd, uint64_t *t)
+{
+	struct rl_stats st;
+	uint64_t t0 = now_ns();
+
+	if (rl_get_stats(fd, &st))
+		die("rl_get_stats", -EIO);
+	*t = (t0 + now_ns()) / 2;
+	return st.granted;
+}
+
+static double acc_backlog(uint64_t rate, int n, uint64_t dur)
+{
+	struct rl_config cfg = { .rate = rate, .period_ns = NSEC_PER_SEC,
+				 .burst = 1 };
+	struct bl_ctx c = { "bench-bl", 0 };
+	uint64_t g0, g1, t0, t1;
+	pthread_attr_t attr;
+	pthread_t *th = xcalloc(n, sizeof(*th));
+	int fd, i;
+
+	create_named(c.name, &cfg);
+	fd = attach(c.name);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (i = 0; i < n; i++)
+		if (pthread_create(&th[i], &attr, bl_thread, &c))
+			die("pthread_create", -EAGAIN);
+	sleep_ns(NSEC_PER_SEC / 2);
+	g0 = bl_granted(fd, &t0);
+	sleep_ns(dur);
+	g1 = bl_granted(fd, &t1);
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+	cfg.flags = RL_CONFIG_UNLIMITED;
+	rl_set_config(fd, &cfg);
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	pthread_attr_destroy(&attr);
+	rl_close(fd);
+	rl_unlink(-1, c.name);
+	free(th);
+	return (double)(g1 - g0) * NSEC_PER_SEC / (double)(t1 - t0);
+}
+
+static void bench_backlog(void)
+{
+	static const uint64_t rates[] = { 200, 1000, 2000 };
+	static const int clients[] = { 1, 1000 };
+	unsigned int i, j;
+	char name[80];
+	double r;
+
+	printf("accuracy: burst 1, clients always queued, for %.0f s each\n",
+	       scaled(2 * NSEC_PER_SEC, 2 * NSEC_PER_SEC) / 1e9);
+	for (i = 0; i < ARRAY_SIZE(clients); i++)
+		for (j = 0; j < ARRAY_SIZE(rates); j++) {
+			r = acc_backlog(rates[j], clients[i],
+					scaled(2 * NSEC_PER_SEC, 2 * NSEC_PER_SEC));
+			snprintf(name, sizeof(name),
+				 "burst 1, %d client%s: ACQUIRE(1) at %llu/s",
+				 clients[i], clients[i] > 1 ? "s" : "",
+				 (unsigned long long)rates[j]);
+			row("accuracy", name, r, "/s", "target",
+			    (double)rates[j], ">= 99.5%",
+			    at_least(r / rates[j], 0.995));
+		}
+}
+
 /* Long enough for 10^4 tokens at 10/s after the warm-up. */
 #define ACC_10_NS	((10000 / 10 + 5) * NSEC_PER_SEC + ACC_WARMUP_NS)
 
@@ -1208,6 +1300,7 @@ static void bench_accuracy(void)
 			 &best_a, true);
 	else
 		note("accuracy", "no sweep rate was sustained within 1%%");
+	bench_backlog();
 }
 
 /* ---- 4. wake latency --------------------------------------------------- */

@@ -127,7 +127,12 @@ struct rl_config {
  * @ready_ns:    out on -EAGAIN and -ETIMEDOUT: predicted CLOCK_MONOTONIC
  *               time the request could be granted at, given the tokens,
  *               the queue and the fd's cap at the time of the call;
- *               RL_DEADLINE_NONE when the limiter is paused.
+ *               RL_DEADLINE_NONE when the limiter is paused. Out on
+ *               success: the CLOCK_MONOTONIC instant the grant's tokens
+ *               (of its last chunk) existed on the limiter's schedule,
+ *               which the token bucket bound holds for; at or before the
+ *               grant, and before the call when the limiter was
+ *               backlogged (see ratelimit(4), "Bounds"). 0 when unlimited.
  * @lag_ns:      out on success: how far behind schedule the grant is:
  *               the time the limiter could have granted it by, had the
  *               caller asked as early as the rate allowed (0 when the
