@@ -197,6 +197,20 @@ static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
 	return copy_to_user(argp, &cfg, sizeof(cfg)) ? -EFAULT : 0;
 }
 
+/*
+ * May @client be served ahead of the limiter's other clients, at priority
+ * @prio with weight @weight? HIGH and USER, and weights above 1, take from
+ * everyone else: they are for whoever may reconfigure the limiter (the
+ * owner of the budget; always so for a private one) or has CAP_SYS_NICE.
+ * LOW, MID, weight 1 and caps only ever take less.
+ */
+static bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight)
+{
+	if (prio <= RL_PRIO_MID && weight <= 1)
+		return true;
+	return client->may_config || capable(CAP_SYS_NICE);
+}
+
 static int rl_acquire_check(const struct rl_acquire *req)
 {
 	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
@@ -268,6 +282,8 @@ static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 		return ret;
 	if (!lim)
 		return -EBADFD;
+	if (req.priority > RL_PRIO_MID && !rl_may_boost(client, req.priority, 1))
+		return -EPERM;
 
 	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
 	req.wait_ns = 0;
@@ -328,6 +344,8 @@ static int rl_ioctl_set_client(struct rl_client *client, void __user *argp)
 		return -EINVAL;
 	if (!lim)
 		return -EBADFD;
+	if (!rl_may_boost(client, cc.priority, cc.weight))
+		return -EPERM;
 	rl_limiter_set_client(lim, client, &cc);
 	return 0;
 }

@@ -322,6 +322,83 @@ TEST_F(perm, set_config)
 	}
 }
 
+/*
+ * Being served ahead of others (priorities HIGH and USER, weights above 1)
+ * needs the write right, decided at attach; LOW, MID, weight 1 and caps do
+ * not. out[0] ATTACH; out[1] SET_CLIENT LOW with a cap; out[2..4]
+ * SET_CLIENT HIGH, USER, MID with weight 2; out[5..7] the priority, weight
+ * and cap read back; out[8..11] non-blocking ACQUIREs at USER, HIGH, MID
+ * and LOW; out[12] GET_STATS's requests.
+ */
+static void boost_fn(void *arg, int *out)
+{
+	struct perm_arg *pa = arg;
+	struct rl_client_config cc;
+	struct rl_acquire a;
+	struct rl_stats s;
+	int fd = rl_open();
+
+	out[0] = ret_err(rl_att(fd, pa->name, 0, 0, 1, NS_PER_SEC, 0));
+	if (out[0])
+		return;
+	out[1] = ret_err(rl_client(fd, RL_PRIO_LOW, 1, 5));
+	out[2] = ret_err(rl_client(fd, RL_PRIO_HIGH, 1, 0));
+	out[3] = ret_err(rl_client(fd, RL_PRIO_USER, 0, 0));
+	out[4] = ret_err(rl_client(fd, RL_PRIO_MID, 2, 0));
+	if (!rl_client_get(fd, &cc)) {
+		out[5] = cc.priority;
+		out[6] = cc.weight;
+		out[7] = (int)cc.cap;
+	}
+	out[8] = ret_err(rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+				     RL_PRIO_USER, &a));
+	out[9] = ret_err(rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+				     RL_PRIO_HIGH, &a));
+	out[10] = ret_err(rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+				      RL_PRIO_MID, &a));
+	out[11] = ret_err(rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+				      RL_PRIO_LOW, &a));
+	out[12] = rl_stats(fd, &s) ? -1 : (int)s.requests;
+}
+
+TEST_F(perm, priority_needs_write)
+{
+	struct perm_arg pa = { self->name, 0 };
+	int out[RUN_AS_MAX];
+	unsigned int i;
+
+	for (i = 0; i < NIDENTS; i++) {
+		const struct ident *id = &idents[i];
+		int ok = may(&variant->lim, id, 2);
+		int deny = ok ? 0 : EPERM;
+		struct rl_stats s0;
+
+		if (!may(&variant->lim, id, 4))
+			continue;
+		ASSERT_EQ(0, rl_stats(self->fd, &s0));
+		ASSERT_EQ(0, run_as(cred_of(id), boost_fn, &pa, out,
+				    CHILD_MS));
+		EXPECT_RES(0, out[0], id, "ATTACH");
+		EXPECT_RES(0, out[1], id, "SET_CLIENT LOW cap 5");
+		EXPECT_RES(deny, out[2], id, "SET_CLIENT HIGH");
+		EXPECT_RES(deny, out[3], id, "SET_CLIENT USER");
+		EXPECT_RES(deny, out[4], id, "SET_CLIENT weight 2");
+		/* A refused SET_CLIENT changed nothing. */
+		EXPECT_RES(ok ? RL_PRIO_MID : RL_PRIO_LOW, out[5], id,
+			   "priority read back");
+		EXPECT_RES(ok ? 2 : 1, out[6], id, "weight read back");
+		EXPECT_RES(ok ? 0 : 5, out[7], id, "cap read back");
+		EXPECT_RES(deny, out[8], id, "ACQUIRE at USER");
+		EXPECT_RES(deny, out[9], id, "ACQUIRE at HIGH");
+		EXPECT_RES(0, out[10], id, "ACQUIRE at MID");
+		EXPECT_RES(0, out[11], id, "ACQUIRE at LOW");
+		/* A refused ACQUIRE is no request and takes no token. */
+		EXPECT_RES((int)s0.requests + (ok ? 4 : 2), out[12], id,
+			   "requests");
+		EXPECT_UNCHANGED();
+	}
+}
+
 /* out[0]: UNLINK through a fresh fd. */
 static void unlink_fn(void *arg, int *out)
 {

@@ -122,7 +122,9 @@ struct rl_config {
  *               RL_ACQUIRE_PREDICT fails with -ETIMEDOUT at once when the
  *               predicted grant time is past @deadline_ns.
  * @priority:    in: RL_PRIO_LOW .. RL_PRIO_USER, or RL_PRIO_DEFAULT for
- *               the fd's priority (struct rl_client_config).
+ *               the fd's priority (struct rl_client_config). HIGH and
+ *               USER need the right to reconfigure the limiter or
+ *               CAP_SYS_NICE (-EPERM), as for RL_IOC_SET_CLIENT.
  * @wait_ns:     out on success: time the caller slept.
  * @ready_ns:    out on -EAGAIN and -ETIMEDOUT: predicted CLOCK_MONOTONIC
  *               time the request could be granted at, given the tokens,
@@ -233,7 +235,11 @@ struct rl_release {
  * @reserved:  must be zero on SET; zeroed on GET.
  *
  * A fresh fd has priority MID, weight 1 and no cap. SET needs a limiter
- * (-EBADFD) and keeps the fd's queued requests in place.
+ * (-EBADFD) and keeps the fd's queued requests in place. A @priority above
+ * MID or a @weight above 1 needs the right to reconfigure the limiter
+ * (a private one, or write permission on a named one when the fd was
+ * attached) or CAP_SYS_NICE, else -EPERM with nothing changed; the same
+ * holds for struct rl_acquire's @priority.
  */
 struct rl_client_config {
 	__u32 priority;
