@@ -660,12 +660,46 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 }
 
 /*
+ * Will the signal that ended a sleep reach the caller? A fatal one, or one
+ * with a handler, does. One that only stops the task (SIGSTOP and co.), is
+ * ignored, or a freezer's fake signal does not: the call restarts and the
+ * caller never knows. Called without the limiter lock.
+ */
+static bool rl_signal_seen(void)
+{
+	struct task_struct *t = current;
+	struct sighand_struct *sh;
+	__sighandler_t handler;
+	bool seen = false;
+	sigset_t pending;
+	int sig;
+
+	if (fatal_signal_pending(t))
+		return true;
+	/* A task's own sighand changes only in its own exec. */
+	sh = rcu_dereference_protected(t->sighand, true);
+	spin_lock_irq(&sh->siglock);
+	sigorsets(&pending, &t->pending.signal,
+		  &t->signal->shared_pending.signal);
+	for (sig = 1; sig <= _NSIG && !seen; sig++) {
+		if (!sigismember(&pending, sig) || sigismember(&t->blocked, sig))
+			continue;
+		handler = sh->action[sig - 1].sa.sa_handler;
+		seen = handler != SIG_DFL && handler != SIG_IGN;
+	}
+	spin_unlock_irq(&sh->siglock);
+	return seen;
+}
+
+/*
  * Account for a request that slept. A request served while a signal or
  * the deadline arrived keeps its tokens; any other gives back the chunks
- * it got and leaves the queue.
+ * it got and leaves the queue. A signal the caller will not see (@seen
+ * false) restarts the call, which counts as a request again, not as an
+ * interruption.
  */
 static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
-			  struct rl_waiter *w, int ret, u64 start)
+			  struct rl_waiter *w, int ret, bool seen, u64 start)
 {
 	struct rl_counters *c = &lim->counters;
 	u64 now = ktime_get_ns();
@@ -689,8 +723,10 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 	if (ret == -ETIMEDOUT) {
 		c->timeouts++;
 		req->ready_ns = rl_predict(lim, w->client, req->count, now);
-	} else {
+	} else if (seen) {
 		c->interrupted++;
+	} else {
+		c->requests--;
 	}
 	/* Leaving the queue, or what came back, may let others go. */
 	rl_dispatch(lim, now);
@@ -703,6 +739,7 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 				    struct rl_acquire *req, u64 start)
 {
 	struct rl_waiter w;
+	bool seen;
 	int ret;
 
 	/* What changed since the lock was dropped decides again. */
@@ -715,10 +752,11 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 		return ret;
 
 	ret = rl_sleep(&w, req->deadline_ns);
+	seen = ret == -ERESTARTSYS && rl_signal_seen();
 
 	/* Taking the lock also waits for a waker still using @w. */
 	spin_lock_irq(&lim->lock);
-	ret = rl_acquire_end(lim, req, &w, ret, start);
+	ret = rl_acquire_end(lim, req, &w, ret, seen, start);
 	spin_unlock_irq(&lim->lock);
 	return ret;
 }

@@ -379,6 +379,77 @@ TEST(signal_sa_restart_resumes)
 	close(fd);
 }
 
+/*
+ * SIGSTOP and SIGCONT of a sleeping acquire: the call restarts and is
+ * granted, the caller never sees the stop, so it is no interruption and
+ * one request. With SA_RESTART the handler ran: that one counts.
+ */
+TEST(signal_stop_is_no_interruption)
+{
+	struct rl_stats s0, s;
+	struct rl_acquire a;
+	int fd = paused_fd(_metadata, 1, 0);
+	int status;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_stats(fd, &s0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a) ? 1 : 0);
+	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, kill(pid, SIGSTOP));
+	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_EQ(0, kill(pid, SIGCONT));
+	/* Queued again, as it was. */
+	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_EQ(s0.interrupted, s.interrupted);
+	EXPECT_EQ(s0.requests + 1, s.requests);
+	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_EQ(s0.interrupted, s.interrupted);
+	EXPECT_EQ(s0.requests + 1, s.requests);
+	EXPECT_EQ(s0.waited + 1, s.waited);
+	EXPECT_EQ(s.requests, s.immediate + s.waited + s.timeouts +
+		  s.interrupted + s.rejected);
+	close(fd);
+}
+
+TEST(signal_sa_restart_counts_interruption)
+{
+	struct rl_stats s;
+	struct waiter w;
+	__u64 end;
+	int fd = paused_fd(_metadata, 1, 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, catch_signal(SIGUSR2, SA_RESTART));
+	ASSERT_EQ(0, waiter_start(&w, fd, 1, soon(), 0));
+	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, pthread_kill(w.th, SIGUSR2));
+	end = now_ns() + NS_PER_SEC;
+	while (!signal_hits() && now_ns() < end)
+		sleep_ms(1);
+	ASSERT_EQ(1, signal_hits());
+	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_EQ(1ULL, s.interrupted);
+	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, waiter_join(&w, 2000));
+	EXPECT_EQ(0, w.ret);
+	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_EQ(1ULL, s.interrupted);
+	EXPECT_EQ(s.requests, s.immediate + s.waited + s.timeouts +
+		  s.interrupted + s.rejected);
+	close(fd);
+}
+
 /* ---- reconfiguration with waiters ---- */
 
 TEST(reconfig_wakes_waiter)

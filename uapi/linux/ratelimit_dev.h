@@ -171,7 +171,11 @@ struct rl_acquire {
  * @wait_ns_max:   longest sleep of one granted request.
  * @timeouts:      requests failed with -ETIMEDOUT (after sleeping or
  *                 predicted late).
- * @interrupted:   requests ended by a signal.
+ * @interrupted:   requests ended by a signal the caller sees: a fatal
+ *                 one, or one whose handler runs (-EINTR, or a restart
+ *                 after the handler with SA_RESTART). A stop (SIGSTOP,
+ *                 SIGTSTP...) or the freezer restarts the call unseen:
+ *                 that counts once in @requests and not here.
  * @rejected:      non-blocking requests failed with -EAGAIN.
  * @waiters:       requests sleeping now.
  * @available:     tokens in the bucket now.
