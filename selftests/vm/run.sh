@@ -16,7 +16,8 @@
 # RL_KVER), RL_TEST_TIMEOUT (seconds per selftest in the guest),
 # RL_VM_TIMEOUT (seconds per boot), RL_VM_MEM (MiB), RL_VM_OUT (the output
 # dir, build/vm), RL_VM_APPEND (more of the kernel command line),
-# RL_PREFIX (put before every result, e.g. "6.12: ").
+# RL_PREFIX (put before every result, e.g. "6.12: "), RL_TESTS (only the
+# selftests whose names contain one of these words, e.g. "backlog perm").
 set -eu
 
 mode=${1:-check}
@@ -45,6 +46,16 @@ log=$out/$mode.log
 
 die() { echo "vm: $*" >&2; exit 1; }
 
+# rl_wanted TEST: is TEST one of RL_TESTS (all when that is empty)?
+rl_wanted()
+{
+	[ -z "${RL_TESTS:-}" ] && return 0
+	for w in $RL_TESTS; do
+		case $1 in *"$w"*) return 0 ;; esac
+	done
+	return 1
+}
+
 [ -r "$kernel" ] || die "no kernel image $kernel (make deps)"
 [ -f ratelimit.ko ] || die "no ratelimit.ko (make)"
 modver=$(modinfo -F vermagic ratelimit.ko | cut -d' ' -f1)
@@ -61,6 +72,9 @@ cp "$here/init.sh" "$root/init"
 cp "$here"/guest/*.sh "$root/guest/"
 cp ratelimit.ko "$root/"
 for f in build/selftests/* build/tools/*; do
+	case $f in
+	build/selftests/*) rl_wanted "${f##*/}" || continue ;;
+	esac
 	[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$root/${f#build/}"
 done
 chmod 755 "$root/init" "$root"/guest/*.sh
