@@ -265,6 +265,24 @@ static void rl_settle_woken(struct rl_limiter *lim, u64 now)
 }
 
 /*
+ * Bring the bucket to @then, counting what it drops for want of room:
+ * whole tokens, and the fraction of one at the instant it fills as one.
+ */
+static void rl_drop_late(struct rl_limiter *lim, u64 then)
+{
+	const struct rl_params *p = &lim->params;
+	u64 *dropped = &lim->counters.dropped_late;
+	u64 over;
+
+	if (rl_bucket_ready(&lim->bucket, p, p->burst) < then) {
+		over = rl_bucket_overflow(&lim->bucket, p, then);
+		over = over == U64_MAX ? over : over + 1;
+		*dropped = over > U64_MAX - *dropped ? U64_MAX : *dropped + over;
+	}
+	rl_refill(lim, then);
+}
+
+/*
  * Grant what the limits allow, in order; wake whoever is complete. Queued
  * requests are served on the schedule their tokens exist (rl_tokens_by()),
  * at most RL_DISPATCH_MAX chunks per call: the timer, started for @now,
@@ -278,8 +296,16 @@ static void rl_dispatch(struct rl_limiter *lim, u64 now)
 	struct rl_waiter *w;
 
 	lockdep_assert_held(&lim->lock);
+	/*
+	 * Tokens are owed to queued requests for RL_LATE_MAX_NS at most: an
+	 * overloaded host that cannot keep up drops the older ones, as an
+	 * idle bucket would, rather than owe ever more.
+	 */
 	if (!lim->nwaiters)
 		rl_refill(lim, now);
+	else if (now > lim->bucket.stamp &&
+		 now - lim->bucket.stamp > RL_LATE_MAX_NS)
+		rl_drop_late(lim, now - RL_LATE_MAX_NS);
 	lim->late = 0;
 	while ((w = rl_sched_pick(lim, now, &chunk))) {
 		/* Else a release will call us again. */
@@ -885,7 +911,7 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
 {
 	struct rl_params p;
-	u64 tokens, waiters, granted, held;
+	u64 tokens, waiters, granted, held, dropped;
 	u32 flags;
 
 	spin_lock_irq(&lim->lock);
@@ -896,6 +922,7 @@ void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
 	waiters = lim->nwaiters;
 	granted = lim->counters.granted;
 	held = lim->held;
+	dropped = lim->counters.dropped_late;
 	spin_unlock_irq(&lim->lock);
 
 	seq_printf(m, "rl-rate:\t%llu\n", p.rate);
@@ -907,6 +934,7 @@ void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m)
 	seq_printf(m, "rl-granted:\t%llu\n", granted);
 	seq_printf(m, "rl-concurrency:\t%llu\n", p.concurrency);
 	seq_printf(m, "rl-held:\t%llu\n", held);
+	seq_printf(m, "rl-dropped-late:\t%llu\n", dropped);
 }
 
 /**

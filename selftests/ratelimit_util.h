@@ -201,6 +201,35 @@ static inline long thread_nvcsw(void)
 	return ru.ru_nvcsw;
 }
 
+/* Value of "key:\t<n>" in /proc/self/fdinfo/<fd>; -1 if absent. */
+static inline int fdinfo_get(int fd, const char *key, __u64 *val,
+			     char *raw, size_t rawlen)
+{
+	char path[64], buf[4096], pat[64];
+	const char *p;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -1;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	snprintf(pat, sizeof(pat), "\n%s:\t", key);
+	p = strstr(buf, pat);
+	if (!p)
+		return -1;
+	p += strlen(pat);
+	if (raw)
+		snprintf(raw, rawlen, "%.*s", (int)strcspn(p, "\n"), p);
+	*val = strtoull(p, NULL, 0);
+	return 0;
+}
+
 /*
  * A thread doing one RL_IOC_ACQUIRE. The caller fills fd, count, deadline,
  * flags and prio (RL_PRIO_*, 0 for the fd's); the thread records the
