@@ -47,7 +47,37 @@ if [ "$(id -u)" -ne 0 ]; then
 else
 	sudo=
 fi
-apt="$sudo env DEBIAN_FRONTEND=noninteractive apt-get -q -y"
-$apt update
+# Another apt or dpkg (another user's, unattended-upgrades) may hold a
+# lock: apt-get install waits up to 15 minutes for dpkg's, and apt-get
+# update, which does not wait for the lock of the package lists, is tried
+# again, for 15 minutes at most.
+apt="$sudo env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=900"
+
+# retry CMD...: run CMD; while it fails on a lock that another process
+# holds, wait and run it again.
+retry()
+{
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/deps.XXXXXX")
+	start=$(date +%s)
+	while :; do
+		{
+			rc=0
+			"$@" </dev/null || rc=$?
+			echo "$rc" > "$tmp/rc"
+		} 2>&1 | tee "$tmp/out"
+		rc=$(cat "$tmp/rc")
+		if [ "$rc" -eq 0 ] || ! grep -q 'Could not get lock' "$tmp/out" ||
+			[ $(($(date +%s) - start)) -ge 900 ]; then
+			break
+		fi
+		echo "deps: another process holds apt's lock; again in 10 s"
+		sleep 10
+	done
+	rm -rf "$tmp"
+	return "$rc"
+}
+
 # shellcheck disable=SC2086 # word splitting of the lists is wanted
-$apt install --no-install-recommends $missing </dev/null
+retry $apt update
+# shellcheck disable=SC2086
+retry $apt install --no-install-recommends $missing
