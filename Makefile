@@ -10,6 +10,10 @@
 #   make check-debug    selftests on a KASAN/lockdep/UBSAN/kmemleak kernel built
 #                   from linux-source-6.1 (cached in /var/cache/ratelimit)
 #   make check-all  check-matrix and check-debug in one run (what CI runs)
+#   make check-fresh    the README's first commands, as written, in a chroot
+#                   of a pristine Debian 12 root (mmdebstrap, from this
+#                   machine's apt sources; cached in /var/cache/ratelimit)
+#                   from a clone of HEAD; needs root. CI runs it too
 #   make run        a pacing demo in a QEMU guest (ends by itself; KVER= too)
 #   make shell      an interactive QEMU guest with the module loaded (KVER= too)
 #   make bench      the benchmark in a QEMU guest, results and plots in
@@ -74,8 +78,8 @@ UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
 	-I driver $(KSFT_CFLAGS)
 
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
-	check check-matrix check-debug check-all vm-build run shell bench \
-	style w1 sparse static install clean
+	check check-matrix check-debug check-all check-fresh vm-build run \
+	shell bench style w1 sparse static install clean
 .DELETE_ON_ERROR:
 
 all: module lib tools selftests unit
@@ -220,6 +224,12 @@ check check-matrix check-debug check-all:
 	@$(MAKE) --no-print-directory ksrc
 	@$(MAKE) --no-print-directory lib tools selftests unit WERROR=1
 	@MAKE="$(MAKE)" RL_KVERS="$(CHECK_KVERS)" selftests/vm/check.sh
+
+# The README's first commands on a fresh Debian 12 machine, from a clone
+# of HEAD (selftests/fresh.sh). The last line is "N passed, N failed".
+check-fresh:
+	@scripts/deps.sh fresh
+	@selftests/fresh.sh
 
 install: module lib tools
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) \

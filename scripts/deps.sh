@@ -11,15 +11,19 @@
 #   debug    what scripts/kdebug.sh needs to build the debug kernel
 #   bench    gnuplot-nox and redis-tools, for make bench
 #   matrix   6.1 6.12 6.12-rt;  all  matrix and debug
+#   fresh    mmdebstrap and git alone, for make check-fresh (whose root
+#            installs the rest for itself)
 # The 6.12 kernels come through their meta-packages, which apt resolves
 # to the current linux-image-6.12.N+deb12-* at install time (see
 # selftests/vm/kver.sh for the release they lead to).
 set -eu
 
-pkgs="gcc make libc6-dev perl linux-source-6.1
+base="gcc make libc6-dev perl linux-source-6.1
 qemu-system-x86 busybox-static sparse cpio kmod xz-utils gzip"
+pkgs=
 
 for k in "${@:-6.1}"; do
+	[ "$k" = fresh ] || pkgs="$base $pkgs" base=
 	case $k in
 	6.1) pkgs="$pkgs linux-image-amd64 linux-headers-amd64" ;;
 	6.12) pkgs="$pkgs linux-image-6.12-amd64 linux-headers-6.12-amd64" ;;
@@ -28,7 +32,8 @@ for k in "${@:-6.1}"; do
 	bench) pkgs="$pkgs gnuplot-nox redis-tools" ;;
 	matrix) exec "$0" 6.1 6.12 6.12-rt ;;
 	all) exec "$0" 6.1 6.12 6.12-rt debug ;;
-	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, matrix, all)" >&2
+	fresh) pkgs="$pkgs mmdebstrap git" ;;
+	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, matrix, all, fresh)" >&2
 	   exit 2 ;;
 	esac
 done
