@@ -10,6 +10,10 @@
 #   make check-debug    selftests on a KASAN/lockdep/UBSAN/kmemleak kernel built
 #                   from linux-source-6.1 (cached in /var/cache/ratelimit)
 #   make check-all  check-matrix and check-debug in one run (what CI runs)
+#   make check-fresh    the README's first commands, as written, in a chroot
+#                   of a pristine Debian 12 root (mmdebstrap, from this
+#                   machine's apt sources; cached in /var/cache/ratelimit)
+#                   from a clone of HEAD; needs root. CI runs it too
 #   make run        a pacing demo in a QEMU guest (ends by itself; KVER= too)
 #   make shell      an interactive QEMU guest with the module loaded (KVER= too)
 #   make bench      the benchmark in a QEMU guest, results and plots in
@@ -27,8 +31,13 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 
 # The module is built against the running kernel, else the newest one
-# installed. check, run and shell build it for the kernel that the QEMU
-# rig boots, KVER (resolved only when they run, after deps).
+# installed (resolved when make starts: make and make install need the
+# headers installed beforehand). check, run, shell and bench build it for
+# the kernel that the QEMU rig boots, KVER, which scripts/deps.sh installs
+# (or scripts/kdebug.sh builds) in their first recipe lines. So nothing
+# about that kernel may be in a $(shell) or a variable: make expands a
+# recipe as a whole before its first line runs. selftests/vm/kernel.sh
+# tells where it is, run in the recipe line that needs it.
 ifeq ($(origin KDIR),undefined)
 KDIR := $(shell for d in /lib/modules/$$(uname -r)/build \
 	$$(ls -d /lib/modules/*/build 2>/dev/null | sort -rV); do \
@@ -36,14 +45,7 @@ KDIR := $(shell for d in /lib/modules/$$(uname -r)/build \
 endif
 KVER ?= 6.1
 MATRIX := 6.1 6.12 6.12-rt
-ifeq ($(KVER),debug)
-TEST_KDIR = $(shell scripts/kdebug.sh dir)
-VM_ENV = RL_KERNEL=$(shell scripts/kdebug.sh image) \
-	RL_KVER=$(shell scripts/kdebug.sh release) RL_VM_MEM=2048
-else
-TEST_KDIR = /lib/modules/$(shell selftests/vm/kver.sh $(KVER))/build
-VM_ENV = RL_KVER=$(KVER)
-endif
+VM_ENV = RL_KVER=$(KVER)$(if $(filter debug,$(KVER)), RL_VM_MEM=2048)
 KBUILD = $(MAKE) -C $(KDIR) M=$(CURDIR) W=1
 
 B := build
@@ -76,8 +78,8 @@ UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
 	-I driver $(KSFT_CFLAGS)
 
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
-	check check-matrix check-debug check-all vm-build run shell bench \
-	style w1 sparse static install clean
+	check check-matrix check-debug check-all check-fresh vm-build run \
+	shell bench style w1 sparse static install clean
 .DELETE_ON_ERROR:
 
 all: module lib tools selftests unit
@@ -180,10 +182,12 @@ static: style w1 sparse
 
 # Build everything for the kernel (one KVER) the QEMU rig boots.
 vm-build:
+	$(if $(word 2,$(KVER)),$(error KVER=$(KVER): run shell and bench boot one kernel))
 	@scripts/deps.sh $(KVER)
 	$(if $(filter debug,$(KVER)),@scripts/kdebug.sh)
 	@$(MAKE) --no-print-directory ksrc
-	@$(MAKE) --no-print-directory all KDIR=$(TEST_KDIR)
+	@kdir=$$(selftests/vm/kernel.sh $(KVER) dir) && \
+		$(MAKE) --no-print-directory all KDIR="$$kdir"
 
 run: vm-build
 	@$(VM_ENV) selftests/vm/run.sh run
@@ -220,6 +224,12 @@ check check-matrix check-debug check-all:
 	@$(MAKE) --no-print-directory ksrc
 	@$(MAKE) --no-print-directory lib tools selftests unit WERROR=1
 	@MAKE="$(MAKE)" RL_KVERS="$(CHECK_KVERS)" selftests/vm/check.sh
+
+# The README's first commands on a fresh Debian 12 machine, from a clone
+# of HEAD (selftests/fresh.sh). The last line is "N passed, N failed".
+check-fresh:
+	@scripts/deps.sh fresh
+	@selftests/fresh.sh
 
 install: module lib tools
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) \

@@ -11,15 +11,19 @@
 #   debug    what scripts/kdebug.sh needs to build the debug kernel
 #   bench    gnuplot-nox and redis-tools, for make bench
 #   matrix   6.1 6.12 6.12-rt;  all  matrix and debug
+#   fresh    mmdebstrap and git alone, for make check-fresh (whose root
+#            installs the rest for itself)
 # The 6.12 kernels come through their meta-packages, which apt resolves
 # to the current linux-image-6.12.N+deb12-* at install time (see
 # selftests/vm/kver.sh for the release they lead to).
 set -eu
 
-pkgs="gcc make libc6-dev perl linux-source-6.1
+base="gcc make libc6-dev perl linux-source-6.1
 qemu-system-x86 busybox-static sparse cpio kmod xz-utils gzip"
+pkgs=
 
 for k in "${@:-6.1}"; do
+	[ "$k" = fresh ] || pkgs="$base $pkgs" base=
 	case $k in
 	6.1) pkgs="$pkgs linux-image-amd64 linux-headers-amd64" ;;
 	6.12) pkgs="$pkgs linux-image-6.12-amd64 linux-headers-6.12-amd64" ;;
@@ -28,7 +32,8 @@ for k in "${@:-6.1}"; do
 	bench) pkgs="$pkgs gnuplot-nox redis-tools" ;;
 	matrix) exec "$0" 6.1 6.12 6.12-rt ;;
 	all) exec "$0" 6.1 6.12 6.12-rt debug ;;
-	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, matrix, all)" >&2
+	fresh) pkgs="$pkgs mmdebstrap git" ;;
+	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, matrix, all, fresh)" >&2
 	   exit 2 ;;
 	esac
 done
@@ -47,7 +52,37 @@ if [ "$(id -u)" -ne 0 ]; then
 else
 	sudo=
 fi
-apt="$sudo env DEBIAN_FRONTEND=noninteractive apt-get -q -y"
-$apt update
+# Another apt or dpkg (another user's, unattended-upgrades) may hold a
+# lock: apt-get install waits up to 15 minutes for dpkg's, and apt-get
+# update, which does not wait for the lock of the package lists, is tried
+# again, for 15 minutes at most.
+apt="$sudo env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=900"
+
+# retry CMD...: run CMD; while it fails on a lock that another process
+# holds, wait and run it again.
+retry()
+{
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/deps.XXXXXX")
+	start=$(date +%s)
+	while :; do
+		{
+			rc=0
+			"$@" </dev/null || rc=$?
+			echo "$rc" > "$tmp/rc"
+		} 2>&1 | tee "$tmp/out"
+		rc=$(cat "$tmp/rc")
+		if [ "$rc" -eq 0 ] || ! grep -q 'Could not get lock' "$tmp/out" ||
+			[ $(($(date +%s) - start)) -ge 900 ]; then
+			break
+		fi
+		echo "deps: another process holds apt's lock; again in 10 s"
+		sleep 10
+	done
+	rm -rf "$tmp"
+	return "$rc"
+}
+
 # shellcheck disable=SC2086 # word splitting of the lists is wanted
-$apt install --no-install-recommends $missing </dev/null
+retry $apt update
+# shellcheck disable=SC2086
+retry $apt install --no-install-recommends $missing

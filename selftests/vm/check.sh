@@ -18,21 +18,14 @@ rl_results_init build/results.txt
 kvers=${RL_KVERS:-6.1}
 make=${MAKE:-make}
 
-# kernel K: set release, kdir and image for guest kernel K, building the
-# debug kernel when it is not cached yet.
+# kernel K: set release, kdir and image for guest kernel K (kernel.sh),
+# building the debug kernel when it is not cached yet.
 kernel()
 {
-	case $1 in
-	debug)
-		scripts/kdebug.sh || return 1
-		release=$(scripts/kdebug.sh release)
-		kdir=$(scripts/kdebug.sh dir)
-		image=$(scripts/kdebug.sh image) ;;
-	*)
-		release=$("$here/kver.sh" "$1") || return 1
-		kdir=/lib/modules/$release/build
-		image=/boot/vmlinuz-$release ;;
-	esac
+	[ "$1" != debug ] || scripts/kdebug.sh || return 1
+	release=$("$here/kernel.sh" "$1" release) &&
+		kdir=$("$here/kernel.sh" "$1" dir) &&
+		image=$("$here/kernel.sh" "$1" image)
 }
 
 static()	# WHAT TARGET

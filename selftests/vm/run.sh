@@ -11,9 +11,9 @@
 #   shell  an interactive shell on the serial console (Ctrl-A x quits QEMU)
 # Run it from the top of the tree after a build for that kernel: the
 # Makefile targets check, run, shell and bench do both.
-# Environment: RL_KVER (6.1, 6.12, 6.12-rt or a release; see kver.sh),
-# RL_KERNEL (another kernel image, e.g. the debug kernel, of release
-# RL_KVER), RL_TEST_TIMEOUT (seconds per selftest in the guest),
+# Environment: RL_KVER (6.1, 6.12, 6.12-rt, a release, or debug, the
+# built debug kernel; see kernel.sh), RL_KERNEL (another kernel image of
+# release RL_KVER), RL_TEST_TIMEOUT (seconds per selftest in the guest),
 # RL_VM_TIMEOUT (seconds per boot), RL_VM_MEM (MiB), RL_VM_OUT (the output
 # dir, build/vm), RL_VM_APPEND (more of the kernel command line),
 # RL_PREFIX (put before every result, e.g. "6.12: "), RL_TESTS (only the
@@ -33,8 +33,8 @@ if [ -n "${RL_KERNEL:-}" ]; then
 	kernel=$RL_KERNEL
 	kver=${RL_KVER:?RL_KERNEL needs RL_KVER, its release}
 else
-	kver=$("$here/kver.sh" "${RL_KVER:-6.1}")
-	kernel=/boot/vmlinuz-$kver
+	kver=$("$here/kernel.sh" "${RL_KVER:-6.1}" release)
+	kernel=$("$here/kernel.sh" "${RL_KVER:-6.1}" image)
 fi
 test_timeout=${RL_TEST_TIMEOUT:-300}
 vm_timeout=${RL_VM_TIMEOUT:-1200}
