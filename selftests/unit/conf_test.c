@@ -117,7 +117,7 @@ static const struct bad_case bad[] = {
 	  "t.conf:5: invalid rate '1/x' " BAD_RATE "\n" },
 };
 
-#define N_OTHER		16	/* cases besides bad[] */
+#define N_OTHER		17	/* cases besides bad[] */
 
 static int test_num;
 static int failures;
@@ -411,6 +411,23 @@ static void test_dir(void)
 #undef FILE_IN
 }
 
+/* The example the packages ship (run from the top of the tree). */
+static void test_example(void)
+{
+	struct run r;
+	bool ok;
+
+	run_start(&r);
+	ok = !rlconf_load(&r.c, "etc/ratelimit.d");
+	run_end(&r);
+	ok = ok && r.c.errors == 0 && r.c.n == 3 &&
+	     rlconf_find(&r.c, "example");
+	if (!ok)
+		printf("# %s", r.errors);
+	report(ok, "the shipped etc/ratelimit.d/example.conf", NULL);
+	run_free(&r);
+}
+
 static void cleanup(void)
 {
 	char cmd[128];
@@ -442,6 +459,7 @@ int main(void)
 	test_goods();
 	test_nul();
 	test_dir();
+	test_example();
 	if (test_num != (int)(ARRAY_SIZE(bad) + N_OTHER)) {
 		printf("# ran %d cases\n", test_num);
 		failures++;
