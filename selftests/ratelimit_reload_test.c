@@ -70,8 +70,10 @@ static int fill(struct __test_metadata *_metadata, int cycle, int *fd)
 		snprintf(name, sizeof(name), "reload-%d-%d", cycle, i);
 		f = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
 				RL_ATTACH_PERSIST, 0644, 100, NS_PER_SEC, 10);
-		if (f < 0)
+		if (f < 0) {
+			TH_LOG("%s: %s", name, strerror(errno));
 			return -1;
+		}
 		if (i) {
 			close(f);
 			continue;
@@ -92,9 +94,17 @@ FIXTURE_SETUP(reload)
 
 FIXTURE_TEARDOWN(reload)
 {
-	/* Whatever happened, leave the module loaded for the next tests. */
+	char name[RL_NAME_MAX];
+	int c, i;
+
+	/* Whatever happened, leave the module loaded, and none of ours. */
 	if (access(RL_SYSFS, F_OK))
 		mod_load();
+	for (c = 0; c < CYCLES; c++)
+		for (i = 0; i < NAMED; i++) {
+			snprintf(name, sizeof(name), "reload-%d-%d", c, i);
+			rl_unl_name(name);
+		}
 }
 
 TEST_F_TIMEOUT(reload, unload_with_named_limiters, 240)
@@ -107,8 +117,12 @@ TEST_F_TIMEOUT(reload, unload_with_named_limiters, 240)
 	before = sunreclaim_kb();
 	for (cycle = 0; cycle < CYCLES; cycle++) {
 		fd = -1;
-		/* A fresh module has the default bound per user: 64. */
-		ASSERT_EQ(0, param_set("max_named_per_user", NAMED));
+		/*
+		 * Room for them: a fresh module has the default bounds (64 per
+		 * user), and the tests before may have changed them.
+		 */
+		ASSERT_EQ(0, param_set("max_named", 100000));
+		ASSERT_EQ(0, param_set("max_named_per_user", 100000));
 		ASSERT_EQ(0, fill(_metadata, cycle, &fd));
 		EXPECT_EQ((__u64)NAMED, rl_named_count());
 		/* The module is busy while a file is open. */
