@@ -65,7 +65,8 @@ KSFT_CFLAGS := -isystem $(B)/ksrc/include
 CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 
 # Host unit tests: the pure token arithmetic of the driver, built against
-# the kernel API shims in selftests/unit/shim/, and lib/ code. lib/ comes
+# the kernel API shims in selftests/unit/shim/, lib/ code, and the command
+# lines of the tools (tools_usage_test runs build/tools/*). lib/ comes
 # before driver/ so that "ratelimit.h" is the library's header (driver
 # files find their own headers beside them).
 UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
@@ -147,10 +148,12 @@ deps-all:
 	@scripts/deps.sh all
 
 # checkpatch on all C sources. Userspace (uapi/, lib/, tools/, selftests/)
-# skips kernel-only advice: kernel types (u64) and BIT(), which userspace
-# lacks, and CamelCase, which <inttypes.h>'s PRIu64 & co. trip.
+# skips kernel-only advice: kernel types (u64), BIT() and attribute macros
+# (__printf), which userspace lacks, and CamelCase, which <inttypes.h>'s
+# PRIu64 & co. trip.
 CHECKPATCH_FLAGS := --strict --no-tree --root=$(B)/ksrc --terse --show-types
 USER_IGNORE := PREFER_KERNEL_TYPES,BIT_MACRO,CAMELCASE
+USER_IGNORE := $(USER_IGNORE),PREFER_DEFINED_ATTRIBUTE_MACRO
 style: $(CHECKPATCH)
 	@rc=0; \
 	k=$$(find driver -name '*.[ch]' 2>/dev/null | sort); \
