@@ -71,7 +71,8 @@ KSFT_CFLAGS := -isystem $(B)/ksrc/include
 CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 
 # Host unit tests: the pure token arithmetic of the driver, built against
-# the kernel API shims in selftests/unit/shim/, and lib/ code. lib/ comes
+# the kernel API shims in selftests/unit/shim/, lib/ code, and the command
+# lines of the tools (tools_usage_test runs build/tools/*). lib/ comes
 # before driver/ so that "ratelimit.h" is the library's header (driver
 # files find their own headers beside them).
 UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)

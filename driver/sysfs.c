@@ -7,6 +7,7 @@
  *
  * Copyright (C) 2026 The ratelimit authors
  */
+#include <linux/ctype.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
 #include <linux/slab.h>
@@ -76,7 +77,8 @@ static ssize_t rl_param_store(struct kobject *kobj,
 	u64 val;
 	int ret;
 
-	if (kstrtou64(buf, 10, &val))
+	/* Digits only, as the ABI says: kstrtou64() would take a '+'. */
+	if (!isdigit(buf[0]) || kstrtou64(buf, 10, &val))
 		return -EINVAL;
 	ret = rl_limiter_set_param(rl_kobj_limiter(kobj), pa->which, val);
 	return ret ?: count;

@@ -37,8 +37,10 @@
 	EXPECT_EQ((__u32)(f), __c.flags);			\
 } while (0)
 
+/* Every writable file of a limiter: sysfs_writable_files checks it. */
 static const char *const rw_files[] = {
-	"rate", "period_ns", "burst", "unlimited",
+	"rate", "period_ns", "burst", "unlimited", "concurrency", "fairness",
+	"catchup", "backlog",
 };
 
 static const char *const ro_files[] = {
@@ -339,6 +341,21 @@ TEST(sysfs_write_keeps_tokens)
 	close(fd);
 }
 
+/* The tunables of GET_CONFIG, all of them, match @want's. */
+static void expect_same_config(struct __test_metadata *_metadata,
+			       const struct rl_config *want,
+			       const struct rl_config *c)
+{
+	EXPECT_EQ(want->rate, c->rate);
+	EXPECT_EQ(want->period_ns, c->period_ns);
+	EXPECT_EQ(want->burst, c->burst);
+	EXPECT_EQ(want->flags, c->flags);
+	EXPECT_EQ(want->catchup, c->catchup);
+	EXPECT_EQ(want->concurrency, c->concurrency);
+	EXPECT_EQ(want->backlog, c->backlog);
+	EXPECT_EQ(want->fairness, c->fairness);
+}
+
 /*
  * A write of @val to @file must fail with EINVAL and change nothing. If it
  * succeeds, @want and @avail are put back so that one failure does not
@@ -362,10 +379,7 @@ static void expect_bad_write(struct __test_metadata *_metadata, int fd,
 	EXPECT_EQ(-1, ret);
 	EXPECT_EQ(EINVAL, err);
 	ASSERT_EQ(0, rl_get(fd, &c));
-	EXPECT_EQ(want->rate, c.rate);
-	EXPECT_EQ(want->period_ns, c.period_ns);
-	EXPECT_EQ(want->burst, c.burst);
-	EXPECT_EQ(want->flags, c.flags);
+	expect_same_config(_metadata, want, &c);
 	now = rl_avail(fd);
 	EXPECT_EQ(avail, now);
 	if (!ret) {
@@ -410,6 +424,100 @@ TEST(sysfs_invalid_writes)
 			 &want, 2);
 	expect_bad_write(_metadata, fd, name, "unlimited", "2", &want, 2);
 	expect_bad_write(_metadata, fd, name, "unlimited", "-1", &want, 2);
+	close(fd);
+}
+
+/* The files of @name's directory with a write bit, as in rw_files. */
+TEST(sysfs_writable_files)
+{
+	char name[RL_NAME_MAX], path[512];
+	unsigned int i, n = 0;
+	struct dirent *de;
+	struct stat st;
+	int known;
+	DIR *d;
+	int fd;
+
+	NAME(name, "wf");
+	fd = new_named(name, 0, 0600, 1, NS_PER_SEC, 0);
+	ASSERT_LE(0, fd);
+	d = opendir(sysfs_path(path, sizeof(path), name, NULL));
+	ASSERT_NE(NULL, d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		ASSERT_EQ(0, stat(sysfs_path(path, sizeof(path), name,
+					     de->d_name), &st));
+		if (!(st.st_mode & 0222))
+			continue;
+		known = 0;
+		for (i = 0; i < ARRAY_SIZE(rw_files); i++)
+			known |= !strcmp(de->d_name, rw_files[i]);
+		if (!known)
+			TH_LOG("%s is writable but not in rw_files", de->d_name);
+		EXPECT_TRUE(known);
+		n++;
+	}
+	closedir(d);
+	EXPECT_EQ(ARRAY_SIZE(rw_files), n);
+	close(fd);
+}
+
+/*
+ * The ABI refuses a sign: "+5" and "-5" fail with EINVAL on every
+ * writable file and change nothing. Each file gets at least one value
+ * that would be valid without its sign ("+0" for catchup, "+1" for
+ * unlimited, "+5" for the others).
+ */
+TEST(sysfs_write_refuses_sign)
+{
+	static const char *const signed_vals[] = {
+		"+5", "+5\n", "+0", "+1", "+1500", "-5", "-5\n", "-0", "-1",
+	};
+	char name[RL_NAME_MAX], before[ARRAY_SIZE(rw_files)][32], buf[32];
+	struct rl_config want = {
+		.rate = 7, .period_ns = 10 * NS_PER_SEC, .burst = 3,
+		.catchup = 1500, .concurrency = 9, .backlog = 8,
+		.fairness = 4,
+	};
+	struct rl_config c;
+	unsigned int f, i, g;
+	int fd, ret, err;
+
+	NAME(name, "sign");
+	fd = new_named(name, 0, 0600, SLOW_RATE, SLOW_PERIOD, 3);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &want));
+	ASSERT_EQ(0, rl_get(fd, &c));
+	expect_same_config(_metadata, &want, &c);
+	for (f = 0; f < ARRAY_SIZE(rw_files); f++)
+		ASSERT_EQ(0, sysfs_read(name, rw_files[f], before[f],
+					sizeof(before[f])));
+	for (f = 0; f < ARRAY_SIZE(rw_files); f++) {
+		for (i = 0; i < ARRAY_SIZE(signed_vals); i++) {
+			ret = sysfs_write(name, rw_files[f], signed_vals[i]);
+			err = ret ? errno : 0;
+			if (ret != -1 || err != EINVAL)
+				TH_LOG("%s <- \"%.*s%s\": %s", rw_files[f],
+				       (int)strcspn(signed_vals[i], "\n"),
+				       signed_vals[i],
+				       strchr(signed_vals[i], '\n') ? "\\n" : "",
+				       ret ? strerror(err) : "accepted");
+			EXPECT_EQ(-1, ret);
+			EXPECT_EQ(EINVAL, err);
+			ASSERT_EQ(0, rl_get(fd, &c));
+			expect_same_config(_metadata, &want, &c);
+			for (g = 0; g < ARRAY_SIZE(rw_files); g++) {
+				ASSERT_EQ(0, sysfs_read(name, rw_files[g], buf,
+							sizeof(buf)));
+				EXPECT_STREQ(before[g], buf);
+			}
+			/* Put it back: one failure, not a cascade. */
+			if (!ret)
+				ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG,
+						   &want));
+		}
+	}
 	close(fd);
 }
 

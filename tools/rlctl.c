@@ -31,6 +31,9 @@
 #include "ratelimit.h"
 #include "rlctl.h"
 
+#define PROG		"rlctl"
+#include "tool.h"
+
 #define SYSFS_ROOT	"/sys/kernel/ratelimit"
 #define NSEC_PER_SEC	1000000000ULL
 #define EXIT_USAGE	2
@@ -78,9 +81,9 @@ static const struct attr attrs[] = {
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define FIELD(i, a)	((uint64_t *)((char *)(i) + (a)->off))
 
-static void print_usage(FILE *f)
+static void print_usage(void)
 {
-	fprintf(f,
+	fprintf(stdout,
 		"usage: rlctl [--json] COMMAND [ARGS]\n"
 		"  create NAME RATESPEC [--burst N] [--mode OCTAL] [--persist]\n"
 		"         [--concurrency N] [--fairness N] [--catchup PERMILLE] [--backlog N]\n"
@@ -102,34 +105,40 @@ static void print_usage(FILE *f)
 		"RLCTL_SYSFS in the environment replaces " SYSFS_ROOT ".\n");
 }
 
-static int fail(const char *fmt, ...)
+/* An error other than of the command line: one line, status 1. */
+static int __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("rlctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 1;
 }
 
-static int usage(const char *fmt, ...)
+/* An error of the command line: one line, the --help line, status 2. */
+static int __attribute__((format(printf, 1, 2))) usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("rlctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	return EXIT_USAGE;
+	return tool_try_help(EXIT_USAGE);
 }
 
-static int usage_line(const char *synopsis)
+/*
+ * @cmd got the @n operands @ops and wants @want of them, named @names:
+ * 0, or the usage error about the first missing or unexpected one.
+ */
+static int check_operands(const char *cmd, int n, char **ops, int want,
+			  const char *const *names)
 {
-	fprintf(stderr, "usage: rlctl %s\n", synopsis);
-	return EXIT_USAGE;
+	if (n < want)
+		return usage("%s: missing %s", cmd, names[n]);
+	if (n > want)
+		return usage("%s: unexpected argument '%s'", cmd, ops[want]);
+	return 0;
 }
 
 /* One-line message for an error about limiter @name; returns the exit. */
@@ -493,14 +502,14 @@ static int cmd_create(int argc, char **argv)
 			if (ret)
 				return ret;
 			break;
-		default:
-			return usage("create: bad option or missing value '%s'",
-				     argv[optind - 1]);
+		default:	/* getopt said what */
+			return tool_try_help(EXIT_USAGE);
 		}
 	}
-	if (argc - optind != 2)
-		return usage_line("create NAME RATESPEC [--burst N] [--mode OCTAL] [--persist]\n"
-				  "             [--concurrency N] [--fairness N] [--catchup PERMILLE] [--backlog N]");
+	ret = check_operands("create", argc - optind, argv + optind, 2,
+			     (const char *const[]){ "NAME", "RATESPEC" });
+	if (ret)
+		return ret;
 	name = argv[optind];
 	spec = argv[optind + 1];
 	ret = check_name(name);
@@ -547,9 +556,10 @@ static int cmd_rm(int argc, char **argv)
 {
 	int fd, ret;
 
-	if (argc != 2)
-		return usage_line("rm NAME");
-	ret = check_name(argv[1]);
+	ret = check_operands("rm", argc - 1, argv + 1, 1,
+			     (const char *const[]){ "NAME" });
+	if (!ret)
+		ret = check_name(argv[1]);
 	if (ret)
 		return ret;
 	fd = open_device();
@@ -614,8 +624,7 @@ static int parse_setting(const char *arg, struct change *c)
 		change_set(c, K_UNLIMITED, *v == '1');
 		return 0;
 	case K_NR:
-		return usage("unknown key '%.*s' (see rlctl --help)",
-			     (int)klen, arg);
+		return usage("unknown key '%.*s'", (int)klen, arg);
 	default:
 		return parse_value(key, v, c);
 	}
@@ -670,7 +679,7 @@ static int cmd_set(int argc, char **argv)
 	bool progress;
 
 	if (argc < 3)
-		return usage_line("set NAME KEY=VALUE...");
+		return usage("set: missing %s", argc < 2 ? "NAME" : "KEY=VALUE");
 	name = argv[1];
 	ret = check_name(name);
 	if (ret)
@@ -1061,8 +1070,10 @@ static int cmd_show(int argc, char **argv)
 	size_t n = 0;
 	int ret, hret;
 
-	if (argc != 2)
-		return usage_line("show NAME");
+	ret = check_operands("show", argc - 1, argv + 1, 1,
+			     (const char *const[]){ "NAME" });
+	if (ret)
+		return ret;
 	name = argv[1];
 	ret = check_name(name);
 	if (!ret)
@@ -1122,9 +1133,9 @@ static int cmd_list(int argc, char **argv)
 	struct info info;
 	int i, n, ret, shown = 0;
 
-	(void)argv;
-	if (argc != 1)
-		return usage_line("list");
+	ret = check_operands("list", argc - 1, argv + 1, 0, NULL);
+	if (ret)
+		return ret;
 	n = scandir(sysfs_root, &ents, is_limiter_dir, alphasort);
 	if (n < 0 && errno == ENOENT)
 		return fail("module not loaded (no %s)", sysfs_root);
@@ -1254,13 +1265,14 @@ static int cmd_watch(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		default:
-			return usage("watch: bad option or missing value '%s'",
-				     argv[optind - 1]);
+		default:	/* getopt said what */
+			return tool_try_help(EXIT_USAGE);
 		}
 	}
-	if (argc - optind != 1)
-		return usage_line("watch NAME [-i SECONDS] [-n COUNT]");
+	ret = check_operands("watch", argc - optind, argv + optind, 1,
+			     (const char *const[]){ "NAME" });
+	if (ret)
+		return ret;
 	name = argv[optind];
 	ret = check_name(name);
 	if (!ret)
@@ -1328,24 +1340,21 @@ int main(int argc, char **argv)
 
 	if (env && *env)
 		sysfs_root = env;
-	opterr = 0;	/* the commands print their own one-line errors */
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			print_usage(stdout);
+			print_usage();
 			return 0;
 		} else {
 			return usage("unknown option '%s'", argv[i]);
 		}
 	}
-	if (i == argc) {
-		print_usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (i == argc)
+		return usage("missing command");
 	cmd = argv[i];
 	if (!strcmp(cmd, "help")) {
-		print_usage(stdout);
+		print_usage();
 		return 0;
 	}
 	for (c = 0; c < ARRAY_SIZE(commands); c++) {
@@ -1353,7 +1362,7 @@ int main(int argc, char **argv)
 			continue;
 		argc -= i;
 		argv += i;
-		argv[0] = "rlctl";	/* for getopt's messages */
+		argv[0] = PROG;	/* for getopt's messages */
 		if (commands[c].fn != cmd_create && commands[c].fn != cmd_watch)
 			argc = take_json(argc, argv);
 		return commands[c].fn(argc, argv);

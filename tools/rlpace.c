@@ -6,6 +6,7 @@
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -16,6 +17,9 @@
 #include <unistd.h>
 
 #include "ratelimit.h"
+
+#define PROG		"rlpace"
+#include "tool.h"
 
 #define MAX_THREADS	1024
 #define MAX_ACQUIRES	(16U << 20)	/* 128 MiB of recorded waits */
@@ -34,9 +38,9 @@ struct pace {
 	bool set_client;
 };
 
-static void print_usage(FILE *f)
+static void print_usage(void)
 {
-	fprintf(f,
+	fprintf(stdout,
 		"usage: rlpace [-N NAME] -r RATESPEC [-n COUNT] [-s SIZE] [-t THREADS]\n"
 		"              [-P PRIORITY] [-W WEIGHT] [-q]\n"
 		"       rlpace -N NAME [-n COUNT] [-s SIZE] [-t THREADS] [-P PRIORITY]\n"
@@ -50,7 +54,7 @@ static void print_usage(FILE *f)
 		"  -P PRIORITY  priority of the fd: low, mid (default), high, user\n"
 		"  -W WEIGHT    fair-share weight of the fd, 1 .. 1000 (default 1)\n"
 		"  -q           print one summary line only\n"
-		"  -h           show this help\n");
+		"  -h, --help   show this help\n");
 }
 
 static const char *prio_name(uint32_t prio)
@@ -244,6 +248,10 @@ static int open_limiter(struct pace *p, const char *spec,
 
 int main(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct pace p = { .count = 100, .size = 1 };
 	const char *spec = NULL;
 	struct rl_config cfg;
@@ -252,46 +260,48 @@ int main(int argc, char **argv)
 	bool quiet = false;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "r:N:n:s:t:P:W:qh")) != -1) {
+	argv[0] = PROG;	/* for getopt's messages */
+	while ((opt = getopt_long(argc, argv, "r:N:n:s:t:P:W:qh", opts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'r':
 			spec = optarg;
 			break;
 		case 'N':
-			if (!rl_name_valid(optarg)) {
-				fprintf(stderr, "rlpace: invalid name '%s'\n",
-					optarg);
-				return 1;
-			}
+			if (!rl_name_valid(optarg))
+				return tool_usage(1, "invalid name '%s'", optarg);
 			p.name = optarg;
 			break;
 		case 'n':
 			if (rl_parse_amount(optarg, &p.count) || !p.count)
-				return die("invalid count", optarg, -EINVAL);
+				return tool_usage(1, "invalid count '%s'", optarg);
 			break;
 		case 's':
 			if (rl_parse_amount(optarg, &p.size) || !p.size)
-				return die("invalid size", optarg, -EINVAL);
+				return tool_usage(1, "invalid size '%s'", optarg);
 			break;
 		case 't':
 			if (rl_parse_amount(optarg, &threads) || !threads ||
 			    threads > MAX_THREADS)
-				return die("invalid thread count", optarg,
-					   -EINVAL);
+				return tool_usage(1,
+						  "invalid thread count '%s' (1 .. %d)",
+						  optarg, MAX_THREADS);
 			break;
 		case 'P':
 			ret = rl_parse_priority(optarg);
 			if (ret < 0)
-				return die("invalid priority (low, mid, high, user)",
-					   optarg, ret);
+				return tool_usage(1,
+						  "invalid priority '%s' (low, mid, high, user)",
+						  optarg);
 			p.client.priority = (uint32_t)ret;
 			p.set_client = true;
 			break;
 		case 'W':
 			if (rl_parse_amount(optarg, &val) || !val ||
 			    val > RL_WEIGHT_MAX)
-				return die("invalid weight (1 .. 1000)", optarg,
-					   -EINVAL);
+				return tool_usage(1,
+						  "invalid weight '%s' (1 .. %d)",
+						  optarg, RL_WEIGHT_MAX);
 			p.client.weight = (uint32_t)val;
 			p.set_client = true;
 			break;
@@ -299,32 +309,28 @@ int main(int argc, char **argv)
 			quiet = true;
 			break;
 		case 'h':
-			print_usage(stdout);
+			print_usage();
 			return 0;
-		default:
-			print_usage(stderr);
-			return 1;
+		default:	/* getopt said what */
+			return tool_try_help(1);
 		}
 	}
-	if ((!spec && !p.name) || optind != argc) {
-		print_usage(stderr);
-		return 1;
-	}
+	if (!spec && !p.name)
+		return tool_usage(1, "missing -r RATESPEC or -N NAME");
+	if (optind != argc)
+		return tool_usage(1, "unexpected argument '%s'", argv[optind]);
 	if (spec) {
 		ret = rl_parse_rate(spec, &cfg);
 		if (ret)
-			return die("invalid rate spec", spec, ret);
+			return tool_usage(1, "invalid rate spec '%s': %s", spec,
+					  strerror(-ret));
 	}
-	if (spec && !p.name && !(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate) {
-		fprintf(stderr, "rlpace: rate 0 pauses the limiter; nothing would be granted\n");
-		return 1;
-	}
+	if (spec && !p.name && !(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate)
+		return tool_usage(1, "rate 0 pauses the limiter; nothing would be granted");
 	p.acquires = p.count / p.size + !!(p.count % p.size);
-	if (p.acquires > MAX_ACQUIRES) {
-		fprintf(stderr, "rlpace: too many acquires (%llu); use a larger -s\n",
-			(unsigned long long)p.acquires);
-		return 1;
-	}
+	if (p.acquires > MAX_ACQUIRES)
+		return tool_usage(1, "too many acquires (%llu); use a larger -s",
+				  (unsigned long long)p.acquires);
 	p.waits = calloc(p.acquires, sizeof(*p.waits));
 	if (!p.waits)
 		return die("cannot allocate", NULL, -ENOMEM);

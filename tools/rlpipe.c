@@ -17,6 +17,7 @@
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,6 +28,9 @@
 #include <unistd.h>
 
 #include "ratelimit.h"
+
+#define PROG		"rlpipe"
+#include "tool.h"
 
 #define EXIT_USAGE	2
 #define DEFAULT_BUF	(64 * 1024)
@@ -41,9 +45,9 @@ struct progress {
 	uint64_t wait_ns;	/* time slept in acquires */
 };
 
-static void print_usage(FILE *f)
+static void print_usage(void)
 {
-	fprintf(f,
+	fprintf(stdout,
 		"usage: rlpipe (-n NAME | -r RATESPEC | -n NAME -r RATESPEC) [-p] [-b BUFSIZE]\n"
 		"  -r RATESPEC  bytes per period, e.g. 1MiB/s, 100k/s:16KiB\n"
 		"  -n NAME      take the bytes from the named limiter NAME, shared\n"
@@ -52,19 +56,19 @@ static void print_usage(FILE *f)
 		"  -b BUFSIZE   bytes per read and write (default the smaller of\n"
 		"               64KiB and the burst)\n"
 		"  -p           progress on stderr about once a second, and a summary\n"
-		"  -h           show this help\n"
-		"Copies stdin to stdout; exit 0 at the end of the input, 1 on errors.\n");
+		"  -h, --help   show this help\n"
+		"Copies stdin to stdout; exit 0 at the end of the input, 1 on errors,\n"
+		"2 on usage errors.\n");
 }
 
+/* An error other than of the command line: one line; returns @status. */
 static int fail(int status, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("rlpipe: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return status;
 }
 
@@ -221,6 +225,10 @@ static int copy(int lfd, char *buf, size_t size, bool show)
 
 int main(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *name = NULL, *spec = NULL;
 	uint64_t size = 0;
 	struct rl_config cfg;
@@ -228,12 +236,13 @@ int main(int argc, char **argv)
 	int opt, fd, ret;
 	char *buf;
 
-	while ((opt = getopt(argc, argv, "n:r:b:ph")) != -1) {
+	argv[0] = PROG;	/* for getopt's messages */
+	while ((opt = getopt_long(argc, argv, "n:r:b:ph", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!rl_name_valid(optarg))
-				return fail(EXIT_USAGE, "invalid name '%s'",
-					    optarg);
+				return tool_usage(EXIT_USAGE, "invalid name '%s'",
+						  optarg);
 			name = optarg;
 			break;
 		case 'r':
@@ -242,29 +251,30 @@ int main(int argc, char **argv)
 		case 'b':
 			if (rl_parse_amount(optarg, &size) || !size ||
 			    size > MAX_BUF)
-				return fail(EXIT_USAGE,
-					    "invalid buffer size '%s' (1 .. 64MiB)",
-					    optarg);
+				return tool_usage(EXIT_USAGE,
+						  "invalid buffer size '%s' (1 .. 64MiB)",
+						  optarg);
 			break;
 		case 'p':
 			show = true;
 			break;
 		case 'h':
-			print_usage(stdout);
+			print_usage();
 			return 0;
-		default:
-			print_usage(stderr);
-			return EXIT_USAGE;
+		default:	/* getopt said what */
+			return tool_try_help(EXIT_USAGE);
 		}
 	}
-	if ((!name && !spec) || optind != argc) {
-		print_usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (!name && !spec)
+		return tool_usage(EXIT_USAGE, "missing -r RATESPEC or -n NAME");
+	if (optind != argc)
+		return tool_usage(EXIT_USAGE, "unexpected argument '%s'",
+				  argv[optind]);
 	if (spec && rl_parse_rate(spec, &cfg))
-		return fail(EXIT_USAGE, "invalid rate spec '%s'", spec);
+		return tool_usage(EXIT_USAGE, "invalid rate spec '%s'", spec);
 	if (spec && !name && !(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate)
-		return fail(EXIT_USAGE, "rate 0 would never let a byte through");
+		return tool_usage(EXIT_USAGE,
+				  "rate 0 would never let a byte through");
 
 	/* The reader going away is an error to handle, not a signal. */
 	signal(SIGPIPE, SIG_IGN);

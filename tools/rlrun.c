@@ -16,6 +16,7 @@
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +31,9 @@
 
 #include "ratelimit.h"
 
+#define PROG		"rlrun"
+#include "tool.h"
+
 #define EXIT_TEMPFAIL	75	/* sysexits.h EX_TEMPFAIL */
 #define EXIT_FAIL	125
 #define EXIT_CANNOT_RUN	126
@@ -39,9 +43,9 @@
 
 static pid_t child_pid;	/* of the command, for forward() */
 
-static void print_usage(FILE *f)
+static void print_usage(void)
 {
-	fprintf(f,
+	fprintf(stdout,
 		"usage: rlrun -n NAME [-c COUNT] [-w TIMEOUT] [-C CONCURRENCY] [-P PRIORITY] [-v] -- CMD [ARG...]\n"
 		"  -n NAME         named limiter to take the permits from\n"
 		"  -c COUNT        permits to hold while CMD runs (default 1)\n"
@@ -51,20 +55,19 @@ static void print_usage(FILE *f)
 		"                  permits (unlimited rate, mode 0666, not persistent)\n"
 		"  -P PRIORITY     priority of the request: low, mid, high or user\n"
 		"  -v              say on stderr when the permits are granted\n"
-		"  -h              show this help\n"
+		"  -h, --help      show this help\n"
 		"Exit status: CMD's (128+N if killed by signal N), 75 on timeout,\n"
 		"125 on errors of rlrun, 126/127 if CMD cannot be run / is not found.\n");
 }
 
+/* An error of rlrun, not of the command line: one line, status 125. */
 static int fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("rlrun: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return EXIT_FAIL;
 }
 
@@ -255,57 +258,69 @@ static int run_command(char **argv)
 
 int main(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	uint64_t count = 1, concurrency = 0, timeout = RL_DEADLINE_NONE;
 	const char *name = NULL;
 	bool verbose = false;
 	int opt, fd, ret, prio = RL_PRIO_DEFAULT;
 
+	argv[0] = PROG;	/* for getopt's messages */
 	/* "+": options end at the command, which has its own. */
-	while ((opt = getopt(argc, argv, "+n:c:w:C:P:vh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "+n:c:w:C:P:vh", opts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!rl_name_valid(optarg))
-				return fail("invalid name '%s'", optarg);
+				return tool_usage(EXIT_FAIL, "invalid name '%s'",
+						  optarg);
 			name = optarg;
 			break;
 		case 'c':
 			if (rl_parse_amount(optarg, &count) || !count)
-				return fail("invalid count '%s'", optarg);
+				return tool_usage(EXIT_FAIL, "invalid count '%s'",
+						  optarg);
 			break;
 		case 'w':
 			if (parse_timeout(optarg, &timeout))
-				return fail("invalid timeout '%s' (0 .. 1 day)",
-					    optarg);
+				return tool_usage(EXIT_FAIL,
+						  "invalid timeout '%s' (0 .. 1 day)",
+						  optarg);
 			break;
 		case 'C':
 			if (rl_parse_amount(optarg, &concurrency) || !concurrency)
-				return fail("invalid concurrency '%s'", optarg);
+				return tool_usage(EXIT_FAIL,
+						  "invalid concurrency '%s'",
+						  optarg);
 			break;
 		case 'P':
 			prio = rl_parse_priority(optarg);
 			if (prio < 0)
-				return fail("invalid priority '%s' (low, mid, high, user)",
-					    optarg);
+				return tool_usage(EXIT_FAIL,
+						  "invalid priority '%s' (low, mid, high, user)",
+						  optarg);
 			break;
 		case 'v':
 			verbose = true;
 			break;
 		case 'h':
-			print_usage(stdout);
+			print_usage();
 			return 0;
-		default:
-			print_usage(stderr);
-			return EXIT_FAIL;
+		default:	/* getopt said what */
+			return tool_try_help(EXIT_FAIL);
 		}
 	}
-	if (!name || optind >= argc) {
-		print_usage(stderr);
-		return EXIT_FAIL;
-	}
+	if (!name)
+		return tool_usage(EXIT_FAIL, "missing -n NAME");
+	if (optind >= argc)
+		return tool_usage(EXIT_FAIL, "missing the command to run");
 	if (concurrency && count > concurrency)
-		return fail("%llu permits exceed the concurrency %llu",
-			    (unsigned long long)count,
-			    (unsigned long long)concurrency);
+		return tool_usage(EXIT_FAIL,
+				  "%llu permits exceed the concurrency %llu",
+				  (unsigned long long)count,
+				  (unsigned long long)concurrency);
 
 	fd = attach_limiter(name, concurrency);
 	if (fd < 0)

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tools_usage_test.c - host test of the command lines of rlctl, rlpace,
+ * rlpipe and rlrun: a usage error prints one line saying what is wrong
+ * and "Try 'TOOL --help' for more information." on stderr, nothing on
+ * stdout, and exits with the status of the tool's man page (rlctl and
+ * rlpipe 2, rlpace 1, rlrun 125); -h and --help print the whole usage on
+ * stdout and exit 0.
+ *
+ * Every case is refused before the tool opens /dev/ratelimit or reads
+ * sysfs, so no module is needed (RLCTL_SYSFS points nowhere, in case).
+ * The tools are taken from ../tools beside this program's directory
+ * (build/tools), or from RL_TOOLS_DIR.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The harness has unused parameters (variant, ucontext) by design. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+
+#define MAX_ARGS	10
+#define OUT_MAX		8192
+#define PATH_LEN	4096
+
+/*
+ * One command line of @tool and what it must print: @msg, the whole
+ * first line of stderr, or NULL for getopt's own message (its wording is
+ * the C library's: only "TOOL: " at its start is checked).
+ */
+struct usage_case {
+	const char *args[MAX_ARGS];
+	const char *msg;
+};
+
+struct run {
+	int status;		/* exit status, or -1 */
+	char out[OUT_MAX];	/* stdout */
+	char err[OUT_MAX];	/* stderr */
+};
+
+static const char *tools_dir(char *buf, size_t len)
+{
+	const char *env = getenv("RL_TOOLS_DIR");
+	char self[PATH_LEN];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return buf;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return NULL;
+	self[n] = '\0';
+	snprintf(buf, len, "%s/../tools", dirname(self));
+	return buf;
+}
+
+/* All of @fd into @buf, NUL-terminated; 0 or -1. */
+static int slurp(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len - 1) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (!n)
+			break;
+		got += n;
+	}
+	buf[got] = '\0';
+	return 0;
+}
+
+/*
+ * Run @tool with @args, stdin from /dev/null, in the C locale. The
+ * output fits the pipes (a few lines), so it is read once the tool ended.
+ */
+static int run_tool(const char *tool, const char *const *args, struct run *r)
+{
+	char dir[PATH_LEN], path[PATH_LEN + 64];
+	const char *argv[MAX_ARGS + 2];
+	int out[2], err[2], i, st;
+	pid_t pid;
+
+	if (!tools_dir(dir, sizeof(dir)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, tool);
+	if (access(path, X_OK))
+		return -1;
+	argv[0] = tool;
+	for (i = 0; i < MAX_ARGS && args[i]; i++)
+		argv[i + 1] = args[i];
+	argv[i + 1] = NULL;
+	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		int null = open("/dev/null", O_RDONLY);
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0 ||
+		    dup2(err[1], 2) < 0)
+			_exit(99);
+		setenv("LC_ALL", "C", 1);
+		setenv("RLCTL_SYSFS", "/nonexistent/rl-tools-usage-test", 1);
+		execv(path, (char *const *)argv);
+		_exit(98);
+	}
+	close(out[1]);
+	close(err[1]);
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (slurp(out[0], r->out, sizeof(r->out)) ||
+	    slurp(err[0], r->err, sizeof(r->err)))
+		return -1;
+	close(out[0]);
+	close(err[0]);
+	return 0;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* "a b c" of @args, for the log. */
+static const char *args_str(const char *const *args, char *buf, size_t len)
+{
+	size_t used = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < MAX_ARGS && args[i] && used < len; i++)
+		used += snprintf(buf + used, len - used, "%s%s", i ? " " : "",
+				 args[i]);
+	return buf;
+}
+
+/*
+ * Each case of @cases: exit @status, nothing on stdout, on stderr exactly
+ * two lines, the error and the --help line.
+ */
+static void check_usage_errors(struct __test_metadata *_metadata,
+			       const char *tool, int status,
+			       const struct usage_case *cases, size_t n)
+{
+	char prefix[32], try_line[96], first[OUT_MAX], cmd[256];
+	struct run *r = malloc(sizeof(*r));
+	const char *nl;
+	size_t i;
+	int ret;
+
+	ASSERT_NE(NULL, r);
+	snprintf(prefix, sizeof(prefix), "%s: ", tool);
+	snprintf(try_line, sizeof(try_line),
+		 "Try '%s --help' for more information.\n", tool);
+	for (i = 0; i < n; i++) {
+		args_str(cases[i].args, cmd, sizeof(cmd));
+		memset(r, 0, sizeof(*r));
+		ret = run_tool(tool, cases[i].args, r);
+		if (ret)
+			TH_LOG("cannot run %s (make tools first)", tool);
+		ASSERT_EQ(0, ret);
+		if (r->status != status || r->out[0] ||
+		    count_lines(r->err) != 2)
+			TH_LOG("%s %s: status %d, stdout \"%s\", stderr \"%s\"",
+			       tool, cmd, r->status, r->out, r->err);
+		EXPECT_EQ(status, r->status);
+		EXPECT_STREQ("", r->out);
+		EXPECT_EQ(2, count_lines(r->err));
+		nl = strchr(r->err, '\n');
+		if (!nl)
+			continue;
+		snprintf(first, sizeof(first), "%.*s", (int)(nl - r->err),
+			 r->err);
+		/* getopt's own words: only the "TOOL: " at their start. */
+		if (!cases[i].msg && strlen(first) > strlen(prefix))
+			first[strlen(prefix)] = '\0';
+		EXPECT_STREQ(cases[i].msg ?: prefix, first);
+		EXPECT_STREQ(try_line, nl + 1);
+	}
+	free(r);
+}
+
+/* -h, --help (and @more, if not NULL): the usage on stdout, status 0. */
+static void check_help(struct __test_metadata *_metadata, const char *tool,
+		       const char *more)
+{
+	static const char *const opts[] = { "-h", "--help" };
+	struct run *r = malloc(sizeof(*r));
+	char start[32];
+	size_t i;
+
+	ASSERT_NE(NULL, r);
+	snprintf(start, sizeof(start), "usage: %s ", tool);
+	for (i = 0; i < ARRAY_SIZE(opts) + !!more; i++) {
+		const char *args[MAX_ARGS] = {
+			i < ARRAY_SIZE(opts) ? opts[i] : more
+		};
+
+		memset(r, 0, sizeof(*r));
+		ASSERT_EQ(0, run_tool(tool, args, r));
+		if (r->status || r->err[0])
+			TH_LOG("%s %s: status %d, stderr \"%s\"", tool, args[0],
+			       r->status, r->err);
+		EXPECT_EQ(0, r->status);
+		EXPECT_STREQ("", r->err);
+		EXPECT_EQ(0, strncmp(r->out, start, strlen(start)));
+		EXPECT_LT(5, count_lines(r->out));
+	}
+	free(r);
+}
+
+TEST(rlrun_usage_errors)
+{
+	static const struct usage_case cases[] = {
+		{ { NULL }, "rlrun: missing -n NAME" },
+		{ { "--", "true" }, "rlrun: missing -n NAME" },
+		{ { "-n", "x" }, "rlrun: missing the command to run" },
+		{ { "-n", "x", "--" }, "rlrun: missing the command to run" },
+		{ { "-x" }, NULL },
+		{ { "-n" }, NULL },
+		{ { "--bogus" }, NULL },
+		{ { "--help=1" }, NULL },
+		{ { "-n", "a/b", "--", "true" }, "rlrun: invalid name 'a/b'" },
+		{ { "-n", "x", "-c", "0", "--", "true" },
+		  "rlrun: invalid count '0'" },
+		{ { "-n", "x", "-w", "soon", "--", "true" },
+		  "rlrun: invalid timeout 'soon' (0 .. 1 day)" },
+		{ { "-n", "x", "-C", "0", "--", "true" },
+		  "rlrun: invalid concurrency '0'" },
+		{ { "-n", "x", "-P", "top", "--", "true" },
+		  "rlrun: invalid priority 'top' (low, mid, high, user)" },
+		{ { "-n", "x", "-C", "2", "-c", "3", "--", "true" },
+		  "rlrun: 3 permits exceed the concurrency 2" },
+	};
+
+	check_usage_errors(_metadata, "rlrun", 125, cases, ARRAY_SIZE(cases));
+}
+
+TEST(rlpipe_usage_errors)
+{
+	static const struct usage_case cases[] = {
+		{ { NULL }, "rlpipe: missing -r RATESPEC or -n NAME" },
+		{ { "-p" }, "rlpipe: missing -r RATESPEC or -n NAME" },
+		{ { "-r", "1/s", "extra" }, "rlpipe: unexpected argument 'extra'" },
+		{ { "-z" }, NULL },
+		{ { "-r" }, NULL },
+		{ { "--bogus" }, NULL },
+		{ { "-n", "a/b" }, "rlpipe: invalid name 'a/b'" },
+		{ { "-r", "bogus" }, "rlpipe: invalid rate spec 'bogus'" },
+		{ { "-r", "0/s" }, "rlpipe: rate 0 would never let a byte through" },
+		{ { "-r", "1/s", "-b", "0" },
+		  "rlpipe: invalid buffer size '0' (1 .. 64MiB)" },
+	};
+
+	check_usage_errors(_metadata, "rlpipe", 2, cases, ARRAY_SIZE(cases));
+}
+
+TEST(rlpace_usage_errors)
+{
+	static const struct usage_case cases[] = {
+		{ { NULL }, "rlpace: missing -r RATESPEC or -N NAME" },
+		{ { "-q" }, "rlpace: missing -r RATESPEC or -N NAME" },
+		{ { "-r", "1/s", "extra" }, "rlpace: unexpected argument 'extra'" },
+		{ { "-z" }, NULL },
+		{ { "-n" }, NULL },
+		{ { "--bogus" }, NULL },
+		{ { "-N", "a/b" }, "rlpace: invalid name 'a/b'" },
+		{ { "-r", "bogus" },
+		  "rlpace: invalid rate spec 'bogus': Invalid argument" },
+		{ { "-r", "0/s" },
+		  "rlpace: rate 0 pauses the limiter; nothing would be granted" },
+		{ { "-r", "1/s", "-n", "0" }, "rlpace: invalid count '0'" },
+		{ { "-r", "1/s", "-s", "0" }, "rlpace: invalid size '0'" },
+		{ { "-r", "1/s", "-t", "0" },
+		  "rlpace: invalid thread count '0' (1 .. 1024)" },
+		{ { "-r", "1/s", "-P", "top" },
+		  "rlpace: invalid priority 'top' (low, mid, high, user)" },
+		{ { "-r", "1/s", "-W", "1001" },
+		  "rlpace: invalid weight '1001' (1 .. 1000)" },
+		{ { "-r", "1/s", "-n", "100M" },
+		  "rlpace: too many acquires (100000000); use a larger -s" },
+	};
+
+	check_usage_errors(_metadata, "rlpace", 1, cases, ARRAY_SIZE(cases));
+}
+
+TEST(rlctl_usage_errors)
+{
+	static const struct usage_case cases[] = {
+		{ { NULL }, "rlctl: missing command" },
+		{ { "--json" }, "rlctl: missing command" },
+		{ { "-x" }, "rlctl: unknown option '-x'" },
+		{ { "bogus" }, "rlctl: unknown command 'bogus'" },
+		{ { "create" }, "rlctl: create: missing NAME" },
+		{ { "create", "x" }, "rlctl: create: missing RATESPEC" },
+		{ { "create", "x", "1/s", "y" },
+		  "rlctl: create: unexpected argument 'y'" },
+		{ { "create", "--nope", "x", "1/s" }, NULL },
+		{ { "create", "x", "1/s", "--burst" }, NULL },
+		{ { "create", "x", "1/s", "--persist=1" }, NULL },
+		{ { "create", "a/b", "1/s" }, "rlctl: invalid name 'a/b'" },
+		{ { "create", "x", "bogus" }, "rlctl: invalid rate spec 'bogus'" },
+		{ { "create", "x", "1/s", "--mode", "999" },
+		  "rlctl: invalid mode '999'" },
+		{ { "rm" }, "rlctl: rm: missing NAME" },
+		{ { "rm", "a", "b" }, "rlctl: rm: unexpected argument 'b'" },
+		{ { "rm", "a/b" }, "rlctl: invalid name 'a/b'" },
+		{ { "set" }, "rlctl: set: missing NAME" },
+		{ { "set", "x" }, "rlctl: set: missing KEY=VALUE" },
+		{ { "set", "x", "foo=1" }, "rlctl: unknown key 'foo'" },
+		{ { "set", "x", "rate" }, "rlctl: expected KEY=VALUE, not 'rate'" },
+		{ { "set", "x", "unlimited=2" },
+		  "rlctl: invalid unlimited '2' (0 or 1)" },
+		{ { "show" }, "rlctl: show: missing NAME" },
+		{ { "show", "a", "b" }, "rlctl: show: unexpected argument 'b'" },
+		{ { "list", "x" }, "rlctl: list: unexpected argument 'x'" },
+		{ { "ls", "x" }, "rlctl: list: unexpected argument 'x'" },
+		{ { "watch" }, "rlctl: watch: missing NAME" },
+		{ { "watch", "x", "y" }, "rlctl: watch: unexpected argument 'y'" },
+		{ { "watch", "x", "-i", "0" },
+		  "rlctl: invalid interval '0' (0.001 .. 86400 s)" },
+		{ { "watch", "x", "-i" }, NULL },
+	};
+
+	check_usage_errors(_metadata, "rlctl", 2, cases, ARRAY_SIZE(cases));
+}
+
+TEST(help_on_stdout)
+{
+	check_help(_metadata, "rlrun", NULL);
+	check_help(_metadata, "rlpipe", NULL);
+	check_help(_metadata, "rlpace", NULL);
+	check_help(_metadata, "rlctl", "help");
+}
+
+TEST_HARNESS_MAIN
