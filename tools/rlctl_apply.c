@@ -36,6 +36,8 @@
 
 #include "rlctl.h"
 #include "rlctl_conf.h"
+#define PROG		"rlctl"
+#include "tool.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define SYSFS_ROOT	"/sys/kernel/ratelimit"
@@ -627,16 +629,12 @@ int cmd_apply(int argc, char **argv)
 		case 'p':
 			a.prune = true;
 			break;
-		default:
-			fprintf(stderr, "rlctl: apply: bad option '%s'\n",
-				argv[optind - 1]);
-			return EXIT_USAGE;
+		default:	/* getopt said what */
+			return tool_try_help(EXIT_USAGE);
 		}
 	}
-	if (optind == argc) {
-		fprintf(stderr, "usage: rlctl apply [--dry-run] [--prune] PATH...\n");
-		return EXIT_USAGE;
-	}
+	if (optind == argc)
+		return tool_usage(EXIT_USAGE, "apply: missing PATH");
 	rlconf_init(&a.conf);
 	ret = apply(&a, argc - optind, argv + optind);
 	if (a.check_fd >= 0)

@@ -344,6 +344,9 @@ TEST(rlctl_usage_errors)
 		{ { "watch", "x", "-i", "0" },
 		  "rlctl: invalid interval '0' (0.001 .. 86400 s)" },
 		{ { "watch", "x", "-i" }, NULL },
+		{ { "apply" }, "rlctl: apply: missing PATH" },
+		{ { "apply", "--dry-run" }, "rlctl: apply: missing PATH" },
+		{ { "apply", "--bogus", "x" }, NULL },
 	};
 
 	check_usage_errors(_metadata, "rlctl", 2, cases, ARRAY_SIZE(cases));
