@@ -290,7 +290,7 @@ static void rl_drop_late(struct rl_limiter *lim, u64 then)
  */
 static void rl_dispatch(struct rl_limiter *lim, u64 now)
 {
-	bool limited = !lim->params.unlimited;
+	bool limited = !lim->params.unlimited, owed = false;
 	u64 chunk, when = U64_MAX;
 	unsigned int n = 0;
 	struct rl_waiter *w;
@@ -317,12 +317,14 @@ static void rl_dispatch(struct rl_limiter *lim, u64 now)
 			break;
 		}
 		if (++n > RL_DISPATCH_MAX) {
+			owed = true;
 			when = now;
 			break;
 		}
 		rl_grant_chunk(lim, w, chunk, now);
 	}
-	if (n <= RL_DISPATCH_MAX)
+	/* Unless tokens are left owed to the queue, it is at @now. */
+	if (!owed)
 		rl_settle(lim, n, now);
 	if (!w && lim->nwaiters)
 		when = rl_sched_cap_ready(lim);
@@ -335,13 +337,13 @@ static void rl_dispatch(struct rl_limiter *lim, u64 now)
 
 /*
  * Bring the limiter up to @now without dropping tokens owed to queued
- * requests: with requests queued, that is serving them.
+ * requests: with requests queued, the bucket stays where rl_dispatch()
+ * left it.
  */
 static inline void rl_sync(struct rl_limiter *lim, u64 now)
 {
-	if (unlikely(lim->nwaiters))
-		rl_dispatch(lim, now);
-	else
+	/* With requests queued, the tokens are theirs: rl_dispatch()'s. */
+	if (!lim->nwaiters)
 		rl_refill(lim, now - lim->late);
 }
 
@@ -455,6 +457,9 @@ static void rl_apply_params(struct rl_limiter *lim,
 				RL_TOKENS_BURST_PERIOD_MAX / p->period);
 		rl_bucket_reconfig(&client->cap_bucket, &old, &new, now);
 	}
+	/* The tokens owed to the queue are served under the old limits. */
+	if (lim->nwaiters)
+		rl_dispatch(lim, now);
 	rl_sync(lim, now);
 	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
 	lim->backlog = min(lim->backlog, p->backlog);

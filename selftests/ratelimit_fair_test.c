@@ -143,7 +143,7 @@ TEST(fair_weights_1_2_4)
 	r->want = 600;
 	r->nclients = 3;
 	for (i = 0; i < 3; i++) {
-		r->c[i].nthreads = 3;
+		r->c[i].nthreads = SC_MAX_THREADS;
 		r->c[i].weight = weight[i];
 		r->c[i].process = i == 1;
 	}

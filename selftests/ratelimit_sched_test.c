@@ -376,9 +376,9 @@ static double low_share(struct __test_metadata *_metadata, __u32 fairness,
 	r->dur_ns = DEADLINE_NS;
 	r->want = 250;
 	r->nclients = 2;
-	r->c[0].nthreads = 3;
+	r->c[0].nthreads = SC_MAX_THREADS;
 	r->c[0].prio = hi;
-	r->c[1].nthreads = 3;
+	r->c[1].nthreads = SC_MAX_THREADS;
 	r->c[1].prio = lo;
 	r->c[1].process = 1;
 	EXPECT_EQ(0, sc_go(r));
