@@ -342,18 +342,70 @@ static double target_rate(const struct info *info)
 
 /* --- output helpers ------------------------------------------------ */
 
+/*
+ * The length of the valid UTF-8 sequence at @p (1 to 4), or 0 when @p
+ * does not start one: a stray continuation byte, an overlong form, a
+ * surrogate, a code point beyond U+10FFFF or a truncated sequence.
+ */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned int lo = 0x80, hi = 0xbf;
+	int n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* The second byte's range rules out overlongs, surrogates, > 10FFFF. */
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
+ * @s as a JSON string: valid UTF-8 is copied as it is; '"', '\\' and the
+ * control characters (below 0x20, and DEL) are escaped; each byte that
+ * is not part of valid UTF-8 (a comm cut inside a character, a name in
+ * another encoding) becomes \ufffd, the replacement character.
+ */
 static void json_string(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	int n;
 
 	putchar('"');
-	for (; *p; p++) {
+	while (*p) {
+		n = utf8_len(p);
 		if (*p == '"' || *p == '\\')
 			printf("\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p < 0x20 || *p == 0x7f)
 			printf("\\u%04x", *p);
+		else if (!n)
+			fputs("\\ufffd", stdout);
 		else
-			putchar(*p);
+			fwrite(p, 1, n, stdout);
+		p += n ? n : 1;
 	}
 	putchar('"');
 }
