@@ -424,6 +424,22 @@ static const char *fmt_ns(char *buf, size_t len, double ns)
 	return buf;
 }
 
+/*
+ * A rate or any positive number to 4 significant digits, without an
+ * exponent from 1e-4 up: "0.0002778", "2.5", "1235"; whole from 1e4 to
+ * 1e15: "10000", "1000000000".
+ */
+static const char *fmt_num(char *buf, size_t len, double x)
+{
+	/* 9999.5 and up would round to "1e+04" under %.4g. */
+	if ((x >= 9999.5 && x < 1e15) || x == 0)
+		snprintf(buf, len, "%.0f", x);
+	else
+		snprintf(buf, len, "%.4g", x);
+	return buf;
+}
+
+/* Tokens per second as text: "unlimited", "paused" or the number. */
 static const char *fmt_target(char *buf, size_t len, double target)
 {
 	if (target < 0)
@@ -431,8 +447,39 @@ static const char *fmt_target(char *buf, size_t len, double target)
 	else if (target == 0)
 		snprintf(buf, len, "paused");
 	else
-		snprintf(buf, len, "%.1f", target);
+		fmt_num(buf, len, target);
 	return buf;
+}
+
+/*
+ * A positive rate of @per_s tokens per second in the largest unit of
+ * time that gets at least one token, or per day: "2.5 tokens/s",
+ * "30 tokens/min", "1 tokens/h", "1 tokens/day".
+ */
+static const char *fmt_rate_unit(char *buf, size_t len, double per_s)
+{
+	static const struct {
+		const char *name;
+		double secs;
+	} units[] = { { "s", 1 }, { "min", 60 }, { "h", 3600 }, { "day", 86400 } };
+	char num[32];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(units) - 1; i++)
+		if (per_s * units[i].secs >= 1)
+			break;
+	snprintf(buf, len, "%s tokens/%s",
+		 fmt_num(num, sizeof(num), per_s * units[i].secs), units[i].name);
+	return buf;
+}
+
+/*
+ * A rate as a JSON number, with the significant digits of a double that
+ * matter: 0.0002777777778 (1/h), 1000000000 (10^9/s).
+ */
+static void json_rate(double per_s)
+{
+	printf("%.10g", per_s);
 }
 
 /* --- settings ----------------------------------------------------- */
@@ -989,6 +1036,7 @@ static uint64_t hist_pct(const struct hist *h, unsigned int pct)
 
 static void show_hist_text(const struct hist *h)
 {
+	char b[32];
 	size_t i;
 
 	if (!h->total) {
@@ -997,8 +1045,8 @@ static void show_hist_text(const struct hist *h)
 	}
 	printf("%-14s", "wait p50/90/99");
 	for (i = 0; i < ARRAY_SIZE(percentiles); i++)
-		printf("%s <= %.3f ms", i ? "," : "",
-		       hist_pct(h, percentiles[i]) / 1e6);
+		printf("%s <= %s", i ? "," : "",
+		       fmt_ns(b, sizeof(b), hist_pct(h, percentiles[i])));
 	printf("  (of %llu waits)\n", (unsigned long long)h->total);
 }
 
@@ -1035,10 +1083,11 @@ static void json_members(const char *name, const struct info *info,
 	json_string(name);
 	printf(",\"spec\":");
 	json_string(spec);
+	printf(",\"target_per_s\":");
 	if (info->unlimited)
-		printf(",\"target_per_s\":null");
+		printf("null");
 	else
-		printf(",\"target_per_s\":%.3f", target_rate(info));
+		json_rate(target_rate(info));
 	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
 		if ((!all && !(attrs[i].flags & A_LIST)) ||
 		    (info->missing & (1ULL << i)))
@@ -1067,7 +1116,7 @@ static const char *attr_note(const char *key, uint64_t val)
 static void show_text(const char *name, const struct info *info,
 		      const struct hist *h)
 {
-	char spec[RL_RATE_STRLEN], b1[32], b2[32];
+	char spec[RL_RATE_STRLEN], b1[64], b2[32];
 	struct rl_config cfg;
 	double target = target_rate(info);
 	uint64_t val;
@@ -1079,9 +1128,9 @@ static void show_text(const char *name, const struct info *info,
 	if (target < 0)
 		printf("%-14s %s\n", "limiter", spec);
 	else
-		printf("%-14s %s (%s%s)\n", "limiter", spec,
-		       fmt_target(b1, sizeof(b1), target),
-		       target > 0 ? " tokens/s" : "");
+		printf("%-14s %s (%s)\n", "limiter", spec,
+		       target > 0 ? fmt_rate_unit(b1, sizeof(b1), target) :
+		       "paused");
 	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
 		if (info->missing & (1ULL << i))
 			continue;
@@ -1263,22 +1312,24 @@ static void watch_line(const struct info *prev, const struct info *cur,
 	double achieved = dt ? granted * 1e9 / dt : 0;
 	double mean = waited ? (double)wait_ns / waited : 0;
 	double target = target_rate(cur);
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32];
 
 	if (json) {
 		printf("{\"time_s\":%.3f,\"target_per_s\":", since);
 		if (target < 0)
 			printf("null");
 		else
-			printf("%.3f", target);
-		printf(",\"achieved_per_s\":%.3f,\"granted\":%llu",
-		       achieved, (unsigned long long)granted);
+			json_rate(target);
+		printf(",\"achieved_per_s\":");
+		json_rate(achieved);
+		printf(",\"granted\":%llu", (unsigned long long)granted);
 		printf(",\"waiters\":%llu,\"waited\":%llu,\"mean_wait_ns\":%.0f}\n",
 		       (unsigned long long)cur->waiters,
 		       (unsigned long long)waited, mean);
 	} else {
-		printf("%9.3f %14s %14.1f %8llu %12s\n", since,
-		       fmt_target(b1, sizeof(b1), target), achieved,
+		printf("%9.3f %14s %14s %8llu %12s\n", since,
+		       fmt_target(b1, sizeof(b1), target),
+		       fmt_num(b3, sizeof(b3), achieved),
 		       (unsigned long long)cur->waiters,
 		       waited ? fmt_ns(b2, sizeof(b2), mean) : "-");
 	}

@@ -146,4 +146,73 @@ TEST_F(tree, json_comm_utf8)
 	EXPECT_HAS(self->r.out, "\"comm\":\"q\\\"\\\\\\u0001\\u007f\"");
 }
 
+/*
+ * 1/h, 1/day and 10^9/s read right: in show's text in a unit of time
+ * that gets whole tokens, in watch's text to 4 significant digits, in
+ * JSON with the digits of the rate (not "0.000").
+ */
+TEST_F(tree, rates_small_and_large)
+{
+	static const char *const list[] = { "--json", "list", NULL };
+	static const char *const show_h[] = { "show", "hour", NULL };
+	static const char *const show_d[] = { "show", "day", NULL };
+	static const char *const show_f[] = { "show", "fast", NULL };
+	static const char *const show_m[] = { "show", "min", NULL };
+	static const char *const show_e[] = { "show", "edge", NULL };
+	static const char *const watch[] = { "watch", "hour", "-i", "0.001",
+					     "-n", "1", NULL };
+	static const char *const watch_j[] = { "--json", "watch", "day", "-i",
+					       "0.001", "-n", "1", NULL };
+
+	ASSERT_EQ(0, fake_limiter(self->root, "hour", 1, 3600 * SEC, "", ""));
+	ASSERT_EQ(0, fake_limiter(self->root, "day", 1, 86400 * SEC, "", ""));
+	ASSERT_EQ(0, fake_limiter(self->root, "fast", SEC, SEC, "", ""));
+	ASSERT_EQ(0, fake_limiter(self->root, "min", 1, 90 * SEC, "", ""));
+	ASSERT_EQ(0, fake_limiter(self->root, "edge", 99999, 10 * SEC, "", ""));
+
+	run_rlctl(_metadata, self->root, list, &self->r);
+	EXPECT_HAS(self->r.out, "\"spec\":\"1/h\",\"target_per_s\":0.0002777777778,");
+	EXPECT_HAS(self->r.out, "\"spec\":\"1/24h\",\"target_per_s\":1.157407407e-05,");
+	EXPECT_HAS(self->r.out, "\"target_per_s\":1000000000,");
+	EXPECT_HAS(self->r.out, "\"spec\":\"1/90s\",\"target_per_s\":0.01111111111,");
+
+	run_rlctl(_metadata, self->root, show_h, &self->r);
+	EXPECT_HAS(self->r.out, "\nlimiter        1/h (1 tokens/h)\n");
+	run_rlctl(_metadata, self->root, show_d, &self->r);
+	EXPECT_HAS(self->r.out, "\nlimiter        1/24h (1 tokens/day)\n");
+	run_rlctl(_metadata, self->root, show_f, &self->r);
+	EXPECT_HAS(self->r.out,
+		   "\nlimiter        1000000000/s (1000000000 tokens/s)\n");
+	run_rlctl(_metadata, self->root, show_m, &self->r);
+	EXPECT_HAS(self->r.out, "\nlimiter        1/90s (40 tokens/h)\n");
+	/* 9999.9/s: rounds up to a whole number, not to "1e+04". */
+	run_rlctl(_metadata, self->root, show_e, &self->r);
+	EXPECT_HAS(self->r.out, "\nlimiter        99999/10s (10000 tokens/s)\n");
+
+	run_rlctl(_metadata, self->root, watch, &self->r);
+	EXPECT_HAS(self->r.out, "      0.0002778              0        0            -\n");
+	run_rlctl(_metadata, self->root, watch_j, &self->r);
+	EXPECT_HAS(self->r.out,
+		   ",\"target_per_s\":1.157407407e-05,\"achieved_per_s\":0,");
+}
+
+/* Percentiles of short waits: in ns, not "<= 0.000 ms". */
+TEST_F(tree, wait_percentiles_short)
+{
+	static const char *const zero[] = { "show", "zero", NULL };
+	static const char *const mixed[] = { "show", "mixed", NULL };
+
+	ASSERT_EQ(0, fake_limiter(self->root, "zero", 1, SEC, "",
+				  "0 7\n1 0\n2 0\n"));
+	ASSERT_EQ(0, fake_limiter(self->root, "mixed", 1, SEC, "",
+				  "0 50\n1 40\n2048 9\n2097152 1\n"));
+
+	run_rlctl(_metadata, self->root, zero, &self->r);
+	EXPECT_HAS(self->r.out,
+		   "\nwait p50/90/99 <= 0 ns, <= 0 ns, <= 0 ns  (of 7 waits)\n");
+	run_rlctl(_metadata, self->root, mixed, &self->r);
+	EXPECT_HAS(self->r.out,
+		   "\nwait p50/90/99 <= 0 ns, <= 2 ns, <= 4.1 us  (of 100 waits)\n");
+}
+
 TEST_HARNESS_MAIN
