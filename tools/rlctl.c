@@ -102,6 +102,7 @@ static void print_usage(void)
 		"                       *.conf of directories), see ratelimit.d(5)\n"
 		"  --json               JSON output (show, list, watch)\n"
 		"  -h, --help           show this help\n"
+		"  --version            print the version\n"
 		"RLCTL_SYSFS in the environment replaces " SYSFS_ROOT ".\n");
 }
 
@@ -1449,6 +1450,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			print_usage();
 			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			return tool_version();
 		} else {
 			return usage("unknown option '%s'", argv[i]);
 		}

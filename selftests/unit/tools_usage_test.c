@@ -5,7 +5,7 @@
  * and "Try 'TOOL --help' for more information." on stderr, nothing on
  * stdout, and exits with the status of the tool's man page (rlctl and
  * rlpipe 2, rlpace 1, rlrun 125); -h and --help print the whole usage on
- * stdout and exit 0.
+ * stdout and exit 0; --version prints "TOOL VERSION" and exits 0.
  *
  * Every case is refused before the tool opens /dev/ratelimit or reads
  * sysfs, so no module is needed (RLCTL_SYSFS points nowhere, in case).
@@ -149,6 +149,7 @@ TEST(rlrun_usage_errors)
 		{ { "-n" }, NULL },
 		{ { "--bogus" }, NULL },
 		{ { "--help=1" }, NULL },
+		{ { "--version=1" }, NULL },
 		{ { "-n", "a/b", "--", "true" }, "rlrun: invalid name 'a/b'" },
 		{ { "-n", "x", "-c", "0", "--", "true" },
 		  "rlrun: invalid count '0'" },
@@ -172,6 +173,7 @@ TEST(rlpipe_usage_errors)
 		{ { "-p" }, "rlpipe: missing -r RATESPEC or -n NAME" },
 		{ { "-r", "1/s", "extra" }, "rlpipe: unexpected argument 'extra'" },
 		{ { "-z" }, NULL },
+		{ { "--version=1" }, NULL },
 		{ { "-r" }, NULL },
 		{ { "--bogus" }, NULL },
 		{ { "-n", "a/b" }, "rlpipe: invalid name 'a/b'" },
@@ -191,6 +193,7 @@ TEST(rlpace_usage_errors)
 		{ { "-q" }, "rlpace: missing -r RATESPEC or -N NAME" },
 		{ { "-r", "1/s", "extra" }, "rlpace: unexpected argument 'extra'" },
 		{ { "-z" }, NULL },
+		{ { "--version=1" }, NULL },
 		{ { "-n" }, NULL },
 		{ { "--bogus" }, NULL },
 		{ { "-N", "a/b" }, "rlpace: invalid name 'a/b'" },
@@ -219,6 +222,7 @@ TEST(rlctl_usage_errors)
 		{ { NULL }, "rlctl: missing command" },
 		{ { "--json" }, "rlctl: missing command" },
 		{ { "-x" }, "rlctl: unknown option '-x'" },
+		{ { "--version=1" }, "rlctl: unknown option '--version=1'" },
 		{ { "bogus" }, "rlctl: unknown command 'bogus'" },
 		{ { "create" }, "rlctl: create: missing NAME" },
 		{ { "create", "x" }, "rlctl: create: missing RATESPEC" },
@@ -263,6 +267,32 @@ TEST(help_on_stdout)
 	check_help(_metadata, "rlpipe", NULL);
 	check_help(_metadata, "rlpace", NULL);
 	check_help(_metadata, "rlctl", "help");
+}
+
+/* --version: "TOOL VERSION" on stdout, VERSION the Makefile's, status 0. */
+TEST(version_on_stdout)
+{
+	static const char *const tools[] = { "rlctl", "rlrun", "rlpipe",
+					     "rlpace" };
+	static const char *const args[MAX_ARGS] = { "--version" };
+	struct run *r = malloc(sizeof(*r));
+	char want[64];
+	size_t i;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_NE(0, strlen(RL_VERSION));
+	for (i = 0; i < ARRAY_SIZE(tools); i++) {
+		memset(r, 0, sizeof(*r));
+		ASSERT_EQ(0, run_tool(tools[i], args, NULL, r));
+		snprintf(want, sizeof(want), "%s %s\n", tools[i], RL_VERSION);
+		if (r->status || r->err[0] || strcmp(want, r->out))
+			TH_LOG("%s --version: status %d, stdout \"%s\", stderr \"%s\"",
+			       tools[i], r->status, r->out, r->err);
+		EXPECT_EQ(0, r->status);
+		EXPECT_STREQ(want, r->out);
+		EXPECT_STREQ("", r->err);
+	}
+	free(r);
 }
 
 TEST_HARNESS_MAIN
