@@ -83,6 +83,10 @@ UNIT := $(if $(UNIT_DRIVER_SRCS),$(patsubst selftests/unit/%.c,$(B)/unit/%,\
 	$(wildcard selftests/unit/*_test.c)))
 UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
 	-I driver -I tools $(KSFT_CFLAGS)
+# The version the tools' --version prints (tool.h) and the tests expect;
+# Kbuild reads VERSION from this file for the module's MODULE_VERSION.
+USER_CFLAGS += -D'RL_VERSION="$(VERSION)"'
+UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all check-fresh vm-build run \

@@ -490,3 +490,4 @@ module_exit(rl_exit);
 MODULE_DESCRIPTION("Rate limiting as a kernel service: /dev/ratelimit");
 MODULE_AUTHOR("The ratelimit authors");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(RL_VERSION);

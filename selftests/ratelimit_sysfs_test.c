@@ -97,6 +97,19 @@ TEST(top_files)
 	EXPECT_EQ(0, file_read(RL_SYSFS "/count", buf, sizeof(buf)));
 }
 
+/*
+ * The module's MODULE_VERSION, the project's version (the Makefile's
+ * VERSION, as the tools' --version), in /sys/module/ratelimit/version.
+ */
+TEST(module_version)
+{
+	char buf[64];
+
+	ASSERT_EQ(0, file_read("/sys/module/ratelimit/version", buf,
+			       sizeof(buf)));
+	EXPECT_STREQ(RL_VERSION, buf);
+}
+
 TEST(features_words)
 {
 	static const char *const words[] = {

@@ -102,6 +102,7 @@ static void print_usage(void)
 		"                       *.conf of directories), see ratelimit.d(5)\n"
 		"  --json               JSON output (show, list, watch)\n"
 		"  -h, --help           show this help\n"
+		"  --version            print the version\n"
 		"RLCTL_SYSFS in the environment replaces " SYSFS_ROOT ".\n");
 }
 
@@ -342,18 +343,70 @@ static double target_rate(const struct info *info)
 
 /* --- output helpers ------------------------------------------------ */
 
+/*
+ * The length of the valid UTF-8 sequence at @p (1 to 4), or 0 when @p
+ * does not start one: a stray continuation byte, an overlong form, a
+ * surrogate, a code point beyond U+10FFFF or a truncated sequence.
+ */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned int lo = 0x80, hi = 0xbf;
+	int n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* The second byte's range rules out overlongs, surrogates, > 10FFFF. */
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
+ * @s as a JSON string: valid UTF-8 is copied as it is; '"', '\\' and the
+ * control characters (below 0x20, and DEL) are escaped; each byte that
+ * is not part of valid UTF-8 (a comm cut inside a character, a name in
+ * another encoding) becomes \ufffd, the replacement character.
+ */
 static void json_string(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	int n;
 
 	putchar('"');
-	for (; *p; p++) {
+	while (*p) {
+		n = utf8_len(p);
 		if (*p == '"' || *p == '\\')
 			printf("\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p < 0x20 || *p == 0x7f)
 			printf("\\u%04x", *p);
+		else if (!n)
+			fputs("\\ufffd", stdout);
 		else
-			putchar(*p);
+			fwrite(p, 1, n, stdout);
+		p += n ? n : 1;
 	}
 	putchar('"');
 }
@@ -372,6 +425,22 @@ static const char *fmt_ns(char *buf, size_t len, double ns)
 	return buf;
 }
 
+/*
+ * A rate or any positive number to 4 significant digits, without an
+ * exponent from 1e-4 up: "0.0002778", "2.5", "1235"; whole from 1e4 to
+ * 1e15: "10000", "1000000000".
+ */
+static const char *fmt_num(char *buf, size_t len, double x)
+{
+	/* 9999.5 and up would round to "1e+04" under %.4g. */
+	if ((x >= 9999.5 && x < 1e15) || x == 0)
+		snprintf(buf, len, "%.0f", x);
+	else
+		snprintf(buf, len, "%.4g", x);
+	return buf;
+}
+
+/* Tokens per second as text: "unlimited", "paused" or the number. */
 static const char *fmt_target(char *buf, size_t len, double target)
 {
 	if (target < 0)
@@ -379,8 +448,39 @@ static const char *fmt_target(char *buf, size_t len, double target)
 	else if (target == 0)
 		snprintf(buf, len, "paused");
 	else
-		snprintf(buf, len, "%.1f", target);
+		fmt_num(buf, len, target);
 	return buf;
+}
+
+/*
+ * A positive rate of @per_s tokens per second in the largest unit of
+ * time that gets at least one token, or per day: "2.5 tokens/s",
+ * "30 tokens/min", "1 tokens/h", "1 tokens/day".
+ */
+static const char *fmt_rate_unit(char *buf, size_t len, double per_s)
+{
+	static const struct {
+		const char *name;
+		double secs;
+	} units[] = { { "s", 1 }, { "min", 60 }, { "h", 3600 }, { "day", 86400 } };
+	char num[32];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(units) - 1; i++)
+		if (per_s * units[i].secs >= 1)
+			break;
+	snprintf(buf, len, "%s tokens/%s",
+		 fmt_num(num, sizeof(num), per_s * units[i].secs), units[i].name);
+	return buf;
+}
+
+/*
+ * A rate as a JSON number, with the significant digits of a double that
+ * matter: 0.0002777777778 (1/h), 1000000000 (10^9/s).
+ */
+static void json_rate(double per_s)
+{
+	printf("%.10g", per_s);
 }
 
 /* --- settings ----------------------------------------------------- */
@@ -937,6 +1037,7 @@ static uint64_t hist_pct(const struct hist *h, unsigned int pct)
 
 static void show_hist_text(const struct hist *h)
 {
+	char b[32];
 	size_t i;
 
 	if (!h->total) {
@@ -945,8 +1046,8 @@ static void show_hist_text(const struct hist *h)
 	}
 	printf("%-14s", "wait p50/90/99");
 	for (i = 0; i < ARRAY_SIZE(percentiles); i++)
-		printf("%s <= %.3f ms", i ? "," : "",
-		       hist_pct(h, percentiles[i]) / 1e6);
+		printf("%s <= %s", i ? "," : "",
+		       fmt_ns(b, sizeof(b), hist_pct(h, percentiles[i])));
 	printf("  (of %llu waits)\n", (unsigned long long)h->total);
 }
 
@@ -983,10 +1084,11 @@ static void json_members(const char *name, const struct info *info,
 	json_string(name);
 	printf(",\"spec\":");
 	json_string(spec);
+	printf(",\"target_per_s\":");
 	if (info->unlimited)
-		printf(",\"target_per_s\":null");
+		printf("null");
 	else
-		printf(",\"target_per_s\":%.3f", target_rate(info));
+		json_rate(target_rate(info));
 	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
 		if ((!all && !(attrs[i].flags & A_LIST)) ||
 		    (info->missing & (1ULL << i)))
@@ -1015,7 +1117,7 @@ static const char *attr_note(const char *key, uint64_t val)
 static void show_text(const char *name, const struct info *info,
 		      const struct hist *h)
 {
-	char spec[RL_RATE_STRLEN], b1[32], b2[32];
+	char spec[RL_RATE_STRLEN], b1[64], b2[32];
 	struct rl_config cfg;
 	double target = target_rate(info);
 	uint64_t val;
@@ -1027,9 +1129,9 @@ static void show_text(const char *name, const struct info *info,
 	if (target < 0)
 		printf("%-14s %s\n", "limiter", spec);
 	else
-		printf("%-14s %s (%s%s)\n", "limiter", spec,
-		       fmt_target(b1, sizeof(b1), target),
-		       target > 0 ? " tokens/s" : "");
+		printf("%-14s %s (%s)\n", "limiter", spec,
+		       target > 0 ? fmt_rate_unit(b1, sizeof(b1), target) :
+		       "paused");
 	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
 		if (info->missing & (1ULL << i))
 			continue;
@@ -1211,22 +1313,24 @@ static void watch_line(const struct info *prev, const struct info *cur,
 	double achieved = dt ? granted * 1e9 / dt : 0;
 	double mean = waited ? (double)wait_ns / waited : 0;
 	double target = target_rate(cur);
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32];
 
 	if (json) {
 		printf("{\"time_s\":%.3f,\"target_per_s\":", since);
 		if (target < 0)
 			printf("null");
 		else
-			printf("%.3f", target);
-		printf(",\"achieved_per_s\":%.3f,\"granted\":%llu",
-		       achieved, (unsigned long long)granted);
+			json_rate(target);
+		printf(",\"achieved_per_s\":");
+		json_rate(achieved);
+		printf(",\"granted\":%llu", (unsigned long long)granted);
 		printf(",\"waiters\":%llu,\"waited\":%llu,\"mean_wait_ns\":%.0f}\n",
 		       (unsigned long long)cur->waiters,
 		       (unsigned long long)waited, mean);
 	} else {
-		printf("%9.3f %14s %14.1f %8llu %12s\n", since,
-		       fmt_target(b1, sizeof(b1), target), achieved,
+		printf("%9.3f %14s %14s %8llu %12s\n", since,
+		       fmt_target(b1, sizeof(b1), target),
+		       fmt_num(b3, sizeof(b3), achieved),
 		       (unsigned long long)cur->waiters,
 		       waited ? fmt_ns(b2, sizeof(b2), mean) : "-");
 	}
@@ -1346,6 +1450,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			print_usage();
 			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			return tool_version();
 		} else {
 			return usage("unknown option '%s'", argv[i]);
 		}

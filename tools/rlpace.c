@@ -54,7 +54,8 @@ static void print_usage(void)
 		"  -P PRIORITY  priority of the fd: low, mid (default), high, user\n"
 		"  -W WEIGHT    fair-share weight of the fd, 1 .. 1000 (default 1)\n"
 		"  -q           print one summary line only\n"
-		"  -h, --help   show this help\n");
+		"  -h, --help   show this help\n"
+		"  --version    print the version\n");
 }
 
 static const char *prio_name(uint32_t prio)
@@ -250,6 +251,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct pace p = { .count = 100, .size = 1 };
@@ -311,6 +313,8 @@ int main(int argc, char **argv)
 		case 'h':
 			print_usage();
 			return 0;
+		case TOOL_OPT_VERSION:
+			return tool_version();
 		default:	/* getopt said what */
 			return tool_try_help(1);
 		}

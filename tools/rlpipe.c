@@ -57,6 +57,7 @@ static void print_usage(void)
 		"               64KiB and the burst)\n"
 		"  -p           progress on stderr about once a second, and a summary\n"
 		"  -h, --help   show this help\n"
+		"  --version    print the version\n"
 		"Copies stdin to stdout; exit 0 at the end of the input, 1 on errors,\n"
 		"2 on usage errors.\n");
 }
@@ -227,6 +228,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *name = NULL, *spec = NULL;
@@ -261,6 +263,8 @@ int main(int argc, char **argv)
 		case 'h':
 			print_usage();
 			return 0;
+		case TOOL_OPT_VERSION:
+			return tool_version();
 		default:	/* getopt said what */
 			return tool_try_help(EXIT_USAGE);
 		}

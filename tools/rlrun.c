@@ -56,6 +56,7 @@ static void print_usage(void)
 		"  -P PRIORITY     priority of the request: low, mid, high or user\n"
 		"  -v              say on stderr when the permits are granted\n"
 		"  -h, --help      show this help\n"
+		"  --version       print the version\n"
 		"Exit status: CMD's (128+N if killed by signal N), 75 on timeout,\n"
 		"125 on errors of rlrun, 126/127 if CMD cannot be run / is not found.\n");
 }
@@ -260,6 +261,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t count = 1, concurrency = 0, timeout = RL_DEADLINE_NONE;
@@ -308,6 +310,8 @@ int main(int argc, char **argv)
 		case 'h':
 			print_usage();
 			return 0;
+		case TOOL_OPT_VERSION:
+			return tool_version();
 		default:	/* getopt said what */
 			return tool_try_help(EXIT_FAIL);
 		}

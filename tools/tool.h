@@ -10,6 +10,9 @@
  * errors under argv[0]: a tool sets argv[0] to PROG first, so that they
  * name it the same way whatever path ran it.
  *
+ * --version prints "PROG VERSION" on stdout (tool_version()); VERSION is
+ * the project's, RL_VERSION, which the Makefile defines.
+ *
  * A tool defines PROG, its name as a string literal, before including
  * this header.
  *
@@ -23,6 +26,9 @@
 
 #ifndef PROG
 #error "tool.h: define PROG, the name of the tool, first"
+#endif
+#ifndef RL_VERSION
+#error "tool.h: build with -DRL_VERSION='\"VERSION\"' (the Makefile does)"
 #endif
 
 /* "PROG: " @fmt "\n" on stderr. */
@@ -50,6 +56,18 @@ tool_usage(int status, const char *fmt, ...)
 	tool_vmsg(fmt, ap);
 	va_end(ap);
 	return tool_try_help(status);
+}
+
+/* getopt_long()'s value for --version, which has no short form. */
+#define TOOL_OPT_VERSION	0x100
+#define TOOL_VERSION_OPTION \
+	{ "version", no_argument, NULL, TOOL_OPT_VERSION }
+
+/* --version: "PROG VERSION" on stdout; the exit status, 0. */
+static inline int tool_version(void)
+{
+	fputs(PROG " " RL_VERSION "\n", stdout);
+	return 0;
 }
 
 #endif /* RL_TOOL_H */

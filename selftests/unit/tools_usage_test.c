@@ -5,7 +5,7 @@
  * and "Try 'TOOL --help' for more information." on stderr, nothing on
  * stdout, and exits with the status of the tool's man page (rlctl and
  * rlpipe 2, rlpace 1, rlrun 125); -h and --help print the whole usage on
- * stdout and exit 0.
+ * stdout and exit 0; --version prints "TOOL VERSION" and exits 0.
  *
  * Every case is refused before the tool opens /dev/ratelimit or reads
  * sysfs, so no module is needed (RLCTL_SYSFS points nowhere, in case).
@@ -29,9 +29,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
 
-#define MAX_ARGS	10
-#define OUT_MAX		8192
-#define PATH_LEN	4096
+#include "tool_run.h"
 
 /*
  * One command line of @tool and what it must print: @msg, the whole
@@ -42,99 +40,6 @@ struct usage_case {
 	const char *args[MAX_ARGS];
 	const char *msg;
 };
-
-struct run {
-	int status;		/* exit status, or -1 */
-	char out[OUT_MAX];	/* stdout */
-	char err[OUT_MAX];	/* stderr */
-};
-
-static const char *tools_dir(char *buf, size_t len)
-{
-	const char *env = getenv("RL_TOOLS_DIR");
-	char self[PATH_LEN];
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return buf;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		return NULL;
-	self[n] = '\0';
-	snprintf(buf, len, "%s/../tools", dirname(self));
-	return buf;
-}
-
-/* All of @fd into @buf, NUL-terminated; 0 or -1. */
-static int slurp(int fd, char *buf, size_t len)
-{
-	size_t got = 0;
-	ssize_t n;
-
-	while (got < len - 1) {
-		n = read(fd, buf + got, len - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (!n)
-			break;
-		got += n;
-	}
-	buf[got] = '\0';
-	return 0;
-}
-
-/*
- * Run @tool with @args, stdin from /dev/null, in the C locale. The
- * output fits the pipes (a few lines), so it is read once the tool ended.
- */
-static int run_tool(const char *tool, const char *const *args, struct run *r)
-{
-	char dir[PATH_LEN], path[PATH_LEN + 64];
-	const char *argv[MAX_ARGS + 2];
-	int out[2], err[2], i, st;
-	pid_t pid;
-
-	if (!tools_dir(dir, sizeof(dir)))
-		return -1;
-	snprintf(path, sizeof(path), "%s/%s", dir, tool);
-	if (access(path, X_OK))
-		return -1;
-	argv[0] = tool;
-	for (i = 0; i < MAX_ARGS && args[i]; i++)
-		argv[i + 1] = args[i];
-	argv[i + 1] = NULL;
-	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		int null = open("/dev/null", O_RDONLY);
-
-		if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0 ||
-		    dup2(err[1], 2) < 0)
-			_exit(99);
-		setenv("LC_ALL", "C", 1);
-		setenv("RLCTL_SYSFS", "/nonexistent/rl-tools-usage-test", 1);
-		execv(path, (char *const *)argv);
-		_exit(98);
-	}
-	close(out[1]);
-	close(err[1]);
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	if (slurp(out[0], r->out, sizeof(r->out)) ||
-	    slurp(err[0], r->err, sizeof(r->err)))
-		return -1;
-	close(out[0]);
-	close(err[0]);
-	return 0;
-}
 
 static int count_lines(const char *s)
 {
@@ -179,7 +84,7 @@ static void check_usage_errors(struct __test_metadata *_metadata,
 	for (i = 0; i < n; i++) {
 		args_str(cases[i].args, cmd, sizeof(cmd));
 		memset(r, 0, sizeof(*r));
-		ret = run_tool(tool, cases[i].args, r);
+		ret = run_tool(tool, cases[i].args, NULL, r);
 		if (ret)
 			TH_LOG("cannot run %s (make tools first)", tool);
 		ASSERT_EQ(0, ret);
@@ -221,7 +126,7 @@ static void check_help(struct __test_metadata *_metadata, const char *tool,
 		};
 
 		memset(r, 0, sizeof(*r));
-		ASSERT_EQ(0, run_tool(tool, args, r));
+		ASSERT_EQ(0, run_tool(tool, args, NULL, r));
 		if (r->status || r->err[0])
 			TH_LOG("%s %s: status %d, stderr \"%s\"", tool, args[0],
 			       r->status, r->err);
@@ -244,6 +149,7 @@ TEST(rlrun_usage_errors)
 		{ { "-n" }, NULL },
 		{ { "--bogus" }, NULL },
 		{ { "--help=1" }, NULL },
+		{ { "--version=1" }, NULL },
 		{ { "-n", "a/b", "--", "true" }, "rlrun: invalid name 'a/b'" },
 		{ { "-n", "x", "-c", "0", "--", "true" },
 		  "rlrun: invalid count '0'" },
@@ -267,6 +173,7 @@ TEST(rlpipe_usage_errors)
 		{ { "-p" }, "rlpipe: missing -r RATESPEC or -n NAME" },
 		{ { "-r", "1/s", "extra" }, "rlpipe: unexpected argument 'extra'" },
 		{ { "-z" }, NULL },
+		{ { "--version=1" }, NULL },
 		{ { "-r" }, NULL },
 		{ { "--bogus" }, NULL },
 		{ { "-n", "a/b" }, "rlpipe: invalid name 'a/b'" },
@@ -286,6 +193,7 @@ TEST(rlpace_usage_errors)
 		{ { "-q" }, "rlpace: missing -r RATESPEC or -N NAME" },
 		{ { "-r", "1/s", "extra" }, "rlpace: unexpected argument 'extra'" },
 		{ { "-z" }, NULL },
+		{ { "--version=1" }, NULL },
 		{ { "-n" }, NULL },
 		{ { "--bogus" }, NULL },
 		{ { "-N", "a/b" }, "rlpace: invalid name 'a/b'" },
@@ -314,6 +222,7 @@ TEST(rlctl_usage_errors)
 		{ { NULL }, "rlctl: missing command" },
 		{ { "--json" }, "rlctl: missing command" },
 		{ { "-x" }, "rlctl: unknown option '-x'" },
+		{ { "--version=1" }, "rlctl: unknown option '--version=1'" },
 		{ { "bogus" }, "rlctl: unknown command 'bogus'" },
 		{ { "create" }, "rlctl: create: missing NAME" },
 		{ { "create", "x" }, "rlctl: create: missing RATESPEC" },
@@ -358,6 +267,32 @@ TEST(help_on_stdout)
 	check_help(_metadata, "rlpipe", NULL);
 	check_help(_metadata, "rlpace", NULL);
 	check_help(_metadata, "rlctl", "help");
+}
+
+/* --version: "TOOL VERSION" on stdout, VERSION the Makefile's, status 0. */
+TEST(version_on_stdout)
+{
+	static const char *const tools[] = { "rlctl", "rlrun", "rlpipe",
+					     "rlpace" };
+	static const char *const args[MAX_ARGS] = { "--version" };
+	struct run *r = malloc(sizeof(*r));
+	char want[64];
+	size_t i;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_NE(0, strlen(RL_VERSION));
+	for (i = 0; i < ARRAY_SIZE(tools); i++) {
+		memset(r, 0, sizeof(*r));
+		ASSERT_EQ(0, run_tool(tools[i], args, NULL, r));
+		snprintf(want, sizeof(want), "%s %s\n", tools[i], RL_VERSION);
+		if (r->status || r->err[0] || strcmp(want, r->out))
+			TH_LOG("%s --version: status %d, stdout \"%s\", stderr \"%s\"",
+			       tools[i], r->status, r->out, r->err);
+		EXPECT_EQ(0, r->status);
+		EXPECT_STREQ(want, r->out);
+		EXPECT_STREQ("", r->err);
+	}
+	free(r);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rlctl_output_test.c - host test of what rlctl show, list and watch
+ * print, text and --json, against a fake sysfs tree (RLCTL_SYSFS) made
+ * in a temporary directory: no module is needed.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The harness has unused parameters (variant, ucontext) by design. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+
+#include "tool_run.h"
+
+#define SEC		1000000000ULL
+#define FFFD3		"\\ufffd\\ufffd\\ufffd"
+
+/* The attributes every limiter has, and their values in a fake one. */
+static const char *const plain_attrs[] = {
+	"burst", "unlimited", "concurrency", "owner", "group", "persistent",
+	"clients", "granted", "requests", "immediate", "waited",
+	"wait_ns_total", "wait_ns_max", "timeouts", "interrupted",
+	"rejected", "waiters", "available", "held",
+};
+
+static int put_file(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_LEN];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fputs(text, f) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/*
+ * Limiter @name under @root: @rate per @period_ns, clients and wait
+ * histogram as given (the files' whole text), every other attribute 0
+ * but mode 0644.
+ */
+static int fake_limiter(const char *root, const char *name, uint64_t rate,
+			uint64_t period_ns, const char *clients,
+			const char *hist)
+{
+	char dir[PATH_LEN], num[32];
+	size_t i;
+
+	snprintf(dir, sizeof(dir), "%s/%s", root, name);
+	if (mkdir(dir, 0755))
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(plain_attrs); i++)
+		if (put_file(dir, plain_attrs[i], "0\n"))
+			return -1;
+	snprintf(num, sizeof(num), "%llu\n", (unsigned long long)rate);
+	if (put_file(dir, "rate", num))
+		return -1;
+	snprintf(num, sizeof(num), "%llu\n", (unsigned long long)period_ns);
+	if (put_file(dir, "period_ns", num) || put_file(dir, "mode", "644\n"))
+		return -1;
+	return put_file(dir, "client_list", clients) ||
+	       put_file(dir, "wait_histogram", hist) ? -1 : 0;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int type,
+		  struct FTW *ftw)
+{
+	return remove(path);
+}
+
+FIXTURE(tree) {
+	char root[64];
+	struct run r;
+};
+
+FIXTURE_SETUP(tree)
+{
+	snprintf(self->root, sizeof(self->root), "/tmp/rlctl-output.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->root));
+}
+
+FIXTURE_TEARDOWN(tree)
+{
+	nftw(self->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Run rlctl with @args on the fake tree: status 0, nothing on stderr. */
+static void run_rlctl(struct __test_metadata *_metadata, const char *root,
+		      const char *const *args, struct run *r)
+{
+	memset(r, 0, sizeof(*r));
+	ASSERT_EQ(0, run_tool("rlctl", args, root, r));
+	if (r->status || r->err[0])
+		TH_LOG("%s %s: status %d, stderr \"%s\"", "rlctl", args[0],
+		       r->status, r->err);
+	ASSERT_EQ(0, r->status);
+	ASSERT_STREQ("", r->err);
+}
+
+/* @want is in @out; @out in the log when not. */
+static void expect_has(struct __test_metadata *_metadata, const char *out,
+		       const char *want)
+{
+	if (!strstr(out, want))
+		TH_LOG("no %s in: %s", want, out);
+	EXPECT_NE(NULL, strstr(out, want));
+}
+
+#define EXPECT_HAS(out, want)	expect_has(_metadata, out, want)
+
+/*
+ * A comm is JSON as valid UTF-8: a UTF-8 comm as it is, escapes for '"',
+ * '\' and control characters, \ufffd for each byte that is not UTF-8.
+ */
+TEST_F(tree, json_comm_utf8)
+{
+	static const char *const args[] = { "--json", "show", "api", NULL };
+	static const char clients[] =
+		"101 caf\xc3\xa9 5 0 0 1 0\n"
+		"102 \xe2\x82\xac \xf0\x9f\x98\x80 1 0 0 1 0\n"
+		"103 a\xff\x62 1 0 0 1 0\n"
+		"104 cut\xe2\x82 1 0 0 1 0\n"
+		"105 \xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80 1 0 0 1 0\n"
+		"106 q\"\\\x01\x7f 1 0 0 1 0\n";
+
+	ASSERT_EQ(0, fake_limiter(self->root, "api", 1, SEC, clients, ""));
+	run_rlctl(_metadata, self->root, args, &self->r);
+	EXPECT_HAS(self->r.out, "\"comm\":\"caf\xc3\xa9\"");
+	EXPECT_HAS(self->r.out, "\"comm\":\"\xe2\x82\xac \xf0\x9f\x98\x80\"");
+	EXPECT_HAS(self->r.out, "\"comm\":\"a\\ufffdb\"");
+	EXPECT_HAS(self->r.out, "\"comm\":\"cut\\ufffd\\ufffd\"");
+	/* Overlong '/', a surrogate, beyond U+10FFFF: a U+FFFD per byte. */
+	EXPECT_HAS(self->r.out, "\"comm\":\"" FFFD3 FFFD3 FFFD3 "\"");
+	EXPECT_HAS(self->r.out, "\"comm\":\"q\\\"\\\\\\u0001\\u007f\"");
+}
+
+/*
+ * 1/h, 1/day and 10^9/s read right: in show's text in a unit of time
+ * that gets whole tokens, in watch's text to 4 significant digits, in
+ * JSON with the digits of the rate (not "0.000").
+ */
+TEST_F(tree, rates_small_and_large)
+{
+	static const char *const list[] = { "--json", "list", NULL };
+	static const char *const show_h[] = { "show", "hour", NULL };
+	static const char *const show_d[] = { "show", "day", NULL };
+	static const char *const show_f[] = { "show", "fast", NULL };
+	static const char *const show_m[] = { "show", "min", NULL };
+	static const char *const show_e[] = { "show", "edge", NULL };
+	static const char *const watch[] = { "watch", "hour", "-i", "0.001",
+					     "-n", "1", NULL };
+	static const char *const watch_j[] = { "--json", "watch", "day", "-i",
+					       "0.001", "-n", "1", NULL };
+
+	ASSERT_EQ(0, fake_limiter(self->root, "hour", 1, 3600 * SEC, "", ""));
+	ASSERT_EQ(0, fake_limiter(self->root, "day", 1, 86400 * SEC, "", ""));
+	ASSERT_EQ(0, fake_limiter(self->root, "fast", SEC, SEC, "", ""));
+	ASSERT_EQ(0, fake_limiter(self->root, "min", 1, 90 * SEC, "", ""));
+	ASSERT_EQ(0, fake_limiter(self->root, "edge", 99999, 10 * SEC, "", ""));
+
+	run_rlctl(_metadata, self->root, list, &self->r);
+	EXPECT_HAS(self->r.out, "\"spec\":\"1/h\",\"target_per_s\":0.0002777777778,");
+	EXPECT_HAS(self->r.out, "\"spec\":\"1/24h\",\"target_per_s\":1.157407407e-05,");
+	EXPECT_HAS(self->r.out, "\"target_per_s\":1000000000,");
+	EXPECT_HAS(self->r.out, "\"spec\":\"1/90s\",\"target_per_s\":0.01111111111,");
+
+	run_rlctl(_metadata, self->root, show_h, &self->r);
+	EXPECT_HAS(self->r.out, "\nlimiter        1/h (1 tokens/h)\n");
+	run_rlctl(_metadata, self->root, show_d, &self->r);
+	EXPECT_HAS(self->r.out, "\nlimiter        1/24h (1 tokens/day)\n");
+	run_rlctl(_metadata, self->root, show_f, &self->r);
+	EXPECT_HAS(self->r.out,
+		   "\nlimiter        1000000000/s (1000000000 tokens/s)\n");
+	run_rlctl(_metadata, self->root, show_m, &self->r);
+	EXPECT_HAS(self->r.out, "\nlimiter        1/90s (40 tokens/h)\n");
+	/* 9999.9/s: rounds up to a whole number, not to "1e+04". */
+	run_rlctl(_metadata, self->root, show_e, &self->r);
+	EXPECT_HAS(self->r.out, "\nlimiter        99999/10s (10000 tokens/s)\n");
+
+	run_rlctl(_metadata, self->root, watch, &self->r);
+	EXPECT_HAS(self->r.out, "      0.0002778              0        0            -\n");
+	run_rlctl(_metadata, self->root, watch_j, &self->r);
+	EXPECT_HAS(self->r.out,
+		   ",\"target_per_s\":1.157407407e-05,\"achieved_per_s\":0,");
+}
+
+/* Percentiles of short waits: in ns, not "<= 0.000 ms". */
+TEST_F(tree, wait_percentiles_short)
+{
+	static const char *const zero[] = { "show", "zero", NULL };
+	static const char *const mixed[] = { "show", "mixed", NULL };
+
+	ASSERT_EQ(0, fake_limiter(self->root, "zero", 1, SEC, "",
+				  "0 7\n1 0\n2 0\n"));
+	ASSERT_EQ(0, fake_limiter(self->root, "mixed", 1, SEC, "",
+				  "0 50\n1 40\n2048 9\n2097152 1\n"));
+
+	run_rlctl(_metadata, self->root, zero, &self->r);
+	EXPECT_HAS(self->r.out,
+		   "\nwait p50/90/99 <= 0 ns, <= 0 ns, <= 0 ns  (of 7 waits)\n");
+	run_rlctl(_metadata, self->root, mixed, &self->r);
+	EXPECT_HAS(self->r.out,
+		   "\nwait p50/90/99 <= 0 ns, <= 2 ns, <= 4.1 us  (of 100 waits)\n");
+}
+
+TEST_HARNESS_MAIN
