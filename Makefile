@@ -66,7 +66,11 @@ LIB_OBJS := $(patsubst lib/%.c,$(B)/lib/obj/%.o,$(wildcard lib/*.c))
 LIB_SO := $(B)/lib/libratelimit.so.1
 LIB_A := $(B)/lib/libratelimit.a
 LIB_PC := $(B)/lib/libratelimit.pc
-TOOLS := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/*.c))
+# tools/NAME.c is the tool NAME; tools/NAME_PART.c are parts of it, linked
+# into it (rlctl_apply.c, rlctl_conf.c: rlctl).
+TOOL_PARTS := $(wildcard tools/*_*.c)
+TOOLS := $(patsubst tools/%.c,$(B)/tools/%,\
+	$(filter-out $(TOOL_PARTS),$(wildcard tools/*.c)))
 # TOOLS_LINK=shared links the tools against libratelimit.so.1, as the
 # Debian packages do. The default, static, is what the QEMU rig's busybox
 # guest needs, and its targets ask for it. A change of TOOLS_LINK needs a
@@ -94,10 +98,12 @@ CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 # files find their own headers beside them).
 UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
 UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
+# Tool code without ioctls, tested on the host too: rlctl's file parser.
+UNIT_TOOL_OBJS := $(B)/unit/obj/tools/rlctl_conf.o
 UNIT := $(if $(UNIT_DRIVER_SRCS),$(patsubst selftests/unit/%.c,$(B)/unit/%,\
 	$(wildcard selftests/unit/*_test.c)))
 UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
-	-I driver $(KSFT_CFLAGS)
+	-I driver -I tools $(KSFT_CFLAGS)
 
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all vm-build run shell bench \
@@ -113,7 +119,7 @@ module:
 lib: $(LIB_SO) $(B)/lib/libratelimit.so $(LIB_A) $(LIB_PC)
 tools: $(TOOLS)
 selftests: $(SELFTESTS)
-unit: $(UNIT_DRIVER_OBJS) $(UNIT)
+unit: $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) $(UNIT)
 
 $(B)/lib/obj/%.o: lib/%.c
 	@mkdir -p $(@D)
@@ -140,9 +146,18 @@ $(LIB_PC): lib/libratelimit.pc.in
 	@mkdir -p $(@D)
 	$(SUBST) $< > $@
 
+$(B)/tools/obj/%.o: tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(DEPS) -c -o $@ $<
+
+# A tool's parts: the objects of tools/NAME_*.c.
+tool_parts = $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(filter tools/$(1)_%,$(TOOL_PARTS)))
+$(foreach t,$(TOOLS),$(eval $(t): $(call tool_parts,$(notdir $(t)))))
+
 $(B)/tools/%: tools/%.c $(TOOL_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(DEPS) $(LDFLAGS) -o $@ $< $(TOOL_LIBS)
+	$(CC) $(USER_CFLAGS) $(DEPS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) \
+		$(TOOL_LIBS)
 
 $(B)/selftests/%: selftests/%.c $(LIB_A) $(KSFT)
 	@mkdir -p $(@D)
@@ -153,12 +168,17 @@ $(B)/unit/obj/%.o: driver/%.c
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(DEPS) -c -o $@ $<
 
-$(B)/unit/%: selftests/unit/%.c $(UNIT_DRIVER_OBJS) $(LIB_A) $(KSFT)
+$(B)/unit/obj/tools/%.o: tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) $(DEPS) -c -o $@ $<
+
+$(B)/unit/%: selftests/unit/%.c $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) \
+		$(LIB_A) $(KSFT)
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(DEPS) -pthread $(LDFLAGS) -o $@ $< \
-		$(UNIT_DRIVER_OBJS) $(LIB_A)
+		$(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) $(LIB_A)
 
--include $(wildcard $(B)/*/*.d $(B)/*/obj/*.d)
+-include $(wildcard $(B)/*/*.d $(B)/*/obj/*.d $(B)/*/obj/*/*.d)
 
 $(KSFT) $(CHECKPATCH):
 	scripts/ksrc.sh
@@ -176,10 +196,10 @@ deps-all:
 	@scripts/deps.sh all
 
 # checkpatch on all C sources. Userspace (uapi/, lib/, tools/, selftests/)
-# skips kernel-only advice: kernel types (u64) and BIT(), which userspace
-# lacks, and CamelCase, which <inttypes.h>'s PRIu64 & co. trip.
+# skips kernel-only advice: kernel types (u64), BIT() and __printf(), which
+# userspace lacks, and CamelCase, which <inttypes.h>'s PRIu64 & co. trip.
 CHECKPATCH_FLAGS := --strict --no-tree --root=$(B)/ksrc --terse --show-types
-USER_IGNORE := PREFER_KERNEL_TYPES,BIT_MACRO,CAMELCASE
+USER_IGNORE := PREFER_KERNEL_TYPES,BIT_MACRO,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_MACRO
 style: $(CHECKPATCH)
 	@rc=0; \
 	k=$$(find driver -name '*.[ch]' 2>/dev/null | sort); \

@@ -4,7 +4,8 @@
  *
  * create and rm use the ioctls (RL_IOC_ATTACH, RL_IOC_UNLINK); set, show,
  * list and watch use /sys/kernel/ratelimit/ (RLCTL_SYSFS overrides the
- * path, for tests against a fake tree).
+ * path, for tests against a fake tree). apply, in rlctl_apply.c, makes the
+ * limiters match declarative files (ratelimit.d(5)).
  *
  * Exit status: 0 ok, 1 error, 2 usage (bad command line, name, rate, key
  * or value).
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "ratelimit.h"
+#include "rlctl.h"
 
 #define SYSFS_ROOT	"/sys/kernel/ratelimit"
 #define NSEC_PER_SEC	1000000000ULL
@@ -92,6 +94,9 @@ static void print_usage(FILE *f)
 		"  rm NAME              remove the name\n"
 		"  watch NAME [-i SECONDS] [-n COUNT]\n"
 		"                       target and achieved rate every interval\n"
+		"  apply [--dry-run] [--prune] PATH...\n"
+		"                       make the limiters match the files (or the\n"
+		"                       *.conf of directories), see ratelimit.d(5)\n"
 		"  --json               JSON output (show, list, watch)\n"
 		"  -h, --help           show this help\n"
 		"RLCTL_SYSFS in the environment replaces " SYSFS_ROOT ".\n");
@@ -1297,6 +1302,7 @@ static const struct {
 	{ "ls", cmd_list },
 	{ "rm", cmd_rm },
 	{ "watch", cmd_watch },
+	{ "apply", cmd_apply },
 };
 
 /* Drop "--json" from the operands of commands without options. */

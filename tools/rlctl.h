@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rlctl.h - the commands of rlctl that live in files of their own
+ * (tools/rlctl_*.c, linked into rlctl).
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#ifndef RLCTL_H
+#define RLCTL_H
+
+/*
+ * rlctl apply [--dry-run] [--prune] PATH... (rlctl_apply.c): argv[0] is
+ * the program, the command's options and operands follow. Returns the
+ * exit status: 0, 1 for errors, 2 for a bad command line.
+ */
+int cmd_apply(int argc, char **argv);
+
+#endif /* RLCTL_H */

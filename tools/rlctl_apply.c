@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rlctl_apply.c - "rlctl apply": make the named limiters of the running
+ * module match declarative files (ratelimit.d(5)).
+ *
+ * Three steps, and nothing changes before the third:
+ *  1. read every file (rlctl_conf.c); any problem stops here;
+ *  2. plan: each section's configuration goes through a private limiter
+ *     of our own (SET_CONFIG, GET_CONFIG), which has the module check it
+ *     and fill in its defaults, and is compared with the limiter of that
+ *     name, read through an fd attached to it (GET_CONFIG) and its sysfs
+ *     directory (owner, group, mode, persistent). A limiter whose owner,
+ *     group, mode or persistence differ cannot be fixed in place: that
+ *     is an error too, and so is a change the caller may not make;
+ *  3. remove (--prune), reconfigure (RL_IOC_SET_CONFIG through an fd
+ *     attached to the name: atomic, waiters and tokens kept) and create
+ *     (RL_IOC_ATTACH with CREATE | EXCL | PERSIST, as the owner and group
+ *     of the file), printing one line per change.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <unistd.h>
+
+#include "rlctl.h"
+#include "rlctl_conf.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define SYSFS_ROOT	"/sys/kernel/ratelimit"
+#define EXIT_USAGE	2
+#define CAP_SYS_ADMIN_BIT	21
+#define MAY_WRITE_BITS	2
+#define KEEPS_FOR_LIFE	\
+	"a limiter keeps its owner, group and mode for life: remove it (rlctl rm %s) and apply again"
+
+enum action { A_REMOVE, A_CHANGE, A_CREATE, A_NR };
+
+/* One change to make. */
+struct item {
+	enum action what;
+	const struct rlconf_limiter *lim;	/* NULL for A_REMOVE */
+	struct rl_config want;	/* as the module keeps it */
+	struct rl_config have;	/* A_CHANGE: what it has now */
+	char removed[RL_NAME_MAX];	/* A_REMOVE: the name */
+};
+
+/* The sysfs attributes of a limiter that only re-creation changes. */
+struct owner {
+	unsigned long long uid, gid, mode, persistent;
+};
+
+struct apply {
+	struct rlconf conf;
+	const char *sysfs;
+	bool dry_run;
+	bool prune;
+	bool admin;		/* CAP_SYS_ADMIN: the module lets us do all */
+	int check_fd;		/* our private limiter, for the checks */
+	struct item *items;
+	size_t n;
+	size_t cap;
+};
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rlctl: apply: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* --- what the module has -------------------------------------------- */
+
+/* A sysfs attribute of limiter @name, in @base; -errno on failure. */
+static int read_attr(const struct apply *a, const char *name,
+		     const char *key, int base, unsigned long long *val)
+{
+	char path[PATH_MAX], buf[64], *end;
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s/%s", a->sysfs, name, key) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	errno = 0;
+	*val = strtoull(buf, &end, base);
+	if (errno || end == buf || (*end && strcmp(end, "\n")))
+		return -EIO;
+	return 0;
+}
+
+static int read_owner(const struct apply *a, const char *name,
+		      struct owner *o)
+{
+	int ret;
+
+	ret = read_attr(a, name, "owner", 10, &o->uid);
+	if (!ret)
+		ret = read_attr(a, name, "group", 10, &o->gid);
+	if (!ret)
+		ret = read_attr(a, name, "mode", 8, &o->mode);
+	if (!ret)
+		ret = read_attr(a, name, "persistent", 10, &o->persistent);
+	return ret;
+}
+
+/* Whether the effective capabilities hold CAP_SYS_ADMIN. */
+static bool is_admin(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	unsigned long long caps;
+	char line[256];
+	bool found = false;
+
+	if (!f)
+		return geteuid() == 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &caps) == 1;
+	fclose(f);
+	return found ? (caps >> CAP_SYS_ADMIN_BIT) & 1 : geteuid() == 0;
+}
+
+static bool in_group(unsigned long long gid)
+{
+	gid_t *groups;
+	bool found;
+	int i, n;
+
+	if (gid == getegid())
+		return true;
+	n = getgroups(0, NULL);
+	if (n <= 0)
+		return false;
+	groups = calloc(n, sizeof(*groups));
+	if (!groups)
+		return false;
+	n = getgroups(n, groups);
+	for (i = 0, found = false; i < n && !found; i++)
+		found = groups[i] == gid;
+	free(groups);
+	return found;
+}
+
+/* The module's rule for reconfiguring through an attached fd. */
+static bool may_write(const struct apply *a, const struct owner *o)
+{
+	unsigned long long mode = o->mode;
+
+	if (a->admin)
+		return true;
+	if (o->uid == geteuid())
+		mode >>= 6;
+	else if (in_group(o->gid))
+		mode >>= 3;
+	return (mode & MAY_WRITE_BITS) == MAY_WRITE_BITS;
+}
+
+/*
+ * Take the file system ids that a limiter created now gets as owner and
+ * group: those of the section, when it says. False when not allowed;
+ * become_self() undoes it in any case.
+ */
+static bool become_owner(const struct rlconf_limiter *l)
+{
+	bool ok = true;
+
+	if (l->key_line[RLCONF_GROUP]) {
+		setfsgid(l->gid);
+		ok = (uint32_t)setfsgid(-1) == l->gid;
+	}
+	if (ok && l->key_line[RLCONF_OWNER]) {
+		setfsuid(l->uid);
+		ok = (uint32_t)setfsuid(-1) == l->uid;
+	}
+	return ok;
+}
+
+static void become_self(void)
+{
+	setfsuid(geteuid());
+	setfsgid(getegid());
+}
+
+/* --- the plan ------------------------------------------------------- */
+
+static unsigned int key_line(const struct rlconf_limiter *l,
+			     enum rlconf_key key)
+{
+	return l->key_line[key] ? l->key_line[key] : l->line;
+}
+
+#define LERR(a, l, line, ...) \
+	rlconf_error(&(a)->conf, (l)->file, (line), __VA_ARGS__)
+
+static int add_item(struct apply *a, const struct item *it)
+{
+	struct item *items;
+	size_t cap;
+
+	if (a->n == a->cap) {
+		cap = a->cap ? a->cap * 2 : 16;
+		items = realloc(a->items, cap * sizeof(*items));
+		if (!items)
+			return -ENOMEM;
+		a->items = items;
+		a->cap = cap;
+	}
+	a->items[a->n++] = *it;
+	return 0;
+}
+
+/* What the module would keep of the section's limits; false if refused. */
+static bool check_config(struct apply *a, const struct rlconf_limiter *l,
+			 struct rl_config *want)
+{
+	int ret;
+
+	*want = l->cfg;
+	ret = rl_set_config(a->check_fd, want);
+	if (!ret)
+		ret = rl_get_config(a->check_fd, want);
+	if (ret == -EINVAL)
+		LERR(a, l, l->line, "the module refuses the limits of [%s]",
+		     l->name);
+	else if (ret)
+		LERR(a, l, l->line, "cannot check the limits of [%s]: %s",
+		     l->name, strerror(-ret));
+	return !ret;
+}
+
+/* The owner, group, mode and persistence of a limiter are as declared. */
+static bool check_owner(struct apply *a, const struct rlconf_limiter *l,
+			const struct owner *o)
+{
+	unsigned int errors = a->conf.errors;
+
+	if (!o->persistent)
+		LERR(a, l, l->line,
+		     "'%s' exists but is not persistent (a program created it; it ends with its last client): remove it (rlctl rm %s) or let it end, and apply again",
+		     l->name, l->name);
+	if (o->mode != l->mode)
+		LERR(a, l, key_line(l, RLCONF_MODE),
+		     "'%s' exists with mode %04llo, not %04o; " KEEPS_FOR_LIFE,
+		     l->name, o->mode, l->mode, l->name);
+	if (l->key_line[RLCONF_OWNER] && o->uid != l->uid)
+		LERR(a, l, key_line(l, RLCONF_OWNER),
+		     "'%s' exists with owner %llu, not %u; " KEEPS_FOR_LIFE,
+		     l->name, o->uid, l->uid, l->name);
+	if (l->key_line[RLCONF_GROUP] && o->gid != l->gid)
+		LERR(a, l, key_line(l, RLCONF_GROUP),
+		     "'%s' exists with group %llu, not %u; " KEEPS_FOR_LIFE,
+		     l->name, o->gid, l->gid, l->name);
+	return a->conf.errors == errors;
+}
+
+static int plan_create(struct apply *a, const struct rlconf_limiter *l,
+		       struct item *it)
+{
+	bool ok = become_owner(l);
+
+	become_self();
+	if (!ok) {
+		LERR(a, l, key_line(l, l->key_line[RLCONF_OWNER] ?
+				    RLCONF_OWNER : RLCONF_GROUP),
+		     "cannot create '%s' with this owner and group: that takes root",
+		     l->name);
+		return 0;
+	}
+	it->what = A_CREATE;
+	return add_item(a, it);
+}
+
+/* Compare section @l with the module; add the change it needs, if any. */
+static int plan_limiter(struct apply *a, const struct rlconf_limiter *l)
+{
+	struct item it = { .lim = l };
+	struct owner o;
+	int fd, ret;
+
+	if (!check_config(a, l, &it.want))
+		return 0;
+	fd = rl_open(0);
+	if (fd < 0) {
+		LERR(a, l, l->line, "cannot open %s: %s", RL_DEVICE_PATH,
+		     strerror(-fd));
+		return 0;
+	}
+	ret = rl_attach(fd, l->name, 0, 0, NULL);
+	if (!ret)
+		ret = rl_get_config(fd, &it.have);
+	rl_close(fd);
+	if (ret == -ENOENT)
+		return plan_create(a, l, &it);
+	if (!ret)
+		ret = read_owner(a, l->name, &o);
+	if (ret) {
+		LERR(a, l, l->line, "cannot read the limiter '%s': %s",
+		     l->name, ret == -EACCES ? "permission denied" :
+		     strerror(-ret));
+		return 0;
+	}
+	if (!check_owner(a, l, &o) ||
+	    !memcmp(&it.have, &it.want, sizeof(it.want)))
+		return 0;
+	if (!may_write(a, &o)) {
+		LERR(a, l, l->line,
+		     "cannot change '%s': permission denied (owner %llu, group %llu, mode %04llo)",
+		     l->name, o.uid, o.gid, o.mode);
+		return 0;
+	}
+	it.what = A_CHANGE;
+	return add_item(a, &it);
+}
+
+static int is_name(const struct dirent *d)
+{
+	return rl_name_valid(d->d_name) &&
+	       (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN);
+}
+
+static int byte_order(const struct dirent **x, const struct dirent **y)
+{
+	return strcmp((*x)->d_name, (*y)->d_name);
+}
+
+/*
+ * --prune: the persistent limiters that no file declares and that the
+ * caller may remove (its own; all of them with CAP_SYS_ADMIN).
+ */
+static int plan_prune(struct apply *a)
+{
+	struct item it = { .what = A_REMOVE };
+	struct dirent **ents;
+	struct owner o;
+	int i, n, ret = 0;
+
+	n = scandir(a->sysfs, &ents, is_name, byte_order);
+	if (n < 0) {
+		rlconf_error(&a->conf, a->sysfs, 0, "%s", strerror(errno));
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+
+		if (!ret && !rlconf_find(&a->conf, name) &&
+		    !read_owner(a, name, &o) && o.persistent &&
+		    (a->admin || o.uid == geteuid())) {
+			strcpy(it.removed, name);	/* rl_name_valid() */
+			ret = add_item(a, &it);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return ret;
+}
+
+/* --- the changes ---------------------------------------------------- */
+
+static void fmt_rate(const struct rl_config *cfg, char *buf, size_t len)
+{
+	struct rl_config r = {
+		.rate = cfg->rate,
+		.period_ns = cfg->period_ns,
+	};
+
+	if (rl_format_rate(&r, buf, len) < 0)
+		snprintf(buf, len, "?");
+}
+
+static void field(bool *first, const char *key, const char *from,
+		  const char *to)
+{
+	printf("%s %s ", *first ? ":" : ",", key);
+	if (from)
+		printf("%s -> ", from);
+	fputs(to, stdout);
+	*first = false;
+}
+
+static void field_u64(bool *first, const char *key, const uint64_t *from,
+		      uint64_t to)
+{
+	char f[24], t[24];
+
+	snprintf(t, sizeof(t), "%llu", (unsigned long long)to);
+	if (from)
+		snprintf(f, sizeof(f), "%llu", (unsigned long long)*from);
+	field(first, key, from ? f : NULL, t);
+}
+
+/*
+ * The limits of @want: the fields that differ from @have when @have is
+ * given, else rate and burst and the others not at their defaults.
+ */
+static void print_config(const struct rl_config *have,
+			 const struct rl_config *want, bool *first)
+{
+	bool hu = have && (have->flags & RL_CONFIG_UNLIMITED);
+	bool wu = want->flags & RL_CONFIG_UNLIMITED;
+	char f[RL_RATE_STRLEN], t[RL_RATE_STRLEN];
+	const struct {
+		const char *key;
+		uint64_t have, want, dflt;
+	} nums[] = {
+		{ "burst", have ? have->burst : 0, want->burst, UINT64_MAX },
+		{ "concurrency", have ? have->concurrency : 0,
+		  want->concurrency, 0 },
+		{ "fairness", have ? have->fairness : 0, want->fairness,
+		  RL_FAIRNESS_DEFAULT },
+		{ "catchup", have ? have->catchup : 0, want->catchup,
+		  RL_CATCHUP_STRICT },
+		{ "backlog", have ? have->backlog : 0, want->backlog, 0 },
+	};
+	size_t i;
+
+	fmt_rate(want, t, sizeof(t));
+	if (have)
+		fmt_rate(have, f, sizeof(f));
+	if (!have || strcmp(f, t))
+		field(first, "rate", have ? f : NULL, t);
+	if (have ? hu != wu : wu)
+		field(first, "unlimited", have ? (hu ? "yes" : "no") : NULL,
+		      wu ? "yes" : "no");
+	for (i = 0; i < ARRAY_SIZE(nums); i++) {
+		if (have ? nums[i].have == nums[i].want :
+		    nums[i].want == nums[i].dflt)
+			continue;
+		field_u64(first, nums[i].key, have ? &nums[i].have : NULL,
+			  nums[i].want);
+	}
+}
+
+static const char *item_name(const struct item *it)
+{
+	return it->lim ? it->lim->name : it->removed;
+}
+
+static void print_item(const struct apply *a, const struct item *it)
+{
+	static const char *const done[A_NR] = {
+		"removed", "changed", "created" };
+	static const char *const would[A_NR] = {
+		"would remove", "would change", "would create" };
+	const struct rlconf_limiter *l = it->lim;
+	bool first = true;
+	char mode[8];
+
+	printf("%s %s", (a->dry_run ? would : done)[it->what], item_name(it));
+	if (it->what == A_CHANGE)
+		print_config(&it->have, &it->want, &first);
+	if (it->what == A_CREATE) {
+		print_config(NULL, &it->want, &first);
+		snprintf(mode, sizeof(mode), "%04o", l->mode);
+		field(&first, "mode", NULL, mode);
+		field_u64(&first, "owner", NULL, l->key_line[RLCONF_OWNER] ?
+			  l->uid : geteuid());
+		field_u64(&first, "group", NULL, l->key_line[RLCONF_GROUP] ?
+			  l->gid : getegid());
+	}
+	putchar('\n');
+}
+
+static const char *why(int err)
+{
+	switch (err) {
+	case -EACCES:
+	case -EPERM:
+		return "permission denied";
+	case -EEXIST:
+		return "it exists (created meanwhile)";
+	case -ENOENT:
+		return "it no longer exists";
+	case -ENOSPC:
+		return "too many named limiters";
+	case -EDQUOT:
+		return "too many named limiters of this owner";
+	default:
+		return strerror(-err);
+	}
+}
+
+static int run_item(const struct item *it)
+{
+	const struct rlconf_limiter *l = it->lim;
+	int fd, ret;
+
+	if (it->what == A_REMOVE)
+		return rl_unlink(-1, it->removed);
+	fd = rl_open(0);
+	if (fd < 0)
+		return fd;
+	if (it->what == A_CHANGE) {
+		ret = rl_attach(fd, l->name, 0, 0, NULL);
+		if (!ret)
+			ret = rl_set_config(fd, &it->want);
+	} else if (become_owner(l)) {
+		ret = rl_attach(fd, l->name, RL_ATTACH_CREATE |
+				RL_ATTACH_EXCL | RL_ATTACH_PERSIST, l->mode,
+				&it->want);
+	} else {
+		ret = -EPERM;
+	}
+	become_self();
+	rl_close(fd);
+	return ret;
+}
+
+/* Removals, then changes, then creations; 0 or the exit status. */
+static int run_plan(struct apply *a)
+{
+	static const char *const verb[A_NR] = { "remove", "change", "create" };
+	size_t i, done = 0;
+	int what, ret;
+
+	for (what = 0; what < A_NR; what++) {
+		for (i = 0; i < a->n; i++) {
+			if (a->items[i].what != (enum action)what)
+				continue;
+			ret = a->dry_run ? 0 : run_item(&a->items[i]);
+			if (ret) {
+				fflush(stdout);
+				say("cannot %s '%s': %s", verb[what],
+				    item_name(&a->items[i]), why(ret));
+				say("stopped: %zu of %zu changes made (printed above)",
+				    done, a->n);
+				return 1;
+			}
+			print_item(a, &a->items[i]);
+			done++;
+		}
+	}
+	if (!a->n)
+		printf("rlctl: apply: nothing to change\n");
+	return 0;
+}
+
+/* --- the command ---------------------------------------------------- */
+
+static int nothing_applied(const struct apply *a)
+{
+	say("%u error%s: nothing applied", a->conf.errors,
+	    a->conf.errors == 1 ? "" : "s");
+	return 1;
+}
+
+static int apply(struct apply *a, int npaths, char **paths)
+{
+	const char *env = getenv("RLCTL_SYSFS");
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < (size_t)npaths && !ret; i++)
+		ret = rlconf_load(&a->conf, paths[i]);
+	if (ret)
+		goto nomem;
+	if (a->conf.errors)
+		return nothing_applied(a);
+
+	a->sysfs = env && *env ? env : SYSFS_ROOT;
+	a->admin = is_admin();
+	a->check_fd = rl_open(0);
+	if (a->check_fd == -ENOENT || a->check_fd == -ENODEV ||
+	    a->check_fd == -ENXIO) {
+		say("module not loaded (no %s)", RL_DEVICE_PATH);
+		return 1;
+	}
+	if (a->check_fd < 0) {
+		say("cannot open %s: %s", RL_DEVICE_PATH,
+		    strerror(-a->check_fd));
+		return 1;
+	}
+	for (i = 0; i < a->conf.n && !ret; i++)
+		ret = plan_limiter(a, &a->conf.lim[i]);
+	if (!ret && a->prune)
+		ret = plan_prune(a);
+	if (ret)
+		goto nomem;
+	if (a->conf.errors)
+		return nothing_applied(a);
+	return run_plan(a);
+nomem:
+	say("out of memory: nothing applied");
+	return 1;
+}
+
+int cmd_apply(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "prune", no_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct apply a = { .check_fd = -1 };
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			a.dry_run = true;
+			break;
+		case 'p':
+			a.prune = true;
+			break;
+		default:
+			fprintf(stderr, "rlctl: apply: bad option '%s'\n",
+				argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind == argc) {
+		fprintf(stderr, "usage: rlctl apply [--dry-run] [--prune] PATH...\n");
+		return EXIT_USAGE;
+	}
+	rlconf_init(&a.conf);
+	ret = apply(&a, argc - optind, argv + optind);
+	if (a.check_fd >= 0)
+		rl_close(a.check_fd);
+	free(a.items);
+	rlconf_free(&a.conf);
+	fflush(stdout);
+	return ret;
+}

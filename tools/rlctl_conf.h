@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rlctl_conf.h - the declarative files of "rlctl apply" (ratelimit.d(5)).
+ *
+ * The parser is pure: it reads files and the user and group databases,
+ * never the device, so that the host unit tests can run it. Every problem
+ * is reported as "FILE:LINE: what is wrong" on struct rlconf.err and
+ * counted in struct rlconf.errors; parsing goes on to report them all.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#ifndef RLCTL_CONF_H
+#define RLCTL_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ratelimit.h"
+
+#define RLCONF_DEFAULT_MODE	0644
+#define RLCONF_SUFFIX		".conf"
+
+enum rlconf_key {
+	RLCONF_RATE,
+	RLCONF_BURST,
+	RLCONF_CONCURRENCY,
+	RLCONF_FAIRNESS,
+	RLCONF_CATCHUP,
+	RLCONF_BACKLOG,
+	RLCONF_UNLIMITED,
+	RLCONF_MODE,
+	RLCONF_OWNER,
+	RLCONF_GROUP,
+	RLCONF_NKEYS
+};
+
+/**
+ * struct rlconf_limiter - one [NAME] section
+ * @name:     the limiter's name, valid per rl_name_valid()
+ * @file:     the file it is in (owned by struct rlconf)
+ * @line:     line of the [NAME] header
+ * @key_line: line of each key, 0 for a key the section does not give
+ * @cfg:      the limits: what struct rl_attach.config gets on creation
+ * @mode:     permission bits, RLCONF_DEFAULT_MODE unless given
+ * @uid:      owner, when key_line[RLCONF_OWNER]
+ * @gid:      group, when key_line[RLCONF_GROUP]
+ */
+struct rlconf_limiter {
+	char name[RL_NAME_MAX];
+	const char *file;
+	unsigned int line;
+	unsigned int key_line[RLCONF_NKEYS];
+	struct rl_config cfg;
+	uint32_t mode;
+	uint32_t uid;
+	uint32_t gid;
+};
+
+/**
+ * struct rlconf - the limiters of a set of files
+ * @lim:    the sections in the order read
+ * @n:      their number
+ * @cap:    allocated entries of @lim
+ * @files:  names of the files read (what @lim's file fields point at)
+ * @nfiles: their number
+ * @errors: problems reported so far
+ * @err:    where they are reported (stderr after rlconf_init())
+ * @passwd: the user database for owner names (/etc/passwd)
+ * @group:  the group database for group names (/etc/group)
+ */
+struct rlconf {
+	struct rlconf_limiter *lim;
+	size_t n;
+	size_t cap;
+	char **files;
+	size_t nfiles;
+	unsigned int errors;
+	FILE *err;
+	const char *passwd;
+	const char *group;
+};
+
+void rlconf_init(struct rlconf *c);
+void rlconf_free(struct rlconf *c);
+
+/* The name of a key as written in a file. */
+const char *rlconf_key_name(enum rlconf_key key);
+
+/*
+ * Report a problem as "FILE:LINE: message" (just "FILE: message" for
+ * line 0) and count it.
+ */
+void rlconf_error(struct rlconf *c, const char *file, unsigned int line,
+		  const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * Read the sections of @in, a file named @file. Returns 0, or -ENOMEM
+ * (then @c is still consistent); problems in the text are reported.
+ */
+int rlconf_parse(struct rlconf *c, const char *file, FILE *in);
+
+/*
+ * Read @path: a file, or a directory whose "*.conf" regular files (not
+ * starting with '.') are read in the byte order of their names. A
+ * directory without such files adds nothing and is no error; a missing
+ * path is. Returns 0 or -ENOMEM.
+ */
+int rlconf_load(struct rlconf *c, const char *path);
+
+/* The section named @name, or NULL. */
+const struct rlconf_limiter *rlconf_find(const struct rlconf *c,
+					 const char *name);
+
+#endif /* RLCTL_CONF_H */
