@@ -311,7 +311,7 @@ install-user: lib tools
 	$(SUBST) dist/ratelimit.service.in > $(DESTDIR)$(UNITDIR)/ratelimit.service
 	install -m 644 dist/60-ratelimit.rules $(DESTDIR)$(UDEVRULESDIR)/
 	install -m 644 dist/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
-	@for f in dist/ratelimit.d/*.conf; do \
+	@for f in etc/ratelimit.d/*.conf; do \
 		[ -e "$$f" ] || continue; \
 		t=$(DESTDIR)$(SYSCONFDIR)/ratelimit.d/$${f##*/}; \
 		if [ -e "$$t" ]; then echo "keep $$t"; \
