@@ -10,6 +10,10 @@
 #   make check-debug    selftests on a KASAN/lockdep/UBSAN/kmemleak kernel built
 #                   from linux-source-6.1 (cached in /var/cache/ratelimit)
 #   make check-all  check-matrix and check-debug in one run (what CI runs)
+#   make check-host the Debian packages (make deb) installed, rebooted, used,
+#                   reloaded, removed and purged in a Debian 12 guest with
+#                   systemd (selftests/host/; RL_APPEND=1 adds its results
+#                   to build/results.txt; CI runs it after check-all)
 #   make run        a pacing demo in a QEMU guest (ends by itself; KVER= too)
 #   make shell      an interactive QEMU guest with the module loaded (KVER= too)
 #   make bench      the benchmark in a QEMU guest, results and plots in
@@ -106,8 +110,8 @@ UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
 	-I driver -I tools $(KSFT_CFLAGS)
 
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
-	check check-matrix check-debug check-all vm-build run shell bench \
-	style w1 sparse static install install-module install-user deb clean
+	check check-matrix check-debug check-all check-host vm-build run shell \
+	bench style w1 sparse static install install-module install-user deb clean
 .DELETE_ON_ERROR:
 
 all: module lib tools selftests unit
@@ -322,6 +326,9 @@ install-user: lib tools
 deb:
 	@scripts/deps.sh deb
 	@scripts/deb.sh
+
+check-host:
+	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/run.sh
 
 clean:
 	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)

@@ -11,6 +11,7 @@
 #   debug    what scripts/kdebug.sh needs to build the debug kernel
 #   bench    gnuplot-nox and redis-tools, for make bench
 #   deb      debhelper, dh-dkms and lintian, for make deb
+#   host     mmdebstrap and qemu-img, for make check-host's guest image
 #   matrix   6.1 6.12 6.12-rt;  all  matrix and debug
 # The 6.12 kernels come through their meta-packages, which apt resolves
 # to the current linux-image-6.12.N+deb12-* at install time (see
@@ -28,9 +29,10 @@ for k in "${@:-6.1}"; do
 	debug) pkgs="$pkgs bc flex bison libelf-dev libssl-dev" ;;
 	bench) pkgs="$pkgs gnuplot-nox redis-tools" ;;
 	deb) pkgs="$pkgs debhelper dh-dkms lintian" ;;
+	host) pkgs="$pkgs mmdebstrap qemu-utils e2fsprogs" ;;
 	matrix) exec "$0" 6.1 6.12 6.12-rt ;;
 	all) exec "$0" 6.1 6.12 6.12-rt debug ;;
-	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, deb, matrix, all)" >&2
+	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, deb, host, matrix, all)" >&2
 	   exit 2 ;;
 	esac
 done
