@@ -14,12 +14,19 @@
 #                   of a pristine Debian 12 root (mmdebstrap, from this
 #                   machine's apt sources; cached in /var/cache/ratelimit)
 #                   from a clone of HEAD; needs root. CI runs it too
+#   make check-host the Debian packages (make deb) installed, rebooted, used,
+#                   reloaded, removed and purged in a Debian 12 guest with
+#                   systemd (selftests/host/; RL_APPEND=1 adds its results
+#                   to build/results.txt; CI runs it after check-all)
 #   make run        a pacing demo in a QEMU guest (ends by itself; KVER= too)
 #   make shell      an interactive QEMU guest with the module loaded (KVER= too)
 #   make bench      the benchmark in a QEMU guest, results and plots in
 #                   build/bench (Documentation/performance.md); not in check
 #   make style      checkpatch;  make static: style + W=1 build + sparse
-#   make install    module, library, headers, tools, man pages (PREFIX, DESTDIR)
+#   make install    module, library, headers, tools, man pages, the systemd
+#                   unit, udev rule and modules-load.d entry (PREFIX, DESTDIR);
+#                   install-user: all of it but the module
+#   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
 
@@ -29,6 +36,13 @@ BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+# systemd, udev and modules-load.d read /usr/local/lib/... too, so the
+# default PREFIX works for them.
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
+MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 # The module is built against the running kernel, else the newest one
 # installed (resolved when make starts: make and make install need the
@@ -51,7 +65,7 @@ KBUILD = $(MAKE) -C $(KDIR) M=$(CURDIR) W=1
 B := build
 CFLAGS ?= -O2 -g
 WFLAGS := -Wall -Wextra $(if $(WERROR),-Werror)
-USER_CFLAGS = $(CFLAGS) $(WFLAGS) -I uapi -I lib
+USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -I uapi -I lib
 DEPS = -MMD -MP -MF $@.d
 
 LIB_OBJS := $(patsubst lib/%.c,$(B)/lib/obj/%.o,$(wildcard lib/*.c))
@@ -63,6 +77,20 @@ LIB_PC := $(B)/lib/libratelimit.pc
 TOOL_PARTS := $(wildcard tools/*_*.c)
 TOOLS := $(patsubst tools/%.c,$(B)/tools/%,\
 	$(filter-out $(TOOL_PARTS),$(wildcard tools/*.c)))
+# TOOLS_LINK=shared links the tools against libratelimit.so.1, as the
+# Debian packages do. The default, static, is what the QEMU rig's busybox
+# guest needs, and its targets ask for it. A change of TOOLS_LINK needs a
+# make clean (the binaries keep their names).
+TOOLS_LINK ?= static
+ifeq ($(TOOLS_LINK),shared)
+TOOL_DEPS = $(LIB_SO) $(B)/lib/libratelimit.so
+TOOL_LIBS = -L$(B)/lib -lratelimit -pthread
+else ifeq ($(TOOLS_LINK),static)
+TOOL_DEPS = $(LIB_A)
+TOOL_LIBS = -static -pthread $(LIB_A)
+else
+$(error TOOLS_LINK is static or shared, not $(TOOLS_LINK))
+endif
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/*_test.c))
 # The kernel's kselftest headers, as system headers: under -Wextra their
 # macros would warn about an unused parameter in every TEST().
@@ -89,8 +117,9 @@ USER_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
-	check check-matrix check-debug check-all check-fresh vm-build run \
-	shell bench style w1 sparse static install clean
+	check check-matrix check-debug check-all check-fresh check-host vm-build \
+	run shell bench style w1 sparse static install install-module \
+	install-user deb clean
 .DELETE_ON_ERROR:
 
 all: module lib tools selftests unit
@@ -120,9 +149,14 @@ $(LIB_A): $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+# Files that name install paths, made from their .in templates.
+SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	-e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	-e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+
 $(LIB_PC): lib/libratelimit.pc.in
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+	$(SUBST) $< > $@
 
 $(B)/tools/obj/%.o: tools/%.c
 	@mkdir -p $(@D)
@@ -132,10 +166,10 @@ $(B)/tools/obj/%.o: tools/%.c
 tool_parts = $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(filter tools/$(1)_%,$(TOOL_PARTS)))
 $(foreach t,$(TOOLS),$(eval $(t): $(call tool_parts,$(notdir $(t)))))
 
-$(B)/tools/%: tools/%.c $(LIB_A)
+$(B)/tools/%: tools/%.c $(TOOL_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(DEPS) -static -pthread $(LDFLAGS) -o $@ $< \
-		$(filter %.o,$^) $(LIB_A)
+	$(CC) $(USER_CFLAGS) $(DEPS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) \
+		$(TOOL_LIBS)
 
 $(B)/selftests/%: selftests/%.c $(LIB_A) $(KSFT)
 	@mkdir -p $(@D)
@@ -212,7 +246,7 @@ vm-build:
 	$(if $(filter debug,$(KVER)),@scripts/kdebug.sh)
 	@$(MAKE) --no-print-directory ksrc
 	@kdir=$$(selftests/vm/kernel.sh $(KVER) dir) && \
-		$(MAKE) --no-print-directory all KDIR="$$kdir"
+		$(MAKE) --no-print-directory all KDIR="$$kdir" TOOLS_LINK=static
 
 run: vm-build
 	@$(VM_ENV) selftests/vm/run.sh run
@@ -247,7 +281,8 @@ check-all: CHECK_KVERS = $(MATRIX) debug
 check check-matrix check-debug check-all:
 	@scripts/deps.sh $(CHECK_KVERS)
 	@$(MAKE) --no-print-directory ksrc
-	@$(MAKE) --no-print-directory lib tools selftests unit WERROR=1
+	@$(MAKE) --no-print-directory lib tools selftests unit WERROR=1 \
+		TOOLS_LINK=static
 	@MAKE="$(MAKE)" RL_KVERS="$(CHECK_KVERS)" selftests/vm/check.sh
 
 # The README's first commands on a fresh Debian 12 machine, from a clone
@@ -256,16 +291,30 @@ check-fresh:
 	@scripts/deps.sh fresh
 	@selftests/fresh.sh
 
-install: module lib tools
+# install-user: the library, headers, tools, man pages (with a link per
+# function of libratelimit(3)), bash completion, systemd unit, udev rule,
+# modules-load.d entry and the example configuration (not over an
+# existing one). Debian's packages are built from it (debian/rules), and
+# take DKMS's dkms.conf from $(B)/dist.
+$(B)/dist/dkms.conf: dist/dkms.conf.in Makefile
+	@mkdir -p $(@D)
+	$(SUBST) $< > $@
+
+install: install-module install-user
+
+install-module: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) \
 		modules_install
+
+install-user: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
-		$(DESTDIR)$(BINDIR)
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
+		$(DESTDIR)$(MODULESLOADDIR) $(DESTDIR)$(COMPLETIONDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/ratelimit.d
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libratelimit.so.1 $(DESTDIR)$(LIBDIR)/libratelimit.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
-		lib/libratelimit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libratelimit.pc
+	$(SUBST) lib/libratelimit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libratelimit.pc
 	install -m 644 uapi/linux/ratelimit_dev.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 lib/ratelimit.h $(DESTDIR)$(INCLUDEDIR)/
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
@@ -274,6 +323,28 @@ install: module lib tools
 		echo "install $$m $$d/"; \
 		install -d $$d && install -m 644 $$m $$d/ || exit 1; \
 	done
+	@sed -n '/^\.SH NAME/,/^\\-/p' Documentation/man/libratelimit.3 | \
+		tr ', ' '\n\n' | grep -x 'rl_[a-z_]*' | while read -r f; do \
+		ln -sf libratelimit.3 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
+	done
+	install -m 644 dist/rlctl.bash-completion $(DESTDIR)$(COMPLETIONDIR)/rlctl
+	$(SUBST) dist/ratelimit.service.in > $(DESTDIR)$(UNITDIR)/ratelimit.service
+	install -m 644 dist/60-ratelimit.rules $(DESTDIR)$(UDEVRULESDIR)/
+	install -m 644 dist/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
+	@for f in etc/ratelimit.d/*.conf; do \
+		[ -e "$$f" ] || continue; \
+		t=$(DESTDIR)$(SYSCONFDIR)/ratelimit.d/$${f##*/}; \
+		if [ -e "$$t" ]; then echo "keep $$t"; \
+		else echo "install $$f $$t"; install -m 644 "$$f" "$$t" || exit 1; fi; \
+	done
+
+# The Debian packages, built in a copy of the tree (build/deb), and lintian.
+deb:
+	@scripts/deps.sh deb
+	@scripts/deb.sh
+
+check-host:
+	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/run.sh
 
 clean:
 	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)

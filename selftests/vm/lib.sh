@@ -80,3 +80,23 @@ rl_summary()
 	echo "$line"
 	[ "$f" -eq 0 ]
 }
+
+# What fails a guest's run when it shows in its kernel log, and what a
+# debug kernel says at boot about its checkers, or kmemleak's count of its
+# scans, which is no finding.
+RL_KLOG_BAD='BUG:|WARNING:|Oops|Call Trace|lockdep|possible recursive locking'
+RL_KLOG_BAD="$RL_KLOG_BAD|circular locking|KASAN|UBSAN|unreferenced object"
+RL_KLOG_BAD="$RL_KLOG_BAD|kmemleak:.*leak|general protection|hung_task"
+RL_KLOG_BAD="$RL_KLOG_BAD|blocked for more than|soft lockup|rcu.*stall"
+RL_KLOG_BAD="$RL_KLOG_BAD|Kernel panic|list_(add|del) corruption|refcount_t:"
+RL_KLOG_FINE='command line:|kmemleak: Kernel memory leak detector initialized'
+RL_KLOG_FINE="$RL_KLOG_FINE|kmemleak: [0-9]+ new suspected memory leaks"
+RL_KLOG_FINE="$RL_KLOG_FINE|RCU lockdep checking is enabled"
+
+# rl_klog_bad LOG: the kernel's lines of a serial log (dmesg printed by the
+# guest, and what the kernel printed on the console itself) that fail it.
+rl_klog_bad()
+{
+	grep -E '^\[ *[0-9]+\.[0-9]+\]' "$1" | grep -Eiv "$RL_KLOG_FINE" |
+		grep -E "$RL_KLOG_BAD" | sort -u | head -n 40 || true
+}

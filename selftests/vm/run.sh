@@ -111,11 +111,8 @@ fi
 own=	# summary here, or in the calling check.sh
 [ -n "${RL_RESULTS:-}" ] || { own=1; rl_results_init "$out/results.txt"; }
 
-# What fails a run when it shows in the kernel log.
-bad='BUG:|WARNING:|Oops|Call Trace|lockdep|possible recursive locking'
-bad="$bad|circular locking|KASAN|UBSAN|unreferenced object|kmemleak:.*leak"
-bad="$bad|general protection|hung_task|blocked for more than|soft lockup"
-bad="$bad|rcu.*stall|Kernel panic|list_(add|del) corruption|refcount_t:"
+# What fails a run when it shows in the kernel log (lib.sh).
+bad=$RL_KLOG_BAD
 
 # boot: run the guest once; the serial log in $log, QEMU's status in
 # $out/qemu.rc.
@@ -192,14 +189,10 @@ fi
 # The kernel log: dmesg, printed by the guest between markers, and
 # whatever the kernel printed on the console itself (panics).
 # What a debug kernel says at boot about its checkers is no finding, nor
-# is the count of kmemleak's scans: init.sh scans after the boot, to forget
-# what the boot leaked, and after the run; the latter's report is judged
-# above.
-fine='command line:|kmemleak: Kernel memory leak detector initialized'
-fine="$fine|kmemleak: [0-9]+ new suspected memory leaks"
-fine="$fine|RCU lockdep checking is enabled"
-grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" | grep -Eiv "$fine" |
-	grep -E "$bad" | sort -u | head -n 40 > "$out/bad.txt" || true
+# is the count of kmemleak's scans (lib.sh): init.sh scans after the boot,
+# to forget what the boot leaked, and after the run; the latter's report
+# is judged above.
+rl_klog_bad "$log" > "$out/bad.txt"
 sed 's/^/  /' "$out/bad.txt"
 if ! marker dmesg-end; then
 	rl_result FAIL "${pfx}kernel log clean (dmesg not captured)"
