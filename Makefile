@@ -2,7 +2,8 @@
 #
 # ratelimit: out-of-tree kernel module, libratelimit, tools and tests.
 #
-#   make            module (against KDIR), library, tools, selftests, unit tests
+#   make            module (against KDIR), library, tools; make selftests unit:
+#                   the tests (they need linux-source: make ksrc)
 #   make check      all + static checks + unit tests + selftests in a QEMU guest
 #                   booting Debian's 6.1 kernel; KVER= picks the guest kernel(s):
 #                   6.1, 6.12, 6.12-rt (PREEMPT_RT), debug, or a list of them
@@ -122,7 +123,9 @@ UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 	install-user deb clean
 .DELETE_ON_ERROR:
 
-all: module lib tools selftests unit
+# The selftests and unit tests need kselftest_harness.h (make ksrc, from
+# linux-source): only the check targets and vm-build ask for them.
+all: module lib tools
 
 module:
 	$(if $(KDIR),,$(error no kernel build dir: make deps, or set KDIR))
@@ -246,7 +249,8 @@ vm-build:
 	$(if $(filter debug,$(KVER)),@scripts/kdebug.sh)
 	@$(MAKE) --no-print-directory ksrc
 	@kdir=$$(selftests/vm/kernel.sh $(KVER) dir) && \
-		$(MAKE) --no-print-directory all KDIR="$$kdir" TOOLS_LINK=static
+		$(MAKE) --no-print-directory all selftests KDIR="$$kdir" \
+		TOOLS_LINK=static
 
 run: vm-build
 	@$(VM_ENV) selftests/vm/run.sh run
@@ -302,9 +306,14 @@ $(B)/dist/dkms.conf: dist/dkms.conf.in Makefile
 
 install: install-module install-user
 
+# Debian's headers ship no System.map, so kbuild skips depmod: run it, or
+# modprobe would not find the module.
 install-module: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) \
 		modules_install
+	@rel=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+		$(KDIR)/include/generated/utsrelease.h) && [ -n "$$rel" ] && \
+	echo "depmod $$rel" && depmod $(if $(DESTDIR),-b $(DESTDIR)) "$$rel"
 
 install-user: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \

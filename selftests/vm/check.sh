@@ -42,9 +42,43 @@ first=
 for k in $kvers; do
 	[ "$k" = debug ] || { first=$k; break; }
 done
+# The install path, as a packager or `sudo make install` takes it.
+install_path()
+{
+	d=build/destdir
+	echo "==> make install into a DESTDIR; modprobe finds the module"
+	rm -rf "$d"
+	if $make --no-print-directory -s install DESTDIR="$PWD/$d" \
+		KDIR="$kdir" >/dev/null &&
+	   modprobe --show-depends -d "$d" -S "$release" ratelimit; then
+		rl_result PASS "make install: modprobe finds ratelimit ($first)"
+	else
+		rl_result FAIL "make install: modprobe finds ratelimit ($first)"
+	fi
+	echo "==> make install-user without kernel headers"
+	rm -rf "$d"
+	if $make --no-print-directory -s install-user DESTDIR="$PWD/$d" \
+		KDIR=/nonexistent >/dev/null &&
+	   [ -x "$d/usr/local/bin/rlctl" ]; then
+		rl_result PASS "make install-user needs no kernel headers"
+	else
+		rl_result FAIL "make install-user needs no kernel headers"
+	fi
+	rm -rf "$d"
+	echo "==> make without the kernel source (no kselftest headers)"
+	if KSRC_TARBALL=/nonexistent $make --no-print-directory -s all \
+		B=build/nosrc KDIR="$kdir" >/dev/null; then
+		rl_result PASS "make builds without linux-source"
+	else
+		rl_result FAIL "make builds without linux-source"
+	fi
+	rm -rf build/nosrc
+}
+
 if [ -n "$first" ] && kernel "$first"; then
 	static "checkpatch clean" style
 	static "sparse clean ($first)" sparse
+	install_path
 fi
 
 echo "==> host unit tests"
