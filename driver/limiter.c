@@ -238,30 +238,25 @@ static void rl_grant_chunk(struct rl_limiter *lim, struct rl_waiter *w,
 }
 
 /*
- * Bring the bucket up to @now after a dispatch that granted @n chunks. If
- * they emptied the queue late, the time the grants took to be delivered was
- * not idle time: the bucket stays at the last grant's instant, up to
- * RL_LATE_MAX_NS back, and the next request to arrive gets the tokens of
- * that time (rl_sync_arrival()).
+ * Grants that emptied the queue are being delivered, late, until @now: that
+ * time, up to RL_LATE_MAX_NS, is not idle time. The bucket stays at the
+ * last grant's instant, and the next request to arrive gets the tokens of
+ * that time (rl_sync_arrival()). Called by the dispatch that granted them,
+ * and again by a request woken by its grant, when it is back.
  */
-static void rl_settle(struct rl_limiter *lim, unsigned int n, u64 now)
-{
-	if (n && !lim->nwaiters && !lim->params.unlimited &&
-	    now > lim->bucket.stamp)
-		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
-	rl_refill(lim, now - lim->late);
-}
-
-/*
- * A request woken by its grant is back at @now: if it was the last one
- * queued, the time until it could ask again, up to RL_LATE_MAX_NS, was
- * its delivery, not idle time, as in rl_settle().
- */
-static void rl_settle_woken(struct rl_limiter *lim, u64 now)
+static void rl_credit_late(struct rl_limiter *lim, u64 now)
 {
 	if (!lim->nwaiters && !lim->params.unlimited &&
 	    now > lim->bucket.stamp)
 		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
+}
+
+/* Bring the bucket up to @now after a dispatch that granted @n chunks. */
+static void rl_settle(struct rl_limiter *lim, unsigned int n, u64 now)
+{
+	if (n)
+		rl_credit_late(lim, now);
+	rl_refill(lim, now - lim->late);
 }
 
 /*
@@ -737,7 +732,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 
 	lockdep_assert_held(&lim->lock);
 	if (w->done) {
-		rl_settle_woken(lim, now);
+		rl_credit_late(lim, now);
 		req->wait_ns = now - start;
 		req->ready_ns = w->at;
 		c->waited++;

@@ -282,7 +282,7 @@ static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 		return ret;
 	if (!lim)
 		return -EBADFD;
-	if (req.priority > RL_PRIO_MID && !rl_may_boost(client, req.priority, 1))
+	if (!rl_may_boost(client, req.priority, 1))
 		return -EPERM;
 
 	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
