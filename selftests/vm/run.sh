@@ -159,7 +159,18 @@ check)
 		rc=$(sed -n "s/.*@@rl end $n rc=//p" "$log")
 		sed -n "/@@rl begin $n\$/,/@@rl end $n /p" "$log" |
 			rl_tap "${pfx}selftests/$n" "${rc:-none}"
-	done ;;
+	done
+	# rlctl's --json outputs, printed by its selftest, parsed here by a
+	# real JSON parser.
+	if [ -f "$root/selftests/ratelimit_rlctl_test" ]; then
+		if python3 "$here/json_check.py" "$log" > "$out/json.txt"; then
+			while read -r res what; do
+				rl_result "$res" "${pfx}$what"
+			done < "$out/json.txt"
+		else
+			rl_result FAIL "${pfx}rlctl --json outputs reached the host"
+		fi
+	fi ;;
 run)
 	rl_result "$(check marker 'end demo rc=0')" "${pfx}demo ran" ;;
 bench)
