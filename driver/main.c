@@ -413,10 +413,15 @@ static int rl_open(struct inode *inode, struct file *file)
 static int rl_release(struct inode *inode, struct file *file)
 {
 	struct rl_client *client = file->private_data;
+	struct rl_limiter *lim = client->lim;
 
-	if (client->lim) {
-		rl_limiter_detach(client->lim, client);
-		rl_limiter_put(client->lim);
+	if (lim) {
+		/* Leaving a named limiter may remove its name: a registry op. */
+		if (rl_limiter_named(lim))
+			rl_named_detach(lim, client);
+		else
+			rl_limiter_detach(lim, client);
+		rl_limiter_put(lim);
 	}
 	mutex_destroy(&client->setup);
 	kfree(client);

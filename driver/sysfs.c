@@ -18,9 +18,19 @@
 
 static struct kobject *rl_root;
 
+/**
+ * struct rl_dir - /sys/kernel/ratelimit/<name>
+ * @kobj: the directory; its release frees this
+ * @lim:  the named limiter shown, of which this holds a reference
+ */
+struct rl_dir {
+	struct kobject kobj;
+	struct rl_limiter *lim;
+};
+
 static struct rl_limiter *rl_kobj_limiter(struct kobject *kobj)
 {
-	return container_of(kobj, struct rl_limiter, kobj);
+	return container_of(kobj, struct rl_dir, kobj)->lim;
 }
 
 /* Tunables: one show and one store, told apart by the attribute. */
@@ -200,7 +210,7 @@ static ssize_t persistent_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
 	/*
-	 * No rl_registry_lock: removing the name holds it while waiting for
+	 * No registry lock: removing the name holds it while waiting for
 	 * sysfs readers to leave.
 	 */
 	return sysfs_emit(buf, "%d\n",
@@ -252,20 +262,23 @@ static struct attribute *rl_limiter_attrs[] = {
 };
 ATTRIBUTE_GROUPS(rl_limiter);
 
+/* The directory is gone and nobody holds its kobject: drop the limiter. */
 static void rl_kobj_release(struct kobject *kobj)
 {
-	rl_limiter_destroy(rl_kobj_limiter(kobj));
+	struct rl_dir *dir = container_of(kobj, struct rl_dir, kobj);
+
+	rl_limiter_put(dir->lim);
+	kfree(dir);
 }
 
 /* The files of a limiter belong to its owner, who may tune it. */
 static void rl_kobj_get_ownership(rl_ownership_const struct kobject *kobj,
 				  kuid_t *uid, kgid_t *gid)
 {
-	const struct rl_limiter *lim;
+	const struct rl_dir *dir = container_of(kobj, struct rl_dir, kobj);
 
-	lim = container_of(kobj, struct rl_limiter, kobj);
-	*uid = lim->uid;
-	*gid = lim->gid;
+	*uid = dir->lim->uid;
+	*gid = dir->lim->gid;
 }
 
 static const struct kobj_type rl_ktype = {
@@ -277,37 +290,46 @@ static const struct kobj_type rl_ktype = {
 
 /**
  * rl_sysfs_add() - create /sys/kernel/ratelimit/<name>
- * @lim: a new named limiter
+ * @lim: a new named limiter, its identity set
  *
- * Return: 0, or a negative errno after freeing @lim.
+ * The directory takes a reference to @lim, dropped when it is released
+ * after rl_sysfs_del().
+ *
+ * Return: the directory, or an ERR_PTR() with @lim untouched.
  */
-int rl_sysfs_add(struct rl_limiter *lim)
+struct rl_dir *rl_sysfs_add(struct rl_limiter *lim)
 {
+	struct rl_dir *dir;
 	int ret;
 
-	ret = kobject_init_and_add(&lim->kobj, &rl_ktype, rl_root, "%s",
+	dir = kzalloc(sizeof(*dir), GFP_KERNEL_ACCOUNT);
+	if (!dir)
+		return ERR_PTR(-ENOMEM);
+	rl_limiter_get(lim);
+	dir->lim = lim;
+	ret = kobject_init_and_add(&dir->kobj, &rl_ktype, rl_root, "%s",
 				   lim->name);
 	if (ret)
-		kobject_put(&lim->kobj);
-	return ret;
+		goto err_put_kobj;
+	return dir;
+
+err_put_kobj:
+	/* Its release drops the reference and frees @dir. */
+	kobject_put(&dir->kobj);
+	return ERR_PTR(ret);
 }
 
 /**
  * rl_sysfs_del() - remove /sys/kernel/ratelimit/<name>
- * @lim: a named limiter; returns once no sysfs access to it runs
+ * @dir: the directory, from rl_sysfs_add()
+ *
+ * Returns once no sysfs callback of the directory runs any more; drops the
+ * caller's reference to @dir, which may free the limiter.
  */
-void rl_sysfs_del(struct rl_limiter *lim)
+void rl_sysfs_del(struct rl_dir *dir)
 {
-	kobject_del(&lim->kobj);
-}
-
-/**
- * rl_sysfs_put() - free a named limiter
- * @lim: a named limiter whose directory was removed
- */
-void rl_sysfs_put(struct rl_limiter *lim)
-{
-	kobject_put(&lim->kobj);
+	kobject_del(&dir->kobj);
+	kobject_put(&dir->kobj);
 }
 
 /* Global files. */
