@@ -517,58 +517,17 @@ void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
 	spin_unlock_irq(&lim->lock);
 }
 
-static int rl_param_apply(struct rl_params *p, enum rl_param which, u64 val)
-{
-	switch (which) {
-	case RL_PARAM_RATE:
-		p->rate = val;
-		break;
-	case RL_PARAM_PERIOD:
-		if (!val || val > RL_TOKENS_PERIOD_MAX)
-			return -EINVAL;
-		p->period = val;
-		break;
-	case RL_PARAM_BURST:
-		/* 0 asks for the default, as in struct rl_config. */
-		p->burst = val ?: rl_default_burst(p->rate, p->period);
-		break;
-	case RL_PARAM_UNLIMITED:
-		if (val > 1)
-			return -EINVAL;
-		p->unlimited = val;
-		break;
-	case RL_PARAM_CONCURRENCY:
-		p->concurrency = val;
-		break;
-	case RL_PARAM_FAIRNESS:
-		if (val > RL_TOKENS_FAIRNESS_MAX)
-			return -EINVAL;
-		p->fairness = val ?: RL_FAIRNESS_DEFAULT;
-		break;
-	case RL_PARAM_CATCHUP:
-		if (val > RL_TOKENS_CATCHUP_MAX)
-			return -EINVAL;
-		p->catchup = val ?: RL_TOKENS_CATCHUP_STRICT;
-		break;
-	case RL_PARAM_BACKLOG:
-		p->backlog = val;
-		break;
-	}
-	return rl_params_check(p);
-}
-
 /**
  * rl_limiter_set_param() - change one limit, keeping the state
- * @lim:   the limiter
- * @which: the limit
- * @val:   its new value, with 0 meaning the default where struct
- *         rl_config has one
+ * @lim: the limiter
+ * @t:   the limit, a row of rl_tunables
+ * @val: its new value, with 0 meaning the default where @t has one
  *
  * Like rl_limiter_set_params(), for one field, atomically.
  *
  * Return: 0, or -EINVAL with nothing changed if the result is invalid.
  */
-int rl_limiter_set_param(struct rl_limiter *lim, enum rl_param which,
+int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
 			 u64 val)
 {
 	struct rl_params p;
@@ -576,7 +535,7 @@ int rl_limiter_set_param(struct rl_limiter *lim, enum rl_param which,
 
 	spin_lock_irq(&lim->lock);
 	p = lim->params;
-	ret = rl_param_apply(&p, which, val);
+	ret = rl_tunable_set(t, &p, val) ?: rl_params_check(&p);
 	if (!ret)
 		rl_apply_params(lim, &p, ktime_get_ns());
 	spin_unlock_irq(&lim->lock);

@@ -262,17 +262,45 @@ struct rl_waiter {
 	bool done;
 };
 
-/* Tunables of a limiter that sysfs writes one at a time. */
-enum rl_param {
-	RL_PARAM_RATE,
-	RL_PARAM_PERIOD,
-	RL_PARAM_BURST,
-	RL_PARAM_UNLIMITED,
-	RL_PARAM_CONCURRENCY,
-	RL_PARAM_FAIRNESS,
-	RL_PARAM_CATCHUP,
-	RL_PARAM_BACKLOG,
+/**
+ * struct rl_tunable - a tunable of a limiter (tunables.c)
+ * @name:        its file in the sysfs directory of a named limiter
+ * @param:       offsetof() its field in struct rl_params
+ * @param_size:  sizeof() that field: 1, 4 or 8
+ * @config:      offsetof() its field in struct rl_config
+ * @config_size: sizeof() that field: 4 or 8
+ * @config_flag: the bit of rl_config.flags that it is, or 0 for a field
+ * @mode:        permission bits of its sysfs file (the limiter's owner
+ *               owns it); RL_IOC_SET_CONFIG needs the right to
+ *               reconfigure the limiter, as for every tunable
+ * @min:         least value in force
+ * @max:         largest value in force
+ * @dflt:        what a 0 written asks for, when @default_fn is NULL
+ * @default_fn:  what a 0 written asks for, given the fields before it
+ * @feature:     word of /sys/kernel/ratelimit/features that announces it,
+ *               or NULL
+ */
+struct rl_tunable {
+	const char *name;
+	size_t param;
+	size_t param_size;
+	size_t config;
+	size_t config_size;
+	u32 config_flag;
+	umode_t mode;
+	u64 min;
+	u64 max;
+	u64 dflt;
+	u64 (*default_fn)(const struct rl_params *p);
+	const char *feature;
 };
+
+/* tunables.c: ends with an entry of NULL name. */
+extern const struct rl_tunable rl_tunables[];
+u64 rl_tunable_get(const struct rl_tunable *t, const struct rl_params *p);
+int rl_tunable_set(const struct rl_tunable *t, struct rl_params *p, u64 val);
+int rl_params_from_config(const struct rl_config *cfg, struct rl_params *p);
+void rl_params_to_config(const struct rl_params *p, struct rl_config *cfg);
 
 struct rl_limiter *rl_limiter_create(const struct rl_params *p);
 void rl_limiter_get(struct rl_limiter *lim);
@@ -281,7 +309,7 @@ void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client);
 u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client);
 void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p);
 void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p);
-int rl_limiter_set_param(struct rl_limiter *lim, enum rl_param which,
+int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
 			 u64 val);
 int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 		       struct rl_acquire *req, bool nonblock);

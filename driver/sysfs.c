@@ -11,6 +11,7 @@
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
 
 #include "compat.h"
@@ -33,12 +34,18 @@ static struct rl_limiter *rl_kobj_limiter(struct kobject *kobj)
 	return container_of(kobj, struct rl_dir, kobj)->lim;
 }
 
-/* Tunables: one show and one store, told apart by the attribute. */
+/*
+ * Tunables: one file per row of rl_tunables, made by rl_sysfs_init(); one
+ * show and one store, told apart by the row.
+ */
 
 struct rl_param_attr {
 	struct kobj_attribute kattr;
-	enum rl_param which;
+	const struct rl_tunable *t;
 };
+
+static struct rl_param_attr *rl_param_attrs;
+static struct attribute **rl_param_attr_list;
 
 static ssize_t rl_param_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
@@ -46,36 +53,9 @@ static ssize_t rl_param_show(struct kobject *kobj, struct kobj_attribute *attr,
 	struct rl_param_attr *pa = container_of(attr, struct rl_param_attr,
 						kattr);
 	struct rl_params p;
-	u64 val = 0;
 
 	rl_limiter_get_params(rl_kobj_limiter(kobj), &p);
-	switch (pa->which) {
-	case RL_PARAM_RATE:
-		val = p.rate;
-		break;
-	case RL_PARAM_PERIOD:
-		val = p.period;
-		break;
-	case RL_PARAM_BURST:
-		val = p.burst;
-		break;
-	case RL_PARAM_UNLIMITED:
-		val = p.unlimited;
-		break;
-	case RL_PARAM_CONCURRENCY:
-		val = p.concurrency;
-		break;
-	case RL_PARAM_FAIRNESS:
-		val = p.fairness;
-		break;
-	case RL_PARAM_CATCHUP:
-		val = p.catchup;
-		break;
-	case RL_PARAM_BACKLOG:
-		val = p.backlog;
-		break;
-	}
-	return sysfs_emit(buf, "%llu\n", val);
+	return sysfs_emit(buf, "%llu\n", rl_tunable_get(pa->t, &p));
 }
 
 static ssize_t rl_param_store(struct kobject *kobj,
@@ -90,28 +70,47 @@ static ssize_t rl_param_store(struct kobject *kobj,
 	/* Digits only, as the ABI says: kstrtou64() would take a '+'. */
 	if (!isdigit(buf[0]) || kstrtou64(buf, 10, &val))
 		return -EINVAL;
-	ret = rl_limiter_set_param(rl_kobj_limiter(kobj), pa->which, val);
+	ret = rl_limiter_set_param(rl_kobj_limiter(kobj), pa->t, val);
 	return ret ?: count;
 }
 
-#define RL_PARAM_ATTR(_name, _which)					\
-static struct rl_param_attr rl_attr_##_name = {				\
-	.kattr = {							\
-		.attr = { .name = #_name, .mode = 0644 },		\
-		.show = rl_param_show,					\
-		.store = rl_param_store,				\
-	},								\
-	.which = _which,						\
+/* Make the files of the tunables, for rl_param_group. */
+static int rl_param_attrs_init(void)
+{
+	struct rl_param_attr *pa;
+	unsigned int i, n = 0;
+
+	while (rl_tunables[n].name)
+		n++;
+	rl_param_attrs = kcalloc(n, sizeof(*rl_param_attrs), GFP_KERNEL);
+	if (!rl_param_attrs)
+		return -ENOMEM;
+	rl_param_attr_list = kcalloc(n + 1, sizeof(*rl_param_attr_list),
+				     GFP_KERNEL);
+	if (!rl_param_attr_list)
+		goto err_free_attrs;
+	for (i = 0; i < n; i++) {
+		pa = &rl_param_attrs[i];
+		pa->t = &rl_tunables[i];
+		sysfs_attr_init(&pa->kattr.attr);
+		pa->kattr.attr.name = pa->t->name;
+		pa->kattr.attr.mode = pa->t->mode;
+		pa->kattr.show = rl_param_show;
+		pa->kattr.store = rl_param_store;
+		rl_param_attr_list[i] = &pa->kattr.attr;
+	}
+	return 0;
+
+err_free_attrs:
+	kfree(rl_param_attrs);
+	return -ENOMEM;
 }
 
-RL_PARAM_ATTR(rate, RL_PARAM_RATE);
-RL_PARAM_ATTR(period_ns, RL_PARAM_PERIOD);
-RL_PARAM_ATTR(burst, RL_PARAM_BURST);
-RL_PARAM_ATTR(unlimited, RL_PARAM_UNLIMITED);
-RL_PARAM_ATTR(concurrency, RL_PARAM_CONCURRENCY);
-RL_PARAM_ATTR(fairness, RL_PARAM_FAIRNESS);
-RL_PARAM_ATTR(catchup, RL_PARAM_CATCHUP);
-RL_PARAM_ATTR(backlog, RL_PARAM_BACKLOG);
+static void rl_param_attrs_exit(void)
+{
+	kfree(rl_param_attr_list);
+	kfree(rl_param_attrs);
+}
 
 /* Statistics, as in struct rl_stats: one show, told apart by offset. */
 
@@ -229,14 +228,6 @@ static struct kobj_attribute rl_attr_mode = __ATTR_RO(mode);
 static struct kobj_attribute rl_attr_persistent = __ATTR_RO(persistent);
 
 static struct attribute *rl_limiter_attrs[] = {
-	&rl_attr_rate.kattr.attr,
-	&rl_attr_period_ns.kattr.attr,
-	&rl_attr_burst.kattr.attr,
-	&rl_attr_unlimited.kattr.attr,
-	&rl_attr_concurrency.kattr.attr,
-	&rl_attr_fairness.kattr.attr,
-	&rl_attr_catchup.kattr.attr,
-	&rl_attr_backlog.kattr.attr,
 	&rl_attr_granted.kattr.attr,
 	&rl_attr_requests.kattr.attr,
 	&rl_attr_immediate.kattr.attr,
@@ -260,7 +251,19 @@ static struct attribute *rl_limiter_attrs[] = {
 	&rl_attr_persistent.attr,
 	NULL,
 };
-ATTRIBUTE_GROUPS(rl_limiter);
+
+static const struct attribute_group rl_limiter_group = {
+	.attrs = rl_limiter_attrs,
+};
+
+/* .attrs set by rl_sysfs_init(), before any directory exists. */
+static struct attribute_group rl_param_group;
+
+static const struct attribute_group *rl_limiter_groups[] = {
+	&rl_param_group,
+	&rl_limiter_group,
+	NULL,
+};
 
 /* The directory is gone and nobody holds its kobject: drop the limiter. */
 static void rl_kobj_release(struct kobject *kobj)
@@ -346,11 +349,42 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", RL_ABI_VERSION);
 }
 
+/*
+ * The features of this version, in the order the line has always had;
+ * a tunable's word not among them (rl_tunables[].feature) follows them.
+ */
+static const char *const rl_feature_words[] = {
+	"unlimited", "nonblock", "predict", "named", "sysfs", "priority",
+	"fair-share", "cap", "concurrency", "refund", "catchup",
+};
+
+static bool rl_feature_listed(const char *word, const struct rl_tunable *upto)
+{
+	const struct rl_tunable *t;
+
+	if (match_string(rl_feature_words, ARRAY_SIZE(rl_feature_words),
+			 word) >= 0)
+		return true;
+	for (t = rl_tunables; t < upto; t++)
+		if (t->feature && !strcmp(t->feature, word))
+			return true;
+	return false;
+}
+
 static ssize_t features_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
-	return sysfs_emit(buf,
-			  "unlimited nonblock predict named sysfs priority fair-share cap concurrency refund catchup\n");
+	const struct rl_tunable *t;
+	int len = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(rl_feature_words); i++)
+		len += sysfs_emit_at(buf, len, "%s%s", i ? " " : "",
+				     rl_feature_words[i]);
+	for (t = rl_tunables; t->name; t++)
+		if (t->feature && !rl_feature_listed(t->feature, t))
+			len += sysfs_emit_at(buf, len, " %s", t->feature);
+	return len + sysfs_emit_at(buf, len, "\n");
 }
 
 static struct kobj_attribute rl_attr_count = __ATTR_RO(count);
@@ -377,12 +411,24 @@ int rl_sysfs_init(void)
 {
 	int ret;
 
+	ret = rl_param_attrs_init();
+	if (ret)
+		return ret;
+	rl_param_group.attrs = rl_param_attr_list;
 	rl_root = kobject_create_and_add("ratelimit", kernel_kobj);
-	if (!rl_root)
-		return -ENOMEM;
+	if (!rl_root) {
+		ret = -ENOMEM;
+		goto err_param_attrs;
+	}
 	ret = sysfs_create_group(rl_root, &rl_root_group);
 	if (ret)
-		kobject_put(rl_root);
+		goto err_put_root;
+	return 0;
+
+err_put_root:
+	kobject_put(rl_root);
+err_param_attrs:
+	rl_param_attrs_exit();
 	return ret;
 }
 
@@ -393,4 +439,5 @@ void rl_sysfs_exit(void)
 {
 	sysfs_remove_group(rl_root, &rl_root_group);
 	kobject_put(rl_root);
+	rl_param_attrs_exit();
 }
