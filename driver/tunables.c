@@ -26,8 +26,8 @@ static u64 rl_burst_default(const struct rl_params *p)
 
 /*
  * Every bound fits the field of struct rl_params and of struct rl_config,
- * so a value in bounds is stored whole. In struct rl_config order: a
- * default may depend on the rows before it.
+ * so a value in bounds is stored whole. A default may depend on the rows
+ * before it. In the order of the files in the sysfs ABI document.
  */
 const struct rl_tunable rl_tunables[] = {
 	{
@@ -72,18 +72,6 @@ const struct rl_tunable rl_tunables[] = {
 		.feature = "unlimited",
 	},
 	{
-		.name = "catchup",
-		.param = offsetof(struct rl_params, catchup),
-		.param_size = sizeof_field(struct rl_params, catchup),
-		.config = offsetof(struct rl_config, catchup),
-		.config_size = sizeof_field(struct rl_config, catchup),
-		.mode = 0644,
-		.min = RL_CATCHUP_STRICT,
-		.max = RL_CATCHUP_MAX,
-		.dflt = RL_CATCHUP_STRICT,
-		.feature = "catchup",
-	},
-	{
 		.name = "concurrency",
 		.param = offsetof(struct rl_params, concurrency),
 		.param_size = sizeof_field(struct rl_params, concurrency),
@@ -92,16 +80,6 @@ const struct rl_tunable rl_tunables[] = {
 		.mode = 0644,
 		.max = U64_MAX,
 		.feature = "concurrency",
-	},
-	{
-		.name = "backlog",
-		.param = offsetof(struct rl_params, backlog),
-		.param_size = sizeof_field(struct rl_params, backlog),
-		.config = offsetof(struct rl_config, backlog),
-		.config_size = sizeof_field(struct rl_config, backlog),
-		.mode = 0644,
-		.max = U64_MAX,
-		.feature = "catchup",
 	},
 	{
 		.name = "fairness",
@@ -114,6 +92,28 @@ const struct rl_tunable rl_tunables[] = {
 		.max = RL_TOKENS_FAIRNESS_MAX,
 		.dflt = RL_FAIRNESS_DEFAULT,
 		.feature = "priority",
+	},
+	{
+		.name = "catchup",
+		.param = offsetof(struct rl_params, catchup),
+		.param_size = sizeof_field(struct rl_params, catchup),
+		.config = offsetof(struct rl_config, catchup),
+		.config_size = sizeof_field(struct rl_config, catchup),
+		.mode = 0644,
+		.min = RL_CATCHUP_STRICT,
+		.max = RL_CATCHUP_MAX,
+		.dflt = RL_CATCHUP_STRICT,
+		.feature = "catchup",
+	},
+	{
+		.name = "backlog",
+		.param = offsetof(struct rl_params, backlog),
+		.param_size = sizeof_field(struct rl_params, backlog),
+		.config = offsetof(struct rl_config, backlog),
+		.config_size = sizeof_field(struct rl_config, backlog),
+		.mode = 0644,
+		.max = U64_MAX,
+		.feature = "catchup",
 	},
 	{}
 };
