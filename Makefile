@@ -66,7 +66,7 @@ KBUILD = $(MAKE) -C $(KDIR) M=$(CURDIR) W=1
 B := build
 CFLAGS ?= -O2 -g
 WFLAGS := -Wall -Wextra $(if $(WERROR),-Werror)
-USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -I uapi -I lib
+USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -I uapi -I lib -I tools/common
 DEPS = -MMD -MP -MF $@.d
 
 LIB_OBJS := $(patsubst lib/%.c,$(B)/lib/obj/%.o,$(wildcard lib/*.c))
@@ -74,10 +74,12 @@ LIB_SO := $(B)/lib/libratelimit.so.1
 LIB_A := $(B)/lib/libratelimit.a
 LIB_PC := $(B)/lib/libratelimit.pc
 # tools/NAME.c is the tool NAME; tools/NAME_PART.c are parts of it, linked
-# into it (rlctl_apply.c, rlctl_conf.c: rlctl).
+# into it (rlctl_apply.c, rlctl_conf.c: rlctl); tools/common/*.c are linked
+# into every tool (tool.h).
 TOOL_PARTS := $(wildcard tools/*_*.c)
 TOOLS := $(patsubst tools/%.c,$(B)/tools/%,\
 	$(filter-out $(TOOL_PARTS),$(wildcard tools/*.c)))
+TOOL_COMMON := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/common/*.c))
 # TOOLS_LINK=shared links the tools against libratelimit.so.1, as the
 # Debian packages do. The default, static, is what the QEMU rig's busybox
 # guest needs, and its targets ask for it. A change of TOOLS_LINK needs a
@@ -111,7 +113,7 @@ UNIT_TOOL_OBJS := $(B)/unit/obj/tools/rlctl_conf.o
 UNIT := $(if $(UNIT_DRIVER_SRCS),$(patsubst selftests/unit/%.c,$(B)/unit/%,\
 	$(wildcard selftests/unit/*_test.c)))
 UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
-	-I driver -I tools $(KSFT_CFLAGS)
+	-I driver -I tools -I tools/common $(KSFT_CFLAGS)
 # The version the tools' --version prints (tool.h) and the tests expect;
 # Kbuild reads VERSION from this file for the module's MODULE_VERSION.
 USER_CFLAGS += -D'RL_VERSION="$(VERSION)"'
@@ -167,7 +169,7 @@ $(B)/tools/obj/%.o: tools/%.c
 
 # A tool's parts: the objects of tools/NAME_*.c.
 tool_parts = $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(filter tools/$(1)_%,$(TOOL_PARTS)))
-$(foreach t,$(TOOLS),$(eval $(t): $(call tool_parts,$(notdir $(t)))))
+$(foreach t,$(TOOLS),$(eval $(t): $(call tool_parts,$(notdir $(t))) $(TOOL_COMMON)))
 
 $(B)/tools/%: tools/%.c $(TOOL_DEPS)
 	@mkdir -p $(@D)

@@ -50,9 +50,11 @@
 #include <unistd.h>
 
 #include "ratelimit.h"
+#include "sysfile.h"
+#include "tool.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define NSEC_PER_SEC	1000000000ULL
+TOOL_NAME("rlbench");
+
 #define NSEC_PER_MSEC	1000000ULL
 #define HUGE_RATE	1000000000ULL	/* tokens/s: never the limit */
 #define MAX_WORKERS	64
@@ -160,8 +162,6 @@ static FILE *open_out(const char *file)
 	return f;
 }
 
-static int read_file(const char *path, char *buf, size_t len);
-
 static void write_results(void)
 {
 	struct utsname u;
@@ -234,14 +234,6 @@ static void print_summary(void)
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = {
@@ -261,15 +253,7 @@ static uint64_t scaled(double x, uint64_t min)
 
 static void die(const char *what, int err)
 {
-	fprintf(stderr, "rlbench: %s: %s\n", what, strerror(err < 0 ? -err : err));
-	exit(1);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	exit(tool_fail(1, "%s: %s", what, strerror(err < 0 ? -err : err)));
 }
 
 /* @p-th percentile of sorted @s. */
@@ -453,7 +437,7 @@ static struct shmb *shmb_create(const char *path, uint64_t rate,
 	b->rate = rate;
 	b->burst = burst;
 	b->tokens = burst;
-	b->stamp = now_ns();
+	b->stamp = rl_now_ns();
 	return b;
 }
 
@@ -488,7 +472,7 @@ static void shmb_acquire(struct shmb *b, uint64_t n)
 
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
-		now = now_ns();
+		now = rl_now_ns();
 		shmb_refill(b, now);
 		if (b->tokens >= n) {
 			b->tokens -= n;
@@ -509,7 +493,7 @@ static uint64_t shmb_drain(struct shmb *b)
 	uint64_t got;
 
 	pthread_mutex_lock(&b->lock);
-	shmb_refill(b, now_ns());
+	shmb_refill(b, rl_now_ns());
 	got = b->tokens;
 	b->tokens = 0;
 	pthread_mutex_unlock(&b->lock);
@@ -812,17 +796,17 @@ static void sample_kinds(struct ctx *c, const size_t *n, uint64_t **s)
 			if (done[k] >= n[k])
 				continue;
 			for (i = 0; i < ROUND; i++) {
-				t0 = now_ns();
+				t0 = rl_now_ns();
 				if (do_op(k, c))
 					die(kind_name[k], errno);
-				t1 = now_ns();
+				t1 = rl_now_ns();
 				s[k][done[k]++] = t1 - t0;
 			}
 			more |= done[k] < n[k];
 		}
 	}
 	for (k = 0; k < NKINDS; k++)
-		qsort(s[k], n[k], sizeof(uint64_t), cmp_u64);
+		qsort(s[k], n[k], sizeof(uint64_t), tool_cmp_u64);
 }
 
 static void write_cdf(const char *file, const enum kind *ks, int nk,
@@ -969,11 +953,11 @@ static double race_run(int n, bool procs, enum kind k, uint64_t dur)
 	}
 	while (atomic_load(&race->ready) < n)
 		sleep_ns(NSEC_PER_MSEC);
-	t0 = now_ns();
+	t0 = rl_now_ns();
 	atomic_store(&race->go, 1);
 	sleep_ns(dur);
 	atomic_store(&race->stop, 1);
-	t1 = now_ns();
+	t1 = rl_now_ns();
 	for (i = 0; i < n; i++) {
 		if (procs)
 			waitpid(pid[i], NULL, 0);
@@ -1095,7 +1079,7 @@ static void acc_rl(int fd, uint64_t rate, uint64_t count, uint64_t dur,
 	memset(a, 0, sizeof(*a));
 	a->excess = -INFINITY;
 	cpu0 = cpu_ns();
-	t0 = now_ns();
+	t0 = rl_now_ns();
 	t = t0;
 	while (t - t0 < dur) {
 		memset(&req, 0, sizeof(req));
@@ -1104,7 +1088,7 @@ static void acc_rl(int fd, uint64_t rate, uint64_t count, uint64_t dur,
 		ret = rl_acquire_ex(fd, &req);
 		if (ret)
 			die("acquire", ret);
-		t = now_ns();
+		t = rl_now_ns();
 		total += count;
 		a->calls++;
 		/*
@@ -1171,11 +1155,11 @@ static void *bl_thread(void *arg)
 static uint64_t bl_granted(int fd, uint64_t *t)
 {
 	struct rl_stats st;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = rl_now_ns();
 
 	if (rl_get_stats(fd, &st))
 		die("rl_get_stats", -EIO);
-	*t = (t0 + now_ns()) / 2;
+	*t = (t0 + rl_now_ns()) / 2;
 	return st.granted;
 }
 
@@ -1258,7 +1242,7 @@ static void bench_accuracy(void)
 	/* 10/s: 10^4 tokens take 1000 s (at scale 1), the longest part of the run. */
 	printf("accuracy: 10/s for %.0f s\n",
 	       scaled(ACC_10_NS, 2 * NSEC_PER_SEC) / 1e9);
-	t_cfg = now_ns();
+	t_cfg = rl_now_ns();
 	fd = open_private(10, 0, 0);
 	acc_rl(fd, 10, 1, scaled(ACC_10_NS, 2 * NSEC_PER_SEC), t_cfg, &a);
 	rl_close(fd);
@@ -1267,7 +1251,7 @@ static void bench_accuracy(void)
 		fprintf(f, "10 %.4f %.6f %llu\n", acc_rate(&a), acc_rate(&a) / 10,
 			(unsigned long long)a.tokens);
 
-	t_cfg = now_ns();
+	t_cfg = rl_now_ns();
 	fd = open_private(1000, 0, 0);
 	acc_rl(fd, 1000, 1, scaled(12 * NSEC_PER_SEC, 2 * NSEC_PER_SEC), t_cfg, &a);
 	rl_close(fd);
@@ -1278,7 +1262,7 @@ static void bench_accuracy(void)
 
 	/* The highest rate one caller keeps up with: the last within 1%. */
 	for (i = 0; i < ARRAY_SIZE(sweep); i++) {
-		t_cfg = now_ns();
+		t_cfg = rl_now_ns();
 		fd = open_private(sweep[i], 0, 0);
 		acc_rl(fd, sweep[i], 1, scaled(2 * NSEC_PER_SEC, NSEC_PER_SEC / 2),
 		       t_cfg, &a);
@@ -1331,23 +1315,23 @@ static void bench_wake(void)
 		if (ret != -EAGAIN)
 			die("try_acquire", ret);
 		ret = rl_acquire(fd, 1);
-		t = now_ns();
+		t = rl_now_ns();
 		if (ret)
 			die("acquire", ret);
 		s[ks[0]][i] = t > ready ? t - ready : 0;
 
-		t = now_ns() + gap;
+		t = rl_now_ns() + gap;
 		its.it_value.tv_sec = t / NSEC_PER_SEC;
 		its.it_value.tv_nsec = t % NSEC_PER_SEC;
 		if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) ||
 		    read(tfd, &exp, sizeof(exp)) != sizeof(exp))
 			die("timerfd", errno);
-		s[ks[1]][i] = now_ns() - t;
+		s[ks[1]][i] = rl_now_ns() - t;
 	}
 	close(tfd);
 	rl_close(fd);
 	for (i = 0; i < 2; i++)
-		qsort(s[ks[i]], n, sizeof(uint64_t), cmp_u64);
+		qsort(s[ks[i]], n, sizeof(uint64_t), tool_cmp_u64);
 	r50 = pct(s[ks[0]], n, 50);
 	r99 = pct(s[ks[0]], n, 99);
 	t50 = pct(s[ks[1]], n, 50);
@@ -1396,21 +1380,6 @@ static int write_file(const char *path, const char *val)
 	n = write(fd, val, strlen(val));
 	close(fd);
 	return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
-
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	buf[n] = '\0';
-	return 0;
 }
 
 static const char *tracing_dir(void)
@@ -1575,7 +1544,7 @@ static void bench_idle(void)
 	if (!tr)
 		note("idle", "no tracefs with timer events: LOC interrupts only");
 	race = shared_alloc(sizeof(*race));
-	read_file(par, old, sizeof(old));
+	sysfile_read(par, old, sizeof(old));
 	write_file(par, "4096");
 
 	if (tr)
@@ -1657,7 +1626,7 @@ static void *fair_thread(void *arg)
 				break;
 		} else {
 			shmb_acquire(f->shm, 1);
-			if (now_ns() >= f->end)
+			if (rl_now_ns() >= f->end)
 				break;
 		}
 		f->got++;
@@ -1694,7 +1663,7 @@ static double fair_run(int n, bool rl, uint64_t rate, uint64_t dur,
 	while (atomic_load(&ready) < n)
 		sleep_ns(NSEC_PER_MSEC);
 	for (i = 0; i < n; i++)
-		f[i].end = now_ns() + dur;
+		f[i].end = rl_now_ns() + dur;
 	atomic_store(&go, 1);
 	for (i = 0; i < n; i++) {
 		pthread_join(th[i], NULL);
@@ -1790,7 +1759,7 @@ static double sem_race_run(bool rl, sem_t *sem, uint64_t dur, int *max)
 
 	if (rl)
 		create_named("rlbench-sem", &cfg);
-	t0 = now_ns();
+	t0 = rl_now_ns();
 	for (i = 0; i < 8; i++) {
 		a[i] = (struct sem_arg) { .r = &r, .sem = rl ? NULL : sem,
 					  .fd = rl ? attach("rlbench-sem") : -1 };
@@ -1803,7 +1772,7 @@ static double sem_race_run(bool rl, sem_t *sem, uint64_t dur, int *max)
 		if (rl)
 			rl_close(a[i].fd);
 	}
-	t1 = now_ns();
+	t1 = rl_now_ns();
 	if (rl)
 		rl_unlink(-1, "rlbench-sem");
 	*max = atomic_load(&r.max);
@@ -1815,7 +1784,7 @@ static void peer_acc_child(int which, uint64_t rate, uint64_t burst,
 			   uint64_t dur, struct acc *out)
 {
 	const char *path = "/tmp/rlbench-acc.shm";
-	uint64_t t_cfg = now_ns(), total, t0, t, cpu0, first = 0;
+	uint64_t t_cfg = rl_now_ns(), total, t0, t, cpu0, first = 0;
 	struct shmb *shm = NULL;
 	struct redis r;
 	struct acc a = { .excess = -INFINITY };
@@ -1834,14 +1803,14 @@ static void peer_acc_child(int which, uint64_t rate, uint64_t burst,
 		if (redis_connect(&r))
 			_exit(1);
 		redis_del(&r, "rlbench:acc");
-		t_cfg = now_ns();
+		t_cfg = rl_now_ns();
 		/* The first call creates a full bucket: take all of it. */
 		if (redis_take(&r, "rlbench:acc", rate, burst, burst))
 			_exit(1);
 		total = burst;
 	}
 	cpu0 = cpu_ns();
-	t0 = now_ns();
+	t0 = rl_now_ns();
 	t = t0;
 	while (t - t0 < dur) {
 		if (which == 0) {
@@ -1857,7 +1826,7 @@ static void peer_acc_child(int which, uint64_t rate, uint64_t burst,
 				_exit(1);
 			a.calls += (uint64_t)trips;
 		}
-		t = now_ns();
+		t = rl_now_ns();
 		total++;
 		if (first)
 			a.tokens++;
@@ -2055,7 +2024,7 @@ struct batch_res {
 static void batch_run(uint64_t rate, uint64_t batch, uint64_t dur,
 		      struct batch_res *res)
 {
-	uint64_t t_cfg = now_ns(), burst, total, t0, t, used = 0, sys = 0;
+	uint64_t t_cfg = rl_now_ns(), burst, total, t0, t, used = 0, sys = 0;
 	struct rl_batch b;
 	double bound, excess = -INFINITY;
 	int fd, ret;
@@ -2065,7 +2034,7 @@ static void batch_run(uint64_t rate, uint64_t batch, uint64_t dur,
 	total = drain(fd);
 	if (batch > 1 && rl_batch_open(&b, fd, batch))
 		die("rl_batch_open", EINVAL);
-	t0 = now_ns();
+	t0 = rl_now_ns();
 	t = t0;
 	while (t - t0 < dur) {
 		ret = batch > 1 ? rl_batch_acquire(&b, 1) : rl_acquire(fd, 1);
@@ -2074,13 +2043,13 @@ static void batch_run(uint64_t rate, uint64_t batch, uint64_t dur,
 		used++;
 		/* Check the bound only now and then: it costs a clock read. */
 		if (!(used & 63) || rate < 100000) {
-			t = now_ns();
+			t = rl_now_ns();
 			bound = (double)burst + (double)rate * (double)(t - t_cfg) / 1e9;
 			if ((double)(total + used) - bound > excess)
 				excess = (double)(total + used) - bound;
 		}
 	}
-	t = now_ns();
+	t = rl_now_ns();
 	sys = used;
 	res->refunded = 0;
 	if (batch > 1) {
@@ -2110,7 +2079,7 @@ static double batch_share(uint64_t batch, uint64_t dur, uint64_t *got)
 	for (i = 0; i < 2; i++)
 		fd[i] = attach("rlbench-batch");
 	drain(fd[0]);
-	end = now_ns() + dur;
+	end = rl_now_ns() + dur;
 	pid = fork();
 	if (pid < 0)
 		die("fork", errno);
@@ -2118,13 +2087,13 @@ static double batch_share(uint64_t batch, uint64_t dur, uint64_t *got)
 		uint64_t n = 0;
 
 		rl_batch_open(&b, fd[1], batch);
-		while (now_ns() < end && !rl_batch_acquire(&b, 1))
+		while (rl_now_ns() < end && !rl_batch_acquire(&b, 1))
 			n++;
 		rl_batch_close(&b);
 		sh[1] = n;
 		_exit(0);
 	}
-	while (now_ns() < end && !rl_acquire(fd[0], 1))
+	while (rl_now_ns() < end && !rl_acquire(fd[0], 1))
 		sh[0]++;
 	waitpid(pid, NULL, 0);
 	got[0] = sh[0];
@@ -2279,8 +2248,8 @@ int main(int argc, char **argv)
 		mkdir(opt_dir, 0755);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* Every clock read of the driver (and of the samples) goes there. */
-	if (read_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		      clocksource, sizeof(clocksource)))
+	if (sysfile_read("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+			 clocksource, sizeof(clocksource)) < 0)
 		snprintf(clocksource, sizeof(clocksource), "unknown");
 	clocksource[strcspn(clocksource, "\n")] = '\0';
 	printf("rlbench: clocksource %s, %ld CPUs, scale %g\n", clocksource,

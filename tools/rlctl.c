@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,13 +29,12 @@
 
 #include "ratelimit.h"
 #include "rlctl.h"
-
-#define PROG		"rlctl"
+#include "sysfile.h"
 #include "tool.h"
 
+TOOL_NAME("rlctl");
+
 #define SYSFS_ROOT	"/sys/kernel/ratelimit"
-#define NSEC_PER_SEC	1000000000ULL
-#define EXIT_USAGE	2
 #define DEFAULT_MODE	0644
 #define MAX_WRITES	16
 
@@ -78,7 +76,6 @@ static const struct attr attrs[] = {
 	ATTR(refunded, A_OPT),
 };
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define FIELD(i, a)	((uint64_t *)((char *)(i) + (a)->off))
 
 static void print_usage(void)
@@ -104,28 +101,6 @@ static void print_usage(void)
 		"  -h, --help           show this help\n"
 		"  --version            print the version\n"
 		"RLCTL_SYSFS in the environment replaces " SYSFS_ROOT ".\n");
-}
-
-/* An error other than of the command line: one line, status 1. */
-static int __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tool_vmsg(fmt, ap);
-	va_end(ap);
-	return 1;
-}
-
-/* An error of the command line: one line, the --help line, status 2. */
-static int __attribute__((format(printf, 1, 2))) usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tool_vmsg(fmt, ap);
-	va_end(ap);
-	return tool_try_help(EXIT_USAGE);
 }
 
 /*
@@ -172,25 +147,6 @@ static int check_name(const char *name)
 	return 0;
 }
 
-/* Plain decimal u64, an optional newline at the end (sysfs). */
-static int parse_u64(const char *s, int base, uint64_t *val)
-{
-	uint64_t v = 0;
-	const char *p = s;
-	int d;
-
-	for (; *p >= '0' && *p < '0' + base; p++) {
-		d = *p - '0';
-		if (__builtin_mul_overflow(v, (uint64_t)base, &v) ||
-		    __builtin_add_overflow(v, (uint64_t)d, &v))
-			return -ERANGE;
-	}
-	if (p == s || (*p && strcmp(p, "\n")))
-		return -EINVAL;
-	*val = v;
-	return 0;
-}
-
 /* --- sysfs --------------------------------------------------------- */
 
 static int attr_path(char *buf, size_t len, const char *name, const char *key)
@@ -204,64 +160,15 @@ static int attr_path(char *buf, size_t len, const char *name, const char *key)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* The whole of a file into a new NUL-terminated buffer; NULL on error. */
-static char *read_file(const char *path, int *err)
-{
-	size_t len = 0, size = 4096;
-	char *buf = malloc(size), *nbuf;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !buf) {
-		*err = fd < 0 ? -errno : -ENOMEM;
-		goto fail;
-	}
-	for (;;) {
-		if (len + 1 >= size) {
-			nbuf = realloc(buf, size * 2);
-			if (!nbuf) {
-				*err = -ENOMEM;
-				goto fail;
-			}
-			buf = nbuf;
-			size *= 2;
-		}
-		n = read(fd, buf + len, size - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			*err = -errno;
-			goto fail;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-fail:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return NULL;
-}
-
 static int read_attr(const char *name, const char *key, uint64_t *val)
 {
-	char path[4096], *text;
+	char path[4096];
 	int ret;
 
 	ret = attr_path(path, sizeof(path), name, key);
 	if (ret)
 		return ret;
-	text = read_file(path, &ret);
-	if (!text)
-		return ret;
-	ret = parse_u64(text, strcmp(key, "mode") ? 10 : 8, val);
-	free(text);
-	return ret ? -EIO : 0;
+	return sysfile_read_u64(path, strcmp(key, "mode") ? 10 : 8, val);
 }
 
 static int write_attr(const char *name, const char *key, uint64_t val)
@@ -411,20 +318,6 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
-/* Human duration: "850 ns", "12.3 us", "4.56 ms", "2.001 s". */
-static const char *fmt_ns(char *buf, size_t len, double ns)
-{
-	if (ns < 1e3)
-		snprintf(buf, len, "%.0f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, len, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	return buf;
-}
-
 /*
  * A rate or any positive number to 4 significant digits, without an
  * exponent from 1e-4 up: "0.0002778", "2.5", "1235"; whole from 1e4 to
@@ -523,11 +416,11 @@ static int parse_value(int key, const char *v, struct change *c)
 			return usage("invalid concurrency '%s'", v);
 		break;
 	case K_FAIRNESS:
-		if (parse_u64(v, 10, &val) || val > 1000000)
+		if (sysfile_parse_u64(v, 10, &val) || val > 1000000)
 			return usage("invalid fairness '%s' (0 .. 1000000)", v);
 		break;
 	case K_CATCHUP:
-		if (parse_u64(v, 10, &val) ||
+		if (sysfile_parse_u64(v, 10, &val) ||
 		    (val && (val < RL_CATCHUP_STRICT || val > RL_CATCHUP_MAX)))
 			return usage("invalid catchup '%s' (per-mille, %u .. %u, or 0)",
 				     v, RL_CATCHUP_STRICT, RL_CATCHUP_MAX);
@@ -582,7 +475,7 @@ static int cmd_create(int argc, char **argv)
 			burst = optarg;
 			break;
 		case 'm':
-			if (parse_u64(optarg, 8, &mode) || mode > 0777)
+			if (sysfile_parse_u64(optarg, 8, &mode) || mode > 0777)
 				return usage("invalid mode '%s'", optarg);
 			break;
 		case 'p':
@@ -708,7 +601,7 @@ static int parse_setting(const char *arg, struct change *c)
 		}
 		return 0;
 	case K_PERIOD:
-		if (parse_u64(v, 10, &val) || !val || val > RL_PERIOD_MAX_NS)
+		if (sysfile_parse_u64(v, 10, &val) || !val || val > RL_PERIOD_MAX_NS)
 			return usage("invalid period_ns '%s' (1 .. %llu)", v,
 				     (unsigned long long)RL_PERIOD_MAX_NS);
 		change_set(c, K_PERIOD, val);
@@ -854,14 +747,6 @@ struct client {
 	bool full;		/* the last four fields are there */
 };
 
-static const char *prio_name(uint64_t prio)
-{
-	static const char *const names[] = { "default", "low", "mid", "high",
-					     "user" };
-
-	return prio < ARRAY_SIZE(names) ? names[prio] : "?";
-}
-
 /*
  * Split @line in place. COMM may hold spaces: PID is the first word and
  * the numbers are the last ones. Lines of an older module have GRANTED
@@ -879,7 +764,7 @@ static bool parse_client(char *line, struct client *c)
 	if (!sp)
 		return false;
 	*sp = '\0';
-	if (parse_u64(line, 10, &c->pid))
+	if (sysfile_parse_u64(line, 10, &c->pid))
 		return false;
 	c->comm = sp + 1;
 	/* Up to five numbers from the end, leaving COMM non-empty. */
@@ -894,7 +779,7 @@ static bool parse_client(char *line, struct client *c)
 	for (i = n - 1; i >= k; i--)
 		words[i][-1] = ' ';
 	for (i = 0; i < k; i++)
-		if (parse_u64(words[k - 1 - i], 10, nums[i]))
+		if (sysfile_parse_u64(words[k - 1 - i], 10, nums[i]))
 			return false;
 	c->full = k == 5;
 	return true;
@@ -955,7 +840,7 @@ static void show_clients_text(const struct client *cl, size_t n,
 			snprintf(cap, sizeof(cap), "-");
 		printf(" %8llu %-7s %6llu %10s\n",
 		       (unsigned long long)cl[i].held,
-		       prio_name(cl[i].priority),
+		       tool_prio_name(cl[i].priority, "default"),
 		       (unsigned long long)cl[i].weight, cap);
 	}
 }
@@ -976,7 +861,7 @@ static void show_clients_json(const struct client *cl, size_t n,
 		if (cl[i].full)
 			printf(",\"held\":%llu,\"priority\":\"%s\",\"weight\":%llu,\"cap\":%llu",
 			       (unsigned long long)cl[i].held,
-			       prio_name(cl[i].priority),
+			       tool_prio_name(cl[i].priority, "default"),
 			       (unsigned long long)cl[i].weight,
 			       (unsigned long long)cl[i].cap);
 		putchar('}');
@@ -1006,7 +891,7 @@ static void parse_hist(char *text, struct hist *h)
 		if (!sp)
 			continue;
 		*sp = '\0';
-		if (parse_u64(line, 10, &f) || parse_u64(sp + 1, 10, &c))
+		if (sysfile_parse_u64(line, 10, &f) || sysfile_parse_u64(sp + 1, 10, &c))
 			continue;
 		h->floor[h->n] = f;
 		h->count[h->n++] = c;
@@ -1047,7 +932,7 @@ static void show_hist_text(const struct hist *h)
 	printf("%-14s", "wait p50/90/99");
 	for (i = 0; i < ARRAY_SIZE(percentiles); i++)
 		printf("%s <= %s", i ? "," : "",
-		       fmt_ns(b, sizeof(b), hist_pct(h, percentiles[i])));
+		       tool_fmt_ns(b, sizeof(b), hist_pct(h, percentiles[i])));
 	printf("  (of %llu waits)\n", (unsigned long long)h->total);
 }
 
@@ -1145,9 +1030,9 @@ static void show_text(const char *name, const struct info *info,
 			       attr_note(attrs[i].key, val));
 	}
 	printf("%-14s mean %s, max %s\n", "wait",
-	       fmt_ns(b1, sizeof(b1), info->waited ?
+	       tool_fmt_ns(b1, sizeof(b1), info->waited ?
 		      (double)info->wait_ns_total / info->waited : 0),
-	       fmt_ns(b2, sizeof(b2), info->wait_ns_max));
+	       tool_fmt_ns(b2, sizeof(b2), info->wait_ns_max));
 	if (h)
 		show_hist_text(h);
 }
@@ -1158,7 +1043,7 @@ static char *read_text(const char *name, const char *key, int *err)
 	char path[4096];
 
 	*err = attr_path(path, sizeof(path), name, key);
-	return *err ? NULL : read_file(path, err);
+	return *err ? NULL : sysfile_read_all(path, err);
 }
 
 static int cmd_show(int argc, char **argv)
@@ -1284,11 +1169,6 @@ static int cmd_list(int argc, char **argv)
 
 /* --- watch --------------------------------------------------------- */
 
-static uint64_t now_ns(void)
-{
-	return rl_now_ns();
-}
-
 static void sleep_until(uint64_t t)
 {
 	struct timespec ts = {
@@ -1332,7 +1212,7 @@ static void watch_line(const struct info *prev, const struct info *cur,
 		       fmt_target(b1, sizeof(b1), target),
 		       fmt_num(b3, sizeof(b3), achieved),
 		       (unsigned long long)cur->waiters,
-		       waited ? fmt_ns(b2, sizeof(b2), mean) : "-");
+		       waited ? tool_fmt_ns(b2, sizeof(b2), mean) : "-");
 	}
 	fflush(stdout);
 }
@@ -1363,7 +1243,7 @@ static int cmd_watch(int argc, char **argv)
 					     optarg);
 			break;
 		case 'n':
-			if (parse_u64(optarg, 10, &count) || !count)
+			if (sysfile_parse_u64(optarg, 10, &count) || !count)
 				return usage("invalid count '%s'", optarg);
 			break;
 		case 'j':
@@ -1387,7 +1267,7 @@ static int cmd_watch(int argc, char **argv)
 	if (ret)
 		return info_error(name, ret);
 	interval = (uint64_t)(secs * 1e9);
-	start = now_ns();
+	start = rl_now_ns();
 	tprev = start;
 	if (!json)
 		printf("%9s %14s %14s %8s %12s\n", "TIME", "TARGET/s",
@@ -1395,7 +1275,7 @@ static int cmd_watch(int argc, char **argv)
 	for (i = 1; !count || i <= count; i++) {
 		sleep_until(start + i * interval);
 		ret = load_info(name, &cur);
-		t = now_ns();
+		t = rl_now_ns();
 		if (ret)
 			return info_error(name, ret);
 		watch_line(&prev, &cur, t - tprev, (t - start) / 1e9);
@@ -1468,7 +1348,7 @@ int main(int argc, char **argv)
 			continue;
 		argc -= i;
 		argv += i;
-		argv[0] = PROG;	/* for getopt's messages */
+		argv[0] = (char *)tool_name;	/* for getopt's messages */
 		if (commands[c].fn != cmd_create && commands[c].fn != cmd_watch)
 			argc = take_json(argc, argv);
 		return commands[c].fn(argc, argv);

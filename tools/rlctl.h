@@ -8,6 +8,12 @@
 #ifndef RLCTL_H
 #define RLCTL_H
 
+#include "tool.h"
+
+/* rlctl's errors: 1, or EXIT_USAGE for the command line (tool.h). */
+#define fail(...)	tool_fail(1, __VA_ARGS__)
+#define usage(...)	tool_usage(EXIT_USAGE, __VA_ARGS__)
+
 /*
  * rlctl apply [--dry-run] [--prune] PATH... (rlctl_apply.c): argv[0] is
  * the program, the command's options and operands follow. Returns the

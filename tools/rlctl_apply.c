@@ -36,12 +36,10 @@
 
 #include "rlctl.h"
 #include "rlctl_conf.h"
-#define PROG		"rlctl"
+#include "sysfile.h"
 #include "tool.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define SYSFS_ROOT	"/sys/kernel/ratelimit"
-#define EXIT_USAGE	2
 #define CAP_SYS_ADMIN_BIT	21
 #define MAY_WRITE_BITS	2
 #define KEEPS_FOR_LIFE	\
@@ -93,28 +91,17 @@ static void say(const char *fmt, ...)
 static int read_attr(const struct apply *a, const char *name,
 		     const char *key, int base, unsigned long long *val)
 {
-	char path[PATH_MAX], buf[64], *end;
-	ssize_t n;
-	int fd;
+	char path[PATH_MAX];
+	uint64_t v = 0;
+	int ret;
 
 	if (snprintf(path, sizeof(path), "%s/%s/%s", a->sysfs, name, key) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return (int)n;
-	buf[n] = '\0';
-	errno = 0;
-	*val = strtoull(buf, &end, base);
-	if (errno || end == buf || (*end && strcmp(end, "\n")))
-		return -EIO;
-	return 0;
+	ret = sysfile_read_u64(path, base, &v);
+	if (!ret)
+		*val = v;
+	return ret;
 }
 
 static int read_owner(const struct apply *a, const char *name,

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "ratelimit.h"
-
-#define PROG		"rlpace"
 #include "tool.h"
+
+TOOL_NAME("rlpace");
 
 #define MAX_THREADS	1024
 #define MAX_ACQUIRES	(16U << 20)	/* 128 MiB of recorded waits */
@@ -58,14 +58,6 @@ static void print_usage(void)
 		"  --version    print the version\n");
 }
 
-static const char *prio_name(uint32_t prio)
-{
-	static const char *const names[] = { "mid", "low", "mid", "high",
-					     "user" };
-
-	return prio < 5 ? names[prio] : "?";
-}
-
 static void *worker(void *arg)
 {
 	struct pace *p = arg;
@@ -92,34 +84,6 @@ static void *worker(void *arg)
 		p->waits[i] = req.wait_ns;
 	}
 	return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Human duration: "850 ns", "12.3 us", "4.56 ms", "2.001 s". */
-static const char *fmt_ns(char *buf, size_t len, double ns)
-{
-	if (ns < 1e3)
-		snprintf(buf, len, "%.0f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, len, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	return buf;
-}
-
-static int die(const char *what, const char *arg, int err)
-{
-	fprintf(stderr, "rlpace: %s%s%s%s: %s\n", what, arg ? " '" : "",
-		arg ? arg : "", arg ? "'" : "", strerror(-err));
-	return 1;
 }
 
 static int run(struct pace *p, unsigned int threads)
@@ -170,7 +134,7 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 		printf("%s%s", p->name ? " name=" : "", p->name ? p->name : "");
 		if (p->set_client)
 			printf(" priority=%s weight=%u",
-			       prio_name(p->client.priority),
+			       tool_prio_name(p->client.priority, "mid"),
 			       p->client.weight ? p->client.weight : 1);
 		printf("\n");
 		return;
@@ -181,7 +145,7 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 		printf("limiter       %s\n", spec);
 	if (p->set_client)
 		printf("client        priority %s, weight %u\n",
-		       prio_name(p->client.priority),
+		       tool_prio_name(p->client.priority, "mid"),
 		       p->client.weight ? p->client.weight : 1);
 	if (unlimited)
 		printf("target rate   unlimited\n");
@@ -200,7 +164,7 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 		       (unsigned long long)p->count, bound,
 		       p->count <= bound + 1 ? "held" : "EXCEEDED");
 	}
-	printf("elapsed       %s\n", fmt_ns(b1, sizeof(b1), elapsed));
+	printf("elapsed       %s\n", tool_fmt_ns(b1, sizeof(b1), elapsed));
 	printf("tokens        %llu in %llu acquires of up to %llu\n",
 	       (unsigned long long)p->count, (unsigned long long)n,
 	       (unsigned long long)p->size);
@@ -208,12 +172,12 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 	       (unsigned long long)st->immediate,
 	       (unsigned long long)st->waited);
 	printf("kernel wait   mean %s, max %s\n",
-	       fmt_ns(b1, sizeof(b1), st->waited ?
+	       tool_fmt_ns(b1, sizeof(b1), st->waited ?
 		      (double)st->wait_ns_total / st->waited : 0),
-	       fmt_ns(b2, sizeof(b2), st->wait_ns_max));
+	       tool_fmt_ns(b2, sizeof(b2), st->wait_ns_max));
 	printf("acquire wait  p50 %s, p99 %s\n",
-	       fmt_ns(b1, sizeof(b1), p->waits[(n - 1) * 50 / 100]),
-	       fmt_ns(b2, sizeof(b2), p->waits[(n - 1) * 99 / 100]));
+	       tool_fmt_ns(b1, sizeof(b1), p->waits[(n - 1) * 50 / 100]),
+	       tool_fmt_ns(b2, sizeof(b2), p->waits[(n - 1) * 99 / 100]));
 }
 
 static int open_limiter(struct pace *p, const char *spec,
@@ -230,7 +194,8 @@ static int open_limiter(struct pace *p, const char *spec,
 	}
 	if (!p->name) {
 		ret = rl_set_config(p->fd, cfg);
-		return ret ? die("cannot set rate", spec, ret) : 0;
+		return ret ? tool_fail(1, "cannot set rate '%s': %s", spec,
+					 strerror(-ret)) : 0;
 	}
 	/* With a rate: create it if missing, open to everybody. */
 	ret = rl_attach(p->fd, p->name, spec ? RL_ATTACH_CREATE : 0, 0666,
@@ -241,9 +206,11 @@ static int open_limiter(struct pace *p, const char *spec,
 	else if (ret == -EACCES)
 		fprintf(stderr, "rlpace: permission denied for '%s'\n", p->name);
 	else if (ret == -EINVAL && spec)
-		return die("invalid rate for", p->name, ret);
+		return tool_fail(1, "invalid rate for '%s': %s", p->name,
+				 strerror(-ret));
 	else if (ret)
-		return die("cannot attach to", p->name, ret);
+		return tool_fail(1, "cannot attach to '%s': %s", p->name,
+				 strerror(-ret));
 	return ret ? 1 : 0;
 }
 
@@ -262,7 +229,7 @@ int main(int argc, char **argv)
 	bool quiet = false;
 	int opt, ret;
 
-	argv[0] = PROG;	/* for getopt's messages */
+	argv[0] = (char *)tool_name;	/* for getopt's messages */
 	while ((opt = getopt_long(argc, argv, "r:N:n:s:t:P:W:qh", opts,
 				  NULL)) != -1) {
 		switch (opt) {
@@ -337,7 +304,7 @@ int main(int argc, char **argv)
 				  (unsigned long long)p.acquires);
 	p.waits = calloc(p.acquires, sizeof(*p.waits));
 	if (!p.waits)
-		return die("cannot allocate", NULL, -ENOMEM);
+		return tool_fail(1, "cannot allocate: %s", strerror(ENOMEM));
 
 	ret = open_limiter(&p, spec, &cfg);
 	if (ret)
@@ -347,35 +314,38 @@ int main(int argc, char **argv)
 		if (ret == -ENOTTY)
 			fprintf(stderr, "rlpace: the loaded module has no priorities or weights\n");
 		if (ret)
-			return die("cannot set the priority and weight", NULL,
-				   ret);
+			return tool_fail(1, "cannot set the priority and weight: %s",
+					 strerror(-ret));
 	}
 	ret = rl_get_config(p.fd, &cfg);
 	if (ret)
-		return die("cannot read the configuration", NULL, ret);
+		return tool_fail(1, "cannot read the configuration: %s",
+				 strerror(-ret));
 	if (!(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate)
 		fprintf(stderr, "rlpace: '%s' is paused (rate 0); waiting until it is resumed\n",
 			p.name);
 	ret = rl_get_stats(p.fd, &st0);	/* a named limiter may be in use */
 	if (ret)
-		return die("cannot read statistics", NULL, ret);
+		return tool_fail(1, "cannot read statistics: %s",
+				 strerror(-ret));
 	p.start_tokens = st0.available;
 
 	start = rl_now_ns();
 	ret = run(&p, (unsigned int)threads);
 	elapsed = rl_now_ns() - start;
 	if (ret)
-		return die("acquire", NULL, ret);
+		return tool_fail(1, "acquire: %s", strerror(-ret));
 	ret = rl_get_stats(p.fd, &st);
 	if (!ret)	/* the limits in force now: sysfs may change them */
 		ret = rl_get_config(p.fd, &cfg);
 	if (ret)
-		return die("cannot read statistics", NULL, ret);
+		return tool_fail(1, "cannot read statistics: %s",
+				 strerror(-ret));
 	st.immediate -= st0.immediate;
 	st.waited -= st0.waited;
 	st.wait_ns_total -= st0.wait_ns_total;
 
-	qsort(p.waits, p.acquires, sizeof(*p.waits), cmp_u64);
+	qsort(p.waits, p.acquires, sizeof(*p.waits), tool_cmp_u64);
 	report(&p, &cfg, elapsed, &st, quiet);
 	rl_close(p.fd);
 	free(p.waits);

@@ -19,7 +19,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,15 +30,17 @@
 
 #include "ratelimit.h"
 
-#define PROG		"rlrun"
 #include "tool.h"
+
+TOOL_NAME("rlrun");
 
 #define EXIT_TEMPFAIL	75	/* sysexits.h EX_TEMPFAIL */
 #define EXIT_FAIL	125
 #define EXIT_CANNOT_RUN	126
 #define EXIT_NOT_FOUND	127
-#define NSEC_PER_SEC	1000000000ULL
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* An error of rlrun, not of the command line: one line, status 125. */
+#define fail(...)	tool_fail(EXIT_FAIL, __VA_ARGS__)
 
 static pid_t child_pid;	/* of the command, for forward() */
 
@@ -59,17 +60,6 @@ static void print_usage(void)
 		"  --version       print the version\n"
 		"Exit status: CMD's (128+N if killed by signal N), 75 on timeout,\n"
 		"125 on errors of rlrun, 126/127 if CMD cannot be run / is not found.\n");
-}
-
-/* An error of rlrun, not of the command line: one line, status 125. */
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tool_vmsg(fmt, ap);
-	va_end(ap);
-	return EXIT_FAIL;
 }
 
 /* "1.5", "1.5s", "200ms", "2min", "1h" into ns; at most a day. */
@@ -269,7 +259,7 @@ int main(int argc, char **argv)
 	bool verbose = false;
 	int opt, fd, ret, prio = RL_PRIO_DEFAULT;
 
-	argv[0] = PROG;	/* for getopt's messages */
+	argv[0] = (char *)tool_name;	/* for getopt's messages */
 	/* "+": options end at the command, which has its own. */
 	while ((opt = getopt_long(argc, argv, "+n:c:w:C:P:vh", opts,
 				  NULL)) != -1) {
