@@ -24,8 +24,9 @@
 #   make bench      the benchmark in a QEMU guest, results and plots in
 #                   build/bench (Documentation/performance.md); not in check
 #   make style      checkpatch;  make static: style + W=1 build + sparse
-#   make install    module, library, headers, tools, man pages, the systemd
-#                   unit, udev rule and modules-load.d entry (PREFIX, DESTDIR);
+#   make install    module, library, headers, tools (not rlbench), man pages,
+#                   the systemd unit, udev rule and modules-load.d entry
+#                   (PREFIX, DESTDIR);
 #                   install-user: all of it but the module
 #   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
 #   make deps       install the Debian packages all of this needs (KVER= too;
@@ -81,7 +82,8 @@ TOOLS := $(patsubst tools/%.c,$(B)/tools/%,\
 	$(filter-out $(TOOL_PARTS),$(wildcard tools/*.c)))
 TOOL_COMMON := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/common/*.c))
 # The benchmark of make bench, tools/bench/*.c: built for the QEMU rig
-# (make all, check, bench).
+# (make all, check, bench), never installed (install-user, the Debian
+# packages).
 RLBENCH := $(B)/tools/rlbench
 BENCH_OBJS := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/bench/*.c))
 # TOOLS_LINK=shared links the tools against libratelimit.so.1, as the
@@ -309,10 +311,10 @@ check-fresh:
 	@scripts/deps.sh fresh
 	@selftests/fresh.sh
 
-# install-user: the library, headers, tools, man pages (with a link per
-# function of libratelimit(3)), bash completion, systemd unit, udev rule,
-# modules-load.d entry and the example configuration (not over an
-# existing one). Debian's packages are built from it (debian/rules), and
+# install-user: the library, headers, tools but rlbench, man pages (with a
+# link per function of libratelimit(3)), bash completion, systemd unit,
+# udev rule, modules-load.d entry and the example configuration (not over
+# an existing one). Debian's packages are built from it (debian/rules), and
 # take DKMS's dkms.conf from $(B)/dist.
 $(B)/dist/dkms.conf: dist/dkms.conf.in Makefile
 	@mkdir -p $(@D)
@@ -329,7 +331,7 @@ install-module: module
 		$(KDIR)/include/generated/utsrelease.h) && [ -n "$$rel" ] && \
 	echo "depmod $$rel" && depmod $(if $(DESTDIR),-b $(DESTDIR)) "$$rel"
 
-install-user: lib tools rlbench
+install-user: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
 		$(DESTDIR)$(MODULESLOADDIR) $(DESTDIR)$(COMPLETIONDIR) \
@@ -340,7 +342,7 @@ install-user: lib tools rlbench
 	$(SUBST) lib/libratelimit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libratelimit.pc
 	install -m 644 uapi/linux/ratelimit_dev.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 lib/ratelimit.h $(DESTDIR)$(INCLUDEDIR)/
-	$(if $(TOOLS),install -m 755 $(TOOLS) $(RLBENCH) $(DESTDIR)$(BINDIR)/)
+	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
 	@for m in $(wildcard Documentation/man/*.[1-8]); do \
 		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
 		echo "install $$m $$d/"; \
