@@ -108,10 +108,33 @@ static int run(struct pace *p, unsigned int threads)
 	return atomic_load(&p->err);
 }
 
+/* The lines of the report about time: elapsed, grants and waits. */
+static void report_waits(const struct pace *p, uint64_t elapsed,
+			 const struct rl_stats *st)
+{
+	uint64_t n = p->acquires;
+	char b1[32], b2[32];
+
+	printf("elapsed       %s\n", tool_fmt_ns(b1, sizeof(b1), elapsed));
+	printf("tokens        %llu in %llu acquires of up to %llu\n",
+	       (unsigned long long)p->count, (unsigned long long)n,
+	       (unsigned long long)p->size);
+	printf("grants        %llu immediate, %llu waited\n",
+	       (unsigned long long)st->immediate,
+	       (unsigned long long)st->waited);
+	printf("kernel wait   mean %s, max %s\n",
+	       tool_fmt_ns(b1, sizeof(b1), st->waited ?
+			   (double)st->wait_ns_total / st->waited : 0),
+	       tool_fmt_ns(b2, sizeof(b2), st->wait_ns_max));
+	printf("acquire wait  p50 %s, p99 %s\n",
+	       tool_fmt_ns(b1, sizeof(b1), p->waits[(n - 1) * 50 / 100]),
+	       tool_fmt_ns(b2, sizeof(b2), p->waits[(n - 1) * 99 / 100]));
+}
+
 static void report(const struct pace *p, const struct rl_config *cfg,
 		   uint64_t elapsed, const struct rl_stats *st, bool quiet)
 {
-	char spec[RL_RATE_STRLEN], b1[32], b2[32];
+	char spec[RL_RATE_STRLEN];
 	bool unlimited = cfg->flags & RL_CONFIG_UNLIMITED;
 	double target = unlimited ? 0 : cfg->rate * 1e9 / cfg->period_ns;
 	double achieved = elapsed ? p->count * 1e9 / elapsed : 0;
@@ -124,7 +147,6 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 			 p->count - p->start_tokens : 0;
 	double steady = elapsed ? paced * 1e9 / elapsed : 0;
 	double bound = p->start_tokens + target * elapsed / 1e9;
-	uint64_t n = p->acquires;
 
 	rl_format_rate(cfg, spec, sizeof(spec));
 	if (quiet) {
@@ -164,20 +186,7 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 		       (unsigned long long)p->count, bound,
 		       p->count <= bound + 1 ? "held" : "EXCEEDED");
 	}
-	printf("elapsed       %s\n", tool_fmt_ns(b1, sizeof(b1), elapsed));
-	printf("tokens        %llu in %llu acquires of up to %llu\n",
-	       (unsigned long long)p->count, (unsigned long long)n,
-	       (unsigned long long)p->size);
-	printf("grants        %llu immediate, %llu waited\n",
-	       (unsigned long long)st->immediate,
-	       (unsigned long long)st->waited);
-	printf("kernel wait   mean %s, max %s\n",
-	       tool_fmt_ns(b1, sizeof(b1), st->waited ?
-		      (double)st->wait_ns_total / st->waited : 0),
-	       tool_fmt_ns(b2, sizeof(b2), st->wait_ns_max));
-	printf("acquire wait  p50 %s, p99 %s\n",
-	       tool_fmt_ns(b1, sizeof(b1), p->waits[(n - 1) * 50 / 100]),
-	       tool_fmt_ns(b2, sizeof(b2), p->waits[(n - 1) * 99 / 100]));
+	report_waits(p, elapsed, st);
 }
 
 static int open_limiter(struct pace *p, const char *spec,
@@ -214,125 +223,173 @@ static int open_limiter(struct pace *p, const char *spec,
 	return ret ? 1 : 0;
 }
 
-int main(int argc, char **argv)
+/* The options of the command line that are not in struct pace. */
+struct args {
+	const char *spec;	/* -r, or NULL */
+	uint64_t threads;	/* -t */
+	bool quiet;		/* -q */
+};
+
+/* One option @opt (with optarg) into @p and @a: 0, or the exit status. */
+static int parse_option(int opt, struct pace *p, struct args *a)
+{
+	uint64_t val;
+	int ret;
+
+	switch (opt) {
+	case 'r':
+		a->spec = optarg;
+		return 0;
+	case 'N':
+		if (!rl_name_valid(optarg))
+			return tool_usage(1, "invalid name '%s'", optarg);
+		p->name = optarg;
+		return 0;
+	case 'n':
+		if (rl_parse_amount(optarg, &p->count) || !p->count)
+			return tool_usage(1, "invalid count '%s'", optarg);
+		return 0;
+	case 's':
+		if (rl_parse_amount(optarg, &p->size) || !p->size)
+			return tool_usage(1, "invalid size '%s'", optarg);
+		return 0;
+	case 't':
+		if (rl_parse_amount(optarg, &a->threads) || !a->threads ||
+		    a->threads > MAX_THREADS)
+			return tool_usage(1,
+					  "invalid thread count '%s' (1 .. %d)",
+					  optarg, MAX_THREADS);
+		return 0;
+	case 'P':
+		ret = rl_parse_priority(optarg);
+		if (ret < 0)
+			return tool_usage(1,
+					  "invalid priority '%s' (low, mid, high, user)",
+					  optarg);
+		p->client.priority = (uint32_t)ret;
+		p->set_client = true;
+		return 0;
+	case 'W':
+		if (rl_parse_amount(optarg, &val) || !val ||
+		    val > RL_WEIGHT_MAX)
+			return tool_usage(1,
+					  "invalid weight '%s' (1 .. %d)",
+					  optarg, RL_WEIGHT_MAX);
+		p->client.weight = (uint32_t)val;
+		p->set_client = true;
+		return 0;
+	case 'q':
+		a->quiet = true;
+		return 0;
+	default:	/* getopt said what */
+		return tool_try_help(1);
+	}
+}
+
+/*
+ * The command line into @p, @a and, with -r, @cfg: -1 to go on, or the
+ * exit status (0 after --help and --version).
+ */
+static int parse_args(int argc, char **argv, struct pace *p, struct args *a,
+		      struct rl_config *cfg)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct pace p = { .count = 100, .size = 1 };
-	const char *spec = NULL;
-	struct rl_config cfg;
-	struct rl_stats st0, st;
-	uint64_t threads = 1, start, elapsed, val;
-	bool quiet = false;
 	int opt, ret;
 
-	argv[0] = (char *)tool_name;	/* for getopt's messages */
 	while ((opt = getopt_long(argc, argv, "r:N:n:s:t:P:W:qh", opts,
 				  NULL)) != -1) {
-		switch (opt) {
-		case 'r':
-			spec = optarg;
-			break;
-		case 'N':
-			if (!rl_name_valid(optarg))
-				return tool_usage(1, "invalid name '%s'", optarg);
-			p.name = optarg;
-			break;
-		case 'n':
-			if (rl_parse_amount(optarg, &p.count) || !p.count)
-				return tool_usage(1, "invalid count '%s'", optarg);
-			break;
-		case 's':
-			if (rl_parse_amount(optarg, &p.size) || !p.size)
-				return tool_usage(1, "invalid size '%s'", optarg);
-			break;
-		case 't':
-			if (rl_parse_amount(optarg, &threads) || !threads ||
-			    threads > MAX_THREADS)
-				return tool_usage(1,
-						  "invalid thread count '%s' (1 .. %d)",
-						  optarg, MAX_THREADS);
-			break;
-		case 'P':
-			ret = rl_parse_priority(optarg);
-			if (ret < 0)
-				return tool_usage(1,
-						  "invalid priority '%s' (low, mid, high, user)",
-						  optarg);
-			p.client.priority = (uint32_t)ret;
-			p.set_client = true;
-			break;
-		case 'W':
-			if (rl_parse_amount(optarg, &val) || !val ||
-			    val > RL_WEIGHT_MAX)
-				return tool_usage(1,
-						  "invalid weight '%s' (1 .. %d)",
-						  optarg, RL_WEIGHT_MAX);
-			p.client.weight = (uint32_t)val;
-			p.set_client = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
+		if (opt == 'h') {
 			print_usage();
 			return 0;
-		case TOOL_OPT_VERSION:
-			return tool_version();
-		default:	/* getopt said what */
-			return tool_try_help(1);
 		}
+		if (opt == TOOL_OPT_VERSION)
+			return tool_version();
+		ret = parse_option(opt, p, a);
+		if (ret)
+			return ret;
 	}
-	if (!spec && !p.name)
+	if (!a->spec && !p->name)
 		return tool_usage(1, "missing -r RATESPEC or -N NAME");
 	if (optind != argc)
 		return tool_usage(1, "unexpected argument '%s'", argv[optind]);
-	if (spec) {
-		ret = rl_parse_rate(spec, &cfg);
+	if (a->spec) {
+		ret = rl_parse_rate(a->spec, cfg);
 		if (ret)
-			return tool_usage(1, "invalid rate spec '%s': %s", spec,
+			return tool_usage(1, "invalid rate spec '%s': %s", a->spec,
 					  strerror(-ret));
 	}
-	if (spec && !p.name && !(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate)
+	if (a->spec && !p->name && !(cfg->flags & RL_CONFIG_UNLIMITED) &&
+	    !cfg->rate)
 		return tool_usage(1, "rate 0 pauses the limiter; nothing would be granted");
-	p.acquires = p.count / p.size + !!(p.count % p.size);
-	if (p.acquires > MAX_ACQUIRES)
+	p->acquires = p->count / p->size + !!(p->count % p->size);
+	if (p->acquires > MAX_ACQUIRES)
 		return tool_usage(1, "too many acquires (%llu); use a larger -s",
-				  (unsigned long long)p.acquires);
-	p.waits = calloc(p.acquires, sizeof(*p.waits));
-	if (!p.waits)
-		return tool_fail(1, "cannot allocate: %s", strerror(ENOMEM));
+				  (unsigned long long)p->acquires);
+	return -1;
+}
 
-	ret = open_limiter(&p, spec, &cfg);
+/*
+ * The limiter of @p open (created with @spec, @cfg), the client set: its
+ * configuration into @cfg, its statistics into @st0; 0 or the exit status.
+ */
+static int start(struct pace *p, const char *spec, struct rl_config *cfg,
+		 struct rl_stats *st0)
+{
+	int ret;
+
+	ret = open_limiter(p, spec, cfg);
 	if (ret)
 		return ret;
-	if (p.set_client) {
-		ret = rl_set_client(p.fd, &p.client);
+	if (p->set_client) {
+		ret = rl_set_client(p->fd, &p->client);
 		if (ret == -ENOTTY)
 			fprintf(stderr, "rlpace: the loaded module has no priorities or weights\n");
 		if (ret)
 			return tool_fail(1, "cannot set the priority and weight: %s",
 					 strerror(-ret));
 	}
-	ret = rl_get_config(p.fd, &cfg);
+	ret = rl_get_config(p->fd, cfg);
 	if (ret)
 		return tool_fail(1, "cannot read the configuration: %s",
 				 strerror(-ret));
-	if (!(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate)
+	if (!(cfg->flags & RL_CONFIG_UNLIMITED) && !cfg->rate)
 		fprintf(stderr, "rlpace: '%s' is paused (rate 0); waiting until it is resumed\n",
-			p.name);
-	ret = rl_get_stats(p.fd, &st0);	/* a named limiter may be in use */
+			p->name);
+	ret = rl_get_stats(p->fd, st0);	/* a named limiter may be in use */
 	if (ret)
 		return tool_fail(1, "cannot read statistics: %s",
 				 strerror(-ret));
-	p.start_tokens = st0.available;
+	p->start_tokens = st0->available;
+	return 0;
+}
 
-	start = rl_now_ns();
-	ret = run(&p, (unsigned int)threads);
-	elapsed = rl_now_ns() - start;
+int main(int argc, char **argv)
+{
+	struct pace p = { .count = 100, .size = 1 };
+	struct args a = { .threads = 1 };
+	struct rl_config cfg;
+	struct rl_stats st0, st;
+	uint64_t start_ns, elapsed;
+	int ret;
+
+	argv[0] = (char *)tool_name;	/* for getopt's messages */
+	ret = parse_args(argc, argv, &p, &a, &cfg);
+	if (ret >= 0)
+		return ret;
+	p.waits = calloc(p.acquires, sizeof(*p.waits));
+	if (!p.waits)
+		return tool_fail(1, "cannot allocate: %s", strerror(ENOMEM));
+	ret = start(&p, a.spec, &cfg, &st0);
+	if (ret)
+		return ret;
+
+	start_ns = rl_now_ns();
+	ret = run(&p, (unsigned int)a.threads);
+	elapsed = rl_now_ns() - start_ns;
 	if (ret)
 		return tool_fail(1, "acquire: %s", strerror(-ret));
 	ret = rl_get_stats(p.fd, &st);
@@ -346,7 +403,7 @@ int main(int argc, char **argv)
 	st.wait_ns_total -= st0.wait_ns_total;
 
 	qsort(p.waits, p.acquires, sizeof(*p.waits), tool_cmp_u64);
-	report(&p, &cfg, elapsed, &st, quiet);
+	report(&p, &cfg, elapsed, &st, a.quiet);
 	rl_close(p.fd);
 	free(p.waits);
 	return 0;

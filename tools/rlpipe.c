@@ -211,41 +211,45 @@ static int copy(int lfd, char *buf, size_t size, bool show)
 	return ret;
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+struct args {
+	const char *name;	/* -n, or NULL */
+	const char *spec;	/* -r, or NULL */
+	uint64_t size;		/* -b, 0 for the default */
+	bool show;		/* -p */
+	struct rl_config cfg;	/* of -r */
+};
+
+/* The command line into @a: -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *name = NULL, *spec = NULL;
-	uint64_t size = 0;
-	struct rl_config cfg;
-	bool show = false;
-	int opt, fd, ret;
-	char *buf;
+	int opt;
 
-	argv[0] = (char *)tool_name;	/* for getopt's messages */
 	while ((opt = getopt_long(argc, argv, "n:r:b:ph", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!rl_name_valid(optarg))
 				return tool_usage(EXIT_USAGE, "invalid name '%s'",
 						  optarg);
-			name = optarg;
+			a->name = optarg;
 			break;
 		case 'r':
-			spec = optarg;
+			a->spec = optarg;
 			break;
 		case 'b':
-			if (rl_parse_amount(optarg, &size) || !size ||
-			    size > MAX_BUF)
+			if (rl_parse_amount(optarg, &a->size) || !a->size ||
+			    a->size > MAX_BUF)
 				return tool_usage(EXIT_USAGE,
 						  "invalid buffer size '%s' (1 .. 64MiB)",
 						  optarg);
 			break;
 		case 'p':
-			show = true;
+			a->show = true;
 			break;
 		case 'h':
 			print_usage();
@@ -256,26 +260,43 @@ int main(int argc, char **argv)
 			return tool_try_help(EXIT_USAGE);
 		}
 	}
-	if (!name && !spec)
+	if (!a->name && !a->spec)
 		return tool_usage(EXIT_USAGE, "missing -r RATESPEC or -n NAME");
 	if (optind != argc)
 		return tool_usage(EXIT_USAGE, "unexpected argument '%s'",
 				  argv[optind]);
-	if (spec && rl_parse_rate(spec, &cfg))
-		return tool_usage(EXIT_USAGE, "invalid rate spec '%s'", spec);
-	if (spec && !name && !(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate)
+	if (a->spec && rl_parse_rate(a->spec, &a->cfg))
+		return tool_usage(EXIT_USAGE, "invalid rate spec '%s'", a->spec);
+	if (a->spec && !a->name && !(a->cfg.flags & RL_CONFIG_UNLIMITED) &&
+	    !a->cfg.rate)
 		return tool_usage(EXIT_USAGE,
 				  "rate 0 would never let a byte through");
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = { 0 };
+	struct rl_config cfg;
+	uint64_t size;
+	int fd, ret;
+	char *buf;
+
+	argv[0] = (char *)tool_name;	/* for getopt's messages */
+	ret = parse_args(argc, argv, &a);
+	if (ret >= 0)
+		return ret;
 
 	/* The reader going away is an error to handle, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
-	fd = open_limiter(name, spec, &cfg);
+	fd = open_limiter(a.name, a.spec, &a.cfg);
 	if (fd < 0)
 		return -fd;
 	ret = rl_get_config(fd, &cfg);
 	if (ret)
 		return tool_fail(1, "cannot read the configuration: %s",
 				 strerror(-ret));
+	size = a.size;
 	if (!size) {
 		/* Whole bursts at most: smoother than one big chunked grant. */
 		size = DEFAULT_BUF;
@@ -290,7 +311,7 @@ int main(int argc, char **argv)
 	if (!buf)
 		return tool_fail(1, "cannot allocate %llu bytes",
 				 (unsigned long long)size);
-	ret = copy(fd, buf, size, show);
+	ret = copy(fd, buf, size, a.show);
 	free(buf);
 	rl_close(fd);
 	return ret;

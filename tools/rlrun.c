@@ -247,79 +247,107 @@ static int run_command(char **argv)
 	return WEXITSTATUS(status);
 }
 
-int main(int argc, char **argv)
+/* The command line before CMD. */
+struct args {
+	const char *name;	/* -n */
+	uint64_t count;		/* -c */
+	uint64_t concurrency;	/* -C, 0 for none */
+	uint64_t timeout;	/* -w, RL_DEADLINE_NONE for none */
+	int prio;		/* -P */
+	bool verbose;		/* -v */
+};
+
+/* One option @opt (with optarg) into @a: 0, or the exit status. */
+static int parse_option(int opt, struct args *a)
+{
+	switch (opt) {
+	case 'n':
+		if (!rl_name_valid(optarg))
+			return tool_usage(EXIT_FAIL, "invalid name '%s'", optarg);
+		a->name = optarg;
+		return 0;
+	case 'c':
+		if (rl_parse_amount(optarg, &a->count) || !a->count)
+			return tool_usage(EXIT_FAIL, "invalid count '%s'", optarg);
+		return 0;
+	case 'w':
+		if (parse_timeout(optarg, &a->timeout))
+			return tool_usage(EXIT_FAIL,
+					  "invalid timeout '%s' (0 .. 1 day)",
+					  optarg);
+		return 0;
+	case 'C':
+		if (rl_parse_amount(optarg, &a->concurrency) || !a->concurrency)
+			return tool_usage(EXIT_FAIL, "invalid concurrency '%s'",
+					  optarg);
+		return 0;
+	case 'P':
+		a->prio = rl_parse_priority(optarg);
+		if (a->prio < 0)
+			return tool_usage(EXIT_FAIL,
+					  "invalid priority '%s' (low, mid, high, user)",
+					  optarg);
+		return 0;
+	case 'v':
+		a->verbose = true;
+		return 0;
+	default:	/* getopt said what */
+		return tool_try_help(EXIT_FAIL);
+	}
+}
+
+/* The command line into @a: -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t count = 1, concurrency = 0, timeout = RL_DEADLINE_NONE;
-	const char *name = NULL;
-	bool verbose = false;
-	int opt, fd, ret, prio = RL_PRIO_DEFAULT;
+	int opt, ret;
 
-	argv[0] = (char *)tool_name;	/* for getopt's messages */
 	/* "+": options end at the command, which has its own. */
 	while ((opt = getopt_long(argc, argv, "+n:c:w:C:P:vh", opts,
 				  NULL)) != -1) {
-		switch (opt) {
-		case 'n':
-			if (!rl_name_valid(optarg))
-				return tool_usage(EXIT_FAIL, "invalid name '%s'",
-						  optarg);
-			name = optarg;
-			break;
-		case 'c':
-			if (rl_parse_amount(optarg, &count) || !count)
-				return tool_usage(EXIT_FAIL, "invalid count '%s'",
-						  optarg);
-			break;
-		case 'w':
-			if (parse_timeout(optarg, &timeout))
-				return tool_usage(EXIT_FAIL,
-						  "invalid timeout '%s' (0 .. 1 day)",
-						  optarg);
-			break;
-		case 'C':
-			if (rl_parse_amount(optarg, &concurrency) || !concurrency)
-				return tool_usage(EXIT_FAIL,
-						  "invalid concurrency '%s'",
-						  optarg);
-			break;
-		case 'P':
-			prio = rl_parse_priority(optarg);
-			if (prio < 0)
-				return tool_usage(EXIT_FAIL,
-						  "invalid priority '%s' (low, mid, high, user)",
-						  optarg);
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
+		if (opt == 'h') {
 			print_usage();
 			return 0;
-		case TOOL_OPT_VERSION:
-			return tool_version();
-		default:	/* getopt said what */
-			return tool_try_help(EXIT_FAIL);
 		}
+		if (opt == TOOL_OPT_VERSION)
+			return tool_version();
+		ret = parse_option(opt, a);
+		if (ret)
+			return ret;
 	}
-	if (!name)
+	if (!a->name)
 		return tool_usage(EXIT_FAIL, "missing -n NAME");
 	if (optind >= argc)
 		return tool_usage(EXIT_FAIL, "missing the command to run");
-	if (concurrency && count > concurrency)
+	if (a->concurrency && a->count > a->concurrency)
 		return tool_usage(EXIT_FAIL,
 				  "%llu permits exceed the concurrency %llu",
-				  (unsigned long long)count,
-				  (unsigned long long)concurrency);
+				  (unsigned long long)a->count,
+				  (unsigned long long)a->concurrency);
+	return -1;
+}
 
-	fd = attach_limiter(name, concurrency);
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.count = 1,
+		.timeout = RL_DEADLINE_NONE,
+		.prio = RL_PRIO_DEFAULT,
+	};
+	int fd, ret;
+
+	argv[0] = (char *)tool_name;	/* for getopt's messages */
+	ret = parse_args(argc, argv, &a);
+	if (ret >= 0)
+		return ret;
+	fd = attach_limiter(a.name, a.concurrency);
 	if (fd < 0)
 		return -fd;
-	ret = take_permits(fd, name, count, timeout, prio, verbose);
+	ret = take_permits(fd, a.name, a.count, a.timeout, a.prio, a.verbose);
 	if (ret)
 		return ret;
 	ret = run_command(argv + optind);
