@@ -68,6 +68,7 @@ int write_attr(const char *name, const char *key, uint64_t val);
 int check_limiter(const char *name);
 int load_info(const char *name, struct info *info);
 int info_error(const char *name, int err);
+int limiter_info(const char *name, struct info *info);
 void info_config(const struct info *info, struct rl_config *cfg);
 double target_rate(const struct info *info);
 char *read_text(const char *name, const char *key, int *err);

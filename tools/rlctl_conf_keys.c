@@ -15,6 +15,7 @@
 
 #include "rlctl_conf.h"
 #include "rlctl_conf_parse.h"
+#include "sysfile.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define FAIRNESS_MAX	1000000
@@ -40,42 +41,28 @@ const char *rlconf_key_name(enum rlconf_key key)
 	return key < RLCONF_NKEYS ? key_names[key] : "?";
 }
 
-/* Plain decimal, no sign or blank, at most @max. */
+/*
+ * Plain decimal, no sign or blank, at most @max (values come trimmed: no
+ * newline either).
+ */
 static bool parse_dec(const char *v, uint64_t max, uint64_t *val)
 {
-	uint64_t n = 0;
-	const char *p;
+	uint64_t n;
 
-	if (!*v)
-		return false;
-	for (p = v; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return false;
-		if (__builtin_mul_overflow(n, 10, &n) ||
-		    __builtin_add_overflow(n, (uint64_t)(*p - '0'), &n))
-			return false;
-	}
-	if (n > max)
+	if (sysfile_parse_u64(v, 10, &n) || n > max)
 		return false;
 	*val = n;
 	return true;
 }
 
+/* Octal permission bits, at most 0777. */
 static bool parse_mode(const char *v, uint32_t *mode)
 {
-	uint32_t n = 0;
-	const char *p;
+	uint64_t n;
 
-	if (!*v)
+	if (sysfile_parse_u64(v, 8, &n) || n > 0777)
 		return false;
-	for (p = v; *p; p++) {
-		if (*p < '0' || *p > '7')
-			return false;
-		n = n * 8 + (uint32_t)(*p - '0');
-		if (n > 0777)
-			return false;
-	}
-	*mode = n;
+	*mode = (uint32_t)n;
 	return true;
 }
 

@@ -394,12 +394,9 @@ int cmd_set(int argc, char **argv)
 	for (i = 2; i < argc && !ret; i++)
 		ret = parse_setting(argv[i], &c);
 	if (!ret)
-		ret = check_limiter(name);
+		ret = limiter_info(name, &cur);
 	if (ret)
 		return ret;
-	ret = load_info(name, &cur);
-	if (ret)
-		return info_error(name, ret);
 
 	/* What the kernel would refuse in the end, refused up front. */
 	period = c.has[K_PERIOD] ? c.val[K_PERIOD] : cur.period_ns;

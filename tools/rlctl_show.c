@@ -332,12 +332,9 @@ int cmd_show(int argc, char **argv)
 	name = argv[1];
 	ret = check_name(name);
 	if (!ret)
-		ret = check_limiter(name);
+		ret = limiter_info(name, &info);
 	if (ret)
 		return ret;
-	ret = load_info(name, &info);
-	if (ret)
-		return info_error(name, ret);
 	clients = read_text(name, "client_list", &ret);
 	htext = read_text(name, "wait_histogram", &hret);
 	if ((!clients && ret == -ENOENT && check_limiter(name)) ||

@@ -119,6 +119,18 @@ int info_error(const char *name, int err)
 		    strerror(-err));
 }
 
+/* check_limiter(), then load_info() into @info: 0 or the exit status. */
+int limiter_info(const char *name, struct info *info)
+{
+	int ret;
+
+	ret = check_limiter(name);
+	if (ret)
+		return ret;
+	ret = load_info(name, info);
+	return ret ? info_error(name, ret) : 0;
+}
+
 void info_config(const struct info *info, struct rl_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));

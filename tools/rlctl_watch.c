@@ -118,12 +118,9 @@ int cmd_watch(int argc, char **argv)
 	name = argv[optind];
 	ret = check_name(name);
 	if (!ret)
-		ret = check_limiter(name);
+		ret = limiter_info(name, &prev);
 	if (ret)
 		return ret;
-	ret = load_info(name, &prev);
-	if (ret)
-		return info_error(name, ret);
 	interval = (uint64_t)(secs * 1e9);
 	start = rl_now_ns();
 	tprev = start;

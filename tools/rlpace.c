@@ -230,7 +230,10 @@ struct args {
 	bool quiet;		/* -q */
 };
 
-/* One option @opt (with optarg) into @p and @a: 0, or the exit status. */
+/*
+ * One option @opt (with optarg) into @p and @a: -1 to go on, or the exit
+ * status.
+ */
 static int parse_option(int opt, struct pace *p, struct args *a)
 {
 	uint64_t val;
@@ -239,27 +242,27 @@ static int parse_option(int opt, struct pace *p, struct args *a)
 	switch (opt) {
 	case 'r':
 		a->spec = optarg;
-		return 0;
+		return -1;
 	case 'N':
 		if (!rl_name_valid(optarg))
 			return tool_usage(1, "invalid name '%s'", optarg);
 		p->name = optarg;
-		return 0;
+		return -1;
 	case 'n':
 		if (rl_parse_amount(optarg, &p->count) || !p->count)
 			return tool_usage(1, "invalid count '%s'", optarg);
-		return 0;
+		return -1;
 	case 's':
 		if (rl_parse_amount(optarg, &p->size) || !p->size)
 			return tool_usage(1, "invalid size '%s'", optarg);
-		return 0;
+		return -1;
 	case 't':
 		if (rl_parse_amount(optarg, &a->threads) || !a->threads ||
 		    a->threads > MAX_THREADS)
 			return tool_usage(1,
 					  "invalid thread count '%s' (1 .. %d)",
 					  optarg, MAX_THREADS);
-		return 0;
+		return -1;
 	case 'P':
 		ret = rl_parse_priority(optarg);
 		if (ret < 0)
@@ -268,7 +271,7 @@ static int parse_option(int opt, struct pace *p, struct args *a)
 					  optarg);
 		p->client.priority = (uint32_t)ret;
 		p->set_client = true;
-		return 0;
+		return -1;
 	case 'W':
 		if (rl_parse_amount(optarg, &val) || !val ||
 		    val > RL_WEIGHT_MAX)
@@ -277,10 +280,10 @@ static int parse_option(int opt, struct pace *p, struct args *a)
 					  optarg, RL_WEIGHT_MAX);
 		p->client.weight = (uint32_t)val;
 		p->set_client = true;
-		return 0;
+		return -1;
 	case 'q':
 		a->quiet = true;
-		return 0;
+		return -1;
 	default:	/* getopt said what */
 		return tool_try_help(1);
 	}
@@ -294,7 +297,7 @@ static int parse_args(int argc, char **argv, struct pace *p, struct args *a,
 		      struct rl_config *cfg)
 {
 	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
+		TOOL_HELP_OPTION,
 		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -302,14 +305,10 @@ static int parse_args(int argc, char **argv, struct pace *p, struct args *a,
 
 	while ((opt = getopt_long(argc, argv, "r:N:n:s:t:P:W:qh", opts,
 				  NULL)) != -1) {
-		if (opt == 'h') {
-			print_usage();
-			return 0;
-		}
-		if (opt == TOOL_OPT_VERSION)
-			return tool_version();
-		ret = parse_option(opt, p, a);
-		if (ret)
+		ret = tool_std_option(opt, print_usage);
+		if (ret < 0)
+			ret = parse_option(opt, p, a);
+		if (ret >= 0)
 			return ret;
 	}
 	if (!a->spec && !p->name)

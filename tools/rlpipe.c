@@ -224,7 +224,7 @@ struct args {
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
+		TOOL_HELP_OPTION,
 		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};

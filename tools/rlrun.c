@@ -257,7 +257,10 @@ struct args {
 	bool verbose;		/* -v */
 };
 
-/* One option @opt (with optarg) into @a: 0, or the exit status. */
+/*
+ * One option @opt (with optarg) into @a: -1 to go on, or the exit
+ * status.
+ */
 static int parse_option(int opt, struct args *a)
 {
 	switch (opt) {
@@ -265,32 +268,32 @@ static int parse_option(int opt, struct args *a)
 		if (!rl_name_valid(optarg))
 			return tool_usage(EXIT_FAIL, "invalid name '%s'", optarg);
 		a->name = optarg;
-		return 0;
+		return -1;
 	case 'c':
 		if (rl_parse_amount(optarg, &a->count) || !a->count)
 			return tool_usage(EXIT_FAIL, "invalid count '%s'", optarg);
-		return 0;
+		return -1;
 	case 'w':
 		if (parse_timeout(optarg, &a->timeout))
 			return tool_usage(EXIT_FAIL,
 					  "invalid timeout '%s' (0 .. 1 day)",
 					  optarg);
-		return 0;
+		return -1;
 	case 'C':
 		if (rl_parse_amount(optarg, &a->concurrency) || !a->concurrency)
 			return tool_usage(EXIT_FAIL, "invalid concurrency '%s'",
 					  optarg);
-		return 0;
+		return -1;
 	case 'P':
 		a->prio = rl_parse_priority(optarg);
 		if (a->prio < 0)
 			return tool_usage(EXIT_FAIL,
 					  "invalid priority '%s' (low, mid, high, user)",
 					  optarg);
-		return 0;
+		return -1;
 	case 'v':
 		a->verbose = true;
-		return 0;
+		return -1;
 	default:	/* getopt said what */
 		return tool_try_help(EXIT_FAIL);
 	}
@@ -300,7 +303,7 @@ static int parse_option(int opt, struct args *a)
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
+		TOOL_HELP_OPTION,
 		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -309,14 +312,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 	/* "+": options end at the command, which has its own. */
 	while ((opt = getopt_long(argc, argv, "+n:c:w:C:P:vh", opts,
 				  NULL)) != -1) {
-		if (opt == 'h') {
-			print_usage();
-			return 0;
-		}
-		if (opt == TOOL_OPT_VERSION)
-			return tool_version();
-		ret = parse_option(opt, a);
-		if (ret)
+		ret = tool_std_option(opt, print_usage);
+		if (ret < 0)
+			ret = parse_option(opt, a);
+		if (ret >= 0)
 			return ret;
 	}
 	if (!a->name)

@@ -53,6 +53,17 @@ int tool_version(void)
 	return 0;
 }
 
+int tool_std_option(int opt, void (*usage)(void))
+{
+	if (opt == 'h') {
+		usage();
+		return 0;
+	}
+	if (opt == TOOL_OPT_VERSION)
+		return tool_version();
+	return -1;
+}
+
 const char *tool_fmt_ns(char *buf, size_t len, double ns)
 {
 	if (ns < 1e3)
