@@ -46,6 +46,9 @@ static void print_usage(void)
 		"  apply [--dry-run] [--prune] PATH...\n"
 		"                       make the limiters match the files (or the\n"
 		"                       *.conf of directories), see ratelimit.d(5)\n"
+		"  export [-o FILE] [NAME...]\n"
+		"                       counters, gauges and the wait histogram of\n"
+		"                       the limiters (all by default) for Prometheus\n"
 		"  --json               JSON output (show, list, watch)\n"
 		"  -h, --help           show this help\n"
 		"  --version            print the version\n"
@@ -110,6 +113,7 @@ static const struct {
 	{ "rm", cmd_rm },
 	{ "watch", cmd_watch },
 	{ "apply", cmd_apply },
+	{ "export", cmd_export },
 };
 
 /* Drop "--json" from the operands of commands without options. */
@@ -160,7 +164,8 @@ int main(int argc, char **argv)
 		argc -= i;
 		argv += i;
 		argv[0] = (char *)tool_name;	/* for getopt's messages */
-		if (commands[c].fn != cmd_create && commands[c].fn != cmd_watch)
+		if (commands[c].fn != cmd_create && commands[c].fn != cmd_watch &&
+		    commands[c].fn != cmd_export)
 			argc = take_json(argc, argv);
 		return commands[c].fn(argc, argv);
 	}

@@ -73,6 +73,24 @@ void info_config(const struct info *info, struct rl_config *cfg);
 double target_rate(const struct info *info);
 char *read_text(const char *name, const char *key, int *err);
 
+/* wait_histogram: lines "FLOOR_NS COUNT", log2 buckets of the waits. */
+#define HIST_MAX	65
+
+struct hist {
+	size_t n;
+	uint64_t floor[HIST_MAX], count[HIST_MAX], total;
+};
+
+/* rlctl_show.c: @text, a wait_histogram, into @h (@text is cut up). */
+void parse_hist(char *text, struct hist *h);
+
+/*
+ * rlctl_sysfs.c: the limiters' directories, by name (free each and the
+ * array): how many, or -1 after saying why.
+ */
+struct dirent;
+int scan_limiters(struct dirent ***ents);
+
 /* rlctl_fmt.c: output (see there). */
 void json_string(const char *s);
 void json_rate(double per_s);
@@ -91,6 +109,8 @@ int cmd_set(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+/* rlctl export [-o FILE] [NAME...] (rlctl_export.c) */
+int cmd_export(int argc, char **argv);
 /* rlctl apply [--dry-run] [--prune] PATH... (rlctl_apply.c) */
 int cmd_apply(int argc, char **argv);
 

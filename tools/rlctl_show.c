@@ -146,17 +146,9 @@ static void show_clients_json(const struct client *cl, size_t n,
 	putchar(']');
 }
 
-/* wait_histogram: lines "FLOOR_NS COUNT", log2 buckets of the waits. */
-#define HIST_MAX	65
-
-struct hist {
-	size_t n;
-	uint64_t floor[HIST_MAX], count[HIST_MAX], total;
-};
-
 static const unsigned int percentiles[] = { 50, 90, 99 };
 
-static void parse_hist(char *text, struct hist *h)
+void parse_hist(char *text, struct hist *h)
 {
 	char *line, *save = NULL, *sp;
 	uint64_t f, c;
@@ -371,12 +363,6 @@ int cmd_show(int argc, char **argv)
 	return 0;
 }
 
-static int is_limiter_dir(const struct dirent *d)
-{
-	return rl_name_valid(d->d_name) &&
-	       (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN);
-}
-
 int cmd_list(int argc, char **argv)
 {
 	char spec[RL_RATE_STRLEN];
@@ -388,11 +374,9 @@ int cmd_list(int argc, char **argv)
 	ret = check_operands("list", argc - 1, argv + 1, 0, NULL);
 	if (ret)
 		return ret;
-	n = scandir(sysfs_root, &ents, is_limiter_dir, alphasort);
-	if (n < 0 && errno == ENOENT)
-		return fail("module not loaded (no %s)", sysfs_root);
+	n = scan_limiters(&ents);
 	if (n < 0)
-		return fail("cannot read %s: %s", sysfs_root, strerror(errno));
+		return 1;
 	if (json)
 		printf("[");
 	for (i = 0; i < n; i++) {

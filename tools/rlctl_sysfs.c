@@ -5,6 +5,7 @@
  *
  * Copyright (C) 2026 The ratelimit authors
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -155,4 +156,21 @@ char *read_text(const char *name, const char *key, int *err)
 
 	*err = attr_path(path, sizeof(path), name, key);
 	return *err ? NULL : sysfile_read_all(path, err);
+}
+
+static int is_limiter_dir(const struct dirent *d)
+{
+	return rl_name_valid(d->d_name) &&
+	       (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN);
+}
+
+int scan_limiters(struct dirent ***ents)
+{
+	int n = scandir(sysfs_root, ents, is_limiter_dir, alphasort);
+
+	if (n < 0 && errno == ENOENT)
+		fail("module not loaded (no %s)", sysfs_root);
+	else if (n < 0)
+		fail("cannot read %s: %s", sysfs_root, strerror(errno));
+	return n < 0 ? -1 : n;
 }
