@@ -5,9 +5,10 @@
  * (checked in sysfs and through an fd), exit 0, 1 (error) or 2 (usage)
  * with a one-line error on stderr and nothing changed on failure.
  *
- * The --json outputs are also printed as "@@rl json TAG HEX" lines, which
- * the host's runner (selftests/vm/run.sh) decodes and parses with a real
- * JSON parser; here they are checked for the members that must be there.
+ * The --json and export outputs are also printed as "@@rl json|prom TAG
+ * HEX" lines, which the host's runner (selftests/vm/run.sh) decodes and
+ * parses with real parsers (output_check.py); here they are checked for
+ * what must be in them.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -66,12 +67,12 @@ static void expect_error(struct __test_metadata *_metadata,
 	EXPECT_TRUE(ok) show(_metadata, r);
 }
 
-/* Hand @r's stdout to the host runner's JSON parser, tagged @tag. */
-static void json_out(const char *tag, const struct run *r)
+/* Hand @r's stdout to the host runner's @kind parser, tagged @tag. */
+static void host_parse(const char *kind, const char *tag, const struct run *r)
 {
 	const unsigned char *c;
 
-	printf("@@rl json %s ", tag);
+	printf("@@rl %s %s ", kind, tag);
 	for (c = (const unsigned char *)r->out; *c; c++)
 		printf("%02x", *c);
 	printf("\n");
@@ -204,7 +205,7 @@ TEST_F(rlctl, watch_prints_count_samples)
 			   self->name, "-i", "0.1", "-n", "2", NULL));
 	EXPECT_EQ(0, r.status);
 	EXPECT_EQ(2, lines(r.out));
-	json_out("watch", &r);
+	host_parse("json", "watch", &r);
 	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "watch", "no-such-limiter",
 			   "-n", "1", NULL));
 	expect_error(_metadata, &r, 1, "no-such-limiter");
@@ -223,12 +224,63 @@ TEST_F(rlctl, json_show_and_list)
 	snprintf(member, sizeof(member), "\"name\":\"%s\"", self->name);
 	EXPECT_NE(NULL, strstr(r.out, member)) show(_metadata, &r);
 	EXPECT_EQ('{', r.out[0]);
-	json_out("show", &r);
+	host_parse("json", "show", &r);
 	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "--json", "list", NULL));
 	EXPECT_EQ(0, r.status);
 	EXPECT_NE(NULL, strstr(r.out, member)) show(_metadata, &r);
 	EXPECT_EQ('[', r.out[0]);
-	json_out("list", &r);
+	host_parse("json", "list", &r);
+}
+
+/* rlctl export: the limiter's counters and waits in Prometheus' format. */
+TEST_F(rlctl, export_prometheus)
+{
+	char path[128], line[RL_NAME_MAX + 64], text[OUT_MAX];
+	struct rl_acquire a;
+	struct run r;
+	int fd;
+
+	fd = rl_open_att(self->name, RL_ATTACH_CREATE, 0600, 50, NS_PER_SEC,
+			 1);
+	ASSERT_LE(0, fd);
+	/* The second waits about 20 ms: the histogram has a wait. */
+	ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", self->name, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	snprintf(line, sizeof(line),
+		 "\nratelimit_granted_tokens_total{limiter=\"%s\"} 2\n",
+		 self->name);
+	EXPECT_NE(NULL, strstr(r.out, line)) show(_metadata, &r);
+	snprintf(line, sizeof(line),
+		 "\nratelimit_wait_seconds_count{limiter=\"%s\"} 1\n",
+		 self->name);
+	EXPECT_NE(NULL, strstr(r.out, line)) show(_metadata, &r);
+	EXPECT_NE(NULL, strstr(r.out, "# TYPE ratelimit_wait_seconds histogram\n"));
+	host_parse("prom", "one", &r);
+
+	/* -o: the same, in a file written whole; all limiters by default. */
+	snprintf(path, sizeof(path), "%s/ratelimit.prom", self->dir);
+	snprintf(text, sizeof(text), "%s", r.out);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", "-o", path,
+			   self->name, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.out);
+	slurp(path, r.out);
+	EXPECT_STREQ(text, r.out);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, line));
+	host_parse("prom", "all", &r);
+	close(fd);
+
+	/* Gone with its fd: an error, and nothing written. */
+	unlink(path);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", "-o", path,
+			   self->name, NULL));
+	expect_error(_metadata, &r, 1, self->name);
+	EXPECT_NE(0, access(path, F_OK));
 }
 
 TEST_HARNESS_MAIN

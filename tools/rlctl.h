@@ -3,7 +3,8 @@
  * rlctl.h - what the files of rlctl share: rlctl.c (the command line),
  * rlctl_sysfs.c (the limiters' sysfs files), rlctl_fmt.c (output),
  * rlctl_set.c (create, rm, set), rlctl_show.c (show, list),
- * rlctl_watch.c (watch), rlctl_apply.c and rlctl_conf.c (apply).
+ * rlctl_watch.c (watch), rlctl_export.c (export), rlctl_apply.c and
+ * rlctl_conf.c (apply).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
