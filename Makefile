@@ -30,6 +30,9 @@
 #   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
+#   make check-global-redis   the Redis side of global limits and rlsyncd's
+#                   errors against a private redis-server (selftests/global/;
+#                   not in check). make global: rlsyncd (needs libhiredis-dev)
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -351,6 +354,18 @@ install-user: lib tools
 deb:
 	@scripts/deps.sh deb
 	@scripts/deb.sh
+
+# Global limits (Documentation/global.md): rlsyncd, in build/global as
+# it links libhiredis, and the test of the Redis library.
+$(B)/global/lease_test: selftests/global/lease_test.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WFLAGS) $(DEPS) $(LDFLAGS) -o $@ $< -lhiredis -lm
+
+.PHONY: check-global-redis
+check-global-redis:
+	@scripts/deps.sh global
+	@$(MAKE) --no-print-directory $(B)/global/lease_test WERROR=1
+	@selftests/global/run.sh $(B)
 
 check-host:
 	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/run.sh
