@@ -357,6 +357,21 @@ deb:
 
 # Global limits (Documentation/global.md): rlsyncd, in build/global as
 # it links libhiredis, and the test of the Redis library.
+RLSYNCD_SRCS := $(wildcard tools/global/*.c)
+RLSYNCD_LUA := $(PREFIX)/share/ratelimit/ratelimit.lua
+.PHONY: global install-global
+global: $(B)/global/rlsyncd
+
+$(B)/global/rlsyncd: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -I tools -D'RLS_LUA_PATH="$(RLSYNCD_LUA)"' \
+		$(LDFLAGS) -o $@ $(RLSYNCD_SRCS) $(LIB_A) -lhiredis -lm -pthread
+
+install-global: global
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA))
+	install -m 755 $(B)/global/rlsyncd $(DESTDIR)$(BINDIR)/
+	install -m 644 tools/global/ratelimit.lua $(DESTDIR)$(RLSYNCD_LUA)
+
 $(B)/global/lease_test: selftests/global/lease_test.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WFLAGS) $(DEPS) $(LDFLAGS) -o $@ $< -lhiredis -lm
@@ -364,7 +379,7 @@ $(B)/global/lease_test: selftests/global/lease_test.c
 .PHONY: check-global-redis
 check-global-redis:
 	@scripts/deps.sh global
-	@$(MAKE) --no-print-directory $(B)/global/lease_test WERROR=1
+	@$(MAKE) --no-print-directory global $(B)/global/lease_test WERROR=1
 	@selftests/global/run.sh $(B)
 
 check-host:

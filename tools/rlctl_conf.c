@@ -4,11 +4,12 @@
  *
  *   file    := { line "\n" }
  *   line    := [ header | setting ] [ "#" comment ]
- *   header  := "[" NAME "]"
+ *   header  := "[" NAME "]" | "[" "global" NAME "]"
  *   setting := KEY "=" VALUE
  *
  * Blanks around the parts do not matter; "#" starts a comment anywhere
- * (no value holds one). Keys and their values are those of
+ * (no value holds one). A [global NAME] section is rlsyncd(8)'s and is
+ * skipped whole. Keys and their values are those of
  * enum rlconf_key, checked here as far as a file alone can tell; what
  * depends on the running module is the business of rlctl_apply.c.
  *
@@ -52,7 +53,7 @@ struct rlconf_state {
 	const char *file;
 	unsigned int line;
 	long cur;		/* index of the open section, or -1 */
-	bool skip;		/* in a section whose header was bad */
+	bool skip;		/* in a section whose header was bad, or rlsyncd's */
 	unsigned int errors;	/* c->errors when the section began */
 	bool rate_burst;	/* the rate carried ":BURST" */
 	__u64 burst_rate;	/* ... that burst */
@@ -479,7 +480,15 @@ static int parse_line(struct rlconf_state *s, char *line)
 		p = strchr(line, ']');
 		if (p && !p[1]) {
 			*p = '\0';
-			return start_section(s, trim(line + 1));
+			line = trim(line + 1);
+			if (!strncmp(line, "global", 6) &&
+			    isspace((unsigned char)line[6])) {
+				/* rlsyncd's (rlsyncd(8)), not a limiter */
+				finish_section(s);
+				s->skip = true;
+				return 0;
+			}
+			return start_section(s, line);
 		}
 		finish_section(s);
 		s->skip = true;
