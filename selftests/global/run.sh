@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # make check-global-redis: the Redis side of global limits
-# (tools/global/ratelimit.lua) against a private redis-server, and
-# rlsyncd's errors that need no kernel.
+# (tools/global/ratelimit.lua) against a private redis-server, rlsyncd's
+# start-up errors, and three rlsyncd agents on simulated limiters
+# (selftests/global/agents.sh, with its own redis-server).
 #   selftests/global/run.sh BUILD_DIR
 # Starts redis-server on a unix socket in a temporary directory (no TCP
 # port, no persistence), loads the library, runs BUILD_DIR/global/lease_test
-# and selftests/global/rlsyncd.sh, stops the server. The last line is
+# and selftests/global/rlsyncd.sh, stops the server, then runs
+# selftests/global/agents.sh. The last line is
 # "N passed, N failed".
 set -eu
 
@@ -47,12 +49,13 @@ rc=0
 grep -v "passed, .* failed$" "$dir/out" || :
 p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$dir/out")
 f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$dir/out")
-if [ -x selftests/global/rlsyncd.sh ]; then
-	RLSYNCD="$b/global/rlsyncd" REDIS_SOCK="$sock" \
-		selftests/global/rlsyncd.sh | tee "$dir/out2" || rc=1
-	p=$((${p:-0} + $(grep -c '^ok' "$dir/out2" || :)))
-	f=$((${f:-0} + $(grep -c '^not ok' "$dir/out2" || :)))
-fi
+RLSYNCD="$b/global/rlsyncd" REDIS_SOCK="$sock" \
+	selftests/global/rlsyncd.sh | tee "$dir/out2"
+RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/agents.sh |
+	tee -a "$dir/out2"
+p=$((${p:-0} + $(grep -c '^ok' "$dir/out2" || :)))
+f=$((${f:-0} + $(grep -c '^not ok' "$dir/out2" || :)))
+[ "$f" -eq 0 ] || rc=1
 echo "global: $(($(date +%s) - start)) s"
 echo "${p:-0} passed, ${f:-1} failed"
 exit $rc

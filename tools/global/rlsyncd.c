@@ -249,6 +249,8 @@ static void run(const struct opts *o, struct rls_link *links, unsigned int n)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a Redis that died under a write is an error reply, not our end */
+	signal(SIGPIPE, SIG_IGN);
 	while (!stop) {
 		now = rl_now_ns();
 		wake = now + WAKE_MAX_NS;

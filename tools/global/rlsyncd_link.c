@@ -46,11 +46,12 @@ static void apply(struct rls_link *l, double rate)
 
 	cfg.flags &= ~RL_CONFIG_UNLIMITED;
 	cfg.catchup = RL_CATCHUP_STRICT;
+	/* rounded down: the shares of all hosts must still fit */
 	if (rate >= 1000) {
-		cfg.rate = (uint64_t)llround(rate);
+		cfg.rate = (uint64_t)floor(rate);
 		cfg.period_ns = 1000000000ULL;
 	} else {
-		cfg.rate = (uint64_t)llround(rate * 1000);
+		cfg.rate = (uint64_t)floor(rate * 1000);
 		cfg.period_ns = 1000000000000ULL;
 	}
 	cfg.burst = (uint64_t)fmax(1, llround(rate * BURST_MS / 1000));
