@@ -419,6 +419,9 @@ static int start_section(struct rlconf_state *s, const char *name)
 
 	finish_section(s);
 	s->skip = true;
+	/* [global NAME]: rlsyncd's (rlsyncd(8)), skipped whole */
+	if (!strncmp(name, "global", 6) && isspace((unsigned char)name[6]))
+		return 0;
 	if (!rl_name_valid(name)) {
 		err_at(s, "invalid limiter name '%s' (" NAME_HINT ")", name);
 		return 0;
@@ -480,15 +483,7 @@ static int parse_line(struct rlconf_state *s, char *line)
 		p = strchr(line, ']');
 		if (p && !p[1]) {
 			*p = '\0';
-			line = trim(line + 1);
-			if (!strncmp(line, "global", 6) &&
-			    isspace((unsigned char)line[6])) {
-				/* rlsyncd's (rlsyncd(8)), not a limiter */
-				finish_section(s);
-				s->skip = true;
-				return 0;
-			}
-			return start_section(s, line);
+			return start_section(s, trim(line + 1));
 		}
 		finish_section(s);
 		s->skip = true;
