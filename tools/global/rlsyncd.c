@@ -240,6 +240,16 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* Before each call to Redis, which may block: every link's lease. */
+static void expire_all(struct rls_link *links, unsigned int n)
+{
+	uint64_t now = rl_now_ns();
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rls_link_expire(&links[i], now);
+}
+
 static void run(const struct opts *o, struct rls_link *links, unsigned int n)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -255,7 +265,7 @@ static void run(const struct opts *o, struct rls_link *links, unsigned int n)
 		now = rl_now_ns();
 		wake = now + WAKE_MAX_NS;
 		for (i = 0; i < n; i++) {
-			rls_link_expire(&links[i], now);
+			expire_all(links, n);
 			rls_link_refresh(&links[i], o->host, o->lua);
 			if (links[i].next_ns < wake)
 				wake = links[i].next_ns;

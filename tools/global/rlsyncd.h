@@ -173,7 +173,10 @@ int rls_link_open(struct rls_link *l);
 /* One refresh of @l for @host, when due; reconnects with @lua. */
 void rls_link_refresh(struct rls_link *l, const char *host, const char *lua);
 
-/* Apply what the lease allows at @now (expiry, floor, 0). */
+/*
+ * Apply what the lease allows at @now (expiry, floor, 0), or rather two
+ * call timeouts later: the next call to Redis may block that long.
+ */
 void rls_link_expire(struct rls_link *l, uint64_t now);
 
 /* Pause the local limiter and give the lease back (on exit). */

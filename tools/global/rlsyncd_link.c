@@ -203,6 +203,11 @@ void rls_link_expire(struct rls_link *l, uint64_t now)
 {
 	double to = l->running;
 
+	/*
+	 * A call to Redis may block the agent for two timeouts (connect,
+	 * reply): end what would end meanwhile now, not late.
+	 */
+	now += 2 * (uint64_t)(rpc_ms(&l->spec) * NS_PER_MS);
 	if (!l->exp_ns || now < l->exp_ns)
 		return;
 	if (l->spec.safe == RLS_PESSIMISTIC)
