@@ -103,7 +103,7 @@ kill -9 "$rpid"
 wait "$rpid" 2>/dev/null
 ms=$(wait_for 3000 'h1 == 0 && h2 == 0')
 held=$(($(tail -n 1 "$tmp/h2.log" | cut -d' ' -f1) - tr))
-check "redis killed" "$held >= 800 && $held <= 1300" \
+check "redis killed" "$held >= 700 && $held <= 1300" \
 	"h2 kept its lease $held ms after Redis died (lease 1000 ms), then pessimistic: $(rate h2)"
 
 rm -f "$sock"
