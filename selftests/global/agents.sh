@@ -6,7 +6,7 @@
 # redis-server: fair shares, a demand shift, an agent killed, Redis killed
 # and restarted empty; the sum of the rates the agents set never exceeds
 # 5000. Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
-# Lease 1 s, refresh 100 ms. Prints "ok"/"not ok" lines with figures.
+# Lease 1 s, refresh 100 ms, no floors (hold 0). Prints "ok"/"not ok" lines with figures.
 set -u
 
 d=${RLSYNCD_FAKE:?}
@@ -71,7 +71,7 @@ echo 5000 >"$tmp/h3.d"
 for h in h1 h2 h3; do
 	: >"$tmp/$h.log"
 	RLS_FAKE_DEMAND=$tmp/$h.d RLS_FAKE_OUT=$tmp/$h.log "$d" --lua "$lua" \
-		-r "unix:$sock" -H "$h" -l 1s -R 100ms api=5000/s \
+		-r "unix:$sock" -H "$h" -l 1s -R 100ms -T 0s api=5000/s \
 		>"$tmp/$h.out" 2>&1 &
 	pids="$pids $!"
 done

@@ -41,6 +41,7 @@ struct host {
 
 static redisContext *rc;
 static const char *res = "t";
+static const char *hold = "0";	/* floors end with the lease */
 static int passed, failed;
 
 static double mono_ms(void)
@@ -100,7 +101,7 @@ static void configure(const char *mode, const char *cap, const char *algo,
 		      const char *lease, const char *burst)
 {
 	redisReply *r = fcall("rl_config", 9, "test", mode, cap, algo, lease,
-			      "50", "1000", "300", burst);
+			      "50", hold, "300", burst);
 
 	if (!r || r->type == REDIS_REPLY_ERROR) {
 		fprintf(stderr, "rl_config: %s\n", r ? r->str : rc->errstr);
@@ -185,7 +186,9 @@ static void test_random(void)
 	int calls = 0, errs = 0;
 
 	res = "rand";
+	hold = "1000";
 	configure("lease", "1000", "fair", "400", "0");
+	hold = "0";
 	hosts_init(hs, NHOST, 0);
 	srand(11);
 	start = mono_ms();

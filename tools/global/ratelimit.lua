@@ -99,15 +99,16 @@ local function need_cfg(keys, mode)
 end
 
 -- The epoch, and the end of the learning period: a missing epoch means
--- that Redis lost the resource's state, so hosts may hold leases nobody
--- remembers; for one lease length, nobody gets more than it holds.
+-- that Redis lost the resource's state, so hosts may hold leases and
+-- floors nobody remembers; until they have all ended (one lease, then
+-- hold), nobody gets more than it holds.
 local function epoch(keys, c, now)
 	local e = redis.call('HMGET', keys[2], 'id', 'learn_until')
 	if e[1] then
 		return e[1], tonumber(e[2])
 	end
 	local id = string.format('%d', now)
-	local learn = now + c.lease_ms
+	local learn = now + c.lease_ms + c.hold_ms
 	redis.call('HSET', keys[2], 'id', id, 'learn_until', fmt(learn))
 	return id, learn
 end

@@ -55,6 +55,7 @@ static const char usage[] =
 "  -a, --algorithm ALGO  fair, proportional or static (default fair)\n"
 "  -l, --lease TIME      lease length (default 10s)\n"
 "  -R, --refresh TIME    refresh interval (default 1s)\n"
+"  -T, --hold TIME       a floor's reservation after the lease (default 10s)\n"
 "  -s, --safe MODE       pessimistic, optimistic or a RATE (default\n"
 "                        pessimistic)\n"
 "  -w, --weight W        weight in the fair share (default 1)\n"
@@ -70,6 +71,7 @@ static const struct option longopts[] = {
 	{ "algorithm", required_argument, NULL, 'a' },
 	{ "lease", required_argument, NULL, 'l' },
 	{ "refresh", required_argument, NULL, 'R' },
+	{ "hold", required_argument, NULL, 'T' },
 	{ "safe", required_argument, NULL, 's' },
 	{ "weight", required_argument, NULL, 'w' },
 	{ "lua", required_argument, NULL, 'L' },
@@ -81,7 +83,7 @@ static const struct option longopts[] = {
 };
 
 static const char *const optkeys[128] = {
-	['a'] = "algorithm", ['l'] = "lease", ['R'] = "refresh",
+	['a'] = "algorithm", ['l'] = "lease", ['R'] = "refresh", ['T'] = "hold",
 	['s'] = "safe", ['w'] = "weight",
 };
 
@@ -90,7 +92,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "r:c:H:a:l:R:s:w:L:nvh", longopts,
+	while ((c = getopt_long(argc, argv, "r:c:H:a:l:R:T:s:w:L:nvh", longopts,
 				NULL)) != -1) {
 		if (c > 0 && c < 128 && optkeys[c]) {
 			if (rls_spec_set(&o->common, optkeys[c], optarg))

@@ -24,7 +24,7 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define RLS_DEF_LEASE_MS	10000.0
 #define RLS_DEF_REFRESH_MS	1000.0
-#define RLS_DEF_HOLD_MS		60000.0
+#define RLS_DEF_HOLD_MS		10000.0
 
 void rls_spec_init(struct rls_spec *s, const char *name, const char *redis)
 {
