@@ -336,6 +336,50 @@ static void test_flush(void)
 	      worst, newcomer, late);
 }
 
+/*
+ * FLUSHALL while a host whose lease ended runs at its floor: learning
+ * lasts the lease plus the hold, so its floor is not handed out again.
+ */
+static void test_flush_floor(void)
+{
+	struct host hs[3];
+	double t0, worst = 0;
+	redisReply *r;
+	int i;
+
+	res = "flushf";
+	hold = "600";
+	configure("lease", "1000", "fair", "400", "0");
+	hold = "0";
+	hosts_init(hs, 3, 1000);
+	hs[2].want_floor = 300;
+	learn(hs, 3, 1000);
+	round_all(hs, 3);
+	while (mono_ms() < hs[2].exp_ms + 20) {	/* h2 falls silent */
+		renew(&hs[0], 0);
+		renew(&hs[1], 0);
+		sleep_ms(20);
+	}
+	r = redisCommand(rc, "FLUSHALL");
+	freeReplyObject(r);
+	t0 = mono_ms();
+	while (mono_ms() - t0 < 1300) {
+		for (i = 0; i < 2; i++) {
+			if (renew(&hs[i], 0) < 0) {
+				hold = "600";
+				configure("lease", "1000", "fair", "400", "0");
+				hold = "0";
+			}
+			worst = fmax(worst, total(hs, 3));
+		}
+		sleep_ms(20);
+	}
+	check(worst <= 1000 + EPS && hs[0].rate > 450,
+	      "lost state: learning covers floors",
+	      "a silent host at its floor of %.0f: max sum %.0f of 1000, h0 %.0f after",
+	      hs[2].floor, worst, hs[0].rate);
+}
+
 /* A floor is reserved: a new host gets it even when others want all. */
 static void test_floor(void)
 {
@@ -438,6 +482,7 @@ int main(int argc, char **argv)
 	test_expiry();
 	test_floor();
 	test_flush();
+	test_flush_floor();
 	test_batch();
 	printf("%d passed, %d failed\n", passed, failed);
 	redisFree(rc);
