@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	argv[0] = PROG;
-	rls_spec_init(&o.common, "-", NULL);
+	rls_spec_init(&o.common, "command line", NULL);
 	ret = parse_opts(argc, argv, &o);
 	if (ret >= 0)
 		return ret;

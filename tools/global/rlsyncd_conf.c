@@ -142,27 +142,43 @@ static int set_word(struct rls_spec *s, const char *key, const char *v)
 	return -ENOENT;
 }
 
+static int parse_weight(const char *v, double *w)
+{
+	char *end;
+
+	errno = 0;
+	*w = strtod(v, &end);
+	if (errno || end == v || *end || !(*w > 0) || *w > RL_WEIGHT_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* The keys whose values are numbers; -ENOENT for others. */
+static int set_number(struct rls_spec *s, const char *key, const char *v)
+{
+	if (!strcmp(key, "rate")) {
+		s->configure = true;
+		return rls_parse_tps(v, &s->capacity);
+	}
+	if (!strcmp(key, "static"))
+		return rls_parse_tps(v, &s->static_rate);
+	if (!strcmp(key, "lease"))
+		return rls_parse_ms(v, &s->lease_ms);
+	if (!strcmp(key, "refresh"))
+		return rls_parse_ms(v, &s->refresh_ms);
+	if (!strcmp(key, "hold"))
+		return rls_parse_ms(v, &s->hold_ms);
+	if (!strcmp(key, "weight"))
+		return parse_weight(v, &s->weight);
+	return -ENOENT;
+}
+
 int rls_spec_set(struct rls_spec *s, const char *key, const char *v)
 {
 	int ret = set_word(s, key, v);
 
-	if (ret != -ENOENT)
-		;
-	else if (!strcmp(key, "rate"))
-		ret = rls_parse_tps(v, &s->capacity);
-	if (!strcmp(key, "rate"))
-		s->configure = true;
-	else if (!strcmp(key, "static"))
-		ret = rls_parse_tps(v, &s->static_rate);
-	else if (!strcmp(key, "lease"))
-		ret = rls_parse_ms(v, &s->lease_ms);
-	else if (!strcmp(key, "refresh"))
-		ret = rls_parse_ms(v, &s->refresh_ms);
-	else if (!strcmp(key, "hold"))
-		ret = rls_parse_ms(v, &s->hold_ms);
-	else if (!strcmp(key, "weight"))
-		ret = sscanf(v, "%lf", &s->weight) == 1 && s->weight > 0 &&
-		      s->weight <= RL_WEIGHT_MAX ? 0 : -EINVAL;
+	if (ret == -ENOENT)
+		ret = set_number(s, key, v);
 	if (ret == -ENOENT)
 		spec_err(s, "unknown key '%s'", key);
 	else if (ret)
