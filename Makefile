@@ -30,9 +30,11 @@
 #   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
-#   make check-global-redis   the Redis side of global limits and rlsyncd's
-#                   errors against a private redis-server (selftests/global/;
-#                   not in check). make global: rlsyncd (needs libhiredis-dev)
+#   make check-global-redis   global limits without the module, against
+#                   private redis-servers (selftests/global/, about 20 s; not
+#                   in check): the Redis library, rlsyncd's errors, three
+#                   agents on simulated limiters. make global: rlsyncd (needs
+#                   libhiredis-dev); install-global: it and its Lua library
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
