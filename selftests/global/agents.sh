@@ -6,7 +6,8 @@
 # redis-server: fair shares, a demand shift, an agent killed, Redis killed
 # and restarted empty; the sum of the rates the agents set never exceeds
 # 5000. Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
-# Lease 1 s, refresh 100 ms, no floors (hold 0). Prints "ok"/"not ok" lines with figures.
+# Lease 1 s, refresh 100 ms, no floors (hold 0). Prints "ok"/"not ok" lines with figures;
+# KEEP=DIR keeps the agents' messages (h1.out ...) in DIR.
 set -u
 
 d=${RLSYNCD_FAKE:?}
@@ -21,6 +22,7 @@ cleanup()
 {
 	for p in $pids $rpid; do kill -9 "$p" 2>/dev/null || :; done
 	wait 2>/dev/null
+	[ -z "${KEEP:-}" ] || cp "$tmp"/h*.out "$KEEP"/ 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

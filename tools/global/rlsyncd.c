@@ -195,7 +195,7 @@ static int check_redis(const struct opts *o, struct rls_link *links,
 		struct rls_link *l = &links[i];
 
 		l->redis = rls_redis_connect(l->spec.redis,
-					     l->spec.refresh_ms / 2);
+					     l->spec.refresh_ms / 2, true);
 		if (!l->redis)
 			return -EIO;
 		ret = rls_redis_library(l->redis, o->lua);

@@ -93,8 +93,9 @@ int rls_conf_load(const char *path, const char *redis, struct rls_spec **specs,
 
 struct rls_redis;
 
-/* Connect to @addr with @timeout_ms; NULL after a message. */
-struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms);
+/* Connect to @addr with @timeout_ms; NULL (after a message if @say). */
+struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms,
+				    bool say);
 void rls_redis_free(struct rls_redis *r);
 
 /* Whether the connection broke (then free it and connect again). */

@@ -155,7 +155,7 @@ static bool reconnect(struct rls_link *l, const char *lua)
 	if (!rls_redis_broken(l->redis))
 		return true;
 	rls_redis_free(l->redis);
-	l->redis = rls_redis_connect(l->spec.redis, rpc_ms(&l->spec));
+	l->redis = rls_redis_connect(l->spec.redis, rpc_ms(&l->spec), false);
 	if (l->redis && rls_redis_library(l->redis, lua)) {
 		rls_redis_free(l->redis);
 		l->redis = NULL;

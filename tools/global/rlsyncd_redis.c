@@ -53,7 +53,8 @@ static redisContext *connect_addr(const char *addr, struct timeval tv)
 	return redisConnectWithTimeout(host, port, tv);
 }
 
-struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms)
+struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms,
+				    bool say)
 {
 	struct timeval tv = tv_of(timeout_ms);
 	struct rls_redis *r = calloc(1, sizeof(*r));
@@ -63,8 +64,10 @@ struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms)
 	snprintf(r->addr, sizeof(r->addr), "%s", addr);
 	r->c = connect_addr(addr, tv);
 	if (!r->c || r->c->err) {
-		fprintf(stderr, PROG ": redis %s: %s\n", addr,
-			r->c ? r->c->errstr : "bad address (HOST:PORT or unix:PATH)");
+		if (say)
+			fprintf(stderr, PROG ": redis %s: %s\n", addr,
+				r->c ? r->c->errstr
+				     : "bad address (HOST:PORT or unix:PATH)");
 		rls_redis_free(r);
 		return NULL;
 	}
