@@ -31,6 +31,11 @@
 #   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
+#   make check-global-redis   global limits without the module, against
+#                   private redis-servers (selftests/global/, about 20 s; not
+#                   in check): the Redis library, rlsyncd's errors, three
+#                   agents on simulated limiters. make global: rlsyncd (needs
+#                   libhiredis-dev); install-global: it and its Lua library
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -343,7 +348,7 @@ install-user: lib tools
 	install -m 644 uapi/linux/ratelimit_dev.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 lib/ratelimit.h $(DESTDIR)$(INCLUDEDIR)/
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
-	@for m in $(wildcard Documentation/man/*.[1-8]); do \
+	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
 		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
 		echo "install $$m $$d/"; \
 		install -d $$d && install -m 644 $$m $$d/ || exit 1; \
@@ -367,6 +372,48 @@ install-user: lib tools
 deb:
 	@scripts/deps.sh deb
 	@scripts/deb.sh
+
+# Global limits (Documentation/global.md): rlsyncd, in build/global as
+# it links libhiredis, and the test of the Redis library.
+RLSYNCD_SRCS := $(wildcard tools/global/*.c) $(wildcard tools/common/*.c)
+RLSYNCD_LUA := $(PREFIX)/share/ratelimit/ratelimit.lua
+# Its man page goes with it (install-global), not with install-user.
+GLOBAL_MANS := Documentation/man/rlsyncd.8
+.PHONY: global install-global
+global: $(B)/global/rlsyncd
+
+$(B)/global/rlsyncd: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -I tools -I tools/common \
+		-D'RLS_LUA_PATH="$(RLSYNCD_LUA)"' \
+		$(LDFLAGS) -o $@ $(RLSYNCD_SRCS) $(LIB_A) -lhiredis -lm -pthread
+
+# rlsyncd on a simulated limiter (selftests/global/fake_kernel.c), for
+# check-global-redis on a host without the module.
+$(B)/global/rlsyncd-fake: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) \
+		selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -I tools -I tools/common $(LDFLAGS) -o $@ $(RLSYNCD_SRCS) \
+		selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o \
+		-lhiredis -lm
+
+install-global: global
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA))
+	install -m 755 $(B)/global/rlsyncd $(DESTDIR)$(BINDIR)/
+	install -m 644 tools/global/ratelimit.lua $(DESTDIR)$(RLSYNCD_LUA)
+	install -d $(DESTDIR)$(MANDIR)/man8
+	install -m 644 $(GLOBAL_MANS) $(DESTDIR)$(MANDIR)/man8/
+
+$(B)/global/lease_test: selftests/global/lease_test.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WFLAGS) $(DEPS) $(LDFLAGS) -o $@ $< -lhiredis -lm
+
+.PHONY: check-global-redis
+check-global-redis:
+	@scripts/deps.sh global
+	@$(MAKE) --no-print-directory global $(B)/global/rlsyncd-fake \
+		$(B)/global/lease_test WERROR=1
+	@selftests/global/run.sh $(B)
 
 check-host:
 	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/run.sh

@@ -4,11 +4,12 @@
  *
  *   file    := { line "\n" }
  *   line    := [ header | setting ] [ "#" comment ]
- *   header  := "[" NAME "]"
+ *   header  := "[" NAME "]" | "[" "global" NAME "]"
  *   setting := KEY "=" VALUE
  *
  * Blanks around the parts do not matter; "#" starts a comment anywhere
- * (no value holds one). Keys and their values are those of
+ * (no value holds one). A [global NAME] section is rlsyncd(8)'s and is
+ * skipped whole. Keys and their values are those of
  * enum rlconf_key, checked here as far as a file alone can tell; what
  * depends on the running module is the business of rlctl_apply.c.
  *
@@ -110,6 +111,9 @@ static int start_section(struct rlconf_state *s, const char *name)
 
 	finish_section(s);
 	s->skip = true;
+	/* [global NAME]: rlsyncd's (rlsyncd(8)), skipped whole */
+	if (!strncmp(name, "global", 6) && isspace((unsigned char)name[6]))
+		return 0;
 	if (!rl_name_valid(name)) {
 		err_at(s, "invalid limiter name '%s' (" NAME_HINT ")", name);
 		return 0;

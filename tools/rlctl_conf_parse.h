@@ -20,7 +20,7 @@ struct rlconf_state {
 	const char *file;
 	unsigned int line;
 	long cur;		/* index of the open section, or -1 */
-	bool skip;		/* in a section whose header was bad */
+	bool skip;		/* in a section whose header was bad, or rlsyncd's */
 	unsigned int errors;	/* c->errors when the section began */
 	bool rate_burst;	/* the rate carried ":BURST" */
 	__u64 burst_rate;	/* ... that burst */
