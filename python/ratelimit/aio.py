@@ -68,7 +68,8 @@ class AsyncLimiter:
             return await asyncio.wait_for(
                 self.acquire(count, priority=priority), timeout)
         loop = asyncio.get_running_loop()
-        if self._loop is None:
+        if self._loop is None or (self._loop.is_closed() and
+                                  not self._queue):
             self._loop = loop
         elif self._loop is not loop:
             raise RuntimeError("AsyncLimiter used from two event loops")
@@ -143,9 +144,11 @@ class AsyncLimiter:
 
     def _schedule(self, delay: float) -> None:
         """Serve the queue after @delay seconds (0: soon), once."""
-        if self._loop is None or not self._queue:
+        if self._loop is None:
             return
         self._unwatch()
+        if not self._queue:
+            return
         if delay <= 0:
             self._timer = self._loop.call_soon(self._serve, False)
         else:
