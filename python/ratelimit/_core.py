@@ -351,17 +351,18 @@ class Limiter:
 
     def _acquire(self, count: int, deadline: int, flags: int,
                  priority: int) -> Grant:
-        buf = _pack(_abi.S_ACQUIRE, _abi.ACQUIRE, {
-            "count": count, "deadline_ns": deadline, "flags": flags,
-            "priority": priority})
+        # The hot path: struct rl_acquire packed and read back directly
+        # (count, deadline_ns, flags, priority, wait_ns, ready_ns, lag_ns,
+        # reserved[2]).
+        buf = bytearray(_abi.S_ACQUIRE.pack(count, deadline, flags, priority,
+                                            0, 0, 0, 0, 0))
         try:
             _ioctl(self.fileno(), "RL_IOC_ACQUIRE", buf, f" of {count}")
         except (BlockingIOError, TimeoutError) as e:
-            e.ready_ns = _unpack(_abi.S_ACQUIRE, _abi.ACQUIRE,
-                                 buf)["ready_ns"]
+            e.ready_ns = _abi.S_ACQUIRE.unpack(buf)[5]
             raise
-        v = _unpack(_abi.S_ACQUIRE, _abi.ACQUIRE, buf)
-        return Grant(True, count, v["wait_ns"], v["ready_ns"], v["lag_ns"])
+        v = _abi.S_ACQUIRE.unpack(buf)
+        return Grant(True, count, v[4], v[5], v[6])
 
     def acquire(self, count: int = 1, *, timeout: Optional[float] = None,
                 deadline_ns: Optional[int] = None, priority: int = 0,
