@@ -211,6 +211,31 @@ $(B)/unit/%: selftests/unit/%.c $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) \
 	$(CC) $(UNIT_CFLAGS) $(DEPS) -pthread $(LDFLAGS) -o $@ $< \
 		$(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) $(LIB_A)
 
+# The Python package (python/): its tests run in the QEMU guest as a
+# selftest (selftests/vm/python.sh gives the guest Debian's python3), its
+# ABI check against uapi/ on the host as a unit test; pystyle, part of
+# style, byte-compiles it and runs pyflakes where Debian's is installed.
+PY_SELFTEST := $(B)/selftests/ratelimit_python_test
+PY_UNIT := $(B)/unit/python_abi_test
+PY_SRCS = $(wildcard python/ratelimit/*.py python/tests/*.py) \
+	selftests/vm/python_files.py selftests/vm/output_check.py
+selftests: $(PY_SELFTEST)
+unit: $(PY_UNIT)
+$(PY_SELFTEST): selftests/ratelimit_python_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+$(PY_UNIT): selftests/unit/python_abi_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
+.PHONY: pystyle
+style: pystyle
+pystyle:
+	@/usr/bin/python3 -c 'import sys; [compile(open(f).read(), f, "exec") \
+		for f in sys.argv[1:]]' $(PY_SRCS)
+	@if /usr/bin/python3 -c 'import pyflakes' 2>/dev/null; then \
+		/usr/bin/python3 -m pyflakes $(PY_SRCS); fi
+
 # Not $(RLBENCH).d: a build of rlbench from the one file it was once
 # would send make looking for tools/rlbench.c.
 -include $(filter-out $(RLBENCH).d,\
