@@ -22,56 +22,100 @@
 
 #include "rlctl_keys.h"
 #include "sysfile.h"
+#include "tool.h"
 
-#define CFG(f)	.off = offsetof(struct rl_config, f), \
-		.size = sizeof(((struct rl_config *)0)->f)
+/* A struct rl_config to take the sizes of its fields: never defined. */
+extern const struct rl_config cfg_layout;
 
+/* In the order of rl_tunables[], with the same bounds. */
 const struct rlk rlctl_keys[] = {
 	{
-		.name = "rate", CFG(rate), .kind = RLK_SPEC,
-		.max = UINT64_MAX, .attr = A_LIST,
-	},
-	{
-		.name = "period_ns", CFG(period_ns), .kind = RLK_IN_SPEC,
-		.min = 1, .max = RL_PERIOD_MAX_NS, .no_zero = true,
+		.name = "rate",
+		.off = offsetof(struct rl_config, rate),
+		.size = sizeof(cfg_layout.rate),
+		.kind = RLK_SPEC,
+		.max = UINT64_MAX,
 		.attr = A_LIST,
 	},
 	{
-		.name = "burst", CFG(burst), .kind = RLK_AMOUNT,
-		.min = 1, .max = UINT64_MAX, .dflt = RLK_DERIVED,
+		.name = "period_ns",
+		.off = offsetof(struct rl_config, period_ns),
+		.size = sizeof(cfg_layout.period_ns),
+		.kind = RLK_IN_SPEC,
+		.min = 1,
+		.max = RL_PERIOD_MAX_NS,
+		.no_zero = true,
 		.attr = A_LIST,
 	},
 	{
-		.name = "unlimited", CFG(flags), .flag = RL_CONFIG_UNLIMITED,
-		.kind = RLK_FLAG, .max = 1, .attr = A_LIST,
+		.name = "burst",
+		.off = offsetof(struct rl_config, burst),
+		.size = sizeof(cfg_layout.burst),
+		.kind = RLK_AMOUNT,
+		.min = 1,
+		.max = UINT64_MAX,
+		.dflt = RLK_DERIVED,
+		.attr = A_LIST,
+	},
+	{
+		.name = "unlimited",
+		.off = offsetof(struct rl_config, flags),
+		.size = sizeof(cfg_layout.flags),
+		.flag = RL_CONFIG_UNLIMITED,
+		.kind = RLK_FLAG,
+		.max = 1,
+		.attr = A_LIST,
 		.feature = "unlimited",
 	},
 	{
-		.name = "concurrency", CFG(concurrency), .kind = RLK_AMOUNT,
-		.max = UINT64_MAX, .least = "none", .attr = A_LIST | A_OPT,
+		.name = "concurrency",
+		.off = offsetof(struct rl_config, concurrency),
+		.size = sizeof(cfg_layout.concurrency),
+		.kind = RLK_AMOUNT,
+		.max = UINT64_MAX,
+		.least = "none",
+		.attr = A_LIST | A_OPT,
 		.feature = "concurrency",
 	},
 	{
-		.name = "fairness", CFG(fairness), .kind = RLK_U64,
-		.min = 1, .max = RL_FAIRNESS_MAX, .dflt = RL_FAIRNESS_DEFAULT,
-		.attr = A_OPT, .feature = "priority",
+		.name = "fairness",
+		.off = offsetof(struct rl_config, fairness),
+		.size = sizeof(cfg_layout.fairness),
+		.kind = RLK_U64,
+		.min = 1,
+		.max = RL_FAIRNESS_MAX,
+		.dflt = RL_FAIRNESS_DEFAULT,
+		.attr = A_OPT,
+		.feature = "priority",
 	},
 	{
-		.name = "catchup", CFG(catchup), .kind = RLK_U64,
-		.min = RL_CATCHUP_STRICT, .max = RL_CATCHUP_MAX,
-		.dflt = RL_CATCHUP_STRICT, .unit = "per-mille",
-		.least = "strict", .note = "per-mille of the rate",
-		.attr = A_OPT, .feature = "catchup",
+		.name = "catchup",
+		.off = offsetof(struct rl_config, catchup),
+		.size = sizeof(cfg_layout.catchup),
+		.kind = RLK_U64,
+		.min = RL_CATCHUP_STRICT,
+		.max = RL_CATCHUP_MAX,
+		.dflt = RL_CATCHUP_STRICT,
+		.unit = "per-mille",
+		.least = "strict",
+		.note = "per-mille of the rate",
+		.attr = A_OPT,
+		.feature = "catchup",
 	},
 	{
-		.name = "backlog", CFG(backlog), .kind = RLK_AMOUNT,
-		.max = UINT64_MAX, .attr = A_OPT, .feature = "catchup",
+		.name = "backlog",
+		.off = offsetof(struct rl_config, backlog),
+		.size = sizeof(cfg_layout.backlog),
+		.kind = RLK_AMOUNT,
+		.max = UINT64_MAX,
+		.attr = A_OPT,
+		.feature = "catchup",
 	},
 };
 
-const size_t rlctl_nkeys = sizeof(rlctl_keys) / sizeof(rlctl_keys[0]);
+const size_t rlctl_nkeys = ARRAY_SIZE(rlctl_keys);
 
-_Static_assert(sizeof(rlctl_keys) / sizeof(rlctl_keys[0]) <= RLK_MAX,
+_Static_assert(ARRAY_SIZE(rlctl_keys) <= RLK_MAX,
 	       "RLK_MAX too small for rlctl_keys[]");
 
 const struct rlk *rlk_find(const char *name, size_t len)
