@@ -4,7 +4,7 @@
  * rlctl_sysfs.c (the limiters' sysfs files), rlctl_fmt.c (output),
  * rlctl_set.c (create, rm, set), rlctl_show.c (show, list),
  * rlctl_watch.c (watch), rlctl_export.c (export), rlctl_apply.c and
- * rlctl_conf.c (apply).
+ * rlctl_conf.c (apply); rlctl_keys.c, the table of tunables they share.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
