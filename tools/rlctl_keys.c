@@ -7,12 +7,15 @@
  * and the files of "rlctl apply" (keys, checks, the plan it prints) walk
  * it.
  *
- * Adding a tunable, besides its row here: a field in struct rl_config
- * (uapi/linux/ratelimit_dev.h) and its row in driver/tunables.c; its
- * description in ratelimit(4), in the sysfs ABI file
- * (Documentation/ABI/testing/sysfs-kernel-ratelimit), in ratelimit.d(5)
- * and rlctl(8), with the usage text of rlctl (rlctl.c) and its bash
- * completion; a metric in rlctl_export.c if it deserves one.
+ * Adding a tunable, besides its row here (at the index of its row in
+ * the driver's table, and in enum rlk_id if code names it): its field in
+ * struct rl_config (uapi/linux/ratelimit_dev.h) and its row in
+ * driver/tunables.c; its description in Documentation/man/ratelimit.4,
+ * in the sysfs ABI file Documentation/ABI/testing/sysfs-kernel-ratelimit,
+ * in Documentation/man/ratelimit.d.5 and Documentation/man/rlctl.8; the
+ * usage text of rlctl (rlctl.c) and dist/rlctl.bash-completion; a metric
+ * in rlctl_export.c if it deserves one. selftests/unit/tunables_test.c
+ * checks this table against the driver's.
  *
  * Copyright (C) 2026 The ratelimit authors
  */

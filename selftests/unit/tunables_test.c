@@ -3,7 +3,8 @@
  * tunables_test.c - host test that rlctl's table of tunables
  * (tools/rlctl_keys.c) follows the driver's (driver/tunables.c): the same
  * rows in the same order, with the same bounds, the same "0 asks for",
- * the same flag of rl_config.flags and the same feature word.
+ * the same flag of rl_config.flags and the same feature word; that the
+ * names of enum rlk_id point at their rows; and the table's helpers.
  *
  * The driver's table is read from its source, found beside this file's
  * (as compiled, from the top of the tree) or under $RL_SRCDIR. Its bounds
@@ -171,6 +172,30 @@ TEST(same_rows)
 			TH_LOG("%s: a flag in one table only", k->name);
 		EXPECT_STREQ(d[i].feature, k->feature ? k->feature : "")
 			TH_LOG("feature of %s", k->name);
+	}
+}
+
+/* The rows code names by enum rlk_id are where it says. */
+TEST(named_rows)
+{
+	static const struct {
+		enum rlk_id id;
+		const char *name;
+	} named[] = {
+		{ RLK_RATE, "rate" },
+		{ RLK_PERIOD_NS, "period_ns" },
+		{ RLK_BURST, "burst" },
+		{ RLK_UNLIMITED, "unlimited" },
+		{ RLK_CONCURRENCY, "concurrency" },
+		{ RLK_FAIRNESS, "fairness" },
+		{ RLK_CATCHUP, "catchup" },
+		{ RLK_BACKLOG, "backlog" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(named); i++) {
+		ASSERT_LT((size_t)named[i].id, rlctl_nkeys);
+		EXPECT_STREQ(named[i].name, rlctl_keys[named[i].id].name);
 	}
 }
 
