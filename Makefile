@@ -119,9 +119,10 @@ CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 # files find their own headers beside them).
 UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
 UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
-# Tool code without ioctls, tested on the host too: rlctl's file parser.
+# Tool code without ioctls, tested on the host too: rlctl's file parser
+# and its table of tunables.
 UNIT_TOOL_OBJS := $(patsubst tools/%.c,$(B)/unit/obj/tools/%.o,\
-	$(wildcard tools/rlctl_conf*.c))
+	$(wildcard tools/rlctl_conf*.c tools/rlctl_keys.c))
 UNIT := $(if $(UNIT_DRIVER_SRCS),$(patsubst selftests/unit/%.c,$(B)/unit/%,\
 	$(wildcard selftests/unit/*_test.c)))
 UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
