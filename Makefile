@@ -114,9 +114,9 @@ CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 
 # Host unit tests: the pure token arithmetic of the driver, built against
 # the kernel API shims in selftests/unit/shim/, lib/ code, and the command
-# lines of the tools (tools_usage_test runs build/tools/*). lib/ comes
-# before driver/ so that "ratelimit.h" is the library's header (driver
-# files find their own headers beside them).
+# lines of the tools (tools_usage_test runs build/tools/*). The library's
+# header is "libratelimit.h" and the driver's "ratelimit.h": no name is in
+# two of the -I directories, so their order does not matter.
 UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
 UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
 # Tool code without ioctls, tested on the host too: rlctl's file parser.
@@ -371,7 +371,7 @@ install-user: lib tools
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(SUBST) lib/libratelimit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libratelimit.pc
 	install -m 644 uapi/linux/ratelimit_dev.h $(DESTDIR)$(INCLUDEDIR)/linux/
-	install -m 644 lib/ratelimit.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 lib/libratelimit.h $(DESTDIR)$(INCLUDEDIR)/
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
 	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
 		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "tool.h"
 
 #define SYSFS_ROOT	"/sys/kernel/ratelimit"

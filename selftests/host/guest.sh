@@ -228,7 +228,7 @@ stage2()
 	#include <stdio.h>
 	#include <string.h>
 	#include <linux/ratelimit_dev.h>
-	#include <ratelimit.h>
+	#include <libratelimit.h>
 
 	int main(int argc, char **argv)
 	{
