@@ -106,6 +106,10 @@ else
 $(error TOOLS_LINK is static or shared, not $(TOOLS_LINK))
 endif
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/*_test.c))
+# The library's tests, one program per feature: selftests/lib/NAME_test.c
+# is build/selftests/lib_NAME_test, run in the guest with the others.
+LIB_TESTS := $(patsubst selftests/lib/%.c,$(B)/selftests/lib_%,\
+	$(wildcard selftests/lib/*_test.c))
 # The kernel's kselftest headers, as system headers: under -Wextra their
 # macros would warn about an unused parameter in every TEST().
 KSFT := $(B)/ksrc/include/kselftest_harness.h
@@ -148,7 +152,7 @@ module:
 lib: $(LIB_SO) $(B)/lib/libratelimit.so $(LIB_A) $(LIB_PC)
 tools: $(TOOLS)
 rlbench: $(RLBENCH)
-selftests: $(SELFTESTS)
+selftests: $(SELFTESTS) $(LIB_TESTS)
 unit: $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) $(UNIT)
 
 $(B)/lib/obj/%.o: lib/%.c
@@ -193,6 +197,11 @@ $(RLBENCH): $(BENCH_OBJS) $(TOOL_COMMON) $(TOOL_DEPS)
 	$(CC) $(USER_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TOOL_LIBS)
 
 $(B)/selftests/%: selftests/%.c $(LIB_A) $(KSFT)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(DEPS) -static -pthread \
+		$(LDFLAGS) -o $@ $< $(LIB_A)
+
+$(B)/selftests/lib_%: selftests/lib/%.c $(LIB_A) $(KSFT)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(DEPS) -static -pthread \
 		$(LDFLAGS) -o $@ $< $(LIB_A)
