@@ -24,10 +24,12 @@
 #   make bench      the benchmark in a QEMU guest, results and plots in
 #                   build/bench (Documentation/performance.md); not in check
 #   make style      checkpatch;  make static: style + W=1 build + sparse
+#   make mancheck   every function the library exports has a man page
 #   make install    module, library, headers, tools (not rlbench), man pages,
 #                   the systemd unit, udev rule and modules-load.d entry
 #                   (PREFIX, DESTDIR);
-#                   install-user: all of it but the module
+#                   install-user: all of it but the module; install-man:
+#                   the man pages only
 #   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
@@ -138,7 +140,7 @@ UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all check-fresh check-host vm-build \
 	run shell bench style w1 sparse static install install-module \
-	install-user deb clean rlbench
+	install-user install-man mancheck deb clean rlbench
 .DELETE_ON_ERROR:
 
 # The selftests and unit tests need kselftest_harness.h (make ksrc, from
@@ -370,7 +372,7 @@ install-module: module
 		$(KDIR)/include/generated/utsrelease.h) && [ -n "$$rel" ] && \
 	echo "depmod $$rel" && depmod $(if $(DESTDIR),-b $(DESTDIR)) "$$rel"
 
-install-user: lib tools
+install-user: lib tools install-man
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
 		$(DESTDIR)$(MODULESLOADDIR) $(DESTDIR)$(COMPLETIONDIR) \
@@ -382,15 +384,6 @@ install-user: lib tools
 	install -m 644 uapi/linux/ratelimit_dev.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 lib/libratelimit.h $(DESTDIR)$(INCLUDEDIR)/
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
-	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
-		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
-		echo "install $$m $$d/"; \
-		install -d $$d && install -m 644 $$m $$d/ || exit 1; \
-	done
-	@sed -n '/^\.SH NAME/,/^\\-/p' Documentation/man/libratelimit.3 | \
-		tr ', ' '\n\n' | grep -x 'rl_[a-z_]*' | while read -r f; do \
-		ln -sf libratelimit.3 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
-	done
 	install -m 644 dist/rlctl.bash-completion $(DESTDIR)$(COMPLETIONDIR)/rlctl
 	$(SUBST) dist/ratelimit.service.in > $(DESTDIR)$(UNITDIR)/ratelimit.service
 	install -m 644 dist/60-ratelimit.rules $(DESTDIR)$(UDEVRULESDIR)/
@@ -401,6 +394,27 @@ install-user: lib tools
 		if [ -e "$$t" ]; then echo "keep $$t"; \
 		else echo "install $$f $$t"; install -m 644 "$$f" "$$t" || exit 1; fi; \
 	done
+
+# The man pages, and a link to libratelimit(3) for every function its
+# NAME section lists, so that man rl_acquire finds it.
+install-man:
+	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
+		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
+		echo "install $$m $$d/"; \
+		install -d $$d && install -m 644 $$m $$d/ || exit 1; \
+	done
+	@sed -n '/^\.SH NAME/,/^\\-/p' Documentation/man/libratelimit.3 | \
+		tr ', ' '\n\n' | grep -x 'rl_[a-z_]*' | while read -r f; do \
+		ln -sf libratelimit.3 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
+	done
+
+# Every function the library exports has a man page once installed
+# (scripts/mancheck.sh, on a scratch install-man); part of make check.
+mancheck: $(LIB_SO)
+	@rm -rf $(B)/mancheck
+	@$(MAKE) --no-print-directory -s install-man \
+		DESTDIR=$(CURDIR)/$(B)/mancheck >/dev/null
+	@scripts/mancheck.sh $(LIB_SO) $(B)/mancheck$(MANDIR)
 
 # The Debian packages, built in a copy of the tree (build/deb), and lintian.
 deb:
