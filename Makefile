@@ -24,10 +24,12 @@
 #   make bench      the benchmark in a QEMU guest, results and plots in
 #                   build/bench (Documentation/performance.md); not in check
 #   make style      checkpatch;  make static: style + W=1 build + sparse
+#   make mancheck   every function the library exports has a man page
 #   make install    module, library, headers, tools (not rlbench), man pages,
 #                   the systemd unit, udev rule and modules-load.d entry
 #                   (PREFIX, DESTDIR), then ldconfig; install-user: all of it
-#                   but the module (install-lib, install-tools); uninstall
+#                   but the module (install-lib, install-tools, install-man:
+#                   the man pages only); uninstall
 #   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
@@ -108,6 +110,10 @@ else
 $(error TOOLS_LINK is static or shared, not $(TOOLS_LINK))
 endif
 SELFTESTS := $(patsubst selftests/%.c,$(B)/selftests/%,$(wildcard selftests/*_test.c))
+# The library's tests, one program per feature: selftests/lib/NAME_test.c
+# is build/selftests/lib_NAME_test, run in the guest with the others.
+LIB_TESTS := $(patsubst selftests/lib/%.c,$(B)/selftests/lib_%,\
+	$(wildcard selftests/lib/*_test.c))
 # The kernel's kselftest headers, as system headers: under -Wextra their
 # macros would warn about an unused parameter in every TEST().
 KSFT := $(B)/ksrc/include/kselftest_harness.h
@@ -116,9 +122,9 @@ CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 
 # Host unit tests: the pure token arithmetic of the driver, built against
 # the kernel API shims in selftests/unit/shim/, lib/ code, and the command
-# lines of the tools (tools_usage_test runs build/tools/*). lib/ comes
-# before driver/ so that "ratelimit.h" is the library's header (driver
-# files find their own headers beside them).
+# lines of the tools (tools_usage_test runs build/tools/*). The library's
+# header is "libratelimit.h" and the driver's "ratelimit.h": no name is in
+# two of the -I directories, so their order does not matter.
 UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
 UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
 # Tool code without ioctls, tested on the host too: rlctl's file parser
@@ -137,7 +143,8 @@ UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all check-fresh check-host vm-build \
 	run shell bench style w1 sparse static install install-module \
-	install-user install-lib install-tools uninstall deb clean rlbench
+	install-user install-lib install-tools install-man mancheck uninstall \
+	deb clean rlbench
 .DELETE_ON_ERROR:
 
 # The selftests and unit tests need kselftest_harness.h (make ksrc, from
@@ -151,7 +158,7 @@ module:
 lib: $(LIB_SO) $(B)/lib/libratelimit.so $(LIB_A) $(LIB_PC)
 tools: $(TOOLS)
 rlbench: $(RLBENCH)
-selftests: $(SELFTESTS)
+selftests: $(SELFTESTS) $(LIB_TESTS)
 unit: $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) $(UNIT)
 
 $(B)/lib/obj/%.o: lib/%.c
@@ -205,6 +212,11 @@ $(RLBENCH): $(BENCH_OBJS) $(TOOL_COMMON) $(TOOL_DEPS) $(TOOL_MODE)
 	$(CC) $(USER_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TOOL_LIBS)
 
 $(B)/selftests/%: selftests/%.c $(LIB_A) $(KSFT)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(DEPS) -static -pthread \
+		$(LDFLAGS) -o $@ $< $(LIB_A)
+
+$(B)/selftests/lib_%: selftests/lib/%.c $(LIB_A) $(KSFT)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(DEPS) -static -pthread \
 		$(LDFLAGS) -o $@ $< $(LIB_A)
@@ -363,7 +375,7 @@ $(B)/dist/dkms.conf: dist/dkms.conf.in Makefile
 	$(SUBST) $< > $@
 
 install: install-module install-user
-install-user: install-lib install-tools
+install-user: install-lib install-tools install-man
 
 # Debian's headers ship no System.map, so kbuild skips depmod: run it, or
 # modprobe would not find the module.
@@ -375,7 +387,7 @@ install-module: module
 	echo "depmod $$rel" && depmod $(if $(DESTDIR),-b $(DESTDIR)) "$$rel"
 
 # install-lib: the library (then ldconfig, unless into a DESTDIR), its
-# headers and pkg-config file, and its man pages.
+# headers and pkg-config file.
 install-lib: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
@@ -383,25 +395,16 @@ install-lib: lib
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(SUBST) lib/libratelimit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libratelimit.pc
 	install -m 644 uapi/linux/ratelimit_dev.h $(DESTDIR)$(INCLUDEDIR)/linux/
-	install -m 644 lib/ratelimit.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 lib/libratelimit.h $(DESTDIR)$(INCLUDEDIR)/
 	$(if $(DESTDIR),,ldconfig)
 
-# install-tools: the tools (linked as TOOLS_LINK says: shared by default),
-# their man pages and the rest of the system integration.
+# install-tools: the tools (linked as TOOLS_LINK says: shared by default)
+# and the rest of the system integration.
 install-tools: tools
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODULESLOADDIR) \
 		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSCONFDIR)/ratelimit.d
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
-	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
-		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
-		echo "install $$m $$d/"; \
-		install -d $$d && install -m 644 $$m $$d/ || exit 1; \
-	done
-	@sed -n '/^\.SH NAME/,/^\\-/p' Documentation/man/libratelimit.3 | \
-		tr ', ' '\n\n' | grep -x 'rl_[a-z_]*' | while read -r f; do \
-		ln -sf libratelimit.3 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
-	done
 	install -m 644 dist/rlctl.bash-completion $(DESTDIR)$(COMPLETIONDIR)/rlctl
 	$(SUBST) dist/ratelimit.service.in > $(DESTDIR)$(UNITDIR)/ratelimit.service
 	install -m 644 dist/60-ratelimit.rules $(DESTDIR)$(UDEVRULESDIR)/
@@ -420,7 +423,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libratelimit.so $(DESTDIR)$(LIBDIR)/libratelimit.a \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/libratelimit.pc \
 		$(DESTDIR)$(INCLUDEDIR)/linux/ratelimit_dev.h \
-		$(DESTDIR)$(INCLUDEDIR)/ratelimit.h \
+		$(DESTDIR)$(INCLUDEDIR)/libratelimit.h \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS))) \
 		$(DESTDIR)$(COMPLETIONDIR)/rlctl $(DESTDIR)$(UNITDIR)/ratelimit.service \
 		$(DESTDIR)$(UDEVRULESDIR)/60-ratelimit.rules \
@@ -439,6 +442,27 @@ uninstall:
 		echo "rm $$m; depmod $$rel"; rm -f "$$m" && \
 		depmod $(if $(DESTDIR),-b $(DESTDIR)) "$$rel"; fi
 	$(if $(DESTDIR),,ldconfig)
+
+# The man pages, and a link to libratelimit(3) for every function its
+# NAME section lists, so that man rl_acquire finds it.
+install-man:
+	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
+		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
+		echo "install $$m $$d/"; \
+		install -d $$d && install -m 644 $$m $$d/ || exit 1; \
+	done
+	@sed -n '/^\.SH NAME/,/^\\-/p' Documentation/man/libratelimit.3 | \
+		tr ', ' '\n\n' | grep -x 'rl_[a-z_]*' | while read -r f; do \
+		ln -sf libratelimit.3 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
+	done
+
+# Every function the library exports has a man page once installed
+# (scripts/mancheck.sh, on a scratch install-man); part of make check.
+mancheck: $(LIB_SO)
+	@rm -rf $(B)/mancheck
+	@$(MAKE) --no-print-directory -s install-man \
+		DESTDIR=$(CURDIR)/$(B)/mancheck >/dev/null
+	@scripts/mancheck.sh $(LIB_SO) $(B)/mancheck$(MANDIR)
 
 # The Debian packages, built in a copy of the tree (build/deb), and lintian.
 deb:

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <sys/ioctl.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 

@@ -120,8 +120,8 @@ TEST(creates_then_nothing_to_change)
 	EXPECT_EQ(0, r.status);
 	EXPECT_STREQ(NOTHING, r.out);
 
-	EXPECT_EQ(0, rl_unl_name(a));
-	EXPECT_EQ(0, rl_unl_name(b));
+	EXPECT_EQ(0, ks_unl_name(a));
+	EXPECT_EQ(0, ks_unl_name(b));
 	remove_dir(dir);
 }
 
@@ -145,12 +145,12 @@ TEST(rate_change_keeps_the_waiter)
 		show(_metadata, &r);
 
 	/* Take the one token; a waiter then sleeps for the next hour. */
-	fd = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK,
+	ASSERT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK,
 			    &acq));
 	ASSERT_EQ(0, waiter_start(&w, fd, 1, now_ns() + 120 * NS_PER_SEC, 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 10000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 10000));
 
 	ASSERT_EQ(0, conf(dir, "w.conf", "[%s]\nrate = 1000/s\nburst = 1\n",
 			  name));
@@ -173,7 +173,7 @@ TEST(rate_change_keeps_the_waiter)
 	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", dir, NULL));
 	EXPECT_STREQ(NOTHING, r.out);
 	close(fd);
-	EXPECT_EQ(0, rl_unl_name(name));
+	EXPECT_EQ(0, ks_unl_name(name));
 	remove_dir(dir);
 }
 
@@ -228,7 +228,7 @@ TEST(bad_file_applies_nothing)
 		     "rlctl: apply: 1 error: nothing applied\n", r.err);
 	EXPECT_EQ(0, sysfs_exists(y));
 
-	EXPECT_EQ(0, rl_unl_name(x));
+	EXPECT_EQ(0, ks_unl_name(x));
 	remove_dir(dir);
 }
 
@@ -294,8 +294,8 @@ TEST(owner_group_mode_need_recreation)
 	EXPECT_EQ(0, sysfs_exists(y));
 
 	/* Nor does apply adopt a limiter that a program created. */
-	EXPECT_EQ(0, rl_unl_name(x));
-	fd = rl_open_att(x, RL_ATTACH_CREATE, 0644, 20, NS_PER_SEC, 0);
+	EXPECT_EQ(0, ks_unl_name(x));
+	fd = ks_open_att(x, RL_ATTACH_CREATE, 0644, 20, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, conf(dir, "a.conf", "[%s]\nrate = 20/s\n", x));
 	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", dir, NULL));
@@ -329,11 +329,11 @@ TEST(prune_removes_only_undeclared)
 	ASSERT_EQ(0, r.status)
 		show(_metadata, &r);
 	/* One persistent limiter made by hand, one alive through its fd. */
-	fd = rl_open_att(p3, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0644, 3,
+	fd = ks_open_att(p3, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0644, 3,
 			 NS_PER_SEC, 0);
 	ASSERT_LE(0, fd);
 	close(fd);
-	fd_np = rl_open_att(np, RL_ATTACH_CREATE, 0644, 4, NS_PER_SEC, 0);
+	fd_np = ks_open_att(np, RL_ATTACH_CREATE, 0644, 4, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd_np);
 
 	ASSERT_EQ(0, conf(dir, "p.conf", "[%s]\nrate = 1/s\n", p1));
@@ -373,7 +373,7 @@ TEST(prune_removes_only_undeclared)
 	EXPECT_EQ(1, sysfs_exists(p1));
 
 	close(fd_np);
-	EXPECT_EQ(0, rl_unl_name(p1));
+	EXPECT_EQ(0, ks_unl_name(p1));
 	remove_dir(dir);
 }
 
@@ -422,8 +422,8 @@ TEST(dry_run_changes_nothing)
 	EXPECT_SYSFS(e1, "concurrency", 2);
 	EXPECT_SYSFS(e2, "rate", 5);
 
-	EXPECT_EQ(0, rl_unl_name(e1));
-	EXPECT_EQ(0, rl_unl_name(e2));
+	EXPECT_EQ(0, ks_unl_name(e1));
+	EXPECT_EQ(0, ks_unl_name(e2));
 	remove_dir(dir);
 }
 
@@ -481,7 +481,7 @@ TEST(owner_and_group_by_name)
 	EXPECT_STREQ(NOTHING, r.out);
 	unlink("/etc/passwd");
 	unlink("/etc/group");
-	EXPECT_EQ(0, rl_unl_name(name));
+	EXPECT_EQ(0, ks_unl_name(name));
 	remove_dir(dir);
 }
 
@@ -491,7 +491,7 @@ TEST(owner_and_group_by_name)
  */
 TEST(non_root_user)
 {
-	const struct rl_cred user = { .uid = 3456, .gid = 3456 };
+	const struct ks_cred user = { .uid = 3456, .gid = 3456 };
 	char dir[64], mine[48], root[48], other[48], want[1024];
 	struct run r;
 
@@ -546,8 +546,8 @@ TEST(non_root_user)
 	EXPECT_SYSFS(root, "rate", 10);
 	EXPECT_EQ(0, sysfs_exists(other));
 
-	EXPECT_EQ(0, rl_unl_name(mine));
-	EXPECT_EQ(0, rl_unl_name(root));
+	EXPECT_EQ(0, ks_unl_name(mine));
+	EXPECT_EQ(0, ks_unl_name(root));
 	remove_dir(dir);
 }
 

@@ -62,7 +62,7 @@ static void *bl_client_fn(void *arg)
 	int i;
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-		if (rl_acq(c->fd, 1, now_ns() + 10 * NS_PER_SEC, 0, &a)) {
+		if (ks_acq(c->fd, 1, now_ns() + 10 * NS_PER_SEC, 0, &a)) {
 			__atomic_fetch_add(&r->errors, 1, __ATOMIC_SEQ_CST);
 			break;
 		}
@@ -75,7 +75,7 @@ static void *bl_client_fn(void *arg)
 }
 
 /* Most lateness the limiter makes up for (ratelimit(4), "Bounds"). */
-#define RL_LATE_MAX_NS	(20 * NS_PER_MS)
+#define KS_LATE_MAX_NS	(20 * NS_PER_MS)
 
 /* Longest time between consecutive sorted instants inside [@a, @b]. */
 static __u64 max_gap(const __u64 *t, int n, __u64 a, __u64 b)
@@ -153,7 +153,7 @@ static int off_schedule(const struct grant *g, int n, __u64 step)
 
 	for (i = 1; i < n; i++) {
 		if (!g[i].wait || g[i].seq != g[i - 1].seq + 1 ||
-		    g[i - 1].back - g[i - 1].ready > RL_LATE_MAX_NS)
+		    g[i - 1].back - g[i - 1].ready > KS_LATE_MAX_NS)
 			continue;
 		if (g[i].ready - g[i - 1].ready != step && bad++ < 5)
 			fprintf(stderr, "# grant %d: %llu ns after the one before\n",
@@ -191,7 +191,7 @@ FIXTURE_SETUP(bl)
 	ASSERT_NE(NULL, self->run.g);
 	self->c = calloc(variant->clients, sizeof(*self->c));
 	ASSERT_NE(NULL, self->c);
-	self->run.fd0 = rl_open_att(self->name, RL_ATTACH_CREATE, 0600,
+	self->run.fd0 = ks_open_att(self->name, RL_ATTACH_CREATE, 0600,
 				    variant->rate, NS_PER_SEC, 1);
 	ASSERT_LE(0, self->run.fd0);
 }
@@ -202,12 +202,12 @@ FIXTURE_TEARDOWN(bl)
 
 	/* Let everyone out: a limiter that grants everything. */
 	__atomic_store_n(&self->run.stop, 1, __ATOMIC_RELEASE);
-	rl_set(self->run.fd0, 1, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED);
+	ks_set(self->run.fd0, 1, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED);
 	for (i = 0; i < self->nc; i++) {
 		pthread_join(self->c[i].th, NULL);
 		close(self->c[i].fd);
 	}
-	rl_unl_name(self->name);
+	ks_unl_name(self->name);
 	close(self->run.fd0);
 	free(self->c);
 	free(self->run.g);
@@ -225,7 +225,7 @@ static int bl_start(struct _test_data_bl *self, int n)
 	for (; self->nc < n; self->nc++) {
 		c = &self->c[self->nc];
 		c->run = &self->run;
-		c->fd = rl_open_att(self->name, 0, 0, 0, NS_PER_SEC, 0);
+		c->fd = ks_open_att(self->name, 0, 0, 0, NS_PER_SEC, 0);
 		if (c->fd < 0 || pthread_create(&c->th, &attr, bl_client_fn, c)) {
 			if (c->fd >= 0)
 				close(c->fd);
@@ -240,7 +240,7 @@ static __u64 bl_granted(int fd)
 {
 	struct rl_stats s;
 
-	return rl_stats(fd, &s) ? POISON64 : s.granted;
+	return ks_stats(fd, &s) ? POISON64 : s.granted;
 }
 
 TEST_F_TIMEOUT(bl, full_rate_and_bounds, 120)

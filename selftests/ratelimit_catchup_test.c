@@ -33,15 +33,15 @@ TEST(wait_and_lag_when_waiting)
 {
 	struct rl_acquire a;
 	__u64 t0, t1;
-	int i, fd = rl_open();
+	int i, fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, soon(), 0, &a));
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, soon(), 0, &a));
 	EXPECT_GT(NS_PER_MS, a.wait_ns);
 	for (i = 0; i < 3; i++) {
 		t0 = now_ns();
-		ASSERT_EQ(0, rl_acq(fd, 1, soon(), 0, &a));
+		ASSERT_EQ(0, ks_acq(fd, 1, soon(), 0, &a));
 		t1 = now_ns();
 		/* Slept most of the 100 ms, and was on time. */
 		EXPECT_LE(50 * NS_PER_MS, a.wait_ns);
@@ -55,21 +55,21 @@ TEST(lag_when_late)
 {
 	struct rl_acquire a;
 	__u64 t1a, t1b, t2a, t2b, lo, hi;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/*
 	 * 10/s, burst 10, emptied at t1: a token is there from t1 + 100 ms,
 	 * and the bucket is not full again before t1 + 1 s.
 	 */
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 10, 0));
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 10, 0));
 	t1a = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 10, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 10, soon(), 0, &a));
 	t1b = now_ns();
 	EXPECT_EQ(0ULL, a.lag_ns);
 	sleep_ms(500);
 	t2a = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 1, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, soon(), 0, &a));
 	t2b = now_ns();
 	EXPECT_GT(NS_PER_MS, a.wait_ns);
 	lo = t2a - t1b - 100 * NS_PER_MS - 50 * NS_PER_MS;
@@ -103,20 +103,20 @@ TEST(wait_histogram_counts_waits)
 
 	memset(want, 0, sizeof(want));
 	NAME(name, "hist");
-	fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 20,
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 20,
 			 NS_PER_SEC, 1);
 	ASSERT_LE(0, fd);
 	/* One immediate grant, one rejected, then 5 that wait ~50 ms. */
-	ASSERT_EQ(0, rl_acq(fd, 1, soon(), 0, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, soon(), 0, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	for (i = 0; i < 5; i++) {
-		ASSERT_EQ(0, rl_acq(fd, 1, soon(), 0, &a));
+		ASSERT_EQ(0, ks_acq(fd, 1, soon(), 0, &a));
 		if (!a.wait_ns)
 			continue;
 		waited++;
 		want[63 - __builtin_clzll(a.wait_ns)]++;
 	}
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ((__u64)waited, s.waited);
 	ASSERT_EQ(0, sysfs_read(name, "wait_histogram", buf, sizeof(buf)));
 	for (line = strtok_r(buf, "\n", &save); line && nb < NHIST;
@@ -164,17 +164,17 @@ TEST(small_not_stuck_behind_huge_other_fd)
 	int fd1, fd2;
 
 	NAME(name, "huge");
-	fd1 = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 0,
+	fd1 = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 0,
 			  NS_PER_SEC, 2);
 	ASSERT_LE(0, fd1);
-	fd2 = rl_open_att(name, 0, 0, 0, NS_PER_SEC, 2);
+	fd2 = ks_open_att(name, 0, 0, 0, NS_PER_SEC, 2);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, rl_acq(fd1, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd1, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	/* 20 tokens at burst 2: 10 chunks, 1 s at 20/s. */
 	ASSERT_EQ(0, waiter_start(&big, fd1, 20, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd1, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd1, 1, 2000));
 	ASSERT_EQ(0, waiter_start(&small, fd2, 1, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd1, 2, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd1, 2, 2000));
 	memset(&c, 0, sizeof(c));
 	c.rate = 20;
 	c.period_ns = NS_PER_SEC;
@@ -205,7 +205,7 @@ TEST(small_not_stuck_behind_huge_other_fd)
 static int cu_fd(__u32 catchup, __u64 backlog)
 {
 	struct rl_config c;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	if (fd < 0)
 		return -1;
@@ -236,7 +236,7 @@ static __u64 cu_drain(struct __test_metadata *_metadata, int fd, __u64 avail,
 
 	*t = 0;
 	while ((now = now_ns()) < ts + NS_PER_SEC) {
-		if (rl_acq(fd, 2, soon(), 0, &a))
+		if (ks_acq(fd, 2, soon(), 0, &a))
 			break;
 		n += 2;
 		now = now_ns();
@@ -264,7 +264,7 @@ TEST(catchup_backlog_released_fast)
 	ASSERT_LE(0, fd);
 	/* Full after 0.1 s, then 70 tokens overflow: 50 kept. */
 	sleep_ms(800);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(CU_BURST, s.available);
 	EXPECT_EQ(CU_BACKLOG, s.backlog);
 	n = cu_drain(_metadata, fd, s.available, s.backlog, 2000, &t);
@@ -275,7 +275,7 @@ TEST(catchup_backlog_released_fast)
 	       (unsigned long long)(strict + CU_BACKLOG));
 	/* Most of the backlog came on top of the rate. */
 	EXPECT_LE(strict + CU_BACKLOG / 2, n);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_GE(5ULL, s.backlog);
 	close(fd);
 }
@@ -287,7 +287,7 @@ TEST(catchup_backlog_capped)
 
 	ASSERT_LE(0, fd);
 	sleep_ms(600);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(CU_BURST, s.available);
 	EXPECT_EQ(20ULL, s.backlog);
 	close(fd);
@@ -303,17 +303,17 @@ TEST(catchup_strict_keeps_nothing)
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, fd0);
 	sleep_ms(800);
-	ASSERT_EQ(0, rl_stats(fd0, &s));
+	ASSERT_EQ(0, ks_stats(fd0, &s));
 	EXPECT_EQ(0ULL, s.backlog);
 	close(fd0);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(CU_BURST, s.available);
 	EXPECT_EQ(0ULL, s.backlog);
 	n = cu_drain(_metadata, fd, s.available, 0, 1000, &t);
 	TH_LOG("strict: %llu tokens in %.3f s", (unsigned long long)n,
 	       (double)t / NS_PER_SEC);
 	EXPECT_LE(CU_BURST + CU_RATE / 2, n);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(0ULL, s.backlog);
 	close(fd);
 }

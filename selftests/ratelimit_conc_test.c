@@ -40,7 +40,7 @@ static void conc_cfg(struct rl_config *c, __u64 rate, __u64 burst,
 static int sem_fd(__u64 conc)
 {
 	struct rl_config c;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	if (fd < 0)
 		return -1;
@@ -56,12 +56,12 @@ static int sem_fd(__u64 conc)
 static int sem_named(const char *name, __u64 conc)
 {
 	struct rl_config c;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	if (fd < 0)
 		return -1;
 	conc_cfg(&c, 0, 1, RL_CONFIG_UNLIMITED, conc);
-	if (rl_att_cfg(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
+	if (ks_att_cfg(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
 		       &c)) {
 		close(fd);
 		return -1;
@@ -71,21 +71,21 @@ static int sem_named(const char *name, __u64 conc)
 
 static int sem_attach(const char *name)
 {
-	return rl_open_att(name, 0, 0, 1, NS_PER_SEC, 1);
+	return ks_open_att(name, 0, 0, 1, NS_PER_SEC, 1);
 }
 
 static __u64 held(int fd)
 {
 	struct rl_stats s;
 
-	return rl_stats(fd, &s) ? POISON64 : s.held;
+	return ks_stats(fd, &s) ? POISON64 : s.held;
 }
 
 static __u64 fd_held(int fd)
 {
 	struct rl_client_config cc;
 
-	return rl_client_get(fd, &cc) ? POISON64 : cc.held;
+	return ks_client_get(fd, &cc) ? POISON64 : cc.held;
 }
 
 /* ---- RL_IOC_RELEASE ---- */
@@ -98,11 +98,11 @@ TEST(release_bad_input)
 	int i;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 2, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 2, soon(), 0, &a));
 	EXPECT_EQ(2ULL, held(fd));
-	EXPECT_ERRNO(EINVAL, rl_release(fd, 0));
-	EXPECT_ERRNO(EINVAL, rl_release(fd, 3));
-	EXPECT_ERRNO(EINVAL, rl_release(fd, ~0ULL));
+	EXPECT_ERRNO(EINVAL, ks_release(fd, 0));
+	EXPECT_ERRNO(EINVAL, ks_release(fd, 3));
+	EXPECT_ERRNO(EINVAL, ks_release(fd, ~0ULL));
 	memset(&r, 0, sizeof(r));
 	r.count = 1;
 	r.flags = 1;
@@ -121,27 +121,27 @@ TEST(release_bad_input)
 	/* None of those released anything. */
 	EXPECT_EQ(2ULL, held(fd));
 	EXPECT_EQ(2ULL, fd_held(fd));
-	EXPECT_EQ(0, rl_release(fd, 1));
+	EXPECT_EQ(0, ks_release(fd, 1));
 	EXPECT_EQ(1ULL, held(fd));
 	EXPECT_EQ(1ULL, fd_held(fd));
-	EXPECT_EQ(0, rl_release(fd, 1));
+	EXPECT_EQ(0, ks_release(fd, 1));
 	EXPECT_EQ(0ULL, held(fd));
-	EXPECT_ERRNO(EINVAL, rl_release(fd, 1));
+	EXPECT_ERRNO(EINVAL, ks_release(fd, 1));
 	close(fd);
 }
 
 TEST(release_without_concurrency)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 4, 0));
-	ASSERT_EQ(0, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 4, 0));
+	ASSERT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	/* Rate tokens are not permits: nothing is held. */
 	EXPECT_EQ(0ULL, held(fd));
-	EXPECT_ERRNO(EINVAL, rl_release(fd, 1));
-	EXPECT_EQ(2ULL, rl_avail(fd));
+	EXPECT_ERRNO(EINVAL, ks_release(fd, 1));
+	EXPECT_EQ(2ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -156,12 +156,12 @@ TEST(release_by_other_fd_einval)
 	ASSERT_LE(0, fd1);
 	fd2 = sem_attach(name);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, rl_acq(fd1, 2, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd1, 2, soon(), 0, &a));
 	EXPECT_EQ(2ULL, fd_held(fd1));
 	EXPECT_EQ(0ULL, fd_held(fd2));
-	EXPECT_ERRNO(EINVAL, rl_release(fd2, 1));
+	EXPECT_ERRNO(EINVAL, ks_release(fd2, 1));
 	EXPECT_EQ(2ULL, held(fd2));
-	EXPECT_EQ(0, rl_release(fd1, 2));
+	EXPECT_EQ(0, ks_release(fd1, 2));
 	EXPECT_EQ(0ULL, held(fd2));
 	close(fd2);
 	close(fd1);
@@ -177,14 +177,14 @@ TEST(conc_count_above_limit_einval)
 
 	ASSERT_LE(0, fd);
 	/* Could never be granted: rejected, not queued forever. */
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 3, soon(), 0, &a));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, ~0ULL, soon(), 0, &a));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 3, soon(), 0, &a));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, ~0ULL, soon(), 0, &a));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(0ULL, s.requests);
 	EXPECT_EQ(0ULL, s.held);
 	EXPECT_EQ(0ULL, s.waiters);
-	EXPECT_EQ(0, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
@@ -196,22 +196,22 @@ TEST(conc_blocks_at_limit)
 	int fd = sem_fd(2);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 2, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 2, soon(), 0, &a));
 	EXPECT_EQ(2ULL, held(fd));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, now_ns() + 100 * NS_PER_MS, 0,
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, now_ns() + 100 * NS_PER_MS, 0,
 				       &a));
 	ASSERT_EQ(0, waiter_start(&w, fd, 1, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	sleep_ms(50);
 	EXPECT_EQ(0, __atomic_load_n(&w.done, __ATOMIC_SEQ_CST));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_release(fd, 1));
+	ASSERT_EQ(0, ks_release(fd, 1));
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	EXPECT_EQ(0, w.ret);
 	EXPECT_GT(t0 + LATE_NS, w.t_end);
 	EXPECT_EQ(2ULL, held(fd));
-	EXPECT_EQ(0, rl_release(fd, 2));
+	EXPECT_EQ(0, ks_release(fd, 2));
 	EXPECT_EQ(0ULL, held(fd));
 	close(fd);
 }
@@ -229,11 +229,11 @@ TEST(conc_close_releases_all)
 	ASSERT_LE(0, fd1);
 	fd2 = sem_attach(name);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, rl_acq(fd1, 1, soon(), 0, &a));
-	ASSERT_EQ(0, rl_acq(fd1, 2, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd1, 1, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd1, 2, soon(), 0, &a));
 	EXPECT_EQ(3ULL, held(fd2));
 	ASSERT_EQ(0, waiter_start(&w, fd2, 2, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd2, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd2, 1, 2000));
 	t0 = now_ns();
 	close(fd1);
 	ASSERT_EQ(0, waiter_join(&w, 2000));
@@ -263,7 +263,7 @@ TEST(conc_kill9_frees_permits)
 	if (pid == 0) {
 		int cfd = sem_attach(name);
 
-		if (cfd < 0 || rl_acq(cfd, 2, soon(), 0, &a))
+		if (cfd < 0 || ks_acq(cfd, 2, soon(), 0, &a))
 			_exit(1);
 		if (write(p[1], "x", 1) != 1)
 			_exit(1);
@@ -277,7 +277,7 @@ TEST(conc_kill9_frees_permits)
 	fd2 = sem_attach(name);
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, waiter_start(&w, fd2, 1, now_ns() + 5 * NS_PER_SEC, 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	t_kill = now_ns();
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(0, waiter_join(&w, 6000));
@@ -328,7 +328,7 @@ static void *sem_fn(void *arg)
 		if (now_ns() >= stop)
 			break;
 		count = 1 + rand_r(&u->seed) % 2;
-		if (rl_acq(u->fd, count, stop + 500 * NS_PER_MS, 0, &a)) {
+		if (ks_acq(u->fd, count, stop + 500 * NS_PER_MS, 0, &a)) {
 			if (errno != ETIMEDOUT)
 				u->bad = errno;
 			continue;
@@ -342,7 +342,7 @@ static void *sem_fn(void *arg)
 		if (rand_r(&u->seed) % 2)
 			sleep_ms(1);
 		__atomic_sub_fetch(u->inuse, count, __ATOMIC_SEQ_CST);
-		if (rl_release(u->fd, count))
+		if (ks_release(u->fd, count))
 			u->bad = errno;
 		__atomic_add_fetch(&u->ops, 1, __ATOMIC_SEQ_CST);
 	}
@@ -403,7 +403,7 @@ TEST(conc_stress_never_exceeds)
 	/* The permits were contended, and used. */
 	EXPECT_LE(2, max);
 	EXPECT_LE(SEM_OPS, ops);
-	ASSERT_EQ(0, rl_stats(ctl, &s));
+	ASSERT_EQ(0, ks_stats(ctl, &s));
 	EXPECT_EQ(0ULL, s.held);
 	EXPECT_EQ(0ULL, s.waiters);
 	close(ctl);
@@ -416,30 +416,30 @@ TEST(conc_with_rate)
 	struct rl_acquire a;
 	struct rl_stats s;
 	__u64 t0, t, n;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/* 20/s, burst 4, 2 permits. */
 	conc_cfg(&c, 20, 4, 0, 2);
 	t0 = now_ns();
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
-	ASSERT_EQ(0, rl_acq(fd, 2, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 2, soon(), 0, &a));
 	/* Tokens in the bucket, but no permit. */
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(2ULL, s.held);
 	EXPECT_LE(2ULL, s.available);
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_release(fd, 2));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_release(fd, 2));
 	n = 2;
 	/* Permits, but only the rate: burst 4 + 20/s since t0. */
 	while ((t = now_ns()) < t0 + NS_PER_SEC) {
-		if (rl_acq(fd, 1, soon(), 0, &a))
+		if (ks_acq(fd, 1, soon(), 0, &a))
 			break;
 		n++;
 		t = now_ns();
 		EXPECT_GE(4 + 1 + 20 * (t - t0) / NS_PER_SEC, n);
 		EXPECT_GE(1ULL, held(fd));
-		EXPECT_EQ(0, rl_release(fd, 1));
+		EXPECT_EQ(0, ks_release(fd, 1));
 	}
 	TH_LOG("%llu tokens in %.3f s at 20/s, burst 4",
 	       (unsigned long long)n, (double)(t - t0) / NS_PER_SEC);
@@ -454,28 +454,28 @@ TEST(refund_basic)
 {
 	struct rl_stats s;
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 10, 0));
-	ASSERT_EQ(0, rl_acq(fd, 6, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(4ULL, rl_avail(fd));
-	EXPECT_EQ(0, rl_refund(fd, 3));
-	EXPECT_EQ(7ULL, rl_avail(fd));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 10, 0));
+	ASSERT_EQ(0, ks_acq(fd, 6, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(4ULL, ks_avail(fd));
+	EXPECT_EQ(0, ks_refund(fd, 3));
+	EXPECT_EQ(7ULL, ks_avail(fd));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(3ULL, s.refunded);
 	/* 3 acquired and not refunded yet. */
-	EXPECT_ERRNO(EINVAL, rl_refund(fd, 4));
-	EXPECT_EQ(7ULL, rl_avail(fd));
-	EXPECT_EQ(0, rl_refund(fd, 3));
-	EXPECT_EQ(10ULL, rl_avail(fd));
-	EXPECT_ERRNO(EINVAL, rl_refund(fd, 1));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_ERRNO(EINVAL, ks_refund(fd, 4));
+	EXPECT_EQ(7ULL, ks_avail(fd));
+	EXPECT_EQ(0, ks_refund(fd, 3));
+	EXPECT_EQ(10ULL, ks_avail(fd));
+	EXPECT_ERRNO(EINVAL, ks_refund(fd, 1));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(6ULL, s.refunded);
 	EXPECT_EQ(6ULL, s.granted);
 	/* The refunded tokens can be taken again. */
-	EXPECT_EQ(0, rl_acq(fd, 10, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(0, rl_refund(fd, 10));
+	EXPECT_EQ(0, ks_acq(fd, 10, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_refund(fd, 10));
 	close(fd);
 }
 
@@ -487,17 +487,17 @@ TEST(refund_bad_input)
 	int fd, fd2, i;
 
 	NAME(name, "refund");
-	fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 1,
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 1,
 			 10 * NS_PER_SEC, 10);
 	ASSERT_LE(0, fd);
-	fd2 = rl_open_att(name, 0, 0, 1, 10 * NS_PER_SEC, 10);
+	fd2 = ks_open_att(name, 0, 0, 1, 10 * NS_PER_SEC, 10);
 	ASSERT_LE(0, fd2);
 	/* Nothing acquired yet. */
-	EXPECT_ERRNO(EINVAL, rl_refund(fd, 1));
-	ASSERT_EQ(0, rl_acq(fd, 5, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EINVAL, rl_refund(fd, 0));
+	EXPECT_ERRNO(EINVAL, ks_refund(fd, 1));
+	ASSERT_EQ(0, ks_acq(fd, 5, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EINVAL, ks_refund(fd, 0));
 	/* Another fd of the same limiter acquired nothing. */
-	EXPECT_ERRNO(EINVAL, rl_refund(fd2, 1));
+	EXPECT_ERRNO(EINVAL, ks_refund(fd2, 1));
 	memset(&r, 0, sizeof(r));
 	r.count = 1;
 	r.flags = 1;
@@ -511,9 +511,9 @@ TEST(refund_bad_input)
 		r.reserved[i] = 1;
 		EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_REFUND, &r));
 	}
-	EXPECT_EQ(5ULL, rl_avail(fd));
-	EXPECT_EQ(0, rl_refund(fd, 5));
-	EXPECT_EQ(10ULL, rl_avail(fd2));
+	EXPECT_EQ(5ULL, ks_avail(fd));
+	EXPECT_EQ(0, ks_refund(fd, 5));
+	EXPECT_EQ(10ULL, ks_avail(fd2));
 	close(fd2);
 	close(fd);
 }
@@ -522,23 +522,23 @@ TEST(refund_capped_by_burst)
 {
 	struct rl_acquire a;
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/* 100/s, burst 10: take 20 (the second 10 after 100 ms). */
-	ASSERT_EQ(0, rl_set(fd, 100, NS_PER_SEC, 10, 0));
-	ASSERT_EQ(0, rl_acq(fd, 10, soon(), 0, &a));
-	ASSERT_EQ(0, rl_acq(fd, 10, soon(), 0, &a));
+	ASSERT_EQ(0, ks_set(fd, 100, NS_PER_SEC, 10, 0));
+	ASSERT_EQ(0, ks_acq(fd, 10, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 10, soon(), 0, &a));
 	sleep_ms(200);
-	EXPECT_EQ(10ULL, rl_avail(fd));
+	EXPECT_EQ(10ULL, ks_avail(fd));
 	/* Allowed (20 acquired), but the bucket stays at the burst. */
-	EXPECT_EQ(0, rl_refund(fd, 5));
-	EXPECT_EQ(10ULL, rl_avail(fd));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_EQ(0, ks_refund(fd, 5));
+	EXPECT_EQ(10ULL, ks_avail(fd));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_GE(5ULL, s.refunded);
-	EXPECT_EQ(0, rl_refund(fd, 15));
-	EXPECT_ERRNO(EINVAL, rl_refund(fd, 1));
-	EXPECT_EQ(10ULL, rl_avail(fd));
+	EXPECT_EQ(0, ks_refund(fd, 15));
+	EXPECT_ERRNO(EINVAL, ks_refund(fd, 1));
+	EXPECT_EQ(10ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -547,20 +547,20 @@ TEST(refund_wakes_waiter)
 	struct rl_acquire a;
 	struct waiter w;
 	__u64 t0;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/* Paused: only a refund can bring a token. */
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 2, 0));
-	ASSERT_EQ(0, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 2, 0));
+	ASSERT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	ASSERT_EQ(0, waiter_start(&w, fd, 1, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_refund(fd, 1));
+	ASSERT_EQ(0, ks_refund(fd, 1));
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	EXPECT_EQ(0, w.ret);
 	EXPECT_GT(t0 + LATE_NS, w.t_end);
-	EXPECT_EQ(0ULL, rl_avail(fd));
+	EXPECT_EQ(0ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -580,31 +580,31 @@ TEST(sysfs_sched_files)
 	int fd;
 
 	NAME(name, "sysfs");
-	fd = rl_open();
+	fd = ks_open();
 	ASSERT_LE(0, fd);
 	conc_cfg(&c, 1, 10, 0, 3);
 	c.period_ns = 10 * NS_PER_SEC;
 	c.catchup = 1500;
 	c.backlog = 7;
 	c.fairness = 4;
-	ASSERT_EQ(0, rl_att_cfg(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
+	ASSERT_EQ(0, ks_att_cfg(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
 				0600, &c));
 	EXPECT_EQ(3ULL, sysfs_u64(name, "concurrency"));
 	EXPECT_EQ(1500ULL, sysfs_u64(name, "catchup"));
 	EXPECT_EQ(7ULL, sysfs_u64(name, "backlog"));
 	EXPECT_EQ(4ULL, sysfs_u64(name, "fairness"));
 	EXPECT_EQ(0ULL, sysfs_u64(name, "backlog_tokens"));
-	ASSERT_EQ(0, rl_acq(fd, 2, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 2, soon(), 0, &a));
 	EXPECT_EQ(2ULL, sysfs_u64(name, "held"));
 	EXPECT_EQ(0ULL, sysfs_u64(name, "refunded"));
-	ASSERT_EQ(0, rl_refund(fd, 1));
+	ASSERT_EQ(0, ks_refund(fd, 1));
 	EXPECT_EQ(1ULL, sysfs_u64(name, "refunded"));
 
 	/* Writes are validated like SET_CONFIG and change it. */
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		EXPECT_ERRNO(EINVAL, sysfs_write(name, bad[i].file,
 						 bad[i].val));
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ(3ULL, c.concurrency);
 	EXPECT_EQ(1500U, c.catchup);
 	EXPECT_EQ(7ULL, c.backlog);
@@ -613,13 +613,13 @@ TEST(sysfs_sched_files)
 	EXPECT_EQ(0, sysfs_write(name, "fairness", "1"));
 	EXPECT_EQ(0, sysfs_write(name, "catchup", "3000"));
 	EXPECT_EQ(0, sysfs_write(name, "backlog", "10000"));
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ(5ULL, c.concurrency);
 	EXPECT_EQ(1U, c.fairness);
 	EXPECT_EQ(3000U, c.catchup);
 	EXPECT_EQ(10000ULL, c.backlog);
 	/* More permits now: 3 more fit beside the 2 held. */
-	EXPECT_EQ(0, rl_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
 	EXPECT_EQ(5ULL, sysfs_u64(name, "held"));
 	close(fd);
 }

@@ -711,28 +711,28 @@ static void fz_seq(struct fz_thread *t)
 			 &c, sizeof(c));
 	}
 	if (chance(t, 20)) {
-		ret = rl_client(fd, 1 + below(t, 4), 1 + below(t, 10),
+		ret = ks_client(fd, 1 + below(t, 4), 1 + below(t, 10),
 				below(t, 3) ? 0 : 1 + below(t, 50));
 		fz_check(t, OP_SEQ, ret, errno, fz_ioctl_errs, "seq client",
 			 NULL, 0);
 	}
-	ret = rl_acq(fd, 1 + below(t, 3), now_ns() + below(t, 20 * NS_PER_MS),
+	ret = ks_acq(fd, 1 + below(t, 3), now_ns() + below(t, 20 * NS_PER_MS),
 		     chance(t, 50) ? RL_ACQUIRE_NONBLOCK : 0, &a);
 	fz_check(t, OP_SEQ, ret, errno, fz_ioctl_errs, "seq acquire", &a,
 		 sizeof(a));
-	ret = rl_client_get(fd, &cc);
+	ret = ks_client_get(fd, &cc);
 	fz_check(t, OP_SEQ, ret, errno, fz_ioctl_errs, "seq get client",
 		 NULL, 0);
 	if (ret)
 		return;
 	fz_check_out(t, OP_GET_CLIENT, &cc);
 	if (cc.held) {
-		ret = rl_release(fd, 1 + below(t, cc.held));
+		ret = ks_release(fd, 1 + below(t, cc.held));
 		fz_check(t, OP_SEQ, ret, errno, fz_ioctl_errs, "seq release",
 			 NULL, 0);
 	}
 	if (chance(t, 50)) {
-		ret = rl_refund(fd, 1 + below(t, 2));
+		ret = ks_refund(fd, 1 + below(t, 2));
 		fz_check(t, OP_SEQ, ret, errno, fz_ioctl_errs, "seq refund",
 			 NULL, 0);
 	}
@@ -758,19 +758,19 @@ static void fz_open(struct fz_thread *t)
 	flags |= chance(t, 20) ? O_NONBLOCK : 0;
 	flags |= chance(t, 20) ? O_RDONLY : O_RDWR;
 	t->op = OP_OPEN;
-	fd = open(RL_DEV, flags);
+	fd = open(KS_DEV, flags);
 	err = errno;
 	fz_check(t, OP_OPEN, fd, err, fz_open_errs, "open", NULL, 0);
 	if (fd < 0)
 		return;
 	/* Mostly a limiter at once, so that the commands get further. */
 	if (chance(t, 30)) {
-		ret = rl_set(fd, 1 + below(t, 1000), 100 * NS_PER_MS,
+		ret = ks_set(fd, 1 + below(t, 1000), 100 * NS_PER_MS,
 			     below(t, 20), 0);
 		fz_check(t, OP_SET_CONFIG, ret, errno, fz_ioctl_errs,
 			 "open: config", NULL, 0);
 	} else if (chance(t, 40)) {
-		ret = rl_att(fd, (const char *)(uintptr_t)fz_name(t),
+		ret = ks_att(fd, (const char *)(uintptr_t)fz_name(t),
 			     below(t, 8), 0600, 1 + below(t, 1000),
 			     100 * NS_PER_MS, below(t, 20));
 		fz_check(t, OP_ATTACH, ret, errno, fz_ioctl_errs,
@@ -869,12 +869,12 @@ static void fz_sysfs_path(struct fz_thread *t, char *path, size_t len,
 
 	fz_pool_name(name, sizeof(name), t->sh->owner, below(t, FZ_NAMES));
 	if (chance(t, 3)) {
-		snprintf(path, len, RL_SYSFS "/%s",
+		snprintf(path, len, KS_SYSFS "/%s",
 			 PICK(t, ((const char *const[]){
 				"count", "version", "features" })));
 		return;
 	}
-	snprintf(path, len, RL_SYSFS "/%s/%s", name,
+	snprintf(path, len, KS_SYSFS "/%s/%s", name,
 		 fz_sysfs_files[tunable && chance(t, 90) ? below(t, 8) :
 				below(t, nfiles)]);
 }
@@ -1206,11 +1206,11 @@ static void fz_shared_fds(struct fz_shared *sh, int *fds)
 	int i;
 
 	for (i = 0; i < FZ_SHARED_FDS; i++)
-		fds[i] = open(RL_DEV, O_RDWR | O_CLOEXEC | (i == 3 ? O_NONBLOCK : 0));
-	rl_set(fds[1], 100, 100 * NS_PER_MS, 5, 0);
+		fds[i] = open(KS_DEV, O_RDWR | O_CLOEXEC | (i == 3 ? O_NONBLOCK : 0));
+	ks_set(fds[1], 100, 100 * NS_PER_MS, 5, 0);
 	fz_pool_name(name, sizeof(name), sh->owner, 0);
-	rl_att(fds[2], name, RL_ATTACH_CREATE, 0600, 50, 100 * NS_PER_MS, 3);
-	rl_set(fds[3], 10, NS_PER_SEC, 2, 0);
+	ks_att(fds[2], name, RL_ATTACH_CREATE, 0600, 50, 100 * NS_PER_MS, 3);
+	ks_set(fds[3], 10, NS_PER_SEC, 2, 0);
 }
 
 static void fz_report(struct __test_metadata *_metadata,
@@ -1252,7 +1252,7 @@ static void fz_names_gone(struct __test_metadata *_metadata,
 {
 	char name[RL_NAME_MAX + 16];
 	__u64 v;
-	int i, fd = rl_open();
+	int i, fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < FZ_NAMES; i++) {
@@ -1268,12 +1268,12 @@ static void fz_names_gone(struct __test_metadata *_metadata,
 			EXPECT_EQ(0, sysfs_u64(name, "held"));
 			EXPECT_EQ(0, sysfs_u64(name, "waiters"));
 		}
-		if (rl_unl(fd, name))
+		if (ks_unl(fd, name))
 			EXPECT_EQ(ENOENT, errno);
 		EXPECT_FALSE(sysfs_exists(name)) TH_LOG("%s still in sysfs", name);
 	}
 	close(fd);
-	EXPECT_EQ(count0, rl_named_count());
+	EXPECT_EQ(count0, ks_named_count());
 }
 
 /* Run the fuzzer for @secs seconds; @failslab: with fault injection. */
@@ -1287,11 +1287,11 @@ static void fz_run(struct __test_metadata *_metadata, __u64 secs,
 	__u64 start, count0;
 	int fd;
 
-	fd = rl_open();
-	ASSERT_LE(0, fd) TH_LOG("open %s: %s", RL_DEV, strerror(errno));
+	fd = ks_open();
+	ASSERT_LE(0, fd) TH_LOG("open %s: %s", KS_DEV, strerror(errno));
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	close(fd);
-	count0 = rl_named_count();
+	count0 = ks_named_count();
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);

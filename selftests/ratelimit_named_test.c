@@ -36,7 +36,7 @@
 #define EXPECT_CONFIG(fd, r, p, b, f) do {			\
 	struct rl_config __c;					\
 								\
-	EXPECT_EQ(0, rl_get(fd, &__c));				\
+	EXPECT_EQ(0, ks_get(fd, &__c));				\
 	EXPECT_EQ((__u64)(r), __c.rate);			\
 	EXPECT_EQ((__u64)(p), __c.period_ns);			\
 	EXPECT_EQ((__u64)(b), __c.burst);			\
@@ -47,17 +47,17 @@
 #define EXPECT_FRESH(fd) do {					\
 	struct rl_config __c;					\
 								\
-	EXPECT_ERRNO(EBADFD, rl_get(fd, &__c));			\
+	EXPECT_ERRNO(EBADFD, ks_get(fd, &__c));			\
 } while (0)
 
 /* The name is gone: no sysfs directory, ATTACH without CREATE fails. */
 static void expect_no_name(struct __test_metadata *_metadata,
 			   const char *name)
 {
-	int fd = rl_open();
+	int fd = ks_open();
 
 	EXPECT_LE(0, fd);
-	EXPECT_ERRNO(ENOENT, rl_att(fd, name, 0, 0, 1, NS_PER_SEC, 0));
+	EXPECT_ERRNO(ENOENT, ks_att(fd, name, 0, 0, 1, NS_PER_SEC, 0));
 	EXPECT_FRESH(fd);
 	close(fd);
 	EXPECT_FALSE(sysfs_exists(name));
@@ -76,7 +76,7 @@ static void base_cfg(struct rl_config *c)
 /* A new slow limiter @name (burst @burst) and an fd attached to it. */
 static int slow_named(const char *name, __u32 flags, __u64 burst)
 {
-	return rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL | flags,
+	return ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL | flags,
 			   0600, SLOW_RATE, SLOW_PERIOD, burst);
 }
 
@@ -86,7 +86,7 @@ static int wait_count(__u64 n, unsigned int ms)
 	__u64 end = now_ns() + ms * NS_PER_MS;
 
 	do {
-		if (rl_named_count() == n)
+		if (ks_named_count() == n)
 			return 0;
 		sleep_ms(2);
 	} while (now_ns() < end);
@@ -98,7 +98,7 @@ static int wait_count(__u64 n, unsigned int ms)
 TEST(features_named)
 {
 	struct rl_features f;
-	int fd = rl_open();
+	int fd = ks_open();
 	int i;
 
 	ASSERT_LE(0, fd);
@@ -116,15 +116,15 @@ TEST(features_named)
 TEST(attach_create)
 {
 	char name[RL_NAME_MAX];
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	NAME(name, "c");
 	EXPECT_FALSE(sysfs_exists(name));
-	ASSERT_EQ(0, rl_att(fd, name, RL_ATTACH_CREATE, 0640, 100,
+	ASSERT_EQ(0, ks_att(fd, name, RL_ATTACH_CREATE, 0640, 100,
 			    NS_PER_SEC, 10));
 	EXPECT_CONFIG(fd, 100, NS_PER_SEC, 10, 0);
-	EXPECT_EQ(10ULL, rl_avail(fd));
+	EXPECT_EQ(10ULL, ks_avail(fd));
 	EXPECT_TRUE(sysfs_exists(name));
 	EXPECT_EQ(1ULL, sysfs_u64(name, "clients"));
 	EXPECT_EQ(0ULL, sysfs_u64(name, "persistent"));
@@ -136,24 +136,24 @@ TEST(attach_create_unlimited_and_default_burst)
 	char name[RL_NAME_MAX];
 	struct rl_config c;
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	NAME(name, "u");
 	memset(&c, 0, sizeof(c));
 	c.rate = 1000;
 	c.period_ns = NS_PER_SEC;
-	ASSERT_EQ(0, rl_att_cfg(fd, name, RL_ATTACH_CREATE, 0600, &c));
+	ASSERT_EQ(0, ks_att_cfg(fd, name, RL_ATTACH_CREATE, 0600, &c));
 	/* burst 0 picks the default, as SET_CONFIG does. */
 	EXPECT_CONFIG(fd, 1000, NS_PER_SEC, 100, 0);
 	close(fd);
 
-	fd = rl_open();
+	fd = ks_open();
 	ASSERT_LE(0, fd);
 	c.flags = RL_CONFIG_UNLIMITED;
-	ASSERT_EQ(0, rl_att_cfg(fd, name, RL_ATTACH_CREATE, 0600, &c));
+	ASSERT_EQ(0, ks_att_cfg(fd, name, RL_ATTACH_CREATE, 0600, &c));
 	EXPECT_CONFIG(fd, 1000, NS_PER_SEC, 100, RL_CONFIG_UNLIMITED);
-	EXPECT_EQ(0, rl_acq(fd, 1000000, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd, 1000000, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
@@ -167,16 +167,16 @@ TEST(attach_existing_shares)
 	NAME(name, "s");
 	fd1 = slow_named(name, 0, 10);
 	ASSERT_LE(0, fd1);
-	fd2 = rl_open();
+	fd2 = ks_open();
 	ASSERT_LE(0, fd2);
 	/* Another config: ignored, the limiter exists. */
-	ASSERT_EQ(0, rl_att(fd2, name, 0, 0777, 1000, NS_PER_MS, 3));
+	ASSERT_EQ(0, ks_att(fd2, name, 0, 0777, 1000, NS_PER_MS, 3));
 	EXPECT_CONFIG(fd2, SLOW_RATE, SLOW_PERIOD, 10, 0);
-	ASSERT_EQ(0, rl_acq(fd2, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(7ULL, rl_avail(fd1));
-	ASSERT_EQ(0, rl_acq(fd1, 7, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd2, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_stats(fd2, &s));
+	ASSERT_EQ(0, ks_acq(fd2, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(7ULL, ks_avail(fd1));
+	ASSERT_EQ(0, ks_acq(fd1, 7, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd2, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_stats(fd2, &s));
 	EXPECT_EQ(10ULL, s.granted);
 	EXPECT_EQ(1ULL, s.rejected);
 	EXPECT_EQ(2ULL, sysfs_u64(name, "clients"));
@@ -193,14 +193,14 @@ TEST(attach_create_existing_attaches)
 	NAME(name, "ce");
 	fd1 = slow_named(name, 0, 4);
 	ASSERT_LE(0, fd1);
-	ASSERT_EQ(0, rl_acq(fd1, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	fd2 = rl_open();
+	ASSERT_EQ(0, ks_acq(fd1, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	fd2 = ks_open();
 	ASSERT_LE(0, fd2);
 	/* CREATE without EXCL attaches to the one that exists. */
-	ASSERT_EQ(0, rl_att(fd2, name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST,
+	ASSERT_EQ(0, ks_att(fd2, name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST,
 			    0666, 1000, NS_PER_SEC, 50));
 	EXPECT_CONFIG(fd2, SLOW_RATE, SLOW_PERIOD, 4, 0);
-	EXPECT_EQ(3ULL, rl_avail(fd2));
+	EXPECT_EQ(3ULL, ks_avail(fd2));
 	ASSERT_EQ(0, sysfs_read(name, "mode", buf, sizeof(buf)));
 	EXPECT_STREQ("0600", buf);
 	EXPECT_EQ(0ULL, sysfs_u64(name, "persistent"));
@@ -217,16 +217,16 @@ TEST(attach_excl_eexist)
 	NAME(name, "x");
 	fd1 = slow_named(name, 0, 4);
 	ASSERT_LE(0, fd1);
-	fd2 = rl_open();
+	fd2 = ks_open();
 	ASSERT_LE(0, fd2);
-	EXPECT_ERRNO(EEXIST, rl_att(fd2, name,
+	EXPECT_ERRNO(EEXIST, ks_att(fd2, name,
 				    RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
 				    1, NS_PER_SEC, 0));
 	EXPECT_FRESH(fd2);
 	EXPECT_EQ(1ULL, sysfs_u64(name, "clients"));
 	/* The fd is still usable. */
-	EXPECT_EQ(0, rl_att(fd2, name, 0, 0, 1, NS_PER_SEC, 0));
-	EXPECT_EQ(4ULL, rl_avail(fd2));
+	EXPECT_EQ(0, ks_att(fd2, name, 0, 0, 1, NS_PER_SEC, 0));
+	EXPECT_EQ(4ULL, ks_avail(fd2));
 	close(fd1);
 	close(fd2);
 }
@@ -234,19 +234,19 @@ TEST(attach_excl_eexist)
 TEST(attach_missing_enoent)
 {
 	char name[RL_NAME_MAX];
-	__u64 n0 = rl_named_count();
-	int fd = rl_open();
+	__u64 n0 = ks_named_count();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	NAME(name, "m");
-	EXPECT_ERRNO(ENOENT, rl_att(fd, name, 0, 0600, 1, NS_PER_SEC, 0));
-	EXPECT_ERRNO(ENOENT, rl_att(fd, name, RL_ATTACH_PERSIST, 0600, 1,
+	EXPECT_ERRNO(ENOENT, ks_att(fd, name, 0, 0600, 1, NS_PER_SEC, 0));
+	EXPECT_ERRNO(ENOENT, ks_att(fd, name, RL_ATTACH_PERSIST, 0600, 1,
 				    NS_PER_SEC, 0));
 	EXPECT_FRESH(fd);
 	EXPECT_FALSE(sysfs_exists(name));
-	EXPECT_EQ(n0, rl_named_count());
+	EXPECT_EQ(n0, ks_named_count());
 	/* A failed ATTACH leaves a fresh fd: SET_CONFIG still works. */
-	EXPECT_EQ(0, rl_set(fd, 5, NS_PER_SEC, 2, 0));
+	EXPECT_EQ(0, ks_set(fd, 5, NS_PER_SEC, 2, 0));
 	EXPECT_CONFIG(fd, 5, NS_PER_SEC, 2, 0);
 	close(fd);
 }
@@ -254,12 +254,12 @@ TEST(attach_missing_enoent)
 TEST(attach_private_ebusy)
 {
 	char name[RL_NAME_MAX];
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	NAME(name, "bp");
-	ASSERT_EQ(0, rl_set(fd, 7, NS_PER_SEC, 3, 0));
-	EXPECT_ERRNO(EBUSY, rl_att(fd, name, RL_ATTACH_CREATE, 0600, 1,
+	ASSERT_EQ(0, ks_set(fd, 7, NS_PER_SEC, 3, 0));
+	EXPECT_ERRNO(EBUSY, ks_att(fd, name, RL_ATTACH_CREATE, 0600, 1,
 				   NS_PER_SEC, 0));
 	EXPECT_CONFIG(fd, 7, NS_PER_SEC, 3, 0);
 	EXPECT_NO_NAME(name);
@@ -275,10 +275,10 @@ TEST(attach_attached_ebusy)
 	NAME(name2, "b2");
 	fd = slow_named(name, 0, 4);
 	ASSERT_LE(0, fd);
-	EXPECT_ERRNO(EBUSY, rl_att(fd, name2, RL_ATTACH_CREATE, 0600, 1,
+	EXPECT_ERRNO(EBUSY, ks_att(fd, name2, RL_ATTACH_CREATE, 0600, 1,
 				   NS_PER_SEC, 0));
-	EXPECT_ERRNO(EBUSY, rl_att(fd, name, 0, 0, 1, NS_PER_SEC, 0));
-	EXPECT_ERRNO(EBUSY, rl_att(fd, name, RL_ATTACH_CREATE, 0600, 1,
+	EXPECT_ERRNO(EBUSY, ks_att(fd, name, 0, 0, 1, NS_PER_SEC, 0));
+	EXPECT_ERRNO(EBUSY, ks_att(fd, name, RL_ATTACH_CREATE, 0600, 1,
 				   NS_PER_SEC, 0));
 	EXPECT_NO_NAME(name2);
 	EXPECT_EQ(1ULL, sysfs_u64(name, "clients"));
@@ -295,13 +295,13 @@ TEST(attach_set_config_reconfigures_shared)
 	NAME(name, "sc");
 	fd1 = slow_named(name, 0, 10);
 	ASSERT_LE(0, fd1);
-	fd2 = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd2 = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, rl_acq(fd1, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd1, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
 	/* SET_CONFIG on an attached fd changes the shared limiter. */
-	ASSERT_EQ(0, rl_set(fd2, 0, 2 * NS_PER_SEC, 20, 0));
+	ASSERT_EQ(0, ks_set(fd2, 0, 2 * NS_PER_SEC, 20, 0));
 	EXPECT_CONFIG(fd1, 0, 2 * NS_PER_SEC, 20, 0);
-	EXPECT_EQ(6ULL, rl_avail(fd1));
+	EXPECT_EQ(6ULL, ks_avail(fd1));
 	EXPECT_EQ(20ULL, sysfs_u64(name, "burst"));
 	close(fd1);
 	close(fd2);
@@ -311,13 +311,13 @@ TEST(attach_set_config_reconfigures_shared)
 static void expect_bad_attach(struct __test_metadata *_metadata,
 			      struct rl_attach *at, int err, const char *name)
 {
-	__u64 n0 = rl_named_count();
-	int fd = rl_open();
+	__u64 n0 = ks_named_count();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	EXPECT_ERRNO(err, ioctl(fd, RL_IOC_ATTACH, at));
 	EXPECT_FRESH(fd);
-	EXPECT_EQ(n0, rl_named_count());
+	EXPECT_EQ(n0, ks_named_count());
 	if (name)
 		EXPECT_NO_NAME(name);
 	close(fd);
@@ -523,7 +523,7 @@ TEST(attach_name_at_page_end_ok)
 	name = p + pg - strlen(p) - 1;
 	memmove(name, p, strlen(p) + 1);
 	good_attach(&at, name);
-	fd = rl_open();
+	fd = ks_open();
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(0, ioctl(fd, RL_IOC_ATTACH, &at));
 	EXPECT_TRUE(sysfs_exists(name));
@@ -541,9 +541,9 @@ TEST(attach_name_max_length)
 	memset(name + strlen(name), 'z', RL_NAME_MAX - 1 - strlen(name));
 	name[RL_NAME_MAX - 1] = '\0';
 	ASSERT_EQ((size_t)RL_NAME_MAX - 1, strlen(name));
-	fd = rl_open();
+	fd = ks_open();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_att(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
+	ASSERT_EQ(0, ks_att(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
 			    0600, 1, NS_PER_SEC, 0));
 	EXPECT_TRUE(sysfs_exists(name));
 	EXPECT_EQ(1ULL, sysfs_u64(name, "clients"));
@@ -562,7 +562,7 @@ TEST(attach_name_charset)
 
 	for (i = 0; i < ARRAY_SIZE(tails); i++) {
 		NAME(name, tails[i]);
-		fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
+		fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
 				 0600, 1, NS_PER_SEC, 0);
 		EXPECT_LE(0, fd);
 		EXPECT_TRUE(sysfs_exists(name));
@@ -570,7 +570,7 @@ TEST(attach_name_charset)
 			close(fd);
 	}
 	/* Short names of their own, not prefixed. */
-	fd = rl_open_att("-", RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 1,
+	fd = ks_open_att("-", RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 1,
 			 NS_PER_SEC, 0);
 	EXPECT_LE(0, fd);
 	EXPECT_TRUE(sysfs_exists("-"));
@@ -588,7 +588,7 @@ TEST(attach_names_near_reserved)
 	int fd;
 
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		fd = rl_open_att(names[i], RL_ATTACH_CREATE | RL_ATTACH_EXCL,
+		fd = ks_open_att(names[i], RL_ATTACH_CREATE | RL_ATTACH_EXCL,
 				 0600, 1, NS_PER_SEC, 0);
 		EXPECT_LE(0, fd);
 		EXPECT_TRUE(sysfs_exists(names[i]));
@@ -608,7 +608,7 @@ TEST(attach_mode_exact_no_umask)
 	umask(077);
 	NAME(name, "mode");
 	for (i = 0; i < ARRAY_SIZE(modes); i++) {
-		fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
+		fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
 				 modes[i], 1, NS_PER_SEC, 0);
 		ASSERT_LE(0, fd);
 		snprintf(want, sizeof(want), "%04o", modes[i]);
@@ -623,11 +623,11 @@ TEST(attach_mode_exact_no_umask)
 TEST(unlink_missing_enoent)
 {
 	char name[RL_NAME_MAX];
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	NAME(name, "um");
-	EXPECT_ERRNO(ENOENT, rl_unl(fd, name));
+	EXPECT_ERRNO(ENOENT, ks_unl(fd, name));
 	EXPECT_FRESH(fd);
 	close(fd);
 }
@@ -635,7 +635,7 @@ TEST(unlink_missing_enoent)
 static void expect_bad_unlink(struct __test_metadata *_metadata,
 			      struct rl_unlink *u, int err)
 {
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	EXPECT_ERRNO(err, ioctl(fd, RL_IOC_UNLINK, u));
@@ -670,7 +670,7 @@ TEST(unlink_bad_flags_reserved)
 	}
 	/* Still there, and a good UNLINK removes it. */
 	EXPECT_TRUE(sysfs_exists(name));
-	EXPECT_EQ(0, rl_unl_name(name));
+	EXPECT_EQ(0, ks_unl_name(name));
 	EXPECT_NO_NAME(name);
 }
 
@@ -702,32 +702,32 @@ TEST(unlink_through_any_fd)
 
 	NAME(name, "ua");
 	NAME(other, "uo");
-	priv = rl_open();
+	priv = ks_open();
 	ASSERT_LE(0, priv);
-	ASSERT_EQ(0, rl_set(priv, 1, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(priv, 1, NS_PER_SEC, 1, 0));
 	att = slow_named(other, 0, 1);
 	ASSERT_LE(0, att);
 
 	fd = slow_named(name, RL_ATTACH_PERSIST, 1);
 	ASSERT_LE(0, fd);
 	close(fd);
-	EXPECT_EQ(0, rl_unl(priv, name));
+	EXPECT_EQ(0, ks_unl(priv, name));
 	EXPECT_NO_NAME(name);
 
 	fd = slow_named(name, RL_ATTACH_PERSIST, 1);
 	ASSERT_LE(0, fd);
 	close(fd);
-	EXPECT_EQ(0, rl_unl(att, name));
+	EXPECT_EQ(0, ks_unl(att, name));
 	EXPECT_NO_NAME(name);
 	/* The fd used keeps its own limiter. */
 	EXPECT_EQ(1ULL, sysfs_u64(other, "clients"));
 	EXPECT_CONFIG(priv, 1, NS_PER_SEC, 1, 0);
 
 	/* Unlinking through the attached fd itself. */
-	EXPECT_EQ(0, rl_unl(att, other));
+	EXPECT_EQ(0, ks_unl(att, other));
 	EXPECT_NO_NAME(other);
 	EXPECT_CONFIG(att, SLOW_RATE, SLOW_PERIOD, 1, 0);
-	EXPECT_ERRNO(ENOENT, rl_unl(att, other));
+	EXPECT_ERRNO(ENOENT, ks_unl(att, other));
 	close(att);
 	close(priv);
 }
@@ -737,16 +737,16 @@ TEST(unlink_through_any_fd)
 TEST(nonpersistent_dies_with_last_fd)
 {
 	char name[RL_NAME_MAX];
-	__u64 n0 = rl_named_count();
+	__u64 n0 = ks_named_count();
 	int fd1, fd2, fd3;
 
 	NAME(name, "np");
 	fd1 = slow_named(name, 0, 3);
 	ASSERT_LE(0, fd1);
-	EXPECT_EQ(n0 + 1, rl_named_count());
+	EXPECT_EQ(n0 + 1, ks_named_count());
 	fd2 = dup(fd1);
 	ASSERT_LE(0, fd2);
-	fd3 = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd3 = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd3);
 	EXPECT_EQ(2ULL, sysfs_u64(name, "clients"));
 	close(fd1);
@@ -757,7 +757,7 @@ TEST(nonpersistent_dies_with_last_fd)
 	EXPECT_CONFIG(fd2, SLOW_RATE, SLOW_PERIOD, 3, 0);
 	close(fd2);
 	EXPECT_NO_NAME(name);
-	EXPECT_EQ(n0, rl_named_count());
+	EXPECT_EQ(n0, ks_named_count());
 }
 
 TEST(nonpersistent_new_after_death)
@@ -770,12 +770,12 @@ TEST(nonpersistent_new_after_death)
 	NAME(name, "nd");
 	fd = slow_named(name, 0, 5);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 5, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 5, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 	/* Same name, a new limiter: full bucket, fresh counters. */
 	fd = slow_named(name, 0, 5);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(5ULL, s.available);
 	EXPECT_EQ(0ULL, s.granted);
 	EXPECT_EQ(0ULL, s.requests);
@@ -803,7 +803,7 @@ static void hold_by_name(void *arg, int *out)
 	int fd;
 
 	close_inherited(ca);
-	fd = rl_open_att(ca->name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(ca->name, 0, 0, 1, NS_PER_SEC, 0);
 	out[0] = fd < 0 ? errno : 0;
 	/* Stay attached a while after the parent closed its fd. */
 	sleep_ms(400);
@@ -815,7 +815,7 @@ TEST(nonpersistent_kept_by_other_process)
 {
 	struct child_arg ca = { NULL, { -1, -1 } };
 	char name[RL_NAME_MAX];
-	struct rl_child ch;
+	struct ks_child ch;
 	int out[RUN_AS_MAX];
 	__u64 end;
 	int fd;
@@ -843,29 +843,29 @@ TEST(persistent_survives_close)
 {
 	char name[RL_NAME_MAX];
 	struct rl_acquire a;
-	__u64 n0 = rl_named_count();
+	__u64 n0 = ks_named_count();
 	int fd;
 
 	NAME(name, "ps");
 	fd = slow_named(name, RL_ATTACH_PERSIST, 10);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 	EXPECT_TRUE(sysfs_exists(name));
 	EXPECT_EQ(1ULL, sysfs_u64(name, "persistent"));
 	EXPECT_EQ(0ULL, sysfs_u64(name, "clients"));
-	EXPECT_EQ(n0 + 1, rl_named_count());
+	EXPECT_EQ(n0 + 1, ks_named_count());
 	/* The same limiter, tokens and all. */
-	fd = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd);
 	EXPECT_CONFIG(fd, SLOW_RATE, SLOW_PERIOD, 10, 0);
-	EXPECT_EQ(6ULL, rl_avail(fd));
+	EXPECT_EQ(6ULL, ks_avail(fd));
 	close(fd);
 	EXPECT_TRUE(sysfs_exists(name));
-	EXPECT_EQ(0, rl_unl_name(name));
+	EXPECT_EQ(0, ks_unl_name(name));
 	EXPECT_NO_NAME(name);
-	EXPECT_EQ(n0, rl_named_count());
-	EXPECT_ERRNO(ENOENT, rl_unl_name(name));
+	EXPECT_EQ(n0, ks_named_count());
+	EXPECT_ERRNO(ENOENT, ks_unl_name(name));
 }
 
 TEST(unlink_while_attached)
@@ -878,32 +878,32 @@ TEST(unlink_while_attached)
 	NAME(name, "uw");
 	fd1 = slow_named(name, 0, 5);
 	ASSERT_LE(0, fd1);
-	ASSERT_EQ(0, rl_acq(fd1, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_unl(fd1, name));
+	ASSERT_EQ(0, ks_acq(fd1, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_unl(fd1, name));
 	/* The name is gone at once... */
 	EXPECT_NO_NAME(name);
 	/* ...but the fd keeps its limiter. */
 	EXPECT_CONFIG(fd1, SLOW_RATE, SLOW_PERIOD, 5, 0);
-	EXPECT_EQ(0, rl_acq(fd1, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd1, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	/* A new limiter takes the name. */
-	fd2 = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
+	fd2 = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
 			  SLOW_RATE, SLOW_PERIOD, 7);
 	ASSERT_LE(0, fd2);
 	EXPECT_CONFIG(fd2, SLOW_RATE, SLOW_PERIOD, 7, 0);
-	EXPECT_EQ(7ULL, rl_avail(fd2));
+	EXPECT_EQ(7ULL, ks_avail(fd2));
 	EXPECT_EQ(7ULL, sysfs_u64(name, "burst"));
 	EXPECT_EQ(1ULL, sysfs_u64(name, "clients"));
 	/* The two are independent. */
-	EXPECT_EQ(0, rl_acq(fd1, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd1, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(7ULL, rl_avail(fd2));
-	ASSERT_EQ(0, rl_stats(fd2, &s));
+	EXPECT_EQ(0, ks_acq(fd1, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd1, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(7ULL, ks_avail(fd2));
+	ASSERT_EQ(0, ks_stats(fd2, &s));
 	EXPECT_EQ(0ULL, s.granted);
 	EXPECT_CONFIG(fd1, SLOW_RATE, SLOW_PERIOD, 5, 0);
 	/* Closing the old one leaves the new one alone. */
 	close(fd1);
 	EXPECT_TRUE(sysfs_exists(name));
-	EXPECT_EQ(7ULL, rl_avail(fd2));
+	EXPECT_EQ(7ULL, ks_avail(fd2));
 	close(fd2);
 	EXPECT_NO_NAME(name);
 }
@@ -912,19 +912,19 @@ TEST(unlink_persistent_while_attached)
 {
 	char name[RL_NAME_MAX];
 	struct rl_acquire a;
-	__u64 n0 = rl_named_count();
+	__u64 n0 = ks_named_count();
 	int fd;
 
 	NAME(name, "up");
 	fd = slow_named(name, RL_ATTACH_PERSIST, 3);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_unl_name(name));
+	ASSERT_EQ(0, ks_unl_name(name));
 	EXPECT_NO_NAME(name);
-	EXPECT_EQ(0, rl_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 	EXPECT_NO_NAME(name);
-	EXPECT_EQ(n0, rl_named_count());
+	EXPECT_EQ(n0, ks_named_count());
 }
 
 TEST(dup_shares_named)
@@ -941,13 +941,13 @@ TEST(dup_shares_named)
 	ASSERT_LE(0, fd2);
 	/* One open file: one client. */
 	EXPECT_EQ(1ULL, sysfs_u64(name, "clients"));
-	EXPECT_ERRNO(EBUSY, rl_att(fd2, name, 0, 0, 1, NS_PER_SEC, 0));
-	ASSERT_EQ(0, rl_acq(fd2, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(2ULL, rl_avail(fd));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_ERRNO(EBUSY, ks_att(fd2, name, 0, 0, 1, NS_PER_SEC, 0));
+	ASSERT_EQ(0, ks_acq(fd2, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(2ULL, ks_avail(fd));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(4ULL, s.granted);
 	close(fd);
-	EXPECT_EQ(0, rl_acq(fd2, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd2, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd2);
 	EXPECT_NO_NAME(name);
 }
@@ -964,13 +964,13 @@ static void fork_user(void *arg, int *out)
 	int fd;
 
 	/* The inherited fd... */
-	out[0] = ret_err(rl_acq(fa->fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	out[0] = ret_err(ks_acq(fa->fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	/* ...and one of its own, by name. */
-	fd = rl_open_att(fa->name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(fa->name, 0, 0, 1, NS_PER_SEC, 0);
 	out[1] = fd < 0 ? errno : 0;
-	out[2] = ret_err(rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	out[2] = ret_err(ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	out[3] = (int)sysfs_u64(fa->name, "clients");
-	out[4] = (int)rl_avail(fa->fd);
+	out[4] = (int)ks_avail(fa->fd);
 	close(fd);
 }
 
@@ -991,7 +991,7 @@ TEST(fork_shares_named)
 	EXPECT_EQ(0, out[2]);
 	EXPECT_EQ(2, out[3]);
 	EXPECT_EQ(5, out[4]);
-	ASSERT_EQ(0, rl_stats(fa.fd, &s));
+	ASSERT_EQ(0, ks_stats(fa.fd, &s));
 	EXPECT_EQ(3ULL, s.granted);
 	EXPECT_EQ(5ULL, s.available);
 	EXPECT_EQ(1ULL, sysfs_u64(name, "clients"));
@@ -1025,7 +1025,7 @@ FIXTURE_TEARDOWN(bounds)
 	EXPECT_EQ(0, param_set("max_named_per_user", self->max_per_user));
 	for (i = 0; i < 8; i++) {
 		snprintf(name, sizeof(name), "%s%d", self->name, i);
-		rl_unl_name(name);
+		ks_unl_name(name);
 	}
 }
 
@@ -1035,7 +1035,7 @@ static int bounds_create(const char *base, int i, int persist)
 	char name[RL_NAME_MAX + 8];
 
 	snprintf(name, sizeof(name), "%s%d", base, i);
-	return rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
+	return ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
 			   (persist ? RL_ATTACH_PERSIST : 0), 0644,
 			   1, NS_PER_SEC, 0);
 }
@@ -1049,7 +1049,7 @@ TEST_F(bounds, defaults)
 TEST_F(bounds, max_named_enospc)
 {
 	char name[RL_NAME_MAX + 8];
-	__u64 n0 = rl_named_count();
+	__u64 n0 = ks_named_count();
 	int a, b, c, d, fd;
 
 	ASSERT_NE(POISON64, n0);
@@ -1060,7 +1060,7 @@ TEST_F(bounds, max_named_enospc)
 	b = bounds_create(self->name, 1, 1);
 	ASSERT_LE(0, b);
 	close(b);
-	EXPECT_EQ(n0 + 2, rl_named_count());
+	EXPECT_EQ(n0 + 2, ks_named_count());
 	errno = 0;
 	EXPECT_EQ(-1, bounds_create(self->name, 2, 0));
 	EXPECT_EQ(ENOSPC, errno);
@@ -1070,11 +1070,11 @@ TEST_F(bounds, max_named_enospc)
 	EXPECT_NO_NAME(name);
 	/* Attaching to one that exists is no creation. */
 	snprintf(name, sizeof(name), "%s%d", self->name, 1);
-	fd = rl_open_att(name, RL_ATTACH_CREATE, 0600, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(name, RL_ATTACH_CREATE, 0600, 1, NS_PER_SEC, 0);
 	EXPECT_LE(0, fd);
 	close(fd);
 	/* Unlinking the persistent one makes room. */
-	EXPECT_EQ(0, rl_unl_name(name));
+	EXPECT_EQ(0, ks_unl_name(name));
 	c = bounds_create(self->name, 2, 0);
 	EXPECT_LE(0, c);
 	EXPECT_EQ(-1, bounds_create(self->name, 3, 0));
@@ -1115,12 +1115,12 @@ static void quota_create(void *arg, int *out)
 
 static void attach_existing(void *arg, int *out)
 {
-	int fd = rl_open_att(arg, RL_ATTACH_CREATE, 0600, 1, NS_PER_SEC, 0);
+	int fd = ks_open_att(arg, RL_ATTACH_CREATE, 0600, 1, NS_PER_SEC, 0);
 
 	out[0] = fd < 0 ? errno : 0;
 }
 
-static const struct rl_cred user4242 = { 4242, 4242, 0, { 0 } };
+static const struct ks_cred user4242 = { 4242, 4242, 0, { 0 } };
 
 TEST_F(bounds, max_named_per_user_edquot)
 {
@@ -1142,12 +1142,12 @@ TEST_F(bounds, max_named_per_user_edquot)
 	/* Another user has a quota of its own. */
 	q.first = 5;
 	q.n = 1;
-	ASSERT_EQ(0, run_as(&(struct rl_cred){ 4243, 4243, 0, { 0 } },
+	ASSERT_EQ(0, run_as(&(struct ks_cred){ 4243, 4243, 0, { 0 } },
 			    quota_create, &q, out, 2000));
 	EXPECT_EQ(0, out[0]);
 	/* Removing one of the user's limiters frees a slot. */
 	snprintf(name, sizeof(name), "%s%d", self->name, 0);
-	ASSERT_EQ(0, rl_unl_name(name));
+	ASSERT_EQ(0, ks_unl_name(name));
 	q.first = 2;
 	q.n = 2;
 	ASSERT_EQ(0, run_as(&user4242, quota_create, &q, out, 2000));
@@ -1169,9 +1169,9 @@ TEST_F(bounds, max_named_zero)
 	EXPECT_EQ(-1, fd);
 	EXPECT_EQ(ENOSPC, errno);
 	/* Private limiters are not bounded. */
-	fd = rl_open();
+	fd = ks_open();
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(0, rl_set(fd, 1, NS_PER_SEC, 1, 0));
+	EXPECT_EQ(0, ks_set(fd, 1, NS_PER_SEC, 1, 0));
 	close(fd);
 }
 
@@ -1189,12 +1189,12 @@ static int pace_main(int argc, char **argv)
 
 	if (argc != 4)
 		return 1;
-	fd = rl_open_att(argv[2], 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(argv[2], 0, 0, 1, NS_PER_SEC, 0);
 	if (fd < 0)
 		return 1;
 	end = now_ns() + strtoull(argv[3], NULL, 10) * NS_PER_MS;
 	while (now_ns() < end) {
-		if (rl_acq(fd, 1, end, 0, &a)) {
+		if (ks_acq(fd, 1, end, 0, &a)) {
 			if (errno == ETIMEDOUT)
 				break;
 			return 1;
@@ -1279,7 +1279,7 @@ TEST(exec_programs_share)
 
 	NAME(name, "ex");
 	t0 = now_ns();
-	fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0644,
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0644,
 			 PACE_RATE, NS_PER_SEC, PACE_BURST);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 2; i++)
@@ -1287,7 +1287,7 @@ TEST(exec_programs_share)
 	for (i = 0; i < 2; i++)
 		got[i] = pacer_finish(&p[i], 2500);
 	t1 = now_ns();
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	TH_LOG("pacers got %lld and %lld of %llu tokens in %llu ms",
 	       got[0], got[1], (unsigned long long)s.granted,
 	       (unsigned long long)((t1 - t0) / NS_PER_MS));
@@ -1378,7 +1378,7 @@ TEST(rlpace_programs_share)
 	NAME(name, "rp");
 	t0 = now_ns();
 	t = t0;
-	fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0644,
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0644,
 			 PACE_RATE, NS_PER_SEC, PACE_BURST);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 2; i++) {
@@ -1423,9 +1423,9 @@ static void wait_on_name(void *arg, int *out)
 	int fd;
 
 	close_inherited(ca);
-	fd = rl_open_att(ca->name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(ca->name, 0, 0, 1, NS_PER_SEC, 0);
 	out[0] = fd < 0 ? errno : 0;
-	out[1] = ret_err(rl_acq(fd, 1, now_ns() + 3 * NS_PER_SEC, 0, &a));
+	out[1] = ret_err(ks_acq(fd, 1, now_ns() + 3 * NS_PER_SEC, 0, &a));
 }
 
 TEST(close_while_others_wait)
@@ -1434,17 +1434,17 @@ TEST(close_while_others_wait)
 	char name[RL_NAME_MAX];
 	struct rl_acquire a;
 	struct waiter w[2];
-	struct rl_child ch;
+	struct ks_child ch;
 	int out[RUN_AS_MAX];
 	int fda, fdb, i;
 	__u64 deadline;
 
 	NAME(name, "cw");
 	/* Paused, its one token taken. */
-	fda = rl_open_att(name, RL_ATTACH_CREATE, 0600, 0, NS_PER_SEC, 1);
+	fda = ks_open_att(name, RL_ATTACH_CREATE, 0600, 0, NS_PER_SEC, 1);
 	ASSERT_LE(0, fda);
-	ASSERT_EQ(0, rl_acq(fda, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	fdb = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	ASSERT_EQ(0, ks_acq(fda, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	fdb = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fdb);
 	deadline = now_ns() + 3 * NS_PER_SEC;
 	for (i = 0; i < 2; i++)
@@ -1453,7 +1453,7 @@ TEST(close_while_others_wait)
 	ca.close_fds[0] = fda;
 	ca.close_fds[1] = fdb;
 	ASSERT_EQ(0, child_start(&ch, NULL, wait_on_name, &ca));
-	ASSERT_EQ(0, rl_wait_waiters(fdb, 3, 1500));
+	ASSERT_EQ(0, ks_wait_waiters(fdb, 3, 1500));
 	EXPECT_EQ(3ULL, sysfs_u64(name, "clients"));
 
 	/* Closing an idle fd and killing a sleeping client... */
@@ -1461,15 +1461,15 @@ TEST(close_while_others_wait)
 	EXPECT_EQ(2ULL, sysfs_u64(name, "clients"));
 	kill(ch.pid, SIGKILL);
 	EXPECT_EQ(-1, child_finish(&ch, out, 1000));
-	EXPECT_EQ(0, rl_wait_waiters(fdb, 2, 1000));
+	EXPECT_EQ(0, ks_wait_waiters(fdb, 2, 1000));
 	sleep_ms(50);
 	/* ...leaves the other waiters asleep. */
-	EXPECT_EQ(2ULL, rl_nwaiters(fdb));
+	EXPECT_EQ(2ULL, ks_nwaiters(fdb));
 	for (i = 0; i < 2; i++)
 		EXPECT_FALSE(__atomic_load_n(&w[i].done, __ATOMIC_SEQ_CST));
 	EXPECT_EQ(1ULL, sysfs_u64(name, "clients"));
 	/* And a refill wakes them. */
-	ASSERT_EQ(0, rl_set(fdb, 1000, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fdb, 1000, NS_PER_SEC, 1, 0));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, waiter_join(&w[i], 2000));
 		EXPECT_EQ(0, w[i].ret);
@@ -1487,19 +1487,19 @@ TEST(unlink_with_waiters)
 	int fd, i;
 
 	NAME(name, "wu");
-	fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0600, 0,
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0600, 0,
 			 NS_PER_SEC, 1);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	deadline = now_ns() + 3 * NS_PER_SEC;
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, waiter_start(&w[i], fd, 1, deadline, 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 2, 1500));
-	ASSERT_EQ(0, rl_unl_name(name));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 2, 1500));
+	ASSERT_EQ(0, ks_unl_name(name));
 	EXPECT_NO_NAME(name);
 	sleep_ms(50);
-	EXPECT_EQ(2ULL, rl_nwaiters(fd));
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 1, 0));
+	EXPECT_EQ(2ULL, ks_nwaiters(fd));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 1, 0));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, waiter_join(&w[i], 2000));
 		EXPECT_EQ(0, w[i].ret);
@@ -1542,12 +1542,12 @@ static void race_attacher(void *arg, int *out)
 		__u32 flags = (i + r->id) % 2 ? RL_ACQUIRE_NONBLOCK : 0;
 
 		out[3]++;
-		fd = rl_open();
+		fd = ks_open();
 		if (fd < 0) {
 			race_note(out, errno);
 			continue;
 		}
-		if (rl_att(fd, r->name, i % 3 ? 0 : RL_ATTACH_CREATE, 0600,
+		if (ks_att(fd, r->name, i % 3 ? 0 : RL_ATTACH_CREATE, 0600,
 			   100000, NS_PER_SEC, 100)) {
 			if (errno != ENOENT || !(i % 3))
 				race_note(out, errno);
@@ -1555,12 +1555,12 @@ static void race_attacher(void *arg, int *out)
 			continue;
 		}
 		out[2]++;
-		if (rl_acq(fd, 1, now_ns() + 500 * NS_PER_MS, flags, &a) &&
+		if (ks_acq(fd, 1, now_ns() + 500 * NS_PER_MS, flags, &a) &&
 		    errno != EAGAIN)
 			race_note(out, errno);
-		if (rl_stats(fd, &s))
+		if (ks_stats(fd, &s))
 			race_note(out, errno);
-		if (i % 5 == 0 && rl_set(fd, 100000, NS_PER_SEC, 100, 0))
+		if (i % 5 == 0 && ks_set(fd, 100000, NS_PER_SEC, 100, 0))
 			race_note(out, errno);
 		close(fd);
 	}
@@ -1576,14 +1576,14 @@ static void race_unlinker(void *arg, int *out)
 	out[3] = 0;
 	for (i = 0; now_ns() < r->end; i++) {
 		out[3]++;
-		if (rl_unl_name(r->name) && errno != ENOENT)
+		if (ks_unl_name(r->name) && errno != ENOENT)
 			race_note(out, errno);
-		fd = rl_open();
+		fd = ks_open();
 		if (fd < 0) {
 			race_note(out, errno);
 			continue;
 		}
-		if (rl_att(fd, r->name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
+		if (ks_att(fd, r->name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
 			   (i % 2 ? RL_ATTACH_PERSIST : 0), 0600,
 			   100000, NS_PER_SEC, 100)) {
 			if (errno != EEXIST)
@@ -1639,10 +1639,10 @@ static void expect_racer(struct __test_metadata *_metadata, const char *who,
 TEST(race_attach_unlink_recreate)
 {
 	struct race_arg args[NRACERS + 2];
-	struct rl_child ch[NRACERS + 2];
+	struct ks_child ch[NRACERS + 2];
 	int out[RUN_AS_MAX], i, n = NRACERS + 2;
 	char name[RL_NAME_MAX];
-	__u64 n0 = rl_named_count();
+	__u64 n0 = ks_named_count();
 
 	NAME(name, "race");
 	for (i = 0; i < n; i++) {
@@ -1662,7 +1662,7 @@ TEST(race_attach_unlink_recreate)
 		expect_racer(_metadata, i < NRACERS ? "attacher" :
 			     i == NRACERS ? "unlinker" : "sysfs", ret, out);
 	}
-	rl_unl_name(name);
+	ks_unl_name(name);
 	EXPECT_NO_NAME(name);
 	EXPECT_EQ(0, wait_count(n0, 1000));
 }
@@ -1683,14 +1683,14 @@ static void race_many(void *arg, int *out)
 		for (j = 0; j < 4; j++) {
 			snprintf(name, sizeof(name), "rlt-%d-many%d",
 				 getppid(), (i + j) % 6);
-			fd[j] = rl_open_att(name, RL_ATTACH_CREATE, 0600,
+			fd[j] = ks_open_att(name, RL_ATTACH_CREATE, 0600,
 					    100000, NS_PER_SEC, 100);
 			if (fd[j] < 0) {
 				race_note(out, errno);
 				continue;
 			}
 			out[2]++;
-			if (rl_acq(fd[j], 1, 0, RL_ACQUIRE_NONBLOCK, &a) &&
+			if (ks_acq(fd[j], 1, 0, RL_ACQUIRE_NONBLOCK, &a) &&
 			    errno != EAGAIN)
 				race_note(out, errno);
 		}
@@ -1703,9 +1703,9 @@ static void race_many(void *arg, int *out)
 TEST(race_many_names)
 {
 	struct race_arg args[NRACERS];
-	struct rl_child ch[NRACERS];
+	struct ks_child ch[NRACERS];
 	int out[RUN_AS_MAX], i;
-	__u64 n0 = rl_named_count();
+	__u64 n0 = ks_named_count();
 
 	for (i = 0; i < NRACERS; i++) {
 		args[i].name = NULL;
@@ -1735,9 +1735,9 @@ static void *same_fd_fn(void *arg)
 	while (!__atomic_load_n(r->go, __ATOMIC_ACQUIRE))
 		;
 	if (r->id == 0)
-		r->ret = rl_set(r->fd, 0, NS_PER_SEC, 9, 0);
+		r->ret = ks_set(r->fd, 0, NS_PER_SEC, 9, 0);
 	else
-		r->ret = rl_att(r->fd, r->name, RL_ATTACH_CREATE, 0600, 0,
+		r->ret = ks_att(r->fd, r->name, RL_ATTACH_CREATE, 0600, 0,
 				NS_PER_SEC, r->id);
 	r->err = errno;
 	return NULL;
@@ -1755,11 +1755,11 @@ TEST(race_attach_same_fd)
 	struct same_fd_arg r[NSAME];
 	pthread_t th[NSAME];
 	int go, i, round, attached;
-	__u64 n0 = rl_named_count();
+	__u64 n0 = ks_named_count();
 	struct rl_config c;
 
 	for (round = 0; round < 20; round++) {
-		int fd = rl_open();
+		int fd = ks_open();
 
 		ASSERT_LE(0, fd);
 		go = 0;
@@ -1790,7 +1790,7 @@ TEST(race_attach_same_fd)
 		}
 		/* SET_CONFIG works either way: private or named limiter. */
 		EXPECT_EQ(0, r[0].ret);
-		ASSERT_EQ(0, rl_get(fd, &c));
+		ASSERT_EQ(0, ks_get(fd, &c));
 		if (attached < 0) {
 			EXPECT_EQ(9ULL, c.burst);
 		} else {
@@ -1798,7 +1798,7 @@ TEST(race_attach_same_fd)
 						     "burst"));
 		}
 		close(fd);
-		EXPECT_EQ(n0, rl_named_count());
+		EXPECT_EQ(n0, ks_named_count());
 	}
 }
 
@@ -1814,11 +1814,11 @@ TEST(persistent_left_for_unload)
 	int fd;
 
 	snprintf(name, sizeof(name), "rlt-left-for-unload");
-	rl_unl_name(name);
-	fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0644,
+	ks_unl_name(name);
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0644,
 			 SLOW_RATE, SLOW_PERIOD, 5);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 	EXPECT_TRUE(sysfs_exists(name));
 }

@@ -36,7 +36,7 @@
 
 struct ident {
 	const char *name;
-	struct rl_cred cred;
+	struct ks_cred cred;
 	int root;
 };
 
@@ -51,7 +51,7 @@ static const struct ident idents[] = {
 #define NIDENTS	ARRAY_SIZE(idents)
 
 /* The credentials for run_as(): root keeps the test's own. */
-static const struct rl_cred *cred_of(const struct ident *id)
+static const struct ks_cred *cred_of(const struct ident *id)
 {
 	return id->root ? NULL : &id->cred;
 }
@@ -89,7 +89,7 @@ FIXTURE_VARIANT_ADD(perm, root_0666) { { 0666, 0, 0 } };
 static unsigned int class_bits(const struct perm_lim *l,
 			       const struct ident *id)
 {
-	const struct rl_cred *c = &id->cred;
+	const struct ks_cred *c = &id->cred;
 	int i;
 
 	if (c->uid == l->uid)
@@ -124,7 +124,7 @@ static void create_fn(void *arg, int *out)
 	struct perm_arg *pa = arg;
 	int fd;
 
-	fd = rl_open_att(pa->name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
+	fd = ks_open_att(pa->name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
 			 RL_ATTACH_PERSIST, pa->mode, SLOW_RATE, SLOW_PERIOD,
 			 BURST);
 	out[0] = fd < 0 ? errno : 0;
@@ -142,7 +142,7 @@ FIXTURE_SETUP(perm)
 	pa.name = self->name;
 	pa.mode = variant->lim.mode;
 	if (variant->lim.uid) {
-		const struct rl_cred c = { variant->lim.uid, variant->lim.gid, 0,
+		const struct ks_cred c = { variant->lim.uid, variant->lim.gid, 0,
 					   { 0 } };
 
 		ASSERT_EQ(0, run_as(&c, create_fn, &pa, out, CHILD_MS));
@@ -151,7 +151,7 @@ FIXTURE_SETUP(perm)
 	}
 	ASSERT_EQ(0, out[0]);
 	/* Root attaches whatever the mode. */
-	self->fd = rl_open_att(self->name, 0, 0, 1, NS_PER_SEC, 0);
+	self->fd = ks_open_att(self->name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, self->fd);
 }
 
@@ -159,7 +159,7 @@ FIXTURE_TEARDOWN(perm)
 {
 	if (self->fd >= 0)
 		close(self->fd);
-	rl_unl_name(self->name);
+	ks_unl_name(self->name);
 }
 
 /* The limiter is still there (root's @fd on it) with its first config. */
@@ -169,7 +169,7 @@ static void expect_unchanged(struct __test_metadata *_metadata,
 	struct rl_config c;
 
 	EXPECT_TRUE(sysfs_exists(name));
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ(SLOW_RATE, c.rate);
 	EXPECT_EQ(SLOW_PERIOD, c.period_ns);
 	EXPECT_EQ(BURST, c.burst);
@@ -179,7 +179,7 @@ static void expect_unchanged(struct __test_metadata *_metadata,
 
 #define EXPECT_UNCHANGED() expect_unchanged(_metadata, self->name, self->fd)
 #define RESTORE() \
-	ASSERT_EQ(0, rl_set(self->fd, SLOW_RATE, SLOW_PERIOD, BURST, 0))
+	ASSERT_EQ(0, ks_set(self->fd, SLOW_RATE, SLOW_PERIOD, BURST, 0))
 
 /* Check @got against @want, naming who and what on a mismatch. */
 #define EXPECT_RES(want, got, id, what) do {				\
@@ -203,14 +203,14 @@ static void attach_fn(void *arg, int *out)
 	struct rl_acquire a;
 	struct rl_config c;
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 
-	out[0] = ret_err(rl_att(fd, pa->name, 0, 0, 1, NS_PER_SEC, 0));
-	out[1] = ret_err(rl_get(fd, &c));
+	out[0] = ret_err(ks_att(fd, pa->name, 0, 0, 1, NS_PER_SEC, 0));
+	out[1] = ret_err(ks_get(fd, &c));
 	if (out[0])
 		return;
-	out[2] = ret_err(rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	out[3] = ret_err(rl_stats(fd, &s));
+	out[2] = ret_err(ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	out[3] = ret_err(ks_stats(fd, &s));
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	out[4] = poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) ? 0 : EIO;
@@ -241,7 +241,7 @@ TEST_F(perm, attach)
 		}
 	}
 	/* Exactly the allowed ones took a token. */
-	EXPECT_EQ(BURST - allowed, rl_avail(self->fd));
+	EXPECT_EQ(BURST - allowed, ks_avail(self->fd));
 	EXPECT_UNCHANGED();
 }
 
@@ -249,13 +249,13 @@ TEST_F(perm, attach)
 static void attach_create_fn(void *arg, int *out)
 {
 	struct perm_arg *pa = arg;
-	int fd = rl_open();
+	int fd = ks_open();
 
-	out[0] = ret_err(rl_att(fd, pa->name, RL_ATTACH_CREATE, 0666, 1,
+	out[0] = ret_err(ks_att(fd, pa->name, RL_ATTACH_CREATE, 0666, 1,
 				NS_PER_SEC, 0));
 	close(fd);
-	fd = rl_open();
-	out[1] = ret_err(rl_att(fd, pa->name,
+	fd = ks_open();
+	out[1] = ret_err(ks_att(fd, pa->name,
 				RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0666, 1,
 				NS_PER_SEC, 0));
 	close(fd);
@@ -288,11 +288,11 @@ TEST_F(perm, attach_create_existing)
 static void set_config_fn(void *arg, int *out)
 {
 	struct perm_arg *pa = arg;
-	int fd = rl_open();
+	int fd = ks_open();
 
-	out[0] = ret_err(rl_att(fd, pa->name, 0, 0, 1, NS_PER_SEC, 0));
+	out[0] = ret_err(ks_att(fd, pa->name, 0, 0, 1, NS_PER_SEC, 0));
 	if (!out[0])
-		out[1] = ret_err(rl_set(fd, 777, NS_PER_SEC, 7, 0));
+		out[1] = ret_err(ks_set(fd, 777, NS_PER_SEC, 7, 0));
 }
 
 TEST_F(perm, set_config)
@@ -313,7 +313,7 @@ TEST_F(perm, set_config)
 		EXPECT_RES(0, out[0], id, "ATTACH");
 		EXPECT_RES(ok ? 0 : EACCES, out[1], id, "SET_CONFIG");
 		if (ok) {
-			ASSERT_EQ(0, rl_get(self->fd, &c));
+			ASSERT_EQ(0, ks_get(self->fd, &c));
 			EXPECT_EQ(777ULL, c.rate);
 			EXPECT_EQ(7ULL, c.burst);
 			RESTORE();
@@ -336,29 +336,29 @@ static void boost_fn(void *arg, int *out)
 	struct rl_client_config cc;
 	struct rl_acquire a;
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 
-	out[0] = ret_err(rl_att(fd, pa->name, 0, 0, 1, NS_PER_SEC, 0));
+	out[0] = ret_err(ks_att(fd, pa->name, 0, 0, 1, NS_PER_SEC, 0));
 	if (out[0])
 		return;
-	out[1] = ret_err(rl_client(fd, RL_PRIO_LOW, 1, 5));
-	out[2] = ret_err(rl_client(fd, RL_PRIO_HIGH, 1, 0));
-	out[3] = ret_err(rl_client(fd, RL_PRIO_USER, 0, 0));
-	out[4] = ret_err(rl_client(fd, RL_PRIO_MID, 2, 0));
-	if (!rl_client_get(fd, &cc)) {
+	out[1] = ret_err(ks_client(fd, RL_PRIO_LOW, 1, 5));
+	out[2] = ret_err(ks_client(fd, RL_PRIO_HIGH, 1, 0));
+	out[3] = ret_err(ks_client(fd, RL_PRIO_USER, 0, 0));
+	out[4] = ret_err(ks_client(fd, RL_PRIO_MID, 2, 0));
+	if (!ks_client_get(fd, &cc)) {
 		out[5] = cc.priority;
 		out[6] = cc.weight;
 		out[7] = (int)cc.cap;
 	}
-	out[8] = ret_err(rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+	out[8] = ret_err(ks_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
 				     RL_PRIO_USER, &a));
-	out[9] = ret_err(rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+	out[9] = ret_err(ks_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
 				     RL_PRIO_HIGH, &a));
-	out[10] = ret_err(rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+	out[10] = ret_err(ks_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
 				      RL_PRIO_MID, &a));
-	out[11] = ret_err(rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+	out[11] = ret_err(ks_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
 				      RL_PRIO_LOW, &a));
-	out[12] = rl_stats(fd, &s) ? -1 : (int)s.requests;
+	out[12] = ks_stats(fd, &s) ? -1 : (int)s.requests;
 }
 
 TEST_F(perm, priority_needs_write)
@@ -375,7 +375,7 @@ TEST_F(perm, priority_needs_write)
 
 		if (!may(&variant->lim, id, 4))
 			continue;
-		ASSERT_EQ(0, rl_stats(self->fd, &s0));
+		ASSERT_EQ(0, ks_stats(self->fd, &s0));
 		ASSERT_EQ(0, run_as(cred_of(id), boost_fn, &pa, out,
 				    CHILD_MS));
 		EXPECT_RES(0, out[0], id, "ATTACH");
@@ -404,7 +404,7 @@ static void unlink_fn(void *arg, int *out)
 {
 	struct perm_arg *pa = arg;
 
-	out[0] = ret_err(rl_unl_name(pa->name));
+	out[0] = ret_err(ks_unl_name(pa->name));
 }
 
 TEST_F(perm, unlink_non_owner_eperm)
@@ -428,7 +428,7 @@ TEST_F(perm, unlink_non_owner_eperm)
 TEST_F(perm, unlink_owner)
 {
 	struct perm_arg pa = { self->name, 0 };
-	const struct rl_cred c = { variant->lim.uid, variant->lim.gid, 0, { 0 } };
+	const struct ks_cred c = { variant->lim.uid, variant->lim.gid, 0, { 0 } };
 	int out[RUN_AS_MAX];
 	int fd;
 
@@ -437,17 +437,17 @@ TEST_F(perm, unlink_owner)
 			    CHILD_MS));
 	EXPECT_EQ(0, out[0]);
 	EXPECT_FALSE(sysfs_exists(self->name));
-	fd = rl_open();
+	fd = ks_open();
 	ASSERT_LE(0, fd);
-	EXPECT_ERRNO(ENOENT, rl_att(fd, self->name, 0, 0, 1, NS_PER_SEC, 0));
+	EXPECT_ERRNO(ENOENT, ks_att(fd, self->name, 0, 0, 1, NS_PER_SEC, 0));
 	close(fd);
 	/* Root's fd still works on the unlinked limiter. */
-	EXPECT_EQ(BURST, rl_avail(self->fd));
+	EXPECT_EQ(BURST, ks_avail(self->fd));
 }
 
 TEST_F(perm, unlink_root)
 {
-	EXPECT_EQ(0, rl_unl_name(self->name));
+	EXPECT_EQ(0, ks_unl_name(self->name));
 	EXPECT_FALSE(sysfs_exists(self->name));
 }
 
@@ -525,17 +525,17 @@ TEST_F(perm, root_bypasses)
 	int fd;
 
 	/* In this process: root with every capability. */
-	fd = rl_open_att(self->name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(self->name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(0, rl_set(fd, 5, NS_PER_SEC, 5, 0));
+	EXPECT_EQ(0, ks_set(fd, 5, NS_PER_SEC, 5, 0));
 	EXPECT_EQ(5ULL, sysfs_u64(self->name, "rate"));
 	EXPECT_EQ(0, sysfs_write(self->name, "rate", "6"));
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ(6ULL, c.rate);
 	close(fd);
 	ASSERT_EQ(0, sysfs_read(self->name, "persistent", buf, sizeof(buf)));
 	EXPECT_STREQ("1", buf);
-	EXPECT_EQ(0, rl_unl_name(self->name));
+	EXPECT_EQ(0, ks_unl_name(self->name));
 	EXPECT_FALSE(sysfs_exists(self->name));
 }
 
@@ -568,18 +568,18 @@ TEST_F(perm, ownership_in_sysfs)
 
 /* ---- single cases ---- */
 
-static const struct rl_cred other = { 4244, 4244, 0, { 0 } };
+static const struct ks_cred other = { 4244, 4244, 0, { 0 } };
 
 /* A private limiter needs no permission. */
 static void private_fn(void *arg, int *out)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	out[0] = fd < 0 ? errno : 0;
-	out[1] = ret_err(rl_set(fd, 10, NS_PER_SEC, 2, 0));
-	out[2] = ret_err(rl_set(fd, 20, NS_PER_SEC, 2, 0));
-	out[3] = ret_err(rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	out[1] = ret_err(ks_set(fd, 10, NS_PER_SEC, 2, 0));
+	out[2] = ret_err(ks_set(fd, 20, NS_PER_SEC, 2, 0));
+	out[3] = ret_err(ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 }
 
 TEST(unprivileged_private_limiter)
@@ -601,11 +601,11 @@ static void create_use_fn(void *arg, int *out)
 	char buf[16];
 	int fd;
 
-	fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 10,
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 10,
 			 NS_PER_SEC, 4);
 	out[0] = fd < 0 ? errno : 0;
-	out[1] = ret_err(rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	out[2] = ret_err(rl_set(fd, 20, NS_PER_SEC, 4, 0));
+	out[1] = ret_err(ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	out[2] = ret_err(ks_set(fd, 20, NS_PER_SEC, 4, 0));
 	out[3] = (int)sysfs_u64(name, "owner");
 	out[4] = (int)sysfs_u64(name, "group");
 	out[5] = ret_err(sysfs_read(name, "mode", buf, sizeof(buf)));
@@ -623,7 +623,7 @@ TEST(unprivileged_create_owner)
 	int out[RUN_AS_MAX];
 
 	snprintf(name, sizeof(name), "rlp-%d-own", getpid());
-	ASSERT_EQ(0, run_as(&(struct rl_cred){ 4242, 4242, 0, { 0 } },
+	ASSERT_EQ(0, run_as(&(struct ks_cred){ 4242, 4242, 0, { 0 } },
 			    create_use_fn, name, out, CHILD_MS));
 	EXPECT_EQ(0, out[0]);
 	EXPECT_EQ(0, out[1]);
@@ -645,7 +645,7 @@ TEST(unprivileged_create_group_is_fsgid)
 	int out[RUN_AS_MAX];
 
 	snprintf(name, sizeof(name), "rlp-%d-grp", getpid());
-	ASSERT_EQ(0, run_as(&(struct rl_cred){ 4246, 4247, 1, { 4248 } },
+	ASSERT_EQ(0, run_as(&(struct ks_cred){ 4246, 4247, 1, { 4248 } },
 			    create_use_fn, name, out, CHILD_MS));
 	EXPECT_EQ(0, out[0]);
 	EXPECT_EQ(4246, out[3]);
@@ -663,11 +663,11 @@ static void decided_fn(void *arg, int *out)
 	struct decided_arg *da = arg;
 	int fd;
 
-	out[0] = rl_become(&other) ? EPERM : 0;
-	out[1] = ret_err(rl_set(da->fd, 42, NS_PER_SEC, 3, 0));
+	out[0] = ks_become(&other) ? EPERM : 0;
+	out[1] = ret_err(ks_set(da->fd, 42, NS_PER_SEC, 3, 0));
 	/* A new attach as this user is denied by the mode (0600). */
-	fd = rl_open();
-	out[2] = ret_err(rl_att(fd, da->name, 0, 0, 1, NS_PER_SEC, 0));
+	fd = ks_open();
+	out[2] = ret_err(ks_att(fd, da->name, 0, 0, 1, NS_PER_SEC, 0));
 	close(fd);
 }
 
@@ -679,7 +679,7 @@ TEST(write_right_decided_at_attach)
 
 	snprintf(name, sizeof(name), "rlp-%d-dec", getpid());
 	da.name = name;
-	da.fd = rl_open_att(name, RL_ATTACH_CREATE, 0600, 1, NS_PER_SEC, 0);
+	da.fd = ks_open_att(name, RL_ATTACH_CREATE, 0600, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, da.fd);
 	ASSERT_EQ(0, run_as(NULL, decided_fn, &da, out, CHILD_MS));
 	EXPECT_EQ(0, out[0]);

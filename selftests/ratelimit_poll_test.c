@@ -35,7 +35,7 @@ static int poll1(int fd, int timeout_ms, short *revents)
 TEST(poll_unconfigured_err)
 {
 	short rev;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(1, poll1(fd, 0, &rev));
@@ -50,10 +50,10 @@ TEST(poll_unconfigured_err)
 TEST(poll_readable_when_token)
 {
 	short rev;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 2, 0));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 2, 0));
 	EXPECT_EQ(1, poll1(fd, 0, &rev));
 	EXPECT_EQ(POLLIN | POLLRDNORM, rev);
 	close(fd);
@@ -63,13 +63,13 @@ TEST(poll_not_readable_when_empty)
 {
 	struct rl_acquire a;
 	short rev;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 2, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 2, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	EXPECT_EQ(1, poll1(fd, 0, &rev));
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	EXPECT_EQ(0, poll1(fd, 0, &rev));
 	EXPECT_EQ(0, rev);
 	close(fd);
@@ -79,11 +79,11 @@ TEST(poll_times_out_when_paused)
 {
 	short rev;
 	__u64 t0;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
 			    &(struct rl_acquire){ 0 }));
 	t0 = now_ns();
 	EXPECT_EQ(0, poll1(fd, 150, &rev));
@@ -96,20 +96,20 @@ TEST(poll_wakes_on_refill)
 	struct rl_acquire a;
 	__u64 t0, t1;
 	short rev;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/* 5 per second: a token 200 ms after the bucket empties. */
-	ASSERT_EQ(0, rl_set(fd, 5, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 5, NS_PER_SEC, 1, 0));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	EXPECT_EQ(1, poll1(fd, 2000, &rev));
 	t1 = now_ns();
 	EXPECT_TRUE(rev & POLLIN);
 	EXPECT_LE(t0 + 200 * NS_PER_MS, t1);
 	EXPECT_GT(t0 + 200 * NS_PER_MS + LATE_NS, t1);
 	/* Readable means an acquire of one succeeds now. */
-	EXPECT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
@@ -117,13 +117,13 @@ TEST(poll_wakes_on_reconfig)
 {
 	__u64 t0, t1;
 	short rev;
-	int fd = rl_open();
+	int fd = ks_open();
 	int fd2, status;
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
 			    &(struct rl_acquire){ 0 }));
 	fd2 = dup(fd);
 	ASSERT_LE(0, fd2);
@@ -133,7 +133,7 @@ TEST(poll_wakes_on_reconfig)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		sleep_ms(100);
-		_exit(rl_set(fd2, 1000, NS_PER_SEC, 1, 0) ? 1 : 0);
+		_exit(ks_set(fd2, 1000, NS_PER_SEC, 1, 0) ? 1 : 0);
 	}
 	EXPECT_EQ(1, poll1(fd, 2000, &rev));
 	t1 = now_ns();
@@ -150,20 +150,20 @@ TEST(poll_not_readable_with_queued_waiter)
 {
 	struct waiter w;
 	short rev;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/* Paused with one of two tokens; a waiter wants both. */
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 2, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 2, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
 			    &(struct rl_acquire){ 0 }));
 	EXPECT_EQ(1, poll1(fd, 0, &rev));
 	ASSERT_EQ(0, waiter_start(&w, fd, 2, now_ns() + 2500 * NS_PER_MS, 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
-	EXPECT_EQ(1ULL, rl_avail(fd));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
+	EXPECT_EQ(1ULL, ks_avail(fd));
 	/* A token is there, but it belongs to the queue. */
 	EXPECT_EQ(0, poll1(fd, 0, &rev));
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 2, 0));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 2, 0));
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	EXPECT_EQ(0, w.ret);
 	close(fd);
@@ -172,14 +172,14 @@ TEST(poll_not_readable_with_queued_waiter)
 TEST(poll_unlimited_readable)
 {
 	short rev;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
 			    &(struct rl_acquire){ 0 }));
 	EXPECT_EQ(0, poll1(fd, 0, &rev));
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
 	EXPECT_EQ(1, poll1(fd, 0, &rev));
 	EXPECT_TRUE(rev & POLLIN);
 	close(fd);
@@ -191,7 +191,7 @@ TEST(poll_concurrency_full_not_readable)
 	struct rl_config c;
 	__u64 t0, t1;
 	short rev;
-	int fd = rl_open();
+	int fd = ks_open();
 	int fd2, status;
 	pid_t pid;
 
@@ -203,7 +203,7 @@ TEST(poll_concurrency_full_not_readable)
 	c.concurrency = 1;
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
 	EXPECT_EQ(1, poll1(fd, 0, &rev));
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
 			    &(struct rl_acquire){ 0 }));
 	EXPECT_EQ(0, poll1(fd, 0, &rev));
 	fd2 = dup(fd);
@@ -214,7 +214,7 @@ TEST(poll_concurrency_full_not_readable)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		sleep_ms(100);
-		_exit(rl_release(fd2, 1) ? 1 : 0);
+		_exit(ks_release(fd2, 1) ? 1 : 0);
 	}
 	EXPECT_EQ(1, poll1(fd, 2000, &rev));
 	t1 = now_ns();
@@ -233,22 +233,22 @@ TEST(poll_capped_client_not_readable)
 	struct rl_acquire a;
 	__u64 t0, t1;
 	short rev;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/* Plenty of tokens, but a cap of 1 per 300 ms for this fd. */
-	ASSERT_EQ(0, rl_set(fd, 300, 300 * NS_PER_MS, 10, 0));
-	ASSERT_EQ(0, rl_client(fd, 0, 0, 1));
+	ASSERT_EQ(0, ks_set(fd, 300, 300 * NS_PER_MS, 10, 0));
+	ASSERT_EQ(0, ks_client(fd, 0, 0, 1));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	EXPECT_EQ(0, poll1(fd, 0, &rev));
 	EXPECT_EQ(1, poll1(fd, 2000, &rev));
 	t1 = now_ns();
 	EXPECT_TRUE(rev & POLLIN);
 	EXPECT_LE(t0 + 300 * NS_PER_MS, t1);
 	EXPECT_GT(t0 + 300 * NS_PER_MS + LATE_NS, t1);
-	EXPECT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
@@ -256,12 +256,12 @@ TEST(epoll_level_triggered)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, ep);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 2, 0));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 2, 0));
 	ev.data.fd = fd;
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
 	memset(&ev, 0, sizeof(ev));
@@ -270,7 +270,7 @@ TEST(epoll_level_triggered)
 	EXPECT_TRUE(!!(ev.events & EPOLLIN));
 	/* Still readable: level-triggered, nothing taken. */
 	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
 	close(ep);
 	close(fd);
@@ -281,23 +281,23 @@ TEST(epoll_wakes_on_refill)
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct rl_acquire a;
 	__u64 t0, t1;
-	int fd = rl_open();
+	int fd = ks_open();
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, ep);
-	ASSERT_EQ(0, rl_set(fd, 5, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 5, NS_PER_SEC, 1, 0));
 	ev.data.fd = fd;
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	memset(&ev, 0, sizeof(ev));
 	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 2000));
 	t1 = now_ns();
 	EXPECT_TRUE(!!(ev.events & EPOLLIN));
 	EXPECT_LE(t0 + 200 * NS_PER_MS, t1);
 	EXPECT_GT(t0 + 200 * NS_PER_MS + LATE_NS, t1);
-	EXPECT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(ep);
 	close(fd);
 }
@@ -305,7 +305,7 @@ TEST(epoll_wakes_on_refill)
 TEST(epoll_unconfigured_err)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	int fd = rl_open();
+	int fd = ks_open();
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 
 	ASSERT_LE(0, fd);
@@ -316,7 +316,7 @@ TEST(epoll_unconfigured_err)
 	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 0));
 	EXPECT_TRUE(!!(ev.events & EPOLLERR));
 	/* Configuring the fd clears the error. */
-	ASSERT_EQ(0, rl_set(fd, 1, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 1, NS_PER_SEC, 1, 0));
 	memset(&ev, 0, sizeof(ev));
 	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 0));
 	EXPECT_EQ((__u32)EPOLLIN, ev.events & (EPOLLIN | EPOLLERR));
@@ -329,7 +329,7 @@ TEST(epoll_added_before_config_wakes)
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct rl_acquire a;
 	__u64 t0;
-	int fd = rl_open();
+	int fd = ks_open();
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 
 	ASSERT_LE(0, fd);
@@ -337,9 +337,9 @@ TEST(epoll_added_before_config_wakes)
 	/* Watched before it has a limiter: later refills must still wake. */
 	ev.data.fd = fd;
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
-	ASSERT_EQ(0, rl_set(fd, 5, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 5, NS_PER_SEC, 1, 0));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	/* Drain the ready list: not readable now. */
 	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
 	memset(&ev, 0, sizeof(ev));
@@ -354,13 +354,13 @@ TEST(poll_many_pollers_one_token)
 {
 	struct rl_acquire a;
 	short rev;
-	int fd = rl_open();
+	int fd = ks_open();
 	int fd2, i;
 	pid_t pid[3];
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 5, NS_PER_SEC, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_set(fd, 5, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	fd2 = dup(fd);
 	ASSERT_LE(0, fd2);
 	/* Several pollers on the same limiter all see the refill. */

@@ -7,7 +7,7 @@
  * the rig's kmemleak scan after the run reports anything left behind; here
  * the unreclaimable slab before and after is logged.
  *
- * Needs the module file at RL_KO (the QEMU rig puts it at /ratelimit.ko);
+ * Needs the module file at KS_KO (the QEMU rig puts it at /ratelimit.ko);
  * skipped without it. Leaves the module loaded.
  *
  * Copyright (C) 2026 The ratelimit authors
@@ -22,13 +22,13 @@
 #include "kselftest_harness.h"
 #include "ratelimit_util.h"
 
-#define RL_KO		"/ratelimit.ko"
+#define KS_KO		"/ratelimit.ko"
 #define CYCLES		8
 #define NAMED		200
 
 static int mod_load(void)
 {
-	int fd = open(RL_KO, O_RDONLY | O_CLOEXEC);
+	int fd = open(KS_KO, O_RDONLY | O_CLOEXEC);
 	int ret;
 
 	if (fd < 0)
@@ -68,7 +68,7 @@ static int fill(struct __test_metadata *_metadata, int cycle, int *fd)
 
 	for (i = 0; i < NAMED; i++) {
 		snprintf(name, sizeof(name), "reload-%d-%d", cycle, i);
-		f = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
+		f = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
 				RL_ATTACH_PERSIST, 0644, 100, NS_PER_SEC, 10);
 		if (f < 0) {
 			TH_LOG("%s: %s", name, strerror(errno));
@@ -80,7 +80,7 @@ static int fill(struct __test_metadata *_metadata, int cycle, int *fd)
 		}
 		*fd = f;
 	}
-	EXPECT_EQ(0, rl_acq(*fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(*fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
 	return 0;
 }
 
@@ -98,12 +98,12 @@ FIXTURE_TEARDOWN(reload)
 	int c, i;
 
 	/* Whatever happened, leave the module loaded, and none of ours. */
-	if (access(RL_SYSFS, F_OK))
+	if (access(KS_SYSFS, F_OK))
 		mod_load();
 	for (c = 0; c < CYCLES; c++)
 		for (i = 0; i < NAMED; i++) {
 			snprintf(name, sizeof(name), "reload-%d-%d", c, i);
-			rl_unl_name(name);
+			ks_unl_name(name);
 		}
 }
 
@@ -113,8 +113,8 @@ TEST_F_TIMEOUT(reload, unload_with_named_limiters, 240)
 	int cycle, fd;
 	__u64 n0;
 
-	if (access(RL_KO, R_OK))
-		SKIP(return, "no %s to load again", RL_KO);
+	if (access(KS_KO, R_OK))
+		SKIP(return, "no %s to load again", KS_KO);
 	before = sunreclaim_kb();
 	for (cycle = 0; cycle < CYCLES; cycle++) {
 		fd = -1;
@@ -125,16 +125,16 @@ TEST_F_TIMEOUT(reload, unload_with_named_limiters, 240)
 		ASSERT_EQ(0, param_set("max_named", 100000));
 		ASSERT_EQ(0, param_set("max_named_per_user", 100000));
 		/* The tests before may have left some: those go with the unload. */
-		n0 = rl_named_count();
+		n0 = ks_named_count();
 		ASSERT_EQ(0, fill(_metadata, cycle, &fd));
-		EXPECT_EQ(n0 + NAMED, rl_named_count());
+		EXPECT_EQ(n0 + NAMED, ks_named_count());
 		/* The module is busy while a file is open. */
 		EXPECT_ERRNO(EWOULDBLOCK, mod_unload());
 		close(fd);
 		ASSERT_EQ(0, mod_unload());
-		EXPECT_NE(0, access(RL_SYSFS, F_OK));
+		EXPECT_NE(0, access(KS_SYSFS, F_OK));
 		ASSERT_EQ(0, mod_load());
-		EXPECT_EQ(0ULL, rl_named_count());
+		EXPECT_EQ(0ULL, ks_named_count());
 	}
 	after = sunreclaim_kb();
 	TH_LOG("%d cycles of %d named limiters: SUnreclaim %ld kB -> %ld kB (%+ld kB)",

@@ -55,7 +55,7 @@ static inline void slurp(const char *path, char *buf)
  * Run /tools/rlctl with the NULL-terminated arguments after @dir, as
  * @cred (NULL: as we are), its output kept in @dir. -1 if it did not run.
  */
-static inline int rlctl(struct run *r, const struct rl_cred *cred,
+static inline int rlctl(struct run *r, const struct ks_cred *cred,
 			const char *dir, ...)
 {
 	char out[256], err[256];
@@ -77,7 +77,7 @@ static inline int rlctl(struct run *r, const struct rl_cred *cred,
 	pid = fork();
 	if (pid == 0) {
 		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr) ||
-		    (cred && rl_become(cred)))
+		    (cred && ks_become(cred)))
 			_exit(126);
 		execv(RLCTL, (char *const *)argv);
 		_exit(127);

@@ -21,7 +21,7 @@
 #include "kselftest_harness.h"
 #include "ratelimit_rlctl.h"
 
-static const struct rl_cred other = { 4244, 4244, 0, { 0 } };
+static const struct ks_cred other = { 4244, 4244, 0, { 0 } };
 
 FIXTURE(rlctl) {
 	char dir[64];
@@ -39,7 +39,7 @@ FIXTURE_SETUP(rlctl)
 
 FIXTURE_TEARDOWN(rlctl)
 {
-	rl_unl_name(self->name);
+	ks_unl_name(self->name);
 	remove_dir(self->dir);
 }
 
@@ -134,9 +134,9 @@ TEST_F(rlctl, set_changes_only_what_it_names)
 			   "rate=50/s", "burst=5", NULL));
 	EXPECT_EQ(0, r.status);
 	EXPECT_STREQ("", r.err);
-	fd = rl_open_att(self->name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(self->name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ(50, c.rate);
 	EXPECT_EQ(NS_PER_SEC, c.period_ns);
 	EXPECT_EQ(5, c.burst);
@@ -240,12 +240,12 @@ TEST_F(rlctl, export_prometheus)
 	struct run r;
 	int fd;
 
-	fd = rl_open_att(self->name, RL_ATTACH_CREATE, 0600, 50, NS_PER_SEC,
+	fd = ks_open_att(self->name, RL_ATTACH_CREATE, 0600, 50, NS_PER_SEC,
 			 1);
 	ASSERT_LE(0, fd);
 	/* The second waits about 20 ms: the histogram has a wait. */
-	ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
-	ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
 	/* Full again (1 token, 20 ms) and so unchanged: two exports agree. */
 	sleep_ms(50);
 	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", self->name, NULL));

@@ -173,7 +173,7 @@ static inline void *sc_thread(void *arg)
 		if (stop && now >= stop)
 			break;
 		dl = stop ? stop : now + SC_SETUP_NS;
-		if (rl_acq_prio(t->fd, count, dl, 0, c->acq_prio, &a)) {
+		if (ks_acq_prio(t->fd, count, dl, 0, c->acq_prio, &a)) {
 			if (errno == ETIMEDOUT)
 				continue;
 			sc_set_err(&c->err, errno);
@@ -216,7 +216,7 @@ static inline void *sc_paced(void *arg)
 		if (now_ns() >= stop)
 			break;
 		c->asked++;
-		if (rl_acq_prio(t->fd, count, stop, 0, c->acq_prio, &a)) {
+		if (ks_acq_prio(t->fd, count, stop, 0, c->acq_prio, &a)) {
 			if (errno != ETIMEDOUT)
 				sc_set_err(&c->err, errno);
 			continue;
@@ -231,9 +231,9 @@ static inline void *sc_paced(void *arg)
 /* A new fd of the run's limiter with @c's client config, or -1. */
 static inline int sc_attach(struct sc_run *r, struct sc_client *c)
 {
-	int fd = rl_open();
+	int fd = ks_open();
 
-	if (fd < 0 || rl_att_cfg(fd, r->name, 0, 0, &r->cfg)) {
+	if (fd < 0 || ks_att_cfg(fd, r->name, 0, 0, &r->cfg)) {
 		c->setup_err = errno;
 		if (fd >= 0)
 			close(fd);
@@ -241,7 +241,7 @@ static inline int sc_attach(struct sc_run *r, struct sc_client *c)
 	}
 	c->t_set = now_ns();
 	if ((c->prio || c->weight || c->cap) &&
-	    rl_client(fd, c->prio, c->weight, c->cap)) {
+	    ks_client(fd, c->prio, c->weight, c->cap)) {
 		c->setup_err = errno;
 		close(fd);
 		return -1;
@@ -379,13 +379,13 @@ static inline int sc_go(struct sc_run *r)
 	snprintf(r->name, sizeof(r->name), "sched-%d-%d", getpid(), seq++);
 	cfg.rate = 0;
 	cfg.flags &= ~RL_CONFIG_UNLIMITED;
-	ctl = rl_open();
+	ctl = ks_open();
 	if (ctl < 0)
 		return -1;
-	if (rl_att_cfg(ctl, r->name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
-		       &cfg) || rl_stats(ctl, &s) ||
+	if (ks_att_cfg(ctl, r->name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
+		       &cfg) || ks_stats(ctl, &s) ||
 	    (s.available &&
-	     rl_acq(ctl, s.available, 0, RL_ACQUIRE_NONBLOCK, &a))) {
+	     ks_acq(ctl, s.available, 0, RL_ACQUIRE_NONBLOCK, &a))) {
 		close(ctl);
 		return -1;
 	}
@@ -418,7 +418,7 @@ static inline int sc_go(struct sc_run *r)
 		}
 		nth[i] = sc_start(r, c, fds[i], thr[i], th[i]);
 	}
-	if (!ret && rl_wait_waiters(ctl, nwait, 5000))
+	if (!ret && ks_wait_waiters(ctl, nwait, 5000))
 		ret = -1;
 	/* stop first: a paced client reads t0, then stop. */
 	end = now_ns();

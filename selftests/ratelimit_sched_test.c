@@ -48,7 +48,7 @@ static void sched_cfg(struct rl_config *c, __u64 rate, __u64 burst,
 #define EXPECT_CLIENT(fd, p_, w_, cap_) do {			\
 	struct rl_client_config __cc;				\
 								\
-	EXPECT_EQ(0, rl_client_get(fd, &__cc));			\
+	EXPECT_EQ(0, ks_client_get(fd, &__cc));			\
 	EXPECT_EQ((__u32)(p_), __cc.priority);			\
 	EXPECT_EQ((__u32)(w_), __cc.weight);			\
 	EXPECT_EQ((__u64)(cap_), __cc.cap);			\
@@ -59,12 +59,12 @@ static void sched_cfg(struct rl_config *c, __u64 rate, __u64 burst,
 TEST(client_no_limiter_ebadfd)
 {
 	struct rl_client_config cc;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	EXPECT_ERRNO(EBADFD, rl_client(fd, RL_PRIO_HIGH, 2, 0));
-	EXPECT_ERRNO(EBADFD, rl_client(fd, 0, 0, 0));
-	EXPECT_ERRNO(EBADFD, rl_client_get(fd, &cc));
+	EXPECT_ERRNO(EBADFD, ks_client(fd, RL_PRIO_HIGH, 2, 0));
+	EXPECT_ERRNO(EBADFD, ks_client(fd, 0, 0, 0));
+	EXPECT_ERRNO(EBADFD, ks_client_get(fd, &cc));
 	close(fd);
 }
 
@@ -72,12 +72,12 @@ TEST(client_defaults)
 {
 	struct rl_client_config cc;
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 	int i;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 5, 0));
-	ASSERT_EQ(0, rl_client_get(fd, &cc));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, ks_client_get(fd, &cc));
 	EXPECT_EQ((__u32)RL_PRIO_MID, cc.priority);
 	EXPECT_EQ(1U, cc.weight);
 	EXPECT_EQ(0ULL, cc.cap);
@@ -87,8 +87,8 @@ TEST(client_defaults)
 	EXPECT_EQ(0ULL, cc.granted);
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0ULL, cc.reserved[i]);
-	ASSERT_EQ(0, rl_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_client_get(fd, &cc));
+	ASSERT_EQ(0, ks_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_client_get(fd, &cc));
 	EXPECT_EQ(3ULL, cc.granted);
 	EXPECT_EQ(0ULL, cc.held);
 	close(fd);
@@ -96,22 +96,22 @@ TEST(client_defaults)
 
 TEST(client_roundtrip)
 {
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 5, 0));
-	ASSERT_EQ(0, rl_client(fd, RL_PRIO_HIGH, 7, 42));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, ks_client(fd, RL_PRIO_HIGH, 7, 42));
 	EXPECT_CLIENT(fd, RL_PRIO_HIGH, 7, 42);
-	ASSERT_EQ(0, rl_client(fd, RL_PRIO_USER, RL_WEIGHT_MAX, 1ULL << 40));
+	ASSERT_EQ(0, ks_client(fd, RL_PRIO_USER, RL_WEIGHT_MAX, 1ULL << 40));
 	EXPECT_CLIENT(fd, RL_PRIO_USER, RL_WEIGHT_MAX, 1ULL << 40);
-	ASSERT_EQ(0, rl_client(fd, RL_PRIO_LOW, 1, 1));
+	ASSERT_EQ(0, ks_client(fd, RL_PRIO_LOW, 1, 1));
 	EXPECT_CLIENT(fd, RL_PRIO_LOW, 1, 1);
 	/* 0 means MID, weight 1, no cap. */
-	ASSERT_EQ(0, rl_client(fd, 0, 0, 0));
+	ASSERT_EQ(0, ks_client(fd, 0, 0, 0));
 	EXPECT_CLIENT(fd, RL_PRIO_MID, 1, 0);
 	/* A new config of the limiter keeps the client's. */
-	ASSERT_EQ(0, rl_client(fd, RL_PRIO_HIGH, 3, 9));
-	ASSERT_EQ(0, rl_set(fd, 2, 10 * NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, ks_client(fd, RL_PRIO_HIGH, 3, 9));
+	ASSERT_EQ(0, ks_set(fd, 2, 10 * NS_PER_SEC, 5, 0));
 	EXPECT_CLIENT(fd, RL_PRIO_HIGH, 3, 9);
 	close(fd);
 }
@@ -119,16 +119,16 @@ TEST(client_roundtrip)
 TEST(client_bad_values)
 {
 	struct rl_client_config cc;
-	int fd = rl_open();
+	int fd = ks_open();
 	int i;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 5, 0));
-	ASSERT_EQ(0, rl_client(fd, RL_PRIO_HIGH, 3, 9));
-	EXPECT_ERRNO(EINVAL, rl_client(fd, RL_PRIO_USER + 1, 1, 0));
-	EXPECT_ERRNO(EINVAL, rl_client(fd, ~0U, 1, 0));
-	EXPECT_ERRNO(EINVAL, rl_client(fd, RL_PRIO_LOW, RL_WEIGHT_MAX + 1, 0));
-	EXPECT_ERRNO(EINVAL, rl_client(fd, RL_PRIO_LOW, ~0U, 0));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, ks_client(fd, RL_PRIO_HIGH, 3, 9));
+	EXPECT_ERRNO(EINVAL, ks_client(fd, RL_PRIO_USER + 1, 1, 0));
+	EXPECT_ERRNO(EINVAL, ks_client(fd, ~0U, 1, 0));
+	EXPECT_ERRNO(EINVAL, ks_client(fd, RL_PRIO_LOW, RL_WEIGHT_MAX + 1, 0));
+	EXPECT_ERRNO(EINVAL, ks_client(fd, RL_PRIO_LOW, ~0U, 0));
 
 	memset(&cc, 0, sizeof(cc));
 	cc.flags = 1;
@@ -153,17 +153,17 @@ TEST(client_get_modify_set)
 {
 	struct rl_client_config cc;
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 5, 0));
-	ASSERT_EQ(0, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_client_get(fd, &cc));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_client_get(fd, &cc));
 	EXPECT_EQ(2ULL, cc.granted);
 	cc.priority = RL_PRIO_LOW;
 	cc.weight = 2;
 	EXPECT_EQ(0, ioctl(fd, RL_IOC_SET_CLIENT, &cc));
-	ASSERT_EQ(0, rl_client_get(fd, &cc));
+	ASSERT_EQ(0, ks_client_get(fd, &cc));
 	EXPECT_EQ((__u32)RL_PRIO_LOW, cc.priority);
 	EXPECT_EQ(2U, cc.weight);
 	EXPECT_EQ(2ULL, cc.granted);
@@ -180,21 +180,21 @@ TEST(client_per_open_file)
 	int fd1, fd2, fd3;
 
 	NAME(name, "pof");
-	fd1 = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
+	fd1 = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
 			  1, 10 * NS_PER_SEC, 10);
 	ASSERT_LE(0, fd1);
-	fd2 = rl_open_att(name, 0, 0, 1, 10 * NS_PER_SEC, 10);
+	fd2 = ks_open_att(name, 0, 0, 1, 10 * NS_PER_SEC, 10);
 	ASSERT_LE(0, fd2);
 	fd3 = dup(fd1);
 	ASSERT_LE(0, fd3);
-	ASSERT_EQ(0, rl_client(fd1, RL_PRIO_USER, 5, 4));
+	ASSERT_EQ(0, ks_client(fd1, RL_PRIO_USER, 5, 4));
 	EXPECT_CLIENT(fd3, RL_PRIO_USER, 5, 4);
 	EXPECT_CLIENT(fd2, RL_PRIO_MID, 1, 0);
-	ASSERT_EQ(0, rl_acq(fd1, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_acq(fd2, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_client_get(fd3, &cc));
+	ASSERT_EQ(0, ks_acq(fd1, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd2, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_client_get(fd3, &cc));
 	EXPECT_EQ(2ULL, cc.granted);
-	ASSERT_EQ(0, rl_client_get(fd2, &cc));
+	ASSERT_EQ(0, ks_client_get(fd2, &cc));
 	EXPECT_EQ(3ULL, cc.granted);
 	close(fd3);
 	close(fd2);
@@ -211,11 +211,11 @@ TEST(client_list_columns)
 	int fd, pid, found = 0;
 
 	NAME(name, "cl");
-	fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
 			 1, 10 * NS_PER_SEC, 10);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_client(fd, RL_PRIO_HIGH, 6, 77));
-	ASSERT_EQ(0, rl_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_client(fd, RL_PRIO_HIGH, 6, 77));
+	ASSERT_EQ(0, ks_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
 	ASSERT_EQ(0, sysfs_read(name, "client_list", buf, sizeof(buf)));
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -267,25 +267,25 @@ static void prio_order(struct __test_metadata *_metadata, enum prio_how how,
 
 	snprintf(name, sizeof(name), "prio-%d-%d", getpid(), how);
 	sched_cfg(&c, 0, 1, fairness);
-	ctl = rl_open();
+	ctl = ks_open();
 	ASSERT_LE(0, ctl);
-	ASSERT_EQ(0, rl_att_cfg(ctl, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
+	ASSERT_EQ(0, ks_att_cfg(ctl, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL,
 				0600, &c));
-	ASSERT_EQ(0, rl_acq(ctl, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(ctl, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	for (i = 0; i < NPRIO; i++) {
 		__u32 prio = prio_queue[i];
 
 		fds[i] = ctl;
 		if (how != PER_ACQUIRE) {
-			fds[i] = rl_open_att(name, 0, 0, 0, NS_PER_SEC, 1);
+			fds[i] = ks_open_att(name, 0, 0, 0, NS_PER_SEC, 1);
 			ASSERT_LE(0, fds[i]);
-			ASSERT_EQ(0, rl_client(fds[i], how == PER_FD ? prio :
+			ASSERT_EQ(0, ks_client(fds[i], how == PER_FD ? prio :
 					       RL_PRIO_USER + 1 - prio, 1, 0));
 		}
 		ASSERT_EQ(0, waiter_start_prio(&w[i], fds[i], 1, soon(),
 					       how == PER_FD ? 0 : prio,
 					       order, &len, i));
-		ASSERT_EQ(0, rl_wait_waiters(ctl, i + 1, 2000));
+		ASSERT_EQ(0, ks_wait_waiters(ctl, i + 1, 2000));
 	}
 	sched_cfg(&c, 1, 1, fairness);
 	c.period_ns = 150 * NS_PER_MS;

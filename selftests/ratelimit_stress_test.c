@@ -172,7 +172,7 @@ static int st_open(int l)
 	if (!st_defs[l].named)
 		return dup(st_master[l]);
 	st_name(name, sizeof(name), st_defs[l].tag);
-	return rl_open_att(name, 0, 0, 1, NS_PER_SEC, 1);
+	return ks_open_att(name, 0, 0, 1, NS_PER_SEC, 1);
 }
 
 static void st_log(struct st_event *log, __u64 *n, __u64 max, __u64 t0,
@@ -249,7 +249,7 @@ static void st_acquire(struct st_thread *t, int l)
 		break;
 	}
 	t0 = now_ns();
-	ret = rl_acq_prio(fd, count, deadline, flags, prio, &a);
+	ret = ks_acq_prio(fd, count, deadline, flags, prio, &a);
 	err = errno;
 	t1 = now_ns();
 	__atomic_fetch_add(&sh->ops, 1, __ATOMIC_RELAXED);
@@ -295,7 +295,7 @@ static void st_acquire(struct st_thread *t, int l)
 		__u64 n = 1 + below(&t->rng, count);
 
 		t0 = now_ns();
-		if (rl_refund(fd, n))
+		if (ks_refund(fd, n))
 			st_fail("%s: refund %llu of %llu just acquired: %s",
 				d->tag, (unsigned long long)n,
 				(unsigned long long)count, strerror(errno));
@@ -305,7 +305,7 @@ static void st_acquire(struct st_thread *t, int l)
 	}
 	if (d->conc[0]) {
 		__atomic_sub_fetch(&sh->lim[l].inflight, count, __ATOMIC_SEQ_CST);
-		if (rl_release(fd, count))
+		if (ks_release(fd, count))
 			st_fail("%s: release %llu: %s", d->tag,
 				(unsigned long long)count, strerror(errno));
 	}
@@ -317,7 +317,7 @@ static void st_peek(struct st_thread *t, int l)
 	const struct st_def *d = &st_defs[l];
 	struct rl_stats s;
 
-	if (rl_stats(t->fds[l], &s)) {
+	if (ks_stats(t->fds[l], &s)) {
 		st_fail("%s: stats: %s", d->tag, strerror(errno));
 		return;
 	}
@@ -371,17 +371,17 @@ static void st_churn(struct st_thread *t)
 	int fd;
 
 	st_name(name, sizeof(name), "churn");
-	fd = rl_open_att(name, RL_ATTACH_CREATE |
+	fd = ks_open_att(name, RL_ATTACH_CREATE |
 			 (below(&t->rng, 2) ? RL_ATTACH_PERSIST : 0), 0600,
 			 100, NS_PER_SEC, 5);
 	if (fd < 0) {
 		st_fail("churn attach: %s", strerror(errno));
 		return;
 	}
-	if (rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a) &&
+	if (ks_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a) &&
 	    errno != EAGAIN)
 		st_fail("churn acquire: %s", strerror(errno));
-	if (below(&t->rng, 2) && rl_unl(fd, name) && errno != ENOENT)
+	if (below(&t->rng, 2) && ks_unl(fd, name) && errno != ENOENT)
 		st_fail("churn unlink: %s", strerror(errno));
 	close(fd);
 	__atomic_fetch_add(&sh->churn, 1, __ATOMIC_RELAXED);
@@ -397,7 +397,7 @@ static void *st_thread_fn(void *arg)
 		if (t->fds[l] < 0)
 			st_fail("%s: open: %s", st_defs[l].tag, strerror(errno));
 		else if (below(&t->rng, 3) == 0 &&
-			 rl_client(t->fds[l], 1 + below(&t->rng, 4),
+			 ks_client(t->fds[l], 1 + below(&t->rng, 4),
 				   1 + below(&t->rng, 5), 0))
 			st_fail("%s: set client: %s", st_defs[l].tag,
 				strerror(errno));
@@ -722,7 +722,7 @@ static void st_check_end(struct __test_metadata *_metadata, int l)
 	struct rl_stats s;
 	__u64 t;
 
-	ASSERT_EQ(0, rl_stats(st_master[l], &s));
+	ASSERT_EQ(0, ks_stats(st_master[l], &s));
 	t = now_ns();
 	ksft_print_msg("%s: requests %llu granted %llu waited %llu timeouts %llu\n",
 		       d->tag, (unsigned long long)s.requests,
@@ -779,7 +779,7 @@ TEST_F_TIMEOUT(stress, invariants, 600)
 	ASSERT_EQ(0, catch_signal(SIGUSR1, 0));
 	ASSERT_EQ(0, catch_signal(SIGUSR2, 0));
 	ctl.seed = now_ns();
-	count0 = rl_named_count();
+	count0 = ks_named_count();
 	ksft_print_msg("%d processes x %d threads, %d victims, %d limiters, %llu s, seed %llu\n",
 		       ST_PROCS, ST_THREADS, ST_VICTIMS, L_NR,
 		       (unsigned long long)secs, (unsigned long long)ctl.seed);
@@ -796,12 +796,12 @@ TEST_F_TIMEOUT(stress, invariants, 600)
 		cfg.flags = d->unlimited ? RL_CONFIG_UNLIMITED : 0;
 		cfg.catchup = d->catchup;
 		cfg.backlog = d->backlog;
-		st_master[l] = rl_open();
+		st_master[l] = ks_open();
 		ASSERT_LE(0, st_master[l]);
 		sh->lim[l].t_create = now_ns();
 		if (d->named) {
 			st_name(name, sizeof(name), d->tag);
-			ASSERT_EQ(0, rl_att_cfg(st_master[l], name,
+			ASSERT_EQ(0, ks_att_cfg(st_master[l], name,
 						RL_ATTACH_CREATE | RL_ATTACH_EXCL |
 						(d->persist ? RL_ATTACH_PERSIST : 0),
 						0600, &cfg))
@@ -877,15 +877,15 @@ TEST_F_TIMEOUT(stress, invariants, 600)
 	for (l = 0; l < L_NR; l++)
 		close(st_master[l]);
 	st_name(name, sizeof(name), st_defs[L_RATE].tag);
-	EXPECT_EQ(0, rl_unl_name(name)) TH_LOG("%s: %s", name, strerror(errno));
+	EXPECT_EQ(0, ks_unl_name(name)) TH_LOG("%s: %s", name, strerror(errno));
 	st_name(name, sizeof(name), "churn");
-	if (rl_unl_name(name))
+	if (ks_unl_name(name))
 		EXPECT_EQ(ENOENT, errno);
 	for (l = 0; l <= L_NR; l++) {
 		st_name(name, sizeof(name), l < L_NR ? st_defs[l].tag : "churn");
 		EXPECT_FALSE(sysfs_exists(name)) TH_LOG("%s still exists", name);
 	}
-	EXPECT_EQ(count0, rl_named_count());
+	EXPECT_EQ(count0, ks_named_count());
 	munmap(sh, sizeof(*sh));
 }
 

@@ -30,7 +30,7 @@
 #define EXPECT_CONFIG(fd, r, p, b, f) do {			\
 	struct rl_config __c;					\
 								\
-	EXPECT_EQ(0, rl_get(fd, &__c));				\
+	EXPECT_EQ(0, ks_get(fd, &__c));				\
 	EXPECT_EQ((__u64)(r), __c.rate);			\
 	EXPECT_EQ((__u64)(p), __c.period_ns);			\
 	EXPECT_EQ((__u64)(b), __c.burst);			\
@@ -53,7 +53,7 @@ static const char *const ro_files[] = {
 static int new_named(const char *name, __u32 flags, __u32 mode, __u64 rate,
 		     __u64 period, __u64 burst)
 {
-	return rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL | flags,
+	return ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL | flags,
 			   mode, rate, period, burst);
 }
 
@@ -64,7 +64,7 @@ static int count_dirs(void)
 	int n = 0;
 	DIR *d;
 
-	d = opendir(RL_SYSFS);
+	d = opendir(KS_SYSFS);
 	if (!d)
 		return -1;
 	while ((de = readdir(d)))
@@ -84,7 +84,7 @@ TEST(top_files)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
-		snprintf(path, sizeof(path), "%s/%s", RL_SYSFS, files[i]);
+		snprintf(path, sizeof(path), "%s/%s", KS_SYSFS, files[i]);
 		ASSERT_EQ(0, stat(path, &st));
 		EXPECT_TRUE(S_ISREG(st.st_mode));
 		EXPECT_EQ(0444, st.st_mode & 07777);
@@ -92,9 +92,9 @@ TEST(top_files)
 		/* Even root: a sysfs file without a store method. */
 		EXPECT_ERRNO(EACCES, file_write(path, "1"));
 	}
-	ASSERT_EQ(0, file_read(RL_SYSFS "/version", buf, sizeof(buf)));
+	ASSERT_EQ(0, file_read(KS_SYSFS "/version", buf, sizeof(buf)));
 	EXPECT_EQ((__u64)RL_ABI_VERSION, strtoull(buf, NULL, 10));
-	EXPECT_EQ(0, file_read(RL_SYSFS "/count", buf, sizeof(buf)));
+	EXPECT_EQ(0, file_read(KS_SYSFS "/count", buf, sizeof(buf)));
 }
 
 /*
@@ -122,7 +122,7 @@ TEST(features_words)
 	const char *at;
 	unsigned int i;
 
-	ASSERT_EQ(0, file_read(RL_SYSFS "/features", buf, sizeof(buf)));
+	ASSERT_EQ(0, file_read(KS_SYSFS "/features", buf, sizeof(buf)));
 	snprintf(padded, sizeof(padded), " %s ", buf);
 	for (i = 0; i < ARRAY_SIZE(words); i++) {
 		snprintf(w, sizeof(w), " %s ", words[i]);
@@ -138,7 +138,7 @@ TEST(features_words)
 TEST(count_tracks_limiters)
 {
 	char n1[RL_NAME_MAX], n2[RL_NAME_MAX];
-	__u64 n0 = rl_named_count();
+	__u64 n0 = ks_named_count();
 	int fd1, fd2;
 
 	ASSERT_NE(POISON64, n0);
@@ -147,16 +147,16 @@ TEST(count_tracks_limiters)
 	NAME(n2, "c2");
 	fd1 = new_named(n1, 0, 0600, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd1);
-	EXPECT_EQ(n0 + 1, rl_named_count());
+	EXPECT_EQ(n0 + 1, ks_named_count());
 	fd2 = new_named(n2, RL_ATTACH_PERSIST, 0600, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd2);
 	close(fd2);
-	EXPECT_EQ(n0 + 2, rl_named_count());
+	EXPECT_EQ(n0 + 2, ks_named_count());
 	EXPECT_EQ((int)n0 + 2, count_dirs());
 	close(fd1);
-	EXPECT_EQ(n0 + 1, rl_named_count());
-	EXPECT_EQ(0, rl_unl_name(n2));
-	EXPECT_EQ(n0, rl_named_count());
+	EXPECT_EQ(n0 + 1, ks_named_count());
+	EXPECT_EQ(0, ks_unl_name(n2));
+	EXPECT_EQ(n0, ks_named_count());
 	EXPECT_EQ((int)n0, count_dirs());
 }
 
@@ -236,7 +236,7 @@ TEST(identity_files)
 	EXPECT_STREQ("0000", buf);
 	EXPECT_EQ(1ULL, sysfs_u64(name, "persistent"));
 	EXPECT_EQ(0ULL, sysfs_u64(name, "clients"));
-	EXPECT_EQ(0, rl_unl_name(name));
+	EXPECT_EQ(0, ks_unl_name(name));
 }
 
 TEST(config_values_match)
@@ -248,7 +248,7 @@ TEST(config_values_match)
 	NAME(name, "cv");
 	fd = new_named(name, 0, 0600, 12345, 2 * NS_PER_SEC, 77);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ(c.rate, sysfs_u64(name, "rate"));
 	EXPECT_EQ(c.period_ns, sysfs_u64(name, "period_ns"));
 	EXPECT_EQ(c.burst, sysfs_u64(name, "burst"));
@@ -266,15 +266,15 @@ TEST(set_config_seen_in_sysfs)
 	NAME(name, "sc");
 	fd = new_named(name, 0, 0600, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 999, 3 * NS_PER_SEC, 33, 0));
+	ASSERT_EQ(0, ks_set(fd, 999, 3 * NS_PER_SEC, 33, 0));
 	EXPECT_EQ(999ULL, sysfs_u64(name, "rate"));
 	EXPECT_EQ(3 * NS_PER_SEC, sysfs_u64(name, "period_ns"));
 	EXPECT_EQ(33ULL, sysfs_u64(name, "burst"));
 	EXPECT_EQ(0ULL, sysfs_u64(name, "unlimited"));
-	ASSERT_EQ(0, rl_set(fd, 999, 3 * NS_PER_SEC, 33, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_set(fd, 999, 3 * NS_PER_SEC, 33, RL_CONFIG_UNLIMITED));
 	EXPECT_EQ(1ULL, sysfs_u64(name, "unlimited"));
 	/* burst 0: the default, 100 ms at 1000/s. */
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 0, 0));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 0, 0));
 	EXPECT_EQ(100ULL, sysfs_u64(name, "burst"));
 	EXPECT_EQ(0ULL, sysfs_u64(name, "unlimited"));
 	close(fd);
@@ -288,7 +288,7 @@ TEST(sysfs_write_seen_by_get_config)
 	NAME(name, "sw");
 	fd = new_named(name, 0, 0600, 10, NS_PER_SEC, 5);
 	ASSERT_LE(0, fd);
-	fd2 = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd2 = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd2);
 	EXPECT_EQ(0, sysfs_write(name, "rate", "500"));
 	EXPECT_CONFIG(fd, 500, NS_PER_SEC, 5, 0);
@@ -350,14 +350,14 @@ TEST(sysfs_write_keeps_tokens)
 	NAME(name, "kt");
 	fd = new_named(name, 0, 0600, 0, NS_PER_SEC, 10);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
 	EXPECT_EQ(0, sysfs_write(name, "rate", "0"));
-	EXPECT_EQ(6ULL, rl_avail(fd));
+	EXPECT_EQ(6ULL, ks_avail(fd));
 	EXPECT_EQ(0, sysfs_write(name, "burst", "20"));
-	EXPECT_EQ(6ULL, rl_avail(fd));
+	EXPECT_EQ(6ULL, ks_avail(fd));
 	EXPECT_EQ(6ULL, sysfs_u64(name, "available"));
 	EXPECT_EQ(0, sysfs_write(name, "burst", "3"));
-	EXPECT_EQ(3ULL, rl_avail(fd));
+	EXPECT_EQ(3ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -398,15 +398,15 @@ static void expect_bad_write(struct __test_metadata *_metadata, int fd,
 		       ret ? strerror(err) : "accepted");
 	EXPECT_EQ(-1, ret);
 	EXPECT_EQ(EINVAL, err);
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	expect_same_config(_metadata, want, &c);
-	now = rl_avail(fd);
+	now = ks_avail(fd);
 	EXPECT_EQ(avail, now);
 	if (!ret) {
 		ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, want));
-		now = rl_avail(fd);
+		now = ks_avail(fd);
 		if (now > avail)
-			rl_acq(fd, now - avail, 0, RL_ACQUIRE_NONBLOCK, &a);
+			ks_acq(fd, now - avail, 0, RL_ACQUIRE_NONBLOCK, &a);
 	}
 }
 
@@ -427,8 +427,8 @@ TEST(sysfs_invalid_writes)
 	NAME(name, "bad");
 	fd = new_named(name, 0, 0600, SLOW_RATE, SLOW_PERIOD, 3);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_get(fd, &want));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_get(fd, &want));
 	for (f = 0; f < ARRAY_SIZE(rw_files); f++)
 		for (i = 0; i < ARRAY_SIZE(garbage); i++)
 			expect_bad_write(_metadata, fd, name, rw_files[f],
@@ -508,7 +508,7 @@ TEST(sysfs_write_refuses_sign)
 	fd = new_named(name, 0, 0600, SLOW_RATE, SLOW_PERIOD, 3);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &want));
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	expect_same_config(_metadata, &want, &c);
 	for (f = 0; f < ARRAY_SIZE(rw_files); f++)
 		ASSERT_EQ(0, sysfs_read(name, rw_files[f], before[f],
@@ -525,7 +525,7 @@ TEST(sysfs_write_refuses_sign)
 				       ret ? strerror(err) : "accepted");
 			EXPECT_EQ(-1, ret);
 			EXPECT_EQ(EINVAL, err);
-			ASSERT_EQ(0, rl_get(fd, &c));
+			ASSERT_EQ(0, ks_get(fd, &c));
 			expect_same_config(_metadata, &want, &c);
 			for (g = 0; g < ARRAY_SIZE(rw_files); g++) {
 				ASSERT_EQ(0, sysfs_read(name, rw_files[g], buf,
@@ -552,7 +552,7 @@ TEST(sysfs_invalid_period_for_burst)
 	NAME(name, "bp");
 	fd = new_named(name, 0, 0600, 0, NS_PER_SEC, burst);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_get(fd, &want));
+	ASSERT_EQ(0, ks_get(fd, &want));
 	EXPECT_EQ(burst, want.burst);
 	/* A longer period takes burst * period_ns past 2^63. */
 	expect_bad_write(_metadata, fd, name, "period_ns", "1000000001",
@@ -579,9 +579,9 @@ static void wake_test(struct __test_metadata *_metadata, const char *tag,
 	NAME(name, tag);
 	fd = new_named(name, 0, 0600, 0, NS_PER_SEC, 1);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	ASSERT_EQ(0, waiter_start(&w, fd, 1, now_ns() + 3 * NS_PER_SEC, 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 1500));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 1500));
 	EXPECT_EQ(1ULL, sysfs_u64(name, "waiters"));
 	sleep_ms(20);
 	EXPECT_FALSE(__atomic_load_n(&w.done, __ATOMIC_SEQ_CST));
@@ -617,9 +617,9 @@ TEST(sysfs_period_wakes_waiter)
 	NAME(name, "wp");
 	fd = new_named(name, 0, 0600, 1, 100 * NS_PER_SEC, 1);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	ASSERT_EQ(0, waiter_start(&w, fd, 1, now_ns() + 3 * NS_PER_SEC, 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 1500));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 1500));
 	t0 = now_ns();
 	ASSERT_EQ(0, sysfs_write(name, "period_ns", "1000000"));
 	ASSERT_EQ(0, waiter_join(&w, 2500));
@@ -663,17 +663,17 @@ TEST(stats_values_match)
 	NAME(name, "st");
 	fd = new_named(name, 0, 0600, 20, NS_PER_SEC, 2);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	/* Waits about 50 ms for the next token. */
-	ASSERT_EQ(0, rl_acq(fd, 1, now_ns() + 2 * NS_PER_SEC, 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, now_ns() + 2 * NS_PER_SEC, 0, &a));
 	/* Freeze: no refill from now on. */
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 2, 0));
-	left = rl_avail(fd);
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 2, 0));
+	left = ks_avail(fd);
 	if (left)
-		ASSERT_EQ(0, rl_acq(fd, left, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, 0, 0, &a));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+		ASSERT_EQ(0, ks_acq(fd, left, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, 0, 0, &a));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_LE(1ULL, s.waited);
 	EXPECT_LE(1ULL, s.rejected);
 	EXPECT_LE(1ULL, s.timeouts);
@@ -702,12 +702,12 @@ TEST(waiters_and_interrupted_match)
 	NAME(name, "wi");
 	fd = new_named(name, 0, 0600, 0, NS_PER_SEC, 1);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	ASSERT_EQ(0, catch_signal(SIGUSR1, 0));
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, waiter_start(&w[i], fd, 1,
 					  now_ns() + 3 * NS_PER_SEC, 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 2, 1500));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 2, 1500));
 	EXPECT_EQ(2ULL, sysfs_u64(name, "waiters"));
 	pthread_kill(w[0].th, SIGUSR1);
 	ASSERT_EQ(0, waiter_join(&w[0], 2000));
@@ -718,7 +718,7 @@ TEST(waiters_and_interrupted_match)
 	ASSERT_EQ(0, sysfs_write(name, "rate", "1000"));
 	ASSERT_EQ(0, waiter_join(&w[1], 2000));
 	EXPECT_EQ(0, w[1].ret);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(s.interrupted, sysfs_u64(name, "interrupted"));
 	EXPECT_EQ(s.waited, sysfs_u64(name, "waited"));
 	EXPECT_EQ(s.granted, sysfs_u64(name, "granted"));
@@ -737,7 +737,7 @@ TEST(clients_counts_open_files)
 	fd1 = new_named(name, 0, 0600, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd1);
 	EXPECT_EQ(1ULL, sysfs_u64(name, "clients"));
-	fd2 = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd2 = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd2);
 	EXPECT_EQ(2ULL, sysfs_u64(name, "clients"));
 	fd3 = dup(fd2);
@@ -794,9 +794,9 @@ static void cl_child(void *arg, int *out)
 	struct rl_acquire a;
 	int fd;
 
-	fd = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	out[0] = fd < 0 ? errno : 0;
-	out[1] = ret_err(rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	out[1] = ret_err(ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	out[2] = getpid();
 	/* Stay attached while the parent reads client_list. */
 	sleep_ms(600);
@@ -808,7 +808,7 @@ TEST(client_list_lines)
 	char name[RL_NAME_MAX], comm[32];
 	struct cl_entry e[8];
 	struct rl_acquire a;
-	struct rl_child ch;
+	struct ks_child ch;
 	int out[RUN_AS_MAX];
 	int fd1, fd2, fd3, n, i;
 	__u64 end;
@@ -817,14 +817,14 @@ TEST(client_list_lines)
 	NAME(name, "lst");
 	fd1 = new_named(name, 0, 0600, SLOW_RATE, SLOW_PERIOD, 20);
 	ASSERT_LE(0, fd1);
-	fd2 = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd2 = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, rl_acq(fd1, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_acq(fd2, 5, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd1, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd2, 5, 0, RL_ACQUIRE_NONBLOCK, &a));
 	/* A dup is the same client: its grants add to fd2's line. */
 	fd3 = dup(fd2);
 	ASSERT_LE(0, fd3);
-	ASSERT_EQ(0, rl_acq(fd3, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd3, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 
 	n = client_list(name, e, 8);
 	ASSERT_EQ(2, n);
@@ -867,7 +867,7 @@ static void cl_attach_child(void *arg, int *out)
 	const char *name = arg;
 	int fd;
 
-	fd = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	out[0] = fd < 0 ? errno : 0;
 	out[1] = getpid();
 	sleep_ms(400);
@@ -890,7 +890,7 @@ TEST(client_list_empty_persistent)
 	EXPECT_EQ(0, out[0]);
 	ASSERT_EQ(0, sysfs_read(name, "client_list", buf, sizeof(buf)));
 	EXPECT_STREQ("", buf);
-	EXPECT_EQ(0, rl_unl_name(name));
+	EXPECT_EQ(0, ks_unl_name(name));
 }
 
 #define MANY_CLIENTS	300
@@ -905,7 +905,7 @@ TEST(client_list_full_page)
 
 	NAME(name, "full");
 	for (i = 0; i < MANY_CLIENTS; i++) {
-		fds[i] = i ? rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0) :
+		fds[i] = i ? ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0) :
 			     new_named(name, 0, 0600, 1, NS_PER_SEC, 0);
 		ASSERT_LE(0, fds[i]);
 	}
@@ -937,7 +937,7 @@ TEST(directory_follows_name)
 	sfd = open(sysfs_path(path, sizeof(path), name, "rate"),
 		   O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, sfd);
-	ASSERT_EQ(0, rl_unl_name(name));
+	ASSERT_EQ(0, ks_unl_name(name));
 	EXPECT_FALSE(sysfs_exists(name));
 	/* Reading it now fails (kernfs: ENODEV) rather than crashing. */
 	EXPECT_GT(0, pread(sfd, buf, sizeof(buf), 0));

@@ -25,7 +25,7 @@
 #define EXPECT_CONFIG(fd, r, p, b, f) do {			\
 	struct rl_config __c;					\
 								\
-	EXPECT_EQ(0, rl_get(fd, &__c));				\
+	EXPECT_EQ(0, ks_get(fd, &__c));				\
 	EXPECT_EQ((__u64)(r), __c.rate);			\
 	EXPECT_EQ((__u64)(p), __c.period_ns);			\
 	EXPECT_EQ((__u64)(b), __c.burst);			\
@@ -53,7 +53,7 @@ TEST(features)
 	struct rl_features f;
 	int fd, i;
 
-	fd = rl_open();
+	fd = ks_open();
 	ASSERT_LE(0, fd);
 	memset(&f, POISON_BYTE, sizeof(f));
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
@@ -73,9 +73,9 @@ TEST(features_after_config)
 	struct rl_features f;
 	int fd;
 
-	fd = rl_open();
+	fd = ks_open();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 1, NS_PER_SEC, 1, 0));
 	memset(&f, POISON_BYTE, sizeof(f));
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
@@ -147,7 +147,7 @@ static void check_enotty(struct __test_metadata *_metadata, int fd)
 
 TEST(bad_ioctl_enotty_unconfigured)
 {
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	check_enotty(_metadata, fd);
@@ -159,13 +159,13 @@ TEST(bad_ioctl_enotty_unconfigured)
 
 TEST(bad_ioctl_enotty_configured)
 {
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 7, NS_PER_SEC, 3, 0));
+	ASSERT_EQ(0, ks_set(fd, 7, NS_PER_SEC, 3, 0));
 	check_enotty(_metadata, fd);
 	EXPECT_CONFIG(fd, 7, NS_PER_SEC, 3, 0);
-	EXPECT_EQ(3ULL, rl_avail(fd));
+	EXPECT_EQ(3ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -174,31 +174,31 @@ TEST(bad_ioctl_enotty_configured)
 TEST(unconfigured_get_config_ebadfd)
 {
 	struct rl_config c;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	EXPECT_ERRNO(EBADFD, rl_get(fd, &c));
+	EXPECT_ERRNO(EBADFD, ks_get(fd, &c));
 	close(fd);
 }
 
 TEST(unconfigured_acquire_ebadfd)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	EXPECT_ERRNO(EBADFD, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
-	EXPECT_ERRNO(EBADFD, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EBADFD, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_ERRNO(EBADFD, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
 TEST(unconfigured_get_stats_ebadfd)
 {
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	EXPECT_ERRNO(EBADFD, rl_stats(fd, &s));
+	EXPECT_ERRNO(EBADFD, ks_stats(fd, &s));
 	close(fd);
 }
 
@@ -207,11 +207,11 @@ TEST(unconfigured_get_stats_ebadfd)
 TEST(config_roundtrip)
 {
 	struct rl_config c;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 12000, NS_PER_SEC, 250, 0));
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_set(fd, 12000, NS_PER_SEC, 250, 0));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ(12000ULL, c.rate);
 	EXPECT_EQ(NS_PER_SEC, c.period_ns);
 	EXPECT_EQ(250ULL, c.burst);
@@ -224,9 +224,9 @@ TEST(config_roundtrip)
 	EXPECT_EQ(0U, c.reserved0);
 	EXPECT_EQ(0ULL, c.reserved);
 
-	ASSERT_EQ(0, rl_set(fd, 5, 3 * NS_PER_SEC, 2, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_set(fd, 5, 3 * NS_PER_SEC, 2, RL_CONFIG_UNLIMITED));
 	EXPECT_CONFIG(fd, 5, 3 * NS_PER_SEC, 2, RL_CONFIG_UNLIMITED);
-	ASSERT_EQ(0, rl_set(fd, 1, RL_PERIOD_MAX_NS, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 1, RL_PERIOD_MAX_NS, 1, 0));
 	EXPECT_CONFIG(fd, 1, RL_PERIOD_MAX_NS, 1, 0);
 	close(fd);
 }
@@ -234,15 +234,15 @@ TEST(config_roundtrip)
 TEST(config_rate_zero_valid)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 4, 0));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 4, 0));
 	EXPECT_CONFIG(fd, 0, NS_PER_SEC, 4, 0);
 	/* A paused limiter still starts full. */
-	EXPECT_EQ(4ULL, rl_avail(fd));
-	EXPECT_EQ(0, rl_acq(fd, 4, RL_DEADLINE_NONE, 0, &a));
-	EXPECT_EQ(0ULL, rl_avail(fd));
+	EXPECT_EQ(4ULL, ks_avail(fd));
+	EXPECT_EQ(0, ks_acq(fd, 4, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_EQ(0ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -255,17 +255,17 @@ static void expect_bad_config(struct __test_metadata *_metadata, int fd,
 {
 	EXPECT_ERRNO(EINVAL, set_cfg(fd, bad));
 	EXPECT_CONFIG(fd, SLOW_RATE, SLOW_PERIOD, 3, 0);
-	EXPECT_EQ(2ULL, rl_avail(fd));
+	EXPECT_EQ(2ULL, ks_avail(fd));
 }
 
 static int slow_fd(struct __test_metadata *_metadata)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	EXPECT_LE(0, fd);
-	EXPECT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 3, 0));
-	EXPECT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 3, 0));
+	EXPECT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
 	return fd;
 }
 
@@ -408,7 +408,7 @@ TEST(config_sched_fields_roundtrip)
 	c.fairness = 1000000;
 	c.concurrency = ~0ULL;
 	ASSERT_EQ(0, set_cfg(fd, &c));
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ((__u32)RL_CATCHUP_MAX, c.catchup);
 	EXPECT_EQ(10000ULL, c.backlog);
 	EXPECT_EQ(1000000U, c.fairness);
@@ -421,7 +421,7 @@ TEST(config_sched_fields_roundtrip)
 	c.fairness = 1;
 	c.concurrency = 1;
 	ASSERT_EQ(0, set_cfg(fd, &c));
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ((__u32)RL_CATCHUP_STRICT, c.catchup);
 	EXPECT_EQ(0ULL, c.backlog);
 	EXPECT_EQ(1U, c.fairness);
@@ -431,7 +431,7 @@ TEST(config_sched_fields_roundtrip)
 	base_cfg(&c, RL_CONFIG_UNLIMITED);
 	c.concurrency = 3;
 	ASSERT_EQ(0, set_cfg(fd, &c));
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ((__u32)RL_CONFIG_UNLIMITED, c.flags);
 	EXPECT_EQ(3ULL, c.concurrency);
 	close(fd);
@@ -440,7 +440,7 @@ TEST(config_sched_fields_roundtrip)
 TEST(config_burst_period_limits_valid)
 {
 	struct rl_config c;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	base_cfg(&c, 0);
@@ -463,7 +463,7 @@ TEST(config_burst_period_limits_valid)
 TEST(config_invalid_on_fresh_fd)
 {
 	struct rl_config c;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	base_cfg(&c, 0);
@@ -479,7 +479,7 @@ TEST(config_invalid_on_fresh_fd)
 	c.fairness = 1000001;
 	EXPECT_ERRNO(EINVAL, set_cfg(fd, &c));
 	/* No limiter was created. */
-	EXPECT_ERRNO(EBADFD, rl_get(fd, &c));
+	EXPECT_ERRNO(EBADFD, ks_get(fd, &c));
 	close(fd);
 }
 
@@ -496,11 +496,11 @@ TEST(burst_default)
 		{ 7, 300 * NS_PER_MS, 3 },	/* 2.33 rounded up */
 	};
 	unsigned int i;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		ASSERT_EQ(0, rl_set(fd, cases[i].rate, cases[i].period, 0, 0));
+		ASSERT_EQ(0, ks_set(fd, cases[i].rate, cases[i].period, 0, 0));
 		EXPECT_CONFIG(fd, cases[i].rate, cases[i].period,
 			      cases[i].burst, 0);
 	}
@@ -509,15 +509,15 @@ TEST(burst_default)
 
 TEST(burst_default_clamped)
 {
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1ULL << 62, NS_PER_SEC, 0, 0));
+	ASSERT_EQ(0, ks_set(fd, 1ULL << 62, NS_PER_SEC, 0, 0));
 	EXPECT_CONFIG(fd, 1ULL << 62, NS_PER_SEC,
 		      RL_BURST_PERIOD_MAX / NS_PER_SEC, 0);
-	ASSERT_EQ(0, rl_set(fd, ~0ULL, 1, 0, 0));
+	ASSERT_EQ(0, ks_set(fd, ~0ULL, 1, 0, 0));
 	EXPECT_CONFIG(fd, ~0ULL, 1, 1ULL << 63, 0);
-	ASSERT_EQ(0, rl_set(fd, ~0ULL, RL_PERIOD_MAX_NS, 0, 0));
+	ASSERT_EQ(0, ks_set(fd, ~0ULL, RL_PERIOD_MAX_NS, 0, 0));
 	EXPECT_CONFIG(fd, ~0ULL, RL_PERIOD_MAX_NS,
 		      RL_BURST_PERIOD_MAX / RL_PERIOD_MAX_NS, 0);
 	close(fd);
@@ -526,67 +526,67 @@ TEST(burst_default_clamped)
 TEST(burst_default_fresh_limiter_full)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1000, 1000 * NS_PER_SEC, 0, 0));
+	ASSERT_EQ(0, ks_set(fd, 1000, 1000 * NS_PER_SEC, 0, 0));
 	/* 1000 per 1000 s: 0.1 token in 100 ms, so the default is 1. */
 	EXPECT_CONFIG(fd, 1000, 1000 * NS_PER_SEC, 1, 0);
-	EXPECT_EQ(1ULL, rl_avail(fd));
-	EXPECT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(1ULL, ks_avail(fd));
+	EXPECT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
 TEST(new_limiter_full_bucket)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 	int i;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
-	EXPECT_EQ(5ULL, rl_avail(fd));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
+	EXPECT_EQ(5ULL, ks_avail(fd));
 	for (i = 0; i < 5; i++)
-		EXPECT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(0ULL, rl_avail(fd));
+		EXPECT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0ULL, ks_avail(fd));
 	close(fd);
 }
 
 TEST(reconfig_keeps_tokens)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 10, 0));
-	ASSERT_EQ(0, rl_acq(fd, 3, RL_DEADLINE_NONE, 0, &a));
-	EXPECT_EQ(7ULL, rl_avail(fd));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 10, 0));
+	ASSERT_EQ(0, ks_acq(fd, 3, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_EQ(7ULL, ks_avail(fd));
 	/* Same config again: not a new, full bucket. */
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 10, 0));
-	EXPECT_EQ(7ULL, rl_avail(fd));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 10, 0));
+	EXPECT_EQ(7ULL, ks_avail(fd));
 	/* A deeper bucket keeps the tokens, it does not fill. */
-	ASSERT_EQ(0, rl_set(fd, 0, 2 * NS_PER_SEC, 20, 0));
-	EXPECT_EQ(7ULL, rl_avail(fd));
+	ASSERT_EQ(0, ks_set(fd, 0, 2 * NS_PER_SEC, 20, 0));
+	EXPECT_EQ(7ULL, ks_avail(fd));
 	/* Unlimited and back keeps them too. */
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 20, RL_CONFIG_UNLIMITED));
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 20, 0));
-	EXPECT_EQ(7ULL, rl_avail(fd));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 20, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 20, 0));
+	EXPECT_EQ(7ULL, ks_avail(fd));
 	close(fd);
 }
 
 TEST(reconfig_clamps_tokens)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 10, 0));
-	ASSERT_EQ(0, rl_acq(fd, 2, RL_DEADLINE_NONE, 0, &a));
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 5, 0));
-	EXPECT_EQ(5ULL, rl_avail(fd));
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 10, 0));
-	EXPECT_EQ(5ULL, rl_avail(fd));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 10, 0));
+	ASSERT_EQ(0, ks_acq(fd, 2, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 5, 0));
+	EXPECT_EQ(5ULL, ks_avail(fd));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 10, 0));
+	EXPECT_EQ(5ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -607,23 +607,23 @@ static void good_acq(struct rl_acquire *a)
 TEST(acquire_bad_count)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 0, RL_DEADLINE_NONE, 0, &a));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 0, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(5ULL, rl_avail(fd));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 0, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 0, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(5ULL, ks_avail(fd));
 	close(fd);
 }
 
 TEST(acquire_bad_flags)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
 	good_acq(&a);
 	a.flags = 1U << 2;
 	EXPECT_ERRNO(EINVAL, acq_raw(fd, &a));
@@ -633,24 +633,24 @@ TEST(acquire_bad_flags)
 	EXPECT_ERRNO(EINVAL, acq_raw(fd, &a));
 	a.flags = RL_ACQUIRE_NONBLOCK | (1U << 7);
 	EXPECT_ERRNO(EINVAL, acq_raw(fd, &a));
-	EXPECT_EQ(5ULL, rl_avail(fd));
+	EXPECT_EQ(5ULL, ks_avail(fd));
 	close(fd);
 }
 
 TEST(acquire_bad_reserved)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 	int i;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
 	for (i = 0; i < 2; i++) {
 		good_acq(&a);
 		a.reserved[i] = POISON64;
 		EXPECT_ERRNO(EINVAL, acq_raw(fd, &a));
 	}
-	EXPECT_EQ(5ULL, rl_avail(fd));
+	EXPECT_EQ(5ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -660,70 +660,70 @@ TEST(acquire_bad_priority)
 	struct rl_acquire a;
 	struct rl_stats s;
 	unsigned int i;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		EXPECT_ERRNO(EINVAL, rl_acq_prio(fd, 1, RL_DEADLINE_NONE, 0,
+		EXPECT_ERRNO(EINVAL, ks_acq_prio(fd, 1, RL_DEADLINE_NONE, 0,
 						 bad[i], &a));
-		EXPECT_ERRNO(EINVAL, rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
+		EXPECT_ERRNO(EINVAL, ks_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK,
 						 bad[i], &a));
 	}
-	EXPECT_EQ(5ULL, rl_avail(fd));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_EQ(5ULL, ks_avail(fd));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(0ULL, s.requests);
 	/* Every valid priority, default included. */
 	for (i = RL_PRIO_DEFAULT; i <= RL_PRIO_USER; i++)
-		EXPECT_EQ(0, rl_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK, i, &a));
-	EXPECT_EQ(0ULL, rl_avail(fd));
+		EXPECT_EQ(0, ks_acq_prio(fd, 1, 0, RL_ACQUIRE_NONBLOCK, i, &a));
+	EXPECT_EQ(0ULL, ks_avail(fd));
 	close(fd);
 }
 
 TEST(acquire_bad_deadline)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 1, 1ULL << 63, 0, &a));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 1, RL_DEADLINE_NONE - 1, 0, &a));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 1, 1ULL << 63, RL_ACQUIRE_NONBLOCK,
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 1, 1ULL << 63, 0, &a));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 1, RL_DEADLINE_NONE - 1, 0, &a));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 1, 1ULL << 63, RL_ACQUIRE_NONBLOCK,
 				    &a));
-	EXPECT_EQ(5ULL, rl_avail(fd));
+	EXPECT_EQ(5ULL, ks_avail(fd));
 	/* The largest finite deadline and "none" are fine. */
-	EXPECT_EQ(0, rl_acq(fd, 1, (__u64)INT64_MAX, 0, &a));
-	EXPECT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
-	EXPECT_EQ(3ULL, rl_avail(fd));
+	EXPECT_EQ(0, ks_acq(fd, 1, (__u64)INT64_MAX, 0, &a));
+	EXPECT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_EQ(3ULL, ks_avail(fd));
 	close(fd);
 }
 
 TEST(acquire_nonblock_over_burst)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 4, 0));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 5, RL_DEADLINE_NONE,
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 4, 0));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 5, RL_DEADLINE_NONE,
 				    RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, ~0ULL, RL_DEADLINE_NONE,
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, ~0ULL, RL_DEADLINE_NONE,
 				    RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(4ULL, rl_avail(fd));
-	EXPECT_EQ(0, rl_acq(fd, 4, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(4ULL, ks_avail(fd));
+	EXPECT_EQ(0, ks_acq(fd, 4, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
 TEST(acquire_o_nonblock_over_burst)
 {
 	struct rl_acquire a;
-	int fd = open(RL_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	int fd = open(KS_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 4, 0));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 5, RL_DEADLINE_NONE, 0, &a));
-	EXPECT_EQ(4ULL, rl_avail(fd));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 4, 0));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 5, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_EQ(4ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -731,14 +731,14 @@ TEST(acquire_invalid_not_counted)
 {
 	struct rl_acquire a;
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 2, 0));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 0, RL_DEADLINE_NONE, 0, &a));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 1, RL_DEADLINE_NONE, 1U << 9, &a));
-	EXPECT_ERRNO(EINVAL, rl_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 2, 0));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 0, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 1, RL_DEADLINE_NONE, 1U << 9, &a));
+	EXPECT_ERRNO(EINVAL, ks_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(0ULL, s.requests);
 	EXPECT_EQ(0ULL, s.granted);
 	EXPECT_EQ(0ULL, s.rejected);
@@ -751,13 +751,13 @@ TEST(acquire_outputs_overwritten)
 {
 	struct rl_acquire a;
 	__u64 t0, t1;
-	int fd = rl_open();
+	int fd = ks_open();
 	int i;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 3, 0));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 3, 0));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 2, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 2, RL_DEADLINE_NONE, 0, &a));
 	t1 = now_ns();
 	/* Input poison ignored, outputs written: no sleep. */
 	EXPECT_NE(POISON64, a.wait_ns);
@@ -779,21 +779,21 @@ TEST(nonblock_empty_eagain)
 	struct rl_acquire a;
 	struct rl_stats s;
 	__u64 t0, t1;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/* 10 per second: the next token 100 ms after the bucket empties. */
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 1, 0));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, RL_DEADLINE_NONE,
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, RL_DEADLINE_NONE,
 				    RL_ACQUIRE_NONBLOCK, &a));
 	t1 = now_ns();
 	EXPECT_NE(POISON64, a.ready_ns);
 	EXPECT_LT(t1, a.ready_ns);
 	EXPECT_LE(t0 + 99 * NS_PER_MS, a.ready_ns);
 	EXPECT_GE(t1 + 105 * NS_PER_MS, a.ready_ns);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(1ULL, s.rejected);
 	EXPECT_EQ(2ULL, s.requests);
 	EXPECT_EQ(1ULL, s.granted);
@@ -804,22 +804,22 @@ TEST(nonblock_empty_eagain)
 TEST(o_nonblock_fd_eagain)
 {
 	struct rl_acquire a;
-	int fd = open(RL_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	int fd = open(KS_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	int fd2;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 1, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
 	EXPECT_LT(now_ns() + 9 * NS_PER_SEC, a.ready_ns);
 
 	/* O_NONBLOCK set later with fcntl() counts too. */
-	fd2 = rl_open();
+	fd2 = ks_open();
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, rl_set(fd2, SLOW_RATE, SLOW_PERIOD, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd2, 1, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, ks_set(fd2, SLOW_RATE, SLOW_PERIOD, 1, 0));
+	ASSERT_EQ(0, ks_acq(fd2, 1, RL_DEADLINE_NONE, 0, &a));
 	ASSERT_EQ(0, fcntl(fd2, F_SETFL, O_NONBLOCK));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd2, 1, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd2, 1, RL_DEADLINE_NONE, 0, &a));
 	close(fd2);
 	close(fd);
 }
@@ -828,14 +828,14 @@ TEST(nonblock_ready_counts_deficit)
 {
 	struct rl_acquire a;
 	__u64 t0, t1;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 4, 0));
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 4, 0));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
 	/* 3 missing tokens at 10/s: 300 ms after the bucket emptied. */
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
 	t1 = now_ns();
 	EXPECT_LE(t0 + 299 * NS_PER_MS, a.ready_ns);
 	EXPECT_GE(t1 + 305 * NS_PER_MS, a.ready_ns);
@@ -845,12 +845,12 @@ TEST(nonblock_ready_counts_deficit)
 TEST(nonblock_paused_ready_none)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 2, 0));
-	ASSERT_EQ(0, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 2, 0));
+	ASSERT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	EXPECT_EQ(RL_DEADLINE_NONE, a.ready_ns);
 	close(fd);
 }
@@ -859,14 +859,14 @@ TEST(slow_rate_ten_seconds)
 {
 	struct rl_acquire a;
 	__u64 t0, t1;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 0, 0));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 0, 0));
 	t0 = now_ns();
-	EXPECT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
 	EXPECT_GT(NS_PER_MS, a.wait_ns);
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, RL_DEADLINE_NONE,
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, RL_DEADLINE_NONE,
 				    RL_ACQUIRE_NONBLOCK, &a));
 	t1 = now_ns();
 	EXPECT_LE(t0 + 10 * NS_PER_SEC - NS_PER_MS, a.ready_ns);
@@ -880,29 +880,29 @@ TEST(unlimited_huge_count_immediate)
 {
 	struct rl_acquire a;
 	__u64 t0;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
 	t0 = now_ns();
-	EXPECT_EQ(0, rl_acq(fd, 1000000000000ULL, now_ns() + NS_PER_SEC, 0,
+	EXPECT_EQ(0, ks_acq(fd, 1000000000000ULL, now_ns() + NS_PER_SEC, 0,
 			    &a));
 	EXPECT_GT(500 * NS_PER_MS, now_ns() - t0);
 	EXPECT_GT(10 * NS_PER_MS, a.wait_ns);
-	EXPECT_EQ(0, rl_acq(fd, ~0ULL, RL_DEADLINE_NONE, 0, &a));
+	EXPECT_EQ(0, ks_acq(fd, ~0ULL, RL_DEADLINE_NONE, 0, &a));
 	close(fd);
 }
 
 TEST(unlimited_nonblock_over_burst_ok)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
-	EXPECT_EQ(0, rl_acq(fd, 1000000000000ULL, RL_DEADLINE_NONE,
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
+	EXPECT_EQ(0, ks_acq(fd, 1000000000000ULL, RL_DEADLINE_NONE,
 			    RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(0, rl_acq(fd, 5, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd, 5, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
@@ -911,10 +911,10 @@ TEST(unlimited_nonblock_over_burst_ok)
 TEST(stats_bad_input)
 {
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 2, 0));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 2, 0));
 	memset(&s, 0, sizeof(s));
 	s.flags = 1;
 	EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_GET_STATS, &s));
@@ -930,12 +930,12 @@ TEST(stats_bad_input)
 TEST(stats_outputs_overwritten)
 {
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 2, 0));
-	/* rl_stats() poisons every output field, reserved[] included. */
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 2, 0));
+	/* ks_stats() poisons every output field, reserved[] included. */
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(0U, s.flags);
 	EXPECT_EQ(0U, s.reserved0);
 	EXPECT_EQ(0ULL, s.granted);
@@ -960,17 +960,17 @@ TEST(stats_exact_counts)
 {
 	struct rl_acquire a;
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 4, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
-	ASSERT_EQ(0, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
-	ASSERT_EQ(0, rl_acq(fd, 1, (__u64)INT64_MAX, 0, &a));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 4, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, (__u64)INT64_MAX, 0, &a));
 	/* Empty now: a deadline in the past times out at once. */
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, 0, 0, &a));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, 0, 0, &a));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(4ULL, s.granted);
 	EXPECT_EQ(5ULL, s.requests);
 	EXPECT_EQ(3ULL, s.immediate);
@@ -989,13 +989,13 @@ TEST(stats_counts_unlimited)
 {
 	struct rl_acquire a;
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
-	ASSERT_EQ(0, rl_acq(fd, 1000, RL_DEADLINE_NONE, 0, &a));
-	ASSERT_EQ(0, rl_acq(fd, 24, RL_DEADLINE_NONE, 0, &a));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_acq(fd, 1000, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 24, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(1024ULL, s.granted);
 	EXPECT_EQ(2ULL, s.requests);
 	EXPECT_EQ(2ULL, s.immediate);
@@ -1010,11 +1010,11 @@ TEST(fdinfo_keys)
 	struct rl_acquire a;
 	char raw[64];
 	__u64 v;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 50, 0));
-	ASSERT_EQ(0, rl_acq(fd, 3, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 50, 0));
+	ASSERT_EQ(0, ks_acq(fd, 3, RL_DEADLINE_NONE, 0, &a));
 	ASSERT_EQ(0, fdinfo_get(fd, "rl-rate", &v, NULL, 0));
 	EXPECT_EQ(1ULL, v);
 	ASSERT_EQ(0, fdinfo_get(fd, "rl-period-ns", &v, NULL, 0));
@@ -1039,11 +1039,11 @@ TEST(fdinfo_tracks_reconfig)
 {
 	char raw[64];
 	__u64 v;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 4, 0));
-	ASSERT_EQ(0, rl_set(fd, 12000, NS_PER_SEC, 3, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 4, 0));
+	ASSERT_EQ(0, ks_set(fd, 12000, NS_PER_SEC, 3, RL_CONFIG_UNLIMITED));
 	ASSERT_EQ(0, fdinfo_get(fd, "rl-flags", &v, raw, sizeof(raw)));
 	EXPECT_EQ((__u64)RL_CONFIG_UNLIMITED, v);
 	EXPECT_EQ(0, strncmp(raw, "0x", 2));
@@ -1060,26 +1060,26 @@ TEST(two_fds_independent)
 {
 	struct rl_acquire a;
 	struct rl_stats s;
-	int fd1 = rl_open();
-	int fd2 = rl_open();
+	int fd1 = ks_open();
+	int fd2 = ks_open();
 
 	ASSERT_LE(0, fd1);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, rl_set(fd1, SLOW_RATE, SLOW_PERIOD, 2, 0));
+	ASSERT_EQ(0, ks_set(fd1, SLOW_RATE, SLOW_PERIOD, 2, 0));
 	/* Configuring fd1 did nothing to fd2. */
-	EXPECT_ERRNO(EBADFD, rl_acq(fd2, 1, 0, 0, &a));
-	ASSERT_EQ(0, rl_set(fd2, SLOW_RATE, SLOW_PERIOD, 5, 0));
-	ASSERT_EQ(0, rl_acq(fd1, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd1, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(5ULL, rl_avail(fd2));
-	ASSERT_EQ(0, rl_stats(fd2, &s));
+	EXPECT_ERRNO(EBADFD, ks_acq(fd2, 1, 0, 0, &a));
+	ASSERT_EQ(0, ks_set(fd2, SLOW_RATE, SLOW_PERIOD, 5, 0));
+	ASSERT_EQ(0, ks_acq(fd1, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd1, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(5ULL, ks_avail(fd2));
+	ASSERT_EQ(0, ks_stats(fd2, &s));
 	EXPECT_EQ(0ULL, s.granted);
 	EXPECT_EQ(0ULL, s.requests);
 	EXPECT_CONFIG(fd1, SLOW_RATE, SLOW_PERIOD, 2, 0);
 	EXPECT_CONFIG(fd2, SLOW_RATE, SLOW_PERIOD, 5, 0);
 	close(fd1);
 	/* fd2 outlives fd1. */
-	EXPECT_EQ(0, rl_acq(fd2, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd2, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd2);
 }
 
@@ -1087,49 +1087,49 @@ TEST(dup_shares_limiter)
 {
 	struct rl_acquire a;
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 	int fd2;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
 	fd2 = dup(fd);
 	ASSERT_LE(0, fd2);
 	EXPECT_CONFIG(fd2, SLOW_RATE, SLOW_PERIOD, 5, 0);
-	ASSERT_EQ(0, rl_acq(fd2, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(2ULL, rl_avail(fd));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_acq(fd2, 3, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(2ULL, ks_avail(fd));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(3ULL, s.granted);
 	/* Reconfiguring one is seen through the other. */
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 7, 0));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 7, 0));
 	EXPECT_CONFIG(fd2, SLOW_RATE, SLOW_PERIOD, 7, 0);
 	close(fd);
-	EXPECT_EQ(2ULL, rl_avail(fd2));
-	EXPECT_EQ(0, rl_acq(fd2, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(2ULL, ks_avail(fd2));
+	EXPECT_EQ(0, ks_acq(fd2, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd2);
 }
 
 TEST(fork_shares_limiter)
 {
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 	int status;
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
+	ASSERT_EQ(0, ks_set(fd, SLOW_RATE, SLOW_PERIOD, 5, 0));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		struct rl_acquire a;
 
-		if (rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a))
+		if (ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a))
 			_exit(10);
-		_exit(rl_avail(fd) == 3 ? 0 : 11);
+		_exit(ks_avail(fd) == 3 ? 0 : 11);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(3ULL, s.available);
 	EXPECT_EQ(2ULL, s.granted);
 	close(fd);
@@ -1138,15 +1138,15 @@ TEST(fork_shares_limiter)
 TEST(fresh_fd_after_others_unconfigured)
 {
 	struct rl_config c;
-	int fd1 = rl_open();
+	int fd1 = ks_open();
 	int fd2;
 
 	ASSERT_LE(0, fd1);
-	ASSERT_EQ(0, rl_set(fd1, 10, NS_PER_SEC, 2, 0));
+	ASSERT_EQ(0, ks_set(fd1, 10, NS_PER_SEC, 2, 0));
 	close(fd1);
-	fd2 = rl_open();
+	fd2 = ks_open();
 	ASSERT_LE(0, fd2);
-	EXPECT_ERRNO(EBADFD, rl_get(fd2, &c));
+	EXPECT_ERRNO(EBADFD, ks_get(fd2, &c));
 	close(fd2);
 }
 
@@ -1163,7 +1163,7 @@ static void *racer_fn(void *arg)
 
 	while (!__atomic_load_n(r->go, __ATOMIC_ACQUIRE))
 		;
-	r->ret = rl_set(r->fd, 0, NS_PER_SEC, r->burst, 0);
+	r->ret = ks_set(r->fd, 0, NS_PER_SEC, r->burst, 0);
 	return NULL;
 }
 
@@ -1177,7 +1177,7 @@ TEST(concurrent_first_config)
 	int go = 0, i, round;
 
 	for (round = 0; round < 20; round++) {
-		int fd = rl_open();
+		int fd = ks_open();
 
 		ASSERT_LE(0, fd);
 		for (i = 0; i < NRACE; i++) {
@@ -1194,10 +1194,10 @@ TEST(concurrent_first_config)
 		}
 		go = 0;
 		/* One limiter: its config is one of the racers'. */
-		ASSERT_EQ(0, rl_get(fd, &c));
+		ASSERT_EQ(0, ks_get(fd, &c));
 		EXPECT_LE(1ULL, c.burst);
 		EXPECT_GE((__u64)NRACE, c.burst);
-		EXPECT_GE(c.burst, rl_avail(fd));
+		EXPECT_GE(c.burst, ks_avail(fd));
 		close(fd);
 	}
 }
@@ -1209,10 +1209,10 @@ TEST(acquire_efault_takes_nothing)
 	struct rl_acquire *a, *edge;
 	struct rl_stats s;
 	char *map;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 5, 0));
 	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, map);
@@ -1234,7 +1234,7 @@ TEST(acquire_efault_takes_nothing)
 	edge->deadline_ns = RL_DEADLINE_NONE;
 	EXPECT_ERRNO(EFAULT, ioctl(fd, RL_IOC_ACQUIRE, edge));
 
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(5ULL, s.available);
 	EXPECT_EQ(0ULL, s.requests);
 	EXPECT_EQ(0ULL, s.granted);
@@ -1242,7 +1242,7 @@ TEST(acquire_efault_takes_nothing)
 	/* The same request, writable now, is granted. */
 	EXPECT_EQ(0, ioctl(fd, RL_IOC_ACQUIRE, a));
 	EXPECT_EQ(0ULL, a->wait_ns);
-	EXPECT_EQ(4ULL, rl_avail(fd));
+	EXPECT_EQ(4ULL, ks_avail(fd));
 	munmap(map, 2 * page);
 	close(fd);
 }
@@ -1251,10 +1251,10 @@ TEST(acquire_efault_takes_nothing)
 TEST(acquire_outputs_cleared_inputs_kept)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 5, 0));
 	memset(&a, 0, sizeof(a));
 	a.count = 3;
 	a.deadline_ns = RL_DEADLINE_NONE;
@@ -1271,7 +1271,7 @@ TEST(acquire_outputs_cleared_inputs_kept)
 	EXPECT_EQ(RL_DEADLINE_NONE, a.deadline_ns);
 	EXPECT_EQ((__u32)RL_PRIO_HIGH, a.priority);
 	EXPECT_EQ(1ULL, a.reserved[1]);
-	EXPECT_EQ(5ULL, rl_avail(fd));
+	EXPECT_EQ(5ULL, ks_avail(fd));
 
 	/* Granted: the inputs come back as they were. */
 	a.reserved[1] = 0;
@@ -1279,7 +1279,7 @@ TEST(acquire_outputs_cleared_inputs_kept)
 	EXPECT_EQ(3ULL, a.count);
 	EXPECT_EQ((__u32)RL_PRIO_HIGH, a.priority);
 	EXPECT_EQ(0ULL, a.wait_ns);
-	EXPECT_EQ(2ULL, rl_avail(fd));
+	EXPECT_EQ(2ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -1291,25 +1291,25 @@ TEST(unlimited_client_cap_paces)
 {
 	struct rl_acquire a;
 	__u64 t_set, t0;
-	int fd = rl_open(), i;
+	int fd = ks_open(), i;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
 	t_set = now_ns();
-	ASSERT_EQ(0, rl_client(fd, 0, 0, 3));
+	ASSERT_EQ(0, ks_client(fd, 0, 0, 3));
 	for (i = 0; i < 3; i++)
-		EXPECT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+		EXPECT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
 	t0 = now_ns();
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
 	/* 3 per second from the first grant, between t_set and t0. */
 	EXPECT_LE(t_set + NS_PER_SEC / 3, a.ready_ns);
 	EXPECT_GE(t0 + NS_PER_SEC / 3 + 1, a.ready_ns);
 	/* The prediction a PREDICT request is failed on counts the cap. */
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, now_ns() + NS_PER_MS,
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, now_ns() + NS_PER_MS,
 				       RL_ACQUIRE_PREDICT, &a));
 	EXPECT_LE(t_set + NS_PER_SEC / 3, a.ready_ns);
 	/* A sleeper gets it when it comes, not before. */
-	EXPECT_EQ(0, rl_acq(fd, 1, now_ns() + 10 * NS_PER_SEC, 0, &a));
+	EXPECT_EQ(0, ks_acq(fd, 1, now_ns() + 10 * NS_PER_SEC, 0, &a));
 	EXPECT_LT(0ULL, a.wait_ns);
 	EXPECT_LE(t_set + NS_PER_SEC / 3, now_ns());
 	close(fd);
@@ -1322,15 +1322,15 @@ TEST(unlimited_client_cap_paces)
 TEST(unlimited_then_limited_burst_bound)
 {
 	struct rl_acquire a;
-	int fd = rl_open(), i, got = 0;
+	int fd = ks_open(), i, got = 0;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 4, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 4, RL_CONFIG_UNLIMITED));
 	for (i = 0; i < 1000; i++)
-		ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+		ASSERT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
 	sleep_ms(200);
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 4, 0));
-	while (!rl_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a) &&
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 4, 0));
+	while (!ks_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a) &&
 	       got < 100)
 		got++;
 	EXPECT_EQ(EAGAIN, errno);

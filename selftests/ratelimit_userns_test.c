@@ -29,7 +29,7 @@
 #define UNS_ID		4242
 #define USERNS_KNOB	"/proc/sys/kernel/unprivileged_userns_clone"
 
-static const struct rl_cred user = { UNS_ID, UNS_ID, 0, { 0 } };
+static const struct ks_cred user = { UNS_ID, UNS_ID, 0, { 0 } };
 
 /* Write @s to /proc/self/@file: 0 or -1. */
 static int proc_self_write(const char *file, const char *s)
@@ -96,7 +96,7 @@ FIXTURE_SETUP(userns)
 
 FIXTURE_TEARDOWN(userns)
 {
-	rl_unl_name(self->name);
+	ks_unl_name(self->name);
 	if (self->knob[0])
 		file_write(USERNS_KNOB, self->knob);
 	param_set("max_named_per_user", self->per_user);
@@ -111,12 +111,12 @@ static void try_root_owned(void *arg, int *out)
 	out[0] = enter_userns();
 	if (out[0])
 		return;
-	out[1] = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0) < 0 ? errno : 0;
-	out[2] = rl_unl_name(name) ? errno : 0;
+	out[1] = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0) < 0 ? errno : 0;
+	out[2] = ks_unl_name(name) ? errno : 0;
 	out[3] = open_write_err(sysfs_path(path, sizeof(path), name,
 					   "rate"));
-	out[4] = open_write_err(RL_PARAMS "/max_named");
-	out[5] = open_write_err(RL_PARAMS "/max_named_per_user");
+	out[4] = open_write_err(KS_PARAMS "/max_named");
+	out[5] = open_write_err(KS_PARAMS "/max_named_per_user");
 }
 
 TEST_F(userns, root_owned_limiter_denied)
@@ -126,7 +126,7 @@ TEST_F(userns, root_owned_limiter_denied)
 	__u64 max_named = param_get("max_named");
 	int fd;
 
-	fd = rl_open_att(self->name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST,
+	fd = ks_open_att(self->name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST,
 			 0600, 10, NS_PER_SEC, 10);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, run_as(&user, try_root_owned, self->name, out,
@@ -139,7 +139,7 @@ TEST_F(userns, root_owned_limiter_denied)
 	EXPECT_EQ(EACCES, out[5]);
 	/* Nothing changed. */
 	EXPECT_EQ(1, sysfs_exists(self->name));
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ(10, c.rate);
 	EXPECT_EQ(max_named, param_get("max_named"));
 	close(fd);
@@ -155,15 +155,15 @@ static void try_readable(void *arg, int *out)
 	out[0] = enter_userns();
 	if (out[0])
 		return;
-	fd = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	out[1] = fd < 0 ? errno : 0;
 	if (fd < 0)
 		return;
-	out[2] = ret_err(rl_set(fd, 1000, NS_PER_SEC, 1000, 0));
-	out[3] = ret_err(rl_client(fd, RL_PRIO_HIGH, 0, 0));
-	out[4] = ret_err(rl_client(fd, 0, 2, 0));
-	out[5] = ret_err(rl_client(fd, RL_PRIO_LOW, 1, 0));
-	out[6] = ret_err(rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	out[2] = ret_err(ks_set(fd, 1000, NS_PER_SEC, 1000, 0));
+	out[3] = ret_err(ks_client(fd, RL_PRIO_HIGH, 0, 0));
+	out[4] = ret_err(ks_client(fd, 0, 2, 0));
+	out[5] = ret_err(ks_client(fd, RL_PRIO_LOW, 1, 0));
+	out[6] = ret_err(ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
@@ -173,7 +173,7 @@ TEST_F(userns, readable_limiter_no_config_no_boost)
 	struct rl_config c;
 	int fd;
 
-	fd = rl_open_att(self->name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST,
+	fd = ks_open_att(self->name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST,
 			 0644, 10, NS_PER_SEC, 10);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, run_as(&user, try_readable, self->name, out, CHILD_MS));
@@ -184,7 +184,7 @@ TEST_F(userns, readable_limiter_no_config_no_boost)
 	EXPECT_EQ(EPERM, out[4]);	/* is not the host's */
 	EXPECT_EQ(0, out[5]);		/* lowering is anyone's */
 	EXPECT_EQ(0, out[6]);
-	ASSERT_EQ(0, rl_get(fd, &c));
+	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ(10, c.rate);
 	close(fd);
 }
@@ -198,14 +198,14 @@ static void create_in_userns(void *arg, int *out)
 	out[0] = enter_userns();
 	if (out[0])
 		return;
-	fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0600,
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0600,
 			 10, NS_PER_SEC, 10);
 	out[1] = fd < 0 ? errno : 0;
 	if (fd < 0)
 		return;
 	out[2] = sysfs_u64(name, "owner");
 	out[3] = sysfs_u64(name, "group");
-	out[4] = ret_err(rl_set(fd, 20, NS_PER_SEC, 20, 0));
+	out[4] = ret_err(ks_set(fd, 20, NS_PER_SEC, 20, 0));
 	close(fd);
 }
 
@@ -216,13 +216,13 @@ static void use_as_host_user(void *arg, int *out)
 	struct rl_config c;
 	int fd;
 
-	fd = rl_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	fd = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
 	out[0] = fd < 0 ? errno : 0;
 	if (fd < 0)
 		return;
-	out[1] = ret_err(rl_get(fd, &c));
+	out[1] = ret_err(ks_get(fd, &c));
 	out[2] = c.rate;
-	out[3] = ret_err(rl_unl(fd, name));
+	out[3] = ret_err(ks_unl(fd, name));
 	close(fd);
 }
 
@@ -260,11 +260,11 @@ static void create_second(void *arg, int *out)
 	if (out[0])
 		return;
 	snprintf(name, sizeof(name), "%s-2", (const char *)arg);
-	fd = rl_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0600,
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0600,
 			 10, NS_PER_SEC, 10);
 	out[1] = fd < 0 ? errno : 0;
 	if (fd >= 0) {
-		rl_unl(fd, name);
+		ks_unl(fd, name);
 		close(fd);
 	}
 }
@@ -274,7 +274,7 @@ static void create_as_host_user(void *arg, int *out)
 {
 	int fd;
 
-	fd = rl_open_att(arg, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0600,
+	fd = ks_open_att(arg, RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0600,
 			 10, NS_PER_SEC, 10);
 	out[0] = fd < 0 ? errno : 0;
 	if (fd >= 0)

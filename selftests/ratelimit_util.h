@@ -5,6 +5,11 @@
  * children running as another user. Include after "kselftest_harness.h"
  * with _GNU_SOURCE defined.
  *
+ * The helpers' names that would otherwise start with rl_ or RL_ start with
+ * ks_ or KS_ (kselftest): rl_ names the library's functions, whose
+ * signatures and error conventions differ (these return -1 and set errno,
+ * as the ioctls do), and the driver's.
+ *
  * Copyright (C) 2026 The ratelimit authors
  */
 #ifndef RL_SELFTEST_UTIL_H
@@ -31,7 +36,7 @@
 
 #include "../tools/common/sysfile.h"
 
-#define RL_DEV		"/dev/ratelimit"
+#define KS_DEV		"/dev/ratelimit"
 #define NS_PER_MS	1000000ULL
 #define NS_PER_SEC	1000000000ULL
 #define POISON_BYTE	0xa5
@@ -64,12 +69,12 @@ static inline void sleep_ms(unsigned int ms)
 		;
 }
 
-static inline int rl_open(void)
+static inline int ks_open(void)
 {
-	return open(RL_DEV, O_RDWR | O_CLOEXEC);
+	return open(KS_DEV, O_RDWR | O_CLOEXEC);
 }
 
-static inline int rl_set(int fd, __u64 rate, __u64 period_ns, __u64 burst,
+static inline int ks_set(int fd, __u64 rate, __u64 period_ns, __u64 burst,
 			 __u32 flags)
 {
 	struct rl_config c;
@@ -83,14 +88,14 @@ static inline int rl_set(int fd, __u64 rate, __u64 period_ns, __u64 burst,
 }
 
 /* GET_CONFIG into a poisoned struct. */
-static inline int rl_get(int fd, struct rl_config *c)
+static inline int ks_get(int fd, struct rl_config *c)
 {
 	memset(c, POISON_BYTE, sizeof(*c));
 	return ioctl(fd, RL_IOC_GET_CONFIG, c);
 }
 
 /* GET_STATS with valid inputs and poisoned outputs. */
-static inline int rl_stats(int fd, struct rl_stats *s)
+static inline int ks_stats(int fd, struct rl_stats *s)
 {
 	memset(s, POISON_BYTE, sizeof(*s));
 	s->flags = 0;
@@ -99,7 +104,7 @@ static inline int rl_stats(int fd, struct rl_stats *s)
 }
 
 /* ACQUIRE with the output fields poisoned. */
-static inline int rl_acq(int fd, __u64 count, __u64 deadline, __u32 flags,
+static inline int ks_acq(int fd, __u64 count, __u64 deadline, __u32 flags,
 			 struct rl_acquire *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -112,8 +117,8 @@ static inline int rl_acq(int fd, __u64 count, __u64 deadline, __u32 flags,
 	return ioctl(fd, RL_IOC_ACQUIRE, a);
 }
 
-/* rl_acq() at priority @prio (RL_PRIO_*). */
-static inline int rl_acq_prio(int fd, __u64 count, __u64 deadline,
+/* ks_acq() at priority @prio (RL_PRIO_*). */
+static inline int ks_acq_prio(int fd, __u64 count, __u64 deadline,
 			      __u32 flags, __u32 prio, struct rl_acquire *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -128,7 +133,7 @@ static inline int rl_acq_prio(int fd, __u64 count, __u64 deadline,
 }
 
 /* RL_IOC_RELEASE (@cmd RL_IOC_RELEASE) or RL_IOC_REFUND of @count. */
-static inline int rl_give(int fd, unsigned long cmd, __u64 count)
+static inline int ks_give(int fd, unsigned long cmd, __u64 count)
 {
 	struct rl_release r;
 
@@ -137,18 +142,18 @@ static inline int rl_give(int fd, unsigned long cmd, __u64 count)
 	return ioctl(fd, cmd, &r);
 }
 
-static inline int rl_release(int fd, __u64 count)
+static inline int ks_release(int fd, __u64 count)
 {
-	return rl_give(fd, RL_IOC_RELEASE, count);
+	return ks_give(fd, RL_IOC_RELEASE, count);
 }
 
-static inline int rl_refund(int fd, __u64 count)
+static inline int ks_refund(int fd, __u64 count)
 {
-	return rl_give(fd, RL_IOC_REFUND, count);
+	return ks_give(fd, RL_IOC_REFUND, count);
 }
 
 /* RL_IOC_SET_CLIENT: this fd's default priority, weight and cap. */
-static inline int rl_client(int fd, __u32 prio, __u32 weight, __u64 cap)
+static inline int ks_client(int fd, __u32 prio, __u32 weight, __u64 cap)
 {
 	struct rl_client_config cc;
 
@@ -160,34 +165,34 @@ static inline int rl_client(int fd, __u32 prio, __u32 weight, __u64 cap)
 }
 
 /* RL_IOC_GET_CLIENT into a poisoned struct. */
-static inline int rl_client_get(int fd, struct rl_client_config *cc)
+static inline int ks_client_get(int fd, struct rl_client_config *cc)
 {
 	memset(cc, POISON_BYTE, sizeof(*cc));
 	return ioctl(fd, RL_IOC_GET_CLIENT, cc);
 }
 
 /* Tokens in the bucket now, or POISON64 on error. */
-static inline __u64 rl_avail(int fd)
+static inline __u64 ks_avail(int fd)
 {
 	struct rl_stats s;
 
-	return rl_stats(fd, &s) ? POISON64 : s.available;
+	return ks_stats(fd, &s) ? POISON64 : s.available;
 }
 
-static inline __u64 rl_nwaiters(int fd)
+static inline __u64 ks_nwaiters(int fd)
 {
 	struct rl_stats s;
 
-	return rl_stats(fd, &s) ? POISON64 : s.waiters;
+	return ks_stats(fd, &s) ? POISON64 : s.waiters;
 }
 
 /* Wait until stats.waiters == @n; 0 on success, -1 after @timeout_ms. */
-static inline int rl_wait_waiters(int fd, __u64 n, unsigned int timeout_ms)
+static inline int ks_wait_waiters(int fd, __u64 n, unsigned int timeout_ms)
 {
 	__u64 end = now_ns() + timeout_ms * NS_PER_MS;
 
 	do {
-		if (rl_nwaiters(fd) == n)
+		if (ks_nwaiters(fd) == n)
 			return 0;
 		sleep_ms(1);
 	} while (now_ns() < end);
@@ -264,7 +269,7 @@ static inline void *waiter_fn(void *arg)
 
 	cs = thread_nvcsw();
 	w->t_start = now_ns();
-	w->ret = rl_acq_prio(w->fd, w->count, w->deadline, w->flags, w->prio,
+	w->ret = ks_acq_prio(w->fd, w->count, w->deadline, w->flags, w->prio,
 			     &w->a);
 	w->err = errno;
 	w->t_end = now_ns();
@@ -364,11 +369,11 @@ static inline int catch_signal(int sig, int flags)
 
 /* ---- named limiters ---- */
 
-#define RL_SYSFS	"/sys/kernel/ratelimit"
-#define RL_PARAMS	"/sys/module/ratelimit/parameters"
+#define KS_SYSFS	"/sys/kernel/ratelimit"
+#define KS_PARAMS	"/sys/module/ratelimit/parameters"
 
 /* RL_IOC_ATTACH with @c as the config of a limiter it creates. */
-static inline int rl_att_cfg(int fd, const char *name, __u32 flags,
+static inline int ks_att_cfg(int fd, const char *name, __u32 flags,
 			     __u32 mode, const struct rl_config *c)
 {
 	struct rl_attach at;
@@ -381,7 +386,7 @@ static inline int rl_att_cfg(int fd, const char *name, __u32 flags,
 	return ioctl(fd, RL_IOC_ATTACH, &at);
 }
 
-static inline int rl_att(int fd, const char *name, __u32 flags, __u32 mode,
+static inline int ks_att(int fd, const char *name, __u32 flags, __u32 mode,
 			 __u64 rate, __u64 period_ns, __u64 burst)
 {
 	struct rl_config c;
@@ -390,19 +395,19 @@ static inline int rl_att(int fd, const char *name, __u32 flags, __u32 mode,
 	c.rate = rate;
 	c.period_ns = period_ns;
 	c.burst = burst;
-	return rl_att_cfg(fd, name, flags, mode, &c);
+	return ks_att_cfg(fd, name, flags, mode, &c);
 }
 
 /* A new fd attached to @name, or -1 with errno set. */
-static inline int rl_open_att(const char *name, __u32 flags, __u32 mode,
+static inline int ks_open_att(const char *name, __u32 flags, __u32 mode,
 			      __u64 rate, __u64 period_ns, __u64 burst)
 {
-	int fd = rl_open();
+	int fd = ks_open();
 	int err;
 
 	if (fd < 0)
 		return -1;
-	if (rl_att(fd, name, flags, mode, rate, period_ns, burst)) {
+	if (ks_att(fd, name, flags, mode, rate, period_ns, burst)) {
 		err = errno;
 		close(fd);
 		errno = err;
@@ -411,7 +416,7 @@ static inline int rl_open_att(const char *name, __u32 flags, __u32 mode,
 	return fd;
 }
 
-static inline int rl_unl(int fd, const char *name)
+static inline int ks_unl(int fd, const char *name)
 {
 	struct rl_unlink u;
 
@@ -421,14 +426,14 @@ static inline int rl_unl(int fd, const char *name)
 }
 
 /* RL_IOC_UNLINK through a fresh fd: 0, or -1 with errno set. */
-static inline int rl_unl_name(const char *name)
+static inline int ks_unl_name(const char *name)
 {
-	int fd = rl_open();
+	int fd = ks_open();
 	int ret, err;
 
 	if (fd < 0)
 		return -1;
-	ret = rl_unl(fd, name);
+	ret = ks_unl(fd, name);
 	err = errno;
 	close(fd);
 	errno = err;
@@ -490,7 +495,7 @@ static inline int file_u64(const char *path, __u64 *v)
 static inline const char *sysfs_path(char *buf, size_t len, const char *name,
 				     const char *file)
 {
-	snprintf(buf, len, "%s/%s%s%s", RL_SYSFS, name, file ? "/" : "",
+	snprintf(buf, len, "%s/%s%s%s", KS_SYSFS, name, file ? "/" : "",
 		 file ? file : "");
 	return buf;
 }
@@ -534,11 +539,11 @@ static inline int sysfs_exists(const char *name)
 }
 
 /* /sys/kernel/ratelimit/count, or POISON64. */
-static inline __u64 rl_named_count(void)
+static inline __u64 ks_named_count(void)
 {
 	__u64 v;
 
-	return file_u64(RL_SYSFS "/count", &v) ? POISON64 : v;
+	return file_u64(KS_SYSFS "/count", &v) ? POISON64 : v;
 }
 
 /* Module parameter @param of ratelimit, or POISON64. */
@@ -547,7 +552,7 @@ static inline __u64 param_get(const char *param)
 	char path[256];
 	__u64 v;
 
-	snprintf(path, sizeof(path), "%s/%s", RL_PARAMS, param);
+	snprintf(path, sizeof(path), "%s/%s", KS_PARAMS, param);
 	return file_u64(path, &v) ? POISON64 : v;
 }
 
@@ -555,7 +560,7 @@ static inline int param_set(const char *param, __u64 v)
 {
 	char path[256], buf[32];
 
-	snprintf(path, sizeof(path), "%s/%s", RL_PARAMS, param);
+	snprintf(path, sizeof(path), "%s/%s", KS_PARAMS, param);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
 	return file_write(path, buf);
 }
@@ -563,7 +568,7 @@ static inline int param_set(const char *param, __u64 v)
 /* ---- running as another user ---- */
 
 /* Credentials for run_as(): uid, gid and up to 4 supplementary groups. */
-struct rl_cred {
+struct ks_cred {
 	uid_t uid;
 	gid_t gid;
 	int ngroups;
@@ -571,7 +576,7 @@ struct rl_cred {
 };
 
 /* Drop to @c for good (groups, then gid, then uid): 0 or -1. */
-static inline int rl_become(const struct rl_cred *c)
+static inline int ks_become(const struct ks_cred *c)
 {
 	if (setgroups(c->ngroups, c->groups))
 		return -1;
@@ -585,7 +590,7 @@ static inline int rl_become(const struct rl_cred *c)
 #define RUN_AS_MAX	16
 
 /* A child started by child_start(): its pid and the read end of its pipe. */
-struct rl_child {
+struct ks_child {
 	pid_t pid;
 	int fd;
 };
@@ -595,7 +600,7 @@ struct rl_child {
  * caller's). @fn fills up to RUN_AS_MAX ints of out (preset to -1), which
  * child_finish() reads back. 0 or -1.
  */
-static inline int child_start(struct rl_child *ch, const struct rl_cred *c,
+static inline int child_start(struct ks_child *ch, const struct ks_cred *c,
 			      void (*fn)(void *arg, int *out), void *arg)
 {
 	int res[RUN_AS_MAX], p[2], i;
@@ -612,7 +617,7 @@ static inline int child_start(struct rl_child *ch, const struct rl_cred *c,
 	}
 	if (ch->pid == 0) {
 		close(p[0]);
-		if (c && rl_become(c))
+		if (c && ks_become(c))
 			_exit(2);
 		for (i = 0; i < RUN_AS_MAX; i++)
 			res[i] = -1;
@@ -631,7 +636,7 @@ static inline int child_start(struct rl_child *ch, const struct rl_cred *c,
  * missing). 0 when it dropped its credentials, reported and exited with 0
  * within @timeout_ms; else -1 (the child is killed).
  */
-static inline int child_finish(struct rl_child *ch, int *out,
+static inline int child_finish(struct ks_child *ch, int *out,
 			       unsigned int timeout_ms)
 {
 	int res[RUN_AS_MAX], status, i;
@@ -665,11 +670,11 @@ static inline int child_finish(struct rl_child *ch, int *out,
 }
 
 /* child_start() and child_finish() in one. */
-static inline int run_as(const struct rl_cred *c,
+static inline int run_as(const struct ks_cred *c,
 			 void (*fn)(void *arg, int *out), void *arg,
 			 int *out, unsigned int timeout_ms)
 {
-	struct rl_child ch;
+	struct ks_child ch;
 	int i;
 
 	if (child_start(&ch, c, fn, arg)) {

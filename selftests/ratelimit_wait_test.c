@@ -36,15 +36,15 @@ static int paused_fd(struct __test_metadata *_metadata, __u64 burst,
 		     __u64 avail)
 {
 	struct rl_acquire a;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	if (fd < 0)
 		return fd;
-	EXPECT_EQ(0, rl_set(fd, 0, NS_PER_SEC, burst, 0));
+	EXPECT_EQ(0, ks_set(fd, 0, NS_PER_SEC, burst, 0));
 	if (burst > avail)
-		EXPECT_EQ(0, rl_acq(fd, burst - avail, 0,
+		EXPECT_EQ(0, ks_acq(fd, burst - avail, 0,
 				    RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(avail, rl_avail(fd));
+	EXPECT_EQ(avail, ks_avail(fd));
 	return fd;
 }
 
@@ -54,15 +54,15 @@ TEST(blocking_waits_for_refill)
 {
 	struct rl_acquire a;
 	__u64 t0, t1, t2;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 1, 0));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 1, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, soon(), 0, &a));
 	t1 = now_ns();
 	/* The next token comes 100 ms after the first was taken. */
-	ASSERT_EQ(0, rl_acq(fd, 1, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, soon(), 0, &a));
 	t2 = now_ns();
 	EXPECT_LE(t0 + 100 * NS_PER_MS, t2);
 	EXPECT_GT(t1 + 100 * NS_PER_MS + LATE_NS, t2);
@@ -76,14 +76,14 @@ TEST(wait_stats_counters)
 {
 	struct rl_acquire a1, a2;
 	struct rl_stats s;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 20, NS_PER_SEC, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, soon(), 0, &a1));
-	ASSERT_EQ(0, rl_acq(fd, 1, soon(), 0, &a1));
-	ASSERT_EQ(0, rl_acq(fd, 1, soon(), 0, &a2));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_set(fd, 20, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, soon(), 0, &a1));
+	ASSERT_EQ(0, ks_acq(fd, 1, soon(), 0, &a1));
+	ASSERT_EQ(0, ks_acq(fd, 1, soon(), 0, &a2));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(3ULL, s.granted);
 	EXPECT_EQ(3ULL, s.requests);
 	EXPECT_EQ(1ULL, s.immediate);
@@ -108,14 +108,14 @@ TEST(waiters_counted_while_sleeping)
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, waiter_start(&w[i], fd, 1, soon(), 0));
-		ASSERT_EQ(0, rl_wait_waiters(fd, i + 1, 2000));
+		ASSERT_EQ(0, ks_wait_waiters(fd, i + 1, 2000));
 	}
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 1, 0));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, waiter_join(&w[i], 2000));
 		EXPECT_EQ(0, w[i].ret);
 	}
-	EXPECT_EQ(0ULL, rl_nwaiters(fd));
+	EXPECT_EQ(0ULL, ks_nwaiters(fd));
 	close(fd);
 }
 
@@ -126,19 +126,19 @@ TEST(deadline_past_times_out_at_once)
 	struct rl_acquire a;
 	struct rl_stats s;
 	__u64 t0, t1;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	t0 = now_ns();
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, t0 - NS_PER_MS, 0, &a));
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, t0 - NS_PER_MS, 0, &a));
 	t1 = now_ns();
 	EXPECT_GT(t0 + 300 * NS_PER_MS, t1);
 	EXPECT_NE(POISON64, a.ready_ns);
 	EXPECT_LT(t1 + 9 * NS_PER_SEC, a.ready_ns);
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, 0, 0, &a));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, 0, 0, &a));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(2ULL, s.timeouts);
 	EXPECT_EQ(1ULL, s.granted);
 	EXPECT_EQ(0ULL, s.waiters);
@@ -150,21 +150,21 @@ TEST(deadline_not_before_it)
 	struct rl_acquire a;
 	struct rl_stats s;
 	__u64 t0, t1, deadline;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 1, 0));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	deadline = now_ns() + 150 * NS_PER_MS;
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, deadline, 0, &a));
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, deadline, 0, &a));
 	t1 = now_ns();
 	EXPECT_LE(deadline, t1);
 	EXPECT_GT(deadline + LATE_NS, t1);
 	/* ready_ns: 10 s after the token was taken. */
 	EXPECT_LE(t0 + 10 * NS_PER_SEC - NS_PER_MS, a.ready_ns);
 	EXPECT_GE(deadline + 10 * NS_PER_SEC, a.ready_ns);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(1ULL, s.timeouts);
 	EXPECT_EQ(0ULL, s.waiters);
 	EXPECT_EQ(0ULL, s.waited);
@@ -177,11 +177,11 @@ TEST(deadline_timeout_consumes_nothing)
 	int fd = paused_fd(_metadata, 4, 2);
 
 	ASSERT_LE(0, fd);
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 3, now_ns() + 100 * NS_PER_MS, 0,
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 3, now_ns() + 100 * NS_PER_MS, 0,
 				       &a));
 	EXPECT_EQ(RL_DEADLINE_NONE, a.ready_ns);
-	EXPECT_EQ(2ULL, rl_avail(fd));
-	EXPECT_EQ(0, rl_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(2ULL, ks_avail(fd));
+	EXPECT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
@@ -190,19 +190,19 @@ TEST(predict_late_fails_fast)
 	struct rl_acquire a;
 	struct rl_stats s;
 	__u64 t0, t1;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 1, 0));
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	t0 = now_ns();
 	/* The token is 10 s away: a 2 s deadline cannot be met. */
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, t0 + 2 * NS_PER_SEC,
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, t0 + 2 * NS_PER_SEC,
 				       RL_ACQUIRE_PREDICT, &a));
 	t1 = now_ns();
 	EXPECT_GT(t0 + 500 * NS_PER_MS, t1);
 	EXPECT_LT(t0 + 9 * NS_PER_SEC, a.ready_ns);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(1ULL, s.timeouts);
 	EXPECT_EQ(2ULL, s.requests);
 	EXPECT_EQ(0ULL, s.waiters);
@@ -217,7 +217,7 @@ TEST(predict_paused_fails_fast)
 
 	ASSERT_LE(0, fd);
 	t0 = now_ns();
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 1, t0 + 2 * NS_PER_SEC,
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, t0 + 2 * NS_PER_SEC,
 				       RL_ACQUIRE_PREDICT, &a));
 	EXPECT_GT(t0 + 500 * NS_PER_MS, now_ns());
 	EXPECT_EQ(RL_DEADLINE_NONE, a.ready_ns);
@@ -228,13 +228,13 @@ TEST(predict_in_time_waits)
 {
 	struct rl_acquire a;
 	__u64 t0;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 1, 0));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_EQ(0, rl_acq(fd, 1, now_ns() + 2 * NS_PER_SEC,
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd, 1, now_ns() + 2 * NS_PER_SEC,
 			    RL_ACQUIRE_PREDICT, &a));
 	EXPECT_LE(t0 + 100 * NS_PER_MS, now_ns());
 	EXPECT_LT(0ULL, a.wait_ns);
@@ -248,18 +248,18 @@ TEST(over_burst_served_in_chunks)
 	struct rl_acquire a;
 	struct rl_stats s;
 	__u64 t0, t1;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/* 100/s, burst 10: 30 tokens = 10 now + 20 in 200 ms. */
-	ASSERT_EQ(0, rl_set(fd, 100, NS_PER_SEC, 10, 0));
+	ASSERT_EQ(0, ks_set(fd, 100, NS_PER_SEC, 10, 0));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_acq(fd, 30, soon(), 0, &a));
+	ASSERT_EQ(0, ks_acq(fd, 30, soon(), 0, &a));
 	t1 = now_ns();
 	EXPECT_LE(t0 + 200 * NS_PER_MS, t1);
 	EXPECT_GT(t0 + 200 * NS_PER_MS + LATE_NS, t1);
 	EXPECT_GE(t1 - t0, a.wait_ns);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(30ULL, s.granted);
 	EXPECT_EQ(1ULL, s.requests);
 	EXPECT_EQ(1ULL, s.waited);
@@ -272,19 +272,19 @@ TEST(over_burst_timeout_returns_tokens)
 	struct rl_acquire a;
 	struct rl_stats s;
 	__u64 deadline;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/* Burst 4 now, the other 2 tokens 20 s away. */
-	ASSERT_EQ(0, rl_set(fd, 1, 10 * NS_PER_SEC, 4, 0));
+	ASSERT_EQ(0, ks_set(fd, 1, 10 * NS_PER_SEC, 4, 0));
 	deadline = now_ns() + 200 * NS_PER_MS;
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 6, deadline, 0, &a));
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 6, deadline, 0, &a));
 	EXPECT_LE(deadline, now_ns());
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(4ULL, s.available);
 	EXPECT_EQ(1ULL, s.timeouts);
 	EXPECT_EQ(0ULL, s.waiters);
-	EXPECT_EQ(0, rl_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
@@ -292,7 +292,7 @@ TEST(over_burst_returned_tokens_capped)
 {
 	struct rl_acquire a;
 	__u64 deadline;
-	int fd = rl_open();
+	int fd = ks_open();
 
 	ASSERT_LE(0, fd);
 	/*
@@ -300,12 +300,12 @@ TEST(over_burst_returned_tokens_capped)
 	 * the deadline, the rest cannot come in time. Giving back the 4 on
 	 * top of the refill must not overflow the bucket.
 	 */
-	ASSERT_EQ(0, rl_set(fd, 10, NS_PER_SEC, 4, 0));
+	ASSERT_EQ(0, ks_set(fd, 10, NS_PER_SEC, 4, 0));
 	deadline = now_ns() + 250 * NS_PER_MS;
-	EXPECT_ERRNO(ETIMEDOUT, rl_acq(fd, 9, deadline, 0, &a));
-	EXPECT_EQ(4ULL, rl_avail(fd));
-	EXPECT_EQ(0, rl_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
-	EXPECT_ERRNO(EAGAIN, rl_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 9, deadline, 0, &a));
+	EXPECT_EQ(4ULL, ks_avail(fd));
+	EXPECT_EQ(0, ks_acq(fd, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	close(fd);
 }
 
@@ -320,14 +320,14 @@ TEST(signal_eintr_consumes_nothing)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, catch_signal(SIGUSR1, 0));
 	ASSERT_EQ(0, waiter_start(&w, fd, 2, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	ASSERT_EQ(0, pthread_kill(w.th, SIGUSR1));
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	EXPECT_EQ(-1, w.ret);
 	EXPECT_EQ(EINTR, w.err);
 	EXPECT_EQ(1, signal_hits());
 	EXPECT_GT(w.t_start + 2 * NS_PER_SEC, w.t_end);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(1ULL, s.interrupted);
 	EXPECT_EQ(0ULL, s.waiters);
 	EXPECT_EQ(1ULL, s.available);
@@ -344,13 +344,13 @@ TEST(signal_eintr_over_burst_returns_tokens)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, catch_signal(SIGUSR1, 0));
 	ASSERT_EQ(0, waiter_start(&w, fd, 5, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	ASSERT_EQ(0, pthread_kill(w.th, SIGUSR1));
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	EXPECT_EQ(-1, w.ret);
 	EXPECT_EQ(EINTR, w.err);
-	EXPECT_EQ(2ULL, rl_avail(fd));
-	EXPECT_EQ(0ULL, rl_nwaiters(fd));
+	EXPECT_EQ(2ULL, ks_avail(fd));
+	EXPECT_EQ(0ULL, ks_nwaiters(fd));
 	close(fd);
 }
 
@@ -363,19 +363,19 @@ TEST(signal_sa_restart_resumes)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, catch_signal(SIGUSR1, SA_RESTART));
 	ASSERT_EQ(0, waiter_start(&w, fd, 1, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	ASSERT_EQ(0, pthread_kill(w.th, SIGUSR1));
 	end = now_ns() + NS_PER_SEC;
 	while (!signal_hits() && now_ns() < end)
 		sleep_ms(1);
 	ASSERT_EQ(1, signal_hits());
 	/* The call restarted: queued again, not returned. */
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	EXPECT_EQ(0, __atomic_load_n(&w.done, __ATOMIC_SEQ_CST));
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 1, 0));
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	EXPECT_EQ(0, w.ret);
-	EXPECT_EQ(0ULL, rl_nwaiters(fd));
+	EXPECT_EQ(0ULL, ks_nwaiters(fd));
 	close(fd);
 }
 
@@ -393,26 +393,26 @@ TEST(signal_stop_is_no_interruption)
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rl_stats(fd, &s0));
+	ASSERT_EQ(0, ks_stats(fd, &s0));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
-		_exit(rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a) ? 1 : 0);
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+		_exit(ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a) ? 1 : 0);
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	ASSERT_EQ(0, kill(pid, SIGSTOP));
 	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
 	ASSERT_TRUE(WIFSTOPPED(status));
 	ASSERT_EQ(0, kill(pid, SIGCONT));
 	/* Queued again, as it was. */
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(s0.interrupted, s.interrupted);
 	EXPECT_EQ(s0.requests + 1, s.requests);
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 1, 0));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(s0.interrupted, s.interrupted);
 	EXPECT_EQ(s0.requests + 1, s.requests);
 	EXPECT_EQ(s0.waited + 1, s.waited);
@@ -431,19 +431,19 @@ TEST(signal_sa_restart_counts_interruption)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, catch_signal(SIGUSR2, SA_RESTART));
 	ASSERT_EQ(0, waiter_start(&w, fd, 1, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	ASSERT_EQ(0, pthread_kill(w.th, SIGUSR2));
 	end = now_ns() + NS_PER_SEC;
 	while (!signal_hits() && now_ns() < end)
 		sleep_ms(1);
 	ASSERT_EQ(1, signal_hits());
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(1ULL, s.interrupted);
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 1, 0));
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	EXPECT_EQ(0, w.ret);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(1ULL, s.interrupted);
 	EXPECT_EQ(s.requests, s.immediate + s.waited + s.timeouts +
 		  s.interrupted + s.rejected);
@@ -460,9 +460,9 @@ TEST(reconfig_wakes_waiter)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, waiter_start(&w, fd, 1, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 1, 0));
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	EXPECT_EQ(0, w.ret);
 	/* The first token at 1000/s: 1 ms after the change, not 1 s. */
@@ -478,14 +478,14 @@ TEST(reconfig_keeps_waiter_queued)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, waiter_start(&w, fd, 3, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	/* Still paused, deeper bucket: the waiter stays queued. */
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 5, 0));
 	sleep_ms(100);
 	EXPECT_EQ(0, __atomic_load_n(&w.done, __ATOMIC_SEQ_CST));
-	EXPECT_EQ(1ULL, rl_nwaiters(fd));
-	EXPECT_EQ(0ULL, rl_avail(fd));
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 5, 0));
+	EXPECT_EQ(1ULL, ks_nwaiters(fd));
+	EXPECT_EQ(0ULL, ks_avail(fd));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 5, 0));
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	EXPECT_EQ(0, w.ret);
 	close(fd);
@@ -500,17 +500,17 @@ TEST(unlimited_releases_waiters)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, waiter_start(&w[0], fd, 1, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	ASSERT_EQ(0, waiter_start(&w[1], fd, 1000, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 2, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 2, 2000));
 	t0 = now_ns();
-	ASSERT_EQ(0, rl_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, waiter_join(&w[i], 2000));
 		EXPECT_EQ(0, w[i].ret);
 		EXPECT_GT(t0 + LATE_NS, w[i].t_end);
 	}
-	EXPECT_EQ(0ULL, rl_nwaiters(fd));
+	EXPECT_EQ(0ULL, ks_nwaiters(fd));
 	close(fd);
 }
 
@@ -529,10 +529,10 @@ TEST(fifo_order)
 	for (i = 0; i < NQ; i++) {
 		ASSERT_EQ(0, waiter_start_ordered(&w[i], fd, 1, soon(), 0,
 						  order, &len, i));
-		ASSERT_EQ(0, rl_wait_waiters(fd, i + 1, 2000));
+		ASSERT_EQ(0, ks_wait_waiters(fd, i + 1, 2000));
 	}
 	/* One token per 200 ms: grants far apart, in queue order. */
-	ASSERT_EQ(0, rl_set(fd, 5, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 5, NS_PER_SEC, 1, 0));
 	for (i = 0; i < NQ; i++) {
 		ASSERT_EQ(0, waiter_join(&w[i], 2500));
 		EXPECT_EQ(0, w[i].ret);
@@ -553,11 +553,11 @@ TEST(small_request_not_stuck_behind_large)
 	ASSERT_LE(0, fd);
 	/* 7 tokens at burst 2: served in chunks, yielding between them. */
 	ASSERT_EQ(0, waiter_start(&big, fd, 7, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	ASSERT_EQ(0, waiter_start(&small, fd, 1, soon(), 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 2, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 2, 2000));
 	/* 20/s: the big one needs 350 ms, the small one gets in earlier. */
-	ASSERT_EQ(0, rl_set(fd, 20, NS_PER_SEC, 2, 0));
+	ASSERT_EQ(0, ks_set(fd, 20, NS_PER_SEC, 2, 0));
 	ASSERT_EQ(0, waiter_join(&small, 2500));
 	ASSERT_EQ(0, waiter_join(&big, 2500));
 	EXPECT_EQ(0, small.ret);
@@ -577,10 +577,10 @@ TEST(no_thundering_herd)
 	ASSERT_LE(0, fd);
 	for (i = 0; i < NHERD; i++) {
 		ASSERT_EQ(0, waiter_start(&w[i], fd, 1, soon(), 0));
-		ASSERT_EQ(0, rl_wait_waiters(fd, i + 1, 2000));
+		ASSERT_EQ(0, ks_wait_waiters(fd, i + 1, 2000));
 	}
 	/* One token per 50 ms: each grant must wake one thread only. */
-	ASSERT_EQ(0, rl_set(fd, 20, NS_PER_SEC, 1, 0));
+	ASSERT_EQ(0, ks_set(fd, 20, NS_PER_SEC, 1, 0));
 	for (i = 0; i < NHERD; i++) {
 		ASSERT_EQ(0, waiter_join(&w[i], 2500));
 		EXPECT_EQ(0, w[i].ret);
@@ -607,20 +607,20 @@ TEST(killed_waiter_leaves_no_trace)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		rl_acq(fd, 2, now_ns() + 5 * NS_PER_SEC, 0, &a);
+		ks_acq(fd, 2, now_ns() + 5 * NS_PER_SEC, 0, &a);
 		_exit(0);
 	}
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 0, 1000));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 0, 1000));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(1ULL, s.available);
 	EXPECT_EQ(1ULL, s.granted);
 	/* Still a working limiter. */
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 2, 0));
-	EXPECT_EQ(0, rl_acq(fd, 2, soon(), 0, &a));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 2, 0));
+	EXPECT_EQ(0, ks_acq(fd, 2, soon(), 0, &a));
 	close(fd);
 }
 
@@ -635,14 +635,14 @@ TEST(killed_waiter_over_burst_returns_tokens)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		rl_acq(fd, 10, now_ns() + 5 * NS_PER_SEC, 0, &a);
+		ks_acq(fd, 10, now_ns() + 5 * NS_PER_SEC, 0, &a);
 		_exit(0);
 	}
-	ASSERT_EQ(0, rl_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, rl_wait_waiters(fd, 0, 1000));
-	EXPECT_EQ(3ULL, rl_avail(fd));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 0, 1000));
+	EXPECT_EQ(3ULL, ks_avail(fd));
 	close(fd);
 }
 
@@ -679,7 +679,7 @@ static void *hammer_fn(void *arg)
 		stop = __atomic_load_n(h->stop, __ATOMIC_SEQ_CST);
 		if (now_ns() >= stop)
 			break;
-		if (rl_acq(h->fd, 1, stop + 500 * NS_PER_MS, 0, &a) == 0) {
+		if (ks_acq(h->fd, 1, stop + 500 * NS_PER_MS, 0, &a) == 0) {
 			__atomic_add_fetch(&h->ok, 1, __ATOMIC_SEQ_CST);
 			h->last = now_ns();
 		} else {
@@ -698,13 +698,13 @@ TEST(hammer_upper_bound)
 	struct rl_stats s;
 	__u64 t0, now, stop, last = 0, ok = 0, fail = 0;
 	double bound;
-	int fd = rl_open();
+	int fd = ks_open();
 	int i;
 
 	ASSERT_LE(0, fd);
 	t0 = now_ns();
 	stop = t0 + HAMMER_DEADLINE_NS;
-	ASSERT_EQ(0, rl_set(fd, HAMMER_RATE, NS_PER_SEC, HAMMER_BURST, 0));
+	ASSERT_EQ(0, ks_set(fd, HAMMER_RATE, NS_PER_SEC, HAMMER_BURST, 0));
 	for (i = 0; i < NHAMMER; i++) {
 		memset(&h[i], 0, sizeof(h[i]));
 		h[i].fd = fd;
@@ -736,7 +736,7 @@ TEST(hammer_upper_bound)
 	EXPECT_GE((__u64)bound + 1, ok);
 	/* And the limiter is not grossly slower than its rate. */
 	EXPECT_LE(HAMMER_MIN, ok);
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(ok, s.granted);
 	EXPECT_EQ(ok + fail, s.requests);
 	EXPECT_EQ(fail, s.timeouts);
@@ -770,7 +770,7 @@ static void *stress_fn(void *arg)
 		count = 1 + rand_r(&st->seed) % 12;
 		dl = now_ns() + (rand_r(&st->seed) % 30) * NS_PER_MS;
 		flags = rand_r(&st->seed) % 4 == 0 ? RL_ACQUIRE_PREDICT : 0;
-		if (rl_acq(st->fd, count, dl, flags, &a) == 0)
+		if (ks_acq(st->fd, count, dl, flags, &a) == 0)
 			st->ok++;
 		else if (errno != ETIMEDOUT && errno != EINTR)
 			st->bad_errno = errno;
@@ -785,12 +785,12 @@ TEST(stress_mixed)
 	struct rl_stats s;
 	unsigned int seed = 1;
 	__u64 stop;
-	int fd = rl_open();
+	int fd = ks_open();
 	int i;
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, catch_signal(SIGUSR1, 0));
-	ASSERT_EQ(0, rl_set(fd, 500, NS_PER_SEC, 8, 0));
+	ASSERT_EQ(0, ks_set(fd, 500, NS_PER_SEC, 8, 0));
 	stop = now_ns() + NS_PER_SEC;
 	for (i = 0; i < NSTRESS; i++) {
 		memset(&st[i], 0, sizeof(st[i]));
@@ -804,7 +804,7 @@ TEST(stress_mixed)
 		__u64 rate = rand_r(&seed) % 3 ? 100 + rand_r(&seed) % 2000 : 0;
 		__u32 flags = rand_r(&seed) % 10 ? 0 : RL_CONFIG_UNLIMITED;
 
-		EXPECT_EQ(0, rl_set(fd, rate, NS_PER_SEC, burst, flags));
+		EXPECT_EQ(0, ks_set(fd, rate, NS_PER_SEC, burst, flags));
 		pthread_kill(th[rand_r(&seed) % NSTRESS], SIGUSR1);
 		sleep_ms(1 + rand_r(&seed) % 10);
 	}
@@ -812,8 +812,8 @@ TEST(stress_mixed)
 		ASSERT_EQ(0, pthread_join(th[i], NULL));
 		EXPECT_EQ(0, st[i].bad_errno);
 	}
-	ASSERT_EQ(0, rl_set(fd, 1000, NS_PER_SEC, 8, 0));
-	ASSERT_EQ(0, rl_stats(fd, &s));
+	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 8, 0));
+	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(0ULL, s.waiters);
 	EXPECT_GE(8ULL, s.available);
 	EXPECT_EQ(s.requests, s.immediate + s.waited + s.timeouts +
@@ -823,7 +823,7 @@ TEST(stress_mixed)
 	       (unsigned long long)s.timeouts,
 	       (unsigned long long)s.interrupted);
 	/* Still serves. */
-	EXPECT_EQ(0, rl_acq(fd, 8, soon(), 0, &(struct rl_acquire){ 0 }));
+	EXPECT_EQ(0, ks_acq(fd, 8, soon(), 0, &(struct rl_acquire){ 0 }));
 	close(fd);
 }
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "rlctl.h"
 #include "tool.h"
 

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "rlctl_keys.h"
 #include "tool.h"
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "rlctl_conf.h"
 #include "tool.h"
 

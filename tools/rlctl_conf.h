@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "rlctl_keys.h"
 
 #define RLCONF_DEFAULT_MODE	0644

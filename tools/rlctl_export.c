@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "rlctl.h"
 
 /* What one limiter exports. */

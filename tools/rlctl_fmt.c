@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "rlctl.h"
 
 /*

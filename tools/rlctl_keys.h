@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 
 /*
  * The rows of rlctl_keys[] that code names, in the table's order. A new

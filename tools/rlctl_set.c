@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "rlctl.h"
 #include "rlctl_keys.h"
 #include "sysfile.h"

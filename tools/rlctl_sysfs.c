@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "rlctl.h"
 #include "sysfile.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "rlctl.h"
 #include "sysfile.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "tool.h"
 
 TOOL_NAME("rlpace");

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 
 #include "tool.h"
 

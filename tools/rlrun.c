@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 
 #include "tool.h"
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 
 static struct {
 	struct rl_config cfg;

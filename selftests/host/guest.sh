@@ -222,13 +222,19 @@ stage2()
 	out=$(as $user sh -c "head -c 3000 /dev/zero | rlpipe -n '$bytes' | wc -c")
 	check "$user: rlpipe -n $bytes copies its input ($out of 3000 bytes)" [ "$out" = 3000 ]
 
+	# libratelimit-dev's header name, and a man page per function.
+	check "libratelimit-dev: <libratelimit.h>, no <ratelimit.h>" \
+		sh -c '[ -f /usr/include/libratelimit.h ] && [ ! -e /usr/include/ratelimit.h ]'
+	check "libratelimit-dev: rl_acquire(3) is libratelimit(3)" \
+		[ /usr/share/man/man3/rl_acquire.3.gz -ef /usr/share/man/man3/libratelimit.3.gz ]
+
 	# A program built with pkg-config against libratelimit-dev.
 	mkdir -p /tmp/pc && chmod 777 /tmp/pc
 	cat > /tmp/pc/rlpc.c <<-'EOF'
 	#include <stdio.h>
 	#include <string.h>
 	#include <linux/ratelimit_dev.h>
-	#include <ratelimit.h>
+	#include <libratelimit.h>
 
 	int main(int argc, char **argv)
 	{

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define SEC		1000000000ULL

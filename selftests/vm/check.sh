@@ -91,6 +91,7 @@ install_path()
 
 if [ -n "$first" ] && kernel "$first"; then
 	static "checkpatch clean" style
+	static "every exported library function has a man page" mancheck
 	static "sparse clean ($first)" sparse
 	install_path
 fi

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "tool.h"
 
 #define NSEC_PER_MSEC	1000000ULL

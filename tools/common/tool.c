@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 #include "tool.h"
 
 #ifndef RL_VERSION

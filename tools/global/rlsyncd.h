@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ratelimit.h"
+#include "libratelimit.h"
 
 #define RLS_ADDR_MAX	256
 #define RLS_ID_MAX	128

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * ratelimit.h - libratelimit, the userspace library of /dev/ratelimit.
+ * libratelimit.h - libratelimit, the userspace library of /dev/ratelimit.
  *
  * Conventions (as in liburing):
  * - Functions return 0 (or a non-negative value) on success and a negative
@@ -16,8 +16,8 @@
  *
  * Copyright (C) 2026 The ratelimit authors
  */
-#ifndef RATELIMIT_H
-#define RATELIMIT_H
+#ifndef LIBRATELIMIT_H
+#define LIBRATELIMIT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -393,4 +393,4 @@ int rl_format_rate(const struct rl_config *cfg, char *buf, size_t len);
 }
 #endif
 
-#endif /* RATELIMIT_H */
+#endif /* LIBRATELIMIT_H */
