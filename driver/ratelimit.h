@@ -238,6 +238,29 @@ struct rl_waiter {
 	bool done;
 };
 
+/**
+ * struct rl_snapshot - a limiter's limits, state and statistics at once
+ * @params:    limits in force
+ * @counters:  statistics
+ * @waiters:   sleeping requests
+ * @available: tokens in the bucket
+ * @held:      permits held
+ * @clients:   attached clients
+ * @backlog:   tokens kept for catching up
+ */
+struct rl_snapshot {
+	struct rl_params params;
+	struct rl_counters counters;
+	u64 waiters;
+	u64 available;
+	u64 held;
+	u64 clients;
+	u64 backlog;
+};
+
+/* A look at one client, under the limiter's lock: false stops the walk. */
+typedef bool (*rl_client_fn)(const struct rl_client *client, void *arg);
+
 /* Tunables of a limiter that sysfs writes one at a time. */
 enum rl_param {
 	RL_PARAM_RATE,
@@ -260,21 +283,25 @@ void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p);
 void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p);
 int rl_limiter_set_param(struct rl_limiter *lim, enum rl_param which,
 			 u64 val);
-int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
-		       struct rl_acquire *req, bool nonblock);
-int rl_limiter_show_clients(struct rl_limiter *lim, char *buf);
-int rl_limiter_show_histogram(struct rl_limiter *lim, char *buf);
-int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
-		       u64 count);
-int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
-		      u64 count);
 void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 			   const struct rl_client_config *cc);
 void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 			   struct rl_client_config *cc);
+void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s);
 void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st);
+void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
+			     void *arg);
+
+/* acquire.c */
+int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
+		       struct rl_acquire *req, bool nonblock);
+int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
+		       u64 count);
+int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
+		      u64 count);
+
+/* dispatch.c */
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);
-void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m);
 
 /* sched.c */
 void rl_sched_init(struct rl_limiter *lim);
@@ -284,13 +311,6 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w);
 struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk);
 void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk);
 u64 rl_sched_cap_ready(struct rl_limiter *lim);
-u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
-		 u64 n);
-bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
-		   u64 chunk, u64 now);
-void rl_cap_params(const struct rl_limiter *lim,
-		   const struct rl_client *client, struct rl_params *cp);
-u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
 
 /* named.c */
 void rl_limiter_put(struct rl_limiter *lim);

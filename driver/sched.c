@@ -29,7 +29,7 @@
 #include <linux/random.h>
 #include <linux/rbtree.h>
 
-#include "ratelimit.h"
+#include "limiter.h"
 
 /* Chunks count for at most this many tokens in a virtual time step. */
 #define RL_TAG_CHUNK_MAX	BIT_ULL(50)
@@ -113,25 +113,6 @@ static void rl_queued_sub(struct rl_limiter *lim, u64 n)
 }
 
 /**
- * rl_chunk_max() - most tokens a client is granted at once
- * @lim:    the limiter
- * @client: a client of @lim
- *
- * Return: the burst (unbounded when unlimited), or the burst of the
- * client's cap if less.
- */
-u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client)
-{
-	u64 max = lim->params.unlimited ? U64_MAX : lim->params.burst;
-	struct rl_params cp;
-
-	if (!client->cap)
-		return max;
-	rl_cap_params(lim, client, &cp);
-	return min(max, cp.burst);
-}
-
-/**
  * rl_sched_add() - queue a sleeping request
  * @lim: the limiter
  * @w:   the request, with its flow, client and want set
@@ -167,67 +148,6 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w)
 		rb_erase_cached(&flow->node, &lim->levels[flow->level].flows);
 	lim->nwaiters--;
 	rl_queued_sub(lim, w->want);
-}
-
-/**
- * rl_cap_params() - limits of a client's own bucket
- * @lim:    the limiter
- * @client: a client of @lim with a cap
- * @cp:     set to @client's cap per period of @lim, with a burst of the
- *          cap, as far as burst * period fits
- */
-void rl_cap_params(const struct rl_limiter *lim,
-		   const struct rl_client *client, struct rl_params *cp)
-{
-	u64 period = lim->params.period;
-
-	/* A cap above what the arithmetic holds is no cap in practice. */
-	*cp = (struct rl_params) {
-		.rate = client->cap,
-		.period = period,
-		.burst = min(client->cap, RL_TOKENS_BURST_PERIOD_MAX / period),
-	};
-}
-
-/**
- * rl_cap_allows() - can a client take tokens under its own cap now?
- * @lim:    the limiter
- * @client: a client of @lim; its cap bucket is refilled
- * @chunk:  tokens
- * @now:    current time, ns
- *
- * Return: true if @client has no cap or @chunk tokens fit under it.
- */
-bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
-		   u64 chunk, u64 now)
-{
-	struct rl_params cp;
-
-	if (!client->cap)
-		return true;
-	rl_cap_params(lim, client, &cp);
-	rl_bucket_refill(&client->cap_bucket, &cp, now);
-	return client->cap_bucket.tokens >= chunk;
-}
-
-/**
- * rl_cap_ready() - when a client's own cap lets tokens through
- * @lim:    the limiter
- * @client: a client of @lim
- * @n:      tokens
- *
- * Return: the time, ns, at which @client's cap bucket holds @n tokens
- * (see rl_bucket_ready()); 0 if @client has no cap.
- */
-u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
-		 u64 n)
-{
-	struct rl_params cp;
-
-	if (!client->cap)
-		return 0;
-	rl_cap_params(lim, client, &cp);
-	return rl_bucket_ready(&client->cap_bucket, &cp, n);
 }
 
 static struct rl_waiter *rl_pick_level(struct rl_limiter *lim,
