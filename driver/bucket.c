@@ -98,7 +98,7 @@ u64 rl_predict(const struct rl_limiter *lim, const struct rl_client *client,
 	u64 sum, when = now, cap = rl_cap_ready(lim, client, n);
 
 	if (!lim->params.unlimited) {
-		if (check_add_overflow(lim->queued, n, &sum))
+		if (lim->queued_hi || check_add_overflow(lim->queued, n, &sum))
 			return U64_MAX;
 		when = rl_ready_time(lim, sum);
 	}

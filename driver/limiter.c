@@ -67,7 +67,7 @@ void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
 {
 	spin_lock_irq(&lim->lock);
 	list_add_tail(&client->node, &lim->clients);
-	lim->nclients++;
+	WRITE_ONCE(lim->nclients, lim->nclients + 1);
 	spin_unlock_irq(&lim->lock);
 	wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
 }
@@ -83,7 +83,7 @@ void rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 {
 	spin_lock_irq(&lim->lock);
 	list_del_init(&client->node);
-	lim->nclients--;
+	WRITE_ONCE(lim->nclients, lim->nclients - 1);
 	if (client->held) {
 		lim->held -= client->held;
 		client->held = 0;

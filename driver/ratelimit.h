@@ -113,7 +113,8 @@ struct rl_flow {
  * @params:       limits in force
  * @bucket:       tokens
  * @levels:       sleeping requests, by priority
- * @queued:       tokens the sleeping requests still wait for (saturating)
+ * @queued:       tokens the sleeping requests still wait for, modulo 2^64
+ * @queued_hi:    times @queued wrapped: the sum is @queued_hi * 2^64 + @queued
  * @nwaiters:     sleeping requests
  * @held:         permits held by the clients (params.concurrency)
  * @backlog:      tokens kept for catching up (params.catchup)
@@ -128,7 +129,8 @@ struct rl_flow {
  *                is owed the tokens of that time, ns
  * @timer_expiry: time the timer was last started for, 0 if not started
  * @counters:     statistics
- * @nclients:     entries of @clients
+ * @nclients:     entries of @clients; written with WRITE_ONCE() for the
+ *                lockless read of sysfs
  * @timer:        fires when the next request (or a poller) can be served
  * @ref:          attached clients, plus one while a persistent name exists
  * @name:         name of a named limiter, "" for a private one
@@ -146,6 +148,7 @@ struct rl_limiter {
 	struct rl_bucket bucket;
 	struct rl_level levels[RL_NLEVELS];
 	u64 queued;
+	u64 queued_hi;
 	u64 nwaiters;
 	u64 held;
 	u64 backlog;

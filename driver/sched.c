@@ -80,36 +80,21 @@ static u64 rl_tag_step(u64 chunk, u32 weight)
 				   weight);
 }
 
-static u64 rl_sat_add(u64 a, u64 b)
+/*
+ * The waiters want @n tokens more, or less: lim->queued is the sum modulo
+ * 2^64, lim->queued_hi counts its wraps, so the sum stays exact without
+ * walking the queue.
+ */
+static void rl_queued_add(struct rl_limiter *lim, u64 n)
 {
-	u64 sum;
-
-	return check_add_overflow(a, b, &sum) ? U64_MAX : sum;
+	if (check_add_overflow(lim->queued, n, &lim->queued))
+		lim->queued_hi++;
 }
 
-/* The waiters want @n tokens less; call after updating them. */
 static void rl_queued_sub(struct rl_limiter *lim, u64 n)
 {
-	struct rl_waiter *w;
-	struct rb_node *node;
-	int i;
-
-	if (lim->queued != U64_MAX) {
-		lim->queued -= n;
-		return;
-	}
-	/* The sum saturated: count it again. */
-	lim->queued = 0;
-	for (i = 0; i < RL_NLEVELS; i++) {
-		for (node = rb_first_cached(&lim->levels[i].flows); node;
-		     node = rb_next(node)) {
-			struct rl_flow *flow = rb_entry(node, struct rl_flow,
-							node);
-
-			list_for_each_entry(w, &flow->waiters, node)
-				lim->queued = rl_sat_add(lim->queued, w->want);
-		}
-	}
+	if (check_sub_overflow(lim->queued, n, &lim->queued))
+		lim->queued_hi--;
 }
 
 /**
@@ -130,7 +115,7 @@ void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w)
 	}
 	list_add_tail(&w->node, &flow->waiters);
 	lim->nwaiters++;
-	lim->queued = rl_sat_add(lim->queued, w->want);
+	rl_queued_add(lim, w->want);
 }
 
 /**
