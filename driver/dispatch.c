@@ -63,14 +63,50 @@ static u64 rl_poll_time(const struct rl_limiter *lim)
 	return min(rl_ready_time(lim, 1), rl_catchup_time(lim));
 }
 
-static void rl_wake_pollers(struct rl_limiter *lim)
+/*
+ * Wake the pollers of the clients listed in lim->pollers, RL_WAKE_MAX at
+ * most. Returns false if some are left: the caller starts the timer at
+ * once for them, and they stay listed until then.
+ */
+static bool rl_wake_pollers(struct rl_limiter *lim)
 {
-	struct rl_client *client;
+	struct rl_client *client, *next;
+	unsigned int n = 0;
 
 	lockdep_assert_held(&lim->lock);
-	lim->poll_armed = false;
-	list_for_each_entry(client, &lim->clients, node)
+	list_for_each_entry_safe(client, next, &lim->pollers, poll_node) {
+		if (n++ == RL_WAKE_MAX)
+			return false;
+		list_del_init(&client->poll_node);
 		wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
+	}
+	return true;
+}
+
+/*
+ * Wake the listed pollers if the limiter is ready; else, if time is what
+ * they wait for, bring the timer's time @when forward to when it is.
+ * Returns the time to start the timer for.
+ */
+static u64 rl_serve_pollers(struct rl_limiter *lim, u64 now, u64 when)
+{
+	if (list_empty(&lim->pollers))
+		return when;
+	if (rl_ready(lim))
+		return rl_wake_pollers(lim) ? when : now;
+	if (!lim->nwaiters)
+		return min(when, rl_poll_time(lim));
+	return when;
+}
+
+/* List @client among the pollers; returns whether it is the first. */
+static bool rl_list_poller(struct rl_limiter *lim, struct rl_client *client)
+{
+	bool first = list_empty(&lim->pollers);
+
+	if (list_empty(&client->poll_node))
+		list_add_tail(&client->poll_node, &lim->pollers);
+	return first;
 }
 
 /*
@@ -173,11 +209,7 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 		rl_settle(lim, n, now);
 	if (!w && lim->nwaiters)
 		when = rl_sched_cap_ready(lim);
-	if (lim->poll_armed && rl_ready(lim))
-		rl_wake_pollers(lim);
-	else if (lim->poll_armed && !lim->nwaiters)
-		when = min(when, rl_poll_time(lim));
-	rl_arm_timer(lim, when);
+	rl_arm_timer(lim, rl_serve_pollers(lim, now, when));
 }
 
 /**
@@ -210,10 +242,15 @@ static void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
  * @lim:    the limiter
  * @client: the polling client
  *
- * The caller is already on its client's poll queue, and whatever makes
- * the limiter ready wakes that queue after changing the state under the
- * lock we look under: a wake-up cannot fall between the check and the
- * sleep.
+ * The caller is already on its client's poll queue. Finding the limiter
+ * not ready, we list the client among its pollers under the lock we look
+ * under, and whatever makes the limiter ready changes the state under that
+ * lock and runs rl_dispatch(), which wakes the listed clients: a wake-up
+ * cannot fall between the check and the sleep. A client leaves the list
+ * only when it is woken or closed. rl_dispatch() wakes RL_WAKE_MAX of them
+ * at a time and starts the timer for the same instant for the rest, so
+ * they are not forgotten; should the limiter be taken first, they stay
+ * listed and are woken when it is ready again, as their poll would find.
  *
  * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token by @client
  * would be granted at once; otherwise the timer is started to wake
@@ -228,14 +265,12 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 	spin_lock_irq(&lim->lock);
 	rl_sync(lim, now);
 	if (!rl_ready(lim)) {
-		if (!lim->poll_armed) {
-			lim->poll_armed = true;
-			/* Starts the timer for when a token is there. */
+		/* The first poller starts the timer for when a token is there. */
+		if (rl_list_poller(lim, client))
 			rl_dispatch(lim, now);
-		}
 	} else if (!rl_cap_allows(lim, client, 1, now)) {
 		/* Only this client's cap is in the way: wake it then. */
-		lim->poll_armed = true;
+		rl_list_poller(lim, client);
 		rl_cap_params(lim, client, &cp);
 		rl_arm_timer_before(lim, min_t(u64, KTIME_MAX,
 					       rl_bucket_ready(&client->cap_bucket,

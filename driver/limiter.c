@@ -35,6 +35,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	spin_lock_init(&lim->lock);
 	rl_sched_init(lim);
 	INIT_LIST_HEAD(&lim->clients);
+	INIT_LIST_HEAD(&lim->pollers);
 	INIT_LIST_HEAD(&lim->node);
 	kref_init(&lim->ref);
 	lim->params = *p;
@@ -83,6 +84,7 @@ void rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 {
 	spin_lock_irq(&lim->lock);
 	list_del_init(&client->node);
+	list_del_init(&client->poll_node);
 	WRITE_ONCE(lim->nclients, lim->nclients - 1);
 	if (client->held) {
 		lim->held -= client->held;

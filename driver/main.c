@@ -402,6 +402,7 @@ static int rl_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	init_waitqueue_head(&client->pollq);
 	INIT_LIST_HEAD(&client->node);
+	INIT_LIST_HEAD(&client->poll_node);
 	mutex_init(&client->setup);
 	rl_client_init(client);
 	client->tgid = task_tgid_nr(current);

@@ -29,11 +29,14 @@
 #define RL_TIMER_SLACK_NS	(5 * NSEC_PER_USEC)
 
 /*
- * Most chunks one dispatch grants; the timer, started at once, serves the
- * rest. Bounds the work done with interrupts off when a late timer finds
- * many tokens owed to the queue.
+ * Most chunks one dispatch grants, and most flows it moves between the
+ * levels and the capped flows; the timer, started at once, does the rest.
+ * Bounds the work done with interrupts off when a late timer finds many
+ * tokens owed to the queue.
  */
 #define RL_DISPATCH_MAX		256
+/* Most clients' pollers one dispatch wakes; the timer wakes the rest. */
+#define RL_WAKE_MAX		64
 
 /*
  * Most lateness, ns, that the schedule makes up for: tokens stay owed to
@@ -121,9 +124,9 @@ struct rl_flow {
  * @release:      the catch-up pace: tokens of @backlog that may go to
  *                @bucket now
  * @low_first:    the next grant serves the lowest priority first
- * @clients:      attached clients (struct rl_client.node), woken for poll
- * @poll_armed:   a poller found the limiter not ready: wake the clients'
- *                poll queues when it is
+ * @clients:      attached clients (struct rl_client.node)
+ * @pollers:      clients (struct rl_client.poll_node) whose poller found
+ *                the limiter not ready: rl_dispatch() wakes them when it is
  * @late:         how far the bucket's time is behind because the last
  *                grants emptied the queue late: the next request arriving
  *                is owed the tokens of that time, ns
@@ -155,7 +158,7 @@ struct rl_limiter {
 	struct rl_bucket release;
 	bool low_first;
 	struct list_head clients;
-	bool poll_armed;
+	struct list_head pollers;
 	u64 late;
 	u64 timer_expiry;
 	struct rl_counters counters;
@@ -179,6 +182,8 @@ struct rl_limiter {
  * @pollq:  pollers of the file sleep here, from open() on, so that an fd
  *          added to epoll before it has a limiter is woken too
  * @node:   entry in the limiter's client list, guarded by its lock
+ * @poll_node: entry in the limiter's pollers, guarded by its lock; empty
+ *          when not there
  * @setup:  serialises giving the client a limiter
  * @may_config: RL_IOC_SET_CONFIG is allowed; written before @lim is set
  * @granted: tokens granted through this client, guarded by the limiter's
@@ -199,6 +204,7 @@ struct rl_client {
 	struct rl_limiter *lim;
 	wait_queue_head_t pollq;
 	struct list_head node;
+	struct list_head poll_node;
 	struct mutex setup;	/* see the kernel-doc above */
 	bool may_config;
 	u64 granted;
