@@ -147,6 +147,8 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 		rl_cap_params(lim, client, &cp);
 		rl_bucket_refill(&client->cap_bucket, &cp, now);
 		rl_bucket_give(&client->cap_bucket, &cp, w->got);
+		/* Its other requests may fit under the cap now. */
+		rl_sched_unpark_client(lim, client);
 	}
 	lim->held -= w->held;
 	client->held -= w->held;

@@ -158,37 +158,48 @@ static void rl_settle(struct rl_limiter *lim, unsigned int n, u64 now)
 	rl_refill(lim, now - lim->late);
 }
 
-/**
- * rl_dispatch() - serve the queue
- * @lim: the limiter
- * @now: current time, ns
- *
- * Grant what the limits allow, in order; wake whoever is complete. Queued
- * requests are served on the schedule their tokens exist (rl_tokens_by()),
- * at most RL_DISPATCH_MAX chunks per call: the timer, started for @now,
- * goes on with the rest. Then start the timer for the next grant, or for
- * pollers.
+/*
+ * Tokens are owed to queued requests for RL_LATE_MAX_NS at most: an
+ * overloaded host that cannot keep up drops the older ones, as an idle
+ * bucket would, rather than owe ever more.
  */
-void rl_dispatch(struct rl_limiter *lim, u64 now)
+static void rl_dispatch_start(struct rl_limiter *lim, u64 now)
 {
-	bool limited = !lim->params.unlimited, owed = false;
-	u64 chunk, when = U64_MAX;
-	unsigned int n = 0;
-	struct rl_waiter *w;
-
-	lockdep_assert_held(&lim->lock);
-	/*
-	 * Tokens are owed to queued requests for RL_LATE_MAX_NS at most: an
-	 * overloaded host that cannot keep up drops the older ones, as an
-	 * idle bucket would, rather than owe ever more.
-	 */
 	if (!lim->nwaiters)
 		rl_refill(lim, now);
 	else if (now > lim->bucket.stamp &&
 		 now - lim->bucket.stamp > RL_LATE_MAX_NS)
 		rl_drop_late(lim, now - RL_LATE_MAX_NS);
 	lim->late = 0;
-	while ((w = rl_sched_pick(lim, now, &chunk))) {
+}
+
+/**
+ * rl_dispatch() - serve the queue
+ * @lim: the limiter
+ * @now: current time, ns
+ *
+ * Grant what the limits allow, in order; wake whoever is complete. Queued
+ * requests are served on the schedule their tokens exist (rl_tokens_by()).
+ * Then start the timer for the next grant, or for pollers.
+ *
+ * The work is bounded, as the timer calls this with interrupts off: at
+ * most RL_DISPATCH_MAX chunks granted and flows moved to or from the
+ * capped flows (sched.c), and RL_WAKE_MAX clients' pollers woken. Out of
+ * budget, it starts the timer for @now, which goes on with the rest at
+ * once and with the tokens still owed to the queue: nothing is lost, and
+ * a wake-up waits for no more than the timer's next expiry.
+ */
+void rl_dispatch(struct rl_limiter *lim, u64 now)
+{
+	unsigned int budget = RL_DISPATCH_MAX, n = 0;
+	bool limited = !lim->params.unlimited, out = false;
+	u64 chunk, when = U64_MAX;
+	struct rl_waiter *w;
+
+	lockdep_assert_held(&lim->lock);
+	rl_dispatch_start(lim, now);
+	rl_sched_unpark_due(lim, now, &budget);
+	while ((w = rl_sched_pick(lim, now, &chunk, &budget))) {
 		/* Else a release will call us again. */
 		if (!rl_permits_free(lim, rl_permits(lim, w)))
 			break;
@@ -197,18 +208,24 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 				   rl_catchup_time(lim));
 			break;
 		}
-		if (++n > RL_DISPATCH_MAX) {
-			owed = true;
-			when = now;
+		if (!budget) {
+			out = true;
 			break;
 		}
+		budget--;
+		n++;
 		rl_grant_chunk(lim, w, chunk, now);
 	}
-	/* Unless tokens are left owed to the queue, it is at @now. */
-	if (!owed)
+	if (!w)
+		out = !budget;
+	if (out) {
+		/* Tokens are left owed to the queue: it stays where it is. */
+		when = now;
+	} else {
 		rl_settle(lim, n, now);
-	if (!w && lim->nwaiters)
-		when = rl_sched_cap_ready(lim);
+		if (!w && lim->nwaiters)
+			when = rl_sched_cap_ready(lim);
+	}
 	rl_arm_timer(lim, rl_serve_pollers(lim, now, when));
 }
 

@@ -102,6 +102,8 @@ static void rl_apply_params(struct rl_limiter *lim,
 	struct rl_client *client;
 
 	lockdep_assert_held(&lim->lock);
+	/* The caps' period and the chunks may change: look again. */
+	rl_sched_unpark_all(lim);
 	list_for_each_entry(client, &lim->clients, node) {
 		if (!client->cap)
 			continue;
@@ -303,6 +305,7 @@ void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 		client->cap = cc->cap;
 		rl_cap_params(lim, client, &cp);
 		rl_bucket_init(&client->cap_bucket, &cp, now);
+		rl_sched_unpark_client(lim, client);
 	}
 	rl_dispatch(lim, now);
 	spin_unlock_irq(&lim->lock);

@@ -95,11 +95,14 @@ struct rl_level {
 
 /**
  * struct rl_flow - the requests of one client at one priority
- * @node:    entry in rl_level.flows while @waiters is not empty
+ * @node:    entry in rl_level.flows while @waiters is not empty, or in
+ *           rl_limiter.capped while @parked
  * @waiters: sleeping requests (struct rl_waiter), in arrival order
  * @vtag:    virtual time at which the head request is due: grows by
  *           tokens / weight with every chunk served
+ * @ready:   while @parked, when the client's cap lets the head through
  * @level:   index in rl_limiter.levels
+ * @parked:  the head request is over the client's cap: see sched.c
  *
  * Guarded by the limiter's lock.
  */
@@ -107,7 +110,9 @@ struct rl_flow {
 	struct rb_node node;
 	struct list_head waiters;
 	u64 vtag;
+	u64 ready;
 	u8 level;
+	bool parked;
 };
 
 /**
@@ -116,6 +121,8 @@ struct rl_flow {
  * @params:       limits in force
  * @bucket:       tokens
  * @levels:       sleeping requests, by priority
+ * @capped:       flows over their clients' caps (struct rl_flow.node), by
+ *                the time the cap lets them through
  * @queued:       tokens the sleeping requests still wait for, modulo 2^64
  * @queued_hi:    times @queued wrapped: the sum is @queued_hi * 2^64 + @queued
  * @nwaiters:     sleeping requests
@@ -150,6 +157,7 @@ struct rl_limiter {
 	struct rl_params params;
 	struct rl_bucket bucket;
 	struct rl_level levels[RL_NLEVELS];
+	struct rb_root_cached capped;
 	u64 queued;
 	u64 queued_hi;
 	u64 nwaiters;
@@ -317,9 +325,14 @@ void rl_sched_init(struct rl_limiter *lim);
 void rl_client_init(struct rl_client *client);
 void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w);
 void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w);
-struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk);
+struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
+				unsigned int *budget);
 void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk);
 u64 rl_sched_cap_ready(struct rl_limiter *lim);
+void rl_sched_unpark_client(struct rl_limiter *lim, struct rl_client *client);
+void rl_sched_unpark_all(struct rl_limiter *lim);
+void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
+			 unsigned int *budget);
 
 /* named.c */
 void rl_limiter_put(struct rl_limiter *lim);
