@@ -24,12 +24,18 @@
 #   make bench      the benchmark in a QEMU guest, results and plots in
 #                   build/bench (Documentation/performance.md); not in check
 #   make style      checkpatch;  make static: style + W=1 build + sparse
-#   make install    module, library, headers, tools, man pages, the systemd
-#                   unit, udev rule and modules-load.d entry (PREFIX, DESTDIR);
+#   make install    module, library, headers, tools (not rlbench), man pages,
+#                   the systemd unit, udev rule and modules-load.d entry
+#                   (PREFIX, DESTDIR);
 #                   install-user: all of it but the module
 #   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
+#   make check-global-redis   global limits without the module, against
+#                   private redis-servers (selftests/global/, about 20 s; not
+#                   in check): the Redis library, rlsyncd's errors, three
+#                   agents on simulated limiters. make global: rlsyncd (needs
+#                   libhiredis-dev); install-global: it and its Lua library
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -66,7 +72,7 @@ KBUILD = $(MAKE) -C $(KDIR) M=$(CURDIR) W=1
 B := build
 CFLAGS ?= -O2 -g
 WFLAGS := -Wall -Wextra $(if $(WERROR),-Werror)
-USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -I uapi -I lib
+USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -I uapi -I lib -I tools/common
 DEPS = -MMD -MP -MF $@.d
 
 LIB_OBJS := $(patsubst lib/%.c,$(B)/lib/obj/%.o,$(wildcard lib/*.c))
@@ -74,10 +80,17 @@ LIB_SO := $(B)/lib/libratelimit.so.1
 LIB_A := $(B)/lib/libratelimit.a
 LIB_PC := $(B)/lib/libratelimit.pc
 # tools/NAME.c is the tool NAME; tools/NAME_PART.c are parts of it, linked
-# into it (rlctl_apply.c, rlctl_conf.c: rlctl).
+# into it (rlctl_apply.c, rlctl_conf.c: rlctl); tools/common/*.c are linked
+# into every tool (tool.h).
 TOOL_PARTS := $(wildcard tools/*_*.c)
 TOOLS := $(patsubst tools/%.c,$(B)/tools/%,\
 	$(filter-out $(TOOL_PARTS),$(wildcard tools/*.c)))
+TOOL_COMMON := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/common/*.c))
+# The benchmark of make bench, tools/bench/*.c: built for the QEMU rig
+# (make all, check, bench), never installed (install-user, the Debian
+# packages).
+RLBENCH := $(B)/tools/rlbench
+BENCH_OBJS := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/bench/*.c))
 # TOOLS_LINK=shared links the tools against libratelimit.so.1, as the
 # Debian packages do. The default, static, is what the QEMU rig's busybox
 # guest needs, and its targets ask for it. A change of TOOLS_LINK needs a
@@ -107,11 +120,12 @@ CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
 UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
 # Tool code without ioctls, tested on the host too: rlctl's file parser.
-UNIT_TOOL_OBJS := $(B)/unit/obj/tools/rlctl_conf.o
+UNIT_TOOL_OBJS := $(patsubst tools/%.c,$(B)/unit/obj/tools/%.o,\
+	$(wildcard tools/rlctl_conf*.c))
 UNIT := $(if $(UNIT_DRIVER_SRCS),$(patsubst selftests/unit/%.c,$(B)/unit/%,\
 	$(wildcard selftests/unit/*_test.c)))
 UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
-	-I driver -I tools $(KSFT_CFLAGS)
+	-I driver -I tools -I tools/common $(KSFT_CFLAGS)
 # The version the tools' --version prints (tool.h) and the tests expect;
 # Kbuild reads VERSION from this file for the module's MODULE_VERSION.
 USER_CFLAGS += -D'RL_VERSION="$(VERSION)"'
@@ -120,12 +134,12 @@ UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all check-fresh check-host vm-build \
 	run shell bench style w1 sparse static install install-module \
-	install-user deb clean
+	install-user deb clean rlbench
 .DELETE_ON_ERROR:
 
 # The selftests and unit tests need kselftest_harness.h (make ksrc, from
 # linux-source): only the check targets and vm-build ask for them.
-all: module lib tools
+all: module lib tools rlbench
 
 module:
 	$(if $(KDIR),,$(error no kernel build dir: make deps, or set KDIR))
@@ -133,6 +147,7 @@ module:
 
 lib: $(LIB_SO) $(B)/lib/libratelimit.so $(LIB_A) $(LIB_PC)
 tools: $(TOOLS)
+rlbench: $(RLBENCH)
 selftests: $(SELFTESTS)
 unit: $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) $(UNIT)
 
@@ -167,12 +182,15 @@ $(B)/tools/obj/%.o: tools/%.c
 
 # A tool's parts: the objects of tools/NAME_*.c.
 tool_parts = $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(filter tools/$(1)_%,$(TOOL_PARTS)))
-$(foreach t,$(TOOLS),$(eval $(t): $(call tool_parts,$(notdir $(t)))))
+$(foreach t,$(TOOLS),$(eval $(t): $(call tool_parts,$(notdir $(t))) $(TOOL_COMMON)))
 
 $(B)/tools/%: tools/%.c $(TOOL_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(DEPS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) \
 		$(TOOL_LIBS)
+
+$(RLBENCH): $(BENCH_OBJS) $(TOOL_COMMON) $(TOOL_DEPS)
+	$(CC) $(USER_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TOOL_LIBS)
 
 $(B)/selftests/%: selftests/%.c $(LIB_A) $(KSFT)
 	@mkdir -p $(@D)
@@ -193,7 +211,10 @@ $(B)/unit/%: selftests/unit/%.c $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) \
 	$(CC) $(UNIT_CFLAGS) $(DEPS) -pthread $(LDFLAGS) -o $@ $< \
 		$(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) $(LIB_A)
 
--include $(wildcard $(B)/*/*.d $(B)/*/obj/*.d $(B)/*/obj/*/*.d)
+# Not $(RLBENCH).d: a build of rlbench from the one file it was once
+# would send make looking for tools/rlbench.c.
+-include $(filter-out $(RLBENCH).d,\
+	$(wildcard $(B)/*/*.d $(B)/*/obj/*.d $(B)/*/obj/*/*.d))
 
 $(KSFT) $(CHECKPATCH):
 	scripts/ksrc.sh
@@ -285,7 +306,7 @@ check-all: CHECK_KVERS = $(MATRIX) debug
 check check-matrix check-debug check-all:
 	@scripts/deps.sh $(CHECK_KVERS)
 	@$(MAKE) --no-print-directory ksrc
-	@$(MAKE) --no-print-directory lib tools selftests unit WERROR=1 \
+	@$(MAKE) --no-print-directory lib tools rlbench selftests unit WERROR=1 \
 		TOOLS_LINK=static
 	@MAKE="$(MAKE)" RL_KVERS="$(CHECK_KVERS)" selftests/vm/check.sh
 
@@ -295,10 +316,10 @@ check-fresh:
 	@scripts/deps.sh fresh
 	@selftests/fresh.sh
 
-# install-user: the library, headers, tools, man pages (with a link per
-# function of libratelimit(3)), bash completion, systemd unit, udev rule,
-# modules-load.d entry and the example configuration (not over an
-# existing one). Debian's packages are built from it (debian/rules), and
+# install-user: the library, headers, tools but rlbench, man pages (with a
+# link per function of libratelimit(3)), bash completion, systemd unit,
+# udev rule, modules-load.d entry and the example configuration (not over
+# an existing one). Debian's packages are built from it (debian/rules), and
 # take DKMS's dkms.conf from $(B)/dist.
 $(B)/dist/dkms.conf: dist/dkms.conf.in Makefile
 	@mkdir -p $(@D)
@@ -327,7 +348,7 @@ install-user: lib tools
 	install -m 644 uapi/linux/ratelimit_dev.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 lib/ratelimit.h $(DESTDIR)$(INCLUDEDIR)/
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
-	@for m in $(wildcard Documentation/man/*.[1-8]); do \
+	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
 		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
 		echo "install $$m $$d/"; \
 		install -d $$d && install -m 644 $$m $$d/ || exit 1; \
@@ -351,6 +372,48 @@ install-user: lib tools
 deb:
 	@scripts/deps.sh deb
 	@scripts/deb.sh
+
+# Global limits (Documentation/global.md): rlsyncd, in build/global as
+# it links libhiredis, and the test of the Redis library.
+RLSYNCD_SRCS := $(wildcard tools/global/*.c) $(wildcard tools/common/*.c)
+RLSYNCD_LUA := $(PREFIX)/share/ratelimit/ratelimit.lua
+# Its man page goes with it (install-global), not with install-user.
+GLOBAL_MANS := Documentation/man/rlsyncd.8
+.PHONY: global install-global
+global: $(B)/global/rlsyncd
+
+$(B)/global/rlsyncd: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -I tools -I tools/common \
+		-D'RLS_LUA_PATH="$(RLSYNCD_LUA)"' \
+		$(LDFLAGS) -o $@ $(RLSYNCD_SRCS) $(LIB_A) -lhiredis -lm -pthread
+
+# rlsyncd on a simulated limiter (selftests/global/fake_kernel.c), for
+# check-global-redis on a host without the module.
+$(B)/global/rlsyncd-fake: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) \
+		selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -I tools -I tools/common $(LDFLAGS) -o $@ $(RLSYNCD_SRCS) \
+		selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o \
+		-lhiredis -lm
+
+install-global: global
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA))
+	install -m 755 $(B)/global/rlsyncd $(DESTDIR)$(BINDIR)/
+	install -m 644 tools/global/ratelimit.lua $(DESTDIR)$(RLSYNCD_LUA)
+	install -d $(DESTDIR)$(MANDIR)/man8
+	install -m 644 $(GLOBAL_MANS) $(DESTDIR)$(MANDIR)/man8/
+
+$(B)/global/lease_test: selftests/global/lease_test.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WFLAGS) $(DEPS) $(LDFLAGS) -o $@ $< -lhiredis -lm
+
+.PHONY: check-global-redis
+check-global-redis:
+	@scripts/deps.sh global
+	@$(MAKE) --no-print-directory global $(B)/global/rlsyncd-fake \
+		$(B)/global/lease_test WERROR=1
+	@selftests/global/run.sh $(B)
 
 check-host:
 	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/run.sh

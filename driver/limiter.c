@@ -23,7 +23,8 @@
  * rl_limiter_create() - allocate a limiter with a full bucket
  * @p: its limits, validated by rl_params_check()
  *
- * Return: the limiter, or NULL when out of memory.
+ * Return: the limiter, with one reference for the caller, or NULL when out
+ * of memory.
  */
 struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 {
@@ -47,14 +48,33 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 }
 
 /**
- * rl_limiter_destroy() - free a limiter nobody uses any more
- * @lim: the limiter, with no client attached and nobody sleeping in it
+ * rl_limiter_get() - take a reference to a limiter
+ * @lim: the limiter, of which the caller holds a reference or knows one held
  */
-void rl_limiter_destroy(struct rl_limiter *lim)
+void rl_limiter_get(struct rl_limiter *lim)
 {
+	kref_get(&lim->ref);
+}
+
+/* The last reference is gone: no client, no sysfs directory. */
+static void rl_limiter_free(struct kref *ref)
+{
+	struct rl_limiter *lim = container_of(ref, struct rl_limiter, ref);
+
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients));
 	hrtimer_cancel(&lim->timer);
 	kfree(lim);
+}
+
+/**
+ * rl_limiter_put() - drop a reference to a limiter
+ * @lim: the limiter; freed with the last reference
+ *
+ * Takes no lock; may sleep (it cancels the timer of the limiter it frees).
+ */
+void rl_limiter_put(struct rl_limiter *lim)
+{
+	kref_put(&lim->ref, rl_limiter_free);
 }
 
 /**
@@ -68,6 +88,7 @@ void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
 {
 	spin_lock_irq(&lim->lock);
 	list_add_tail(&client->node, &lim->clients);
+	/* Read without the lock by sysfs. */
 	WRITE_ONCE(lim->nclients, lim->nclients + 1);
 	spin_unlock_irq(&lim->lock);
 	wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
@@ -79,19 +100,25 @@ void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
  * @client: the client, attached to @lim, not polled and with no request
  *
  * The permits the client holds go back (the holder may have been killed).
+ *
+ * Return: the number of clients still attached.
  */
-void rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
+u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 {
+	u64 left;
+
 	spin_lock_irq(&lim->lock);
 	list_del_init(&client->node);
 	list_del_init(&client->poll_node);
-	WRITE_ONCE(lim->nclients, lim->nclients - 1);
+	left = lim->nclients - 1;
+	WRITE_ONCE(lim->nclients, left);
 	if (client->held) {
 		lim->held -= client->held;
 		client->held = 0;
 		rl_dispatch(lim, ktime_get_ns());
 	}
 	spin_unlock_irq(&lim->lock);
+	return left;
 }
 
 /* Carry the buckets over to limits @p and serve the queue under them. */
@@ -152,58 +179,17 @@ void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
 	spin_unlock_irq(&lim->lock);
 }
 
-static int rl_param_apply(struct rl_params *p, enum rl_param which, u64 val)
-{
-	switch (which) {
-	case RL_PARAM_RATE:
-		p->rate = val;
-		break;
-	case RL_PARAM_PERIOD:
-		if (!val || val > RL_TOKENS_PERIOD_MAX)
-			return -EINVAL;
-		p->period = val;
-		break;
-	case RL_PARAM_BURST:
-		/* 0 asks for the default, as in struct rl_config. */
-		p->burst = val ?: rl_default_burst(p->rate, p->period);
-		break;
-	case RL_PARAM_UNLIMITED:
-		if (val > 1)
-			return -EINVAL;
-		p->unlimited = val;
-		break;
-	case RL_PARAM_CONCURRENCY:
-		p->concurrency = val;
-		break;
-	case RL_PARAM_FAIRNESS:
-		if (val > RL_TOKENS_FAIRNESS_MAX)
-			return -EINVAL;
-		p->fairness = val ?: RL_FAIRNESS_DEFAULT;
-		break;
-	case RL_PARAM_CATCHUP:
-		if (val > RL_TOKENS_CATCHUP_MAX)
-			return -EINVAL;
-		p->catchup = val ?: RL_TOKENS_CATCHUP_STRICT;
-		break;
-	case RL_PARAM_BACKLOG:
-		p->backlog = val;
-		break;
-	}
-	return rl_params_check(p);
-}
-
 /**
  * rl_limiter_set_param() - change one limit, keeping the state
- * @lim:   the limiter
- * @which: the limit
- * @val:   its new value, with 0 meaning the default where struct
- *         rl_config has one
+ * @lim: the limiter
+ * @t:   the limit, a row of rl_tunables
+ * @val: its new value, with 0 meaning the default where @t has one
  *
  * Like rl_limiter_set_params(), for one field, atomically.
  *
  * Return: 0, or -EINVAL with nothing changed if the result is invalid.
  */
-int rl_limiter_set_param(struct rl_limiter *lim, enum rl_param which,
+int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
 			 u64 val)
 {
 	struct rl_params p;
@@ -211,7 +197,7 @@ int rl_limiter_set_param(struct rl_limiter *lim, enum rl_param which,
 
 	spin_lock_irq(&lim->lock);
 	p = lim->params;
-	ret = rl_param_apply(&p, which, val);
+	ret = rl_tunable_set(t, &p, val) ?: rl_params_check(&p);
 	if (!ret)
 		rl_apply_params(lim, &p, ktime_get_ns());
 	spin_unlock_irq(&lim->lock);

@@ -63,17 +63,7 @@ static int rl_config_to_params(const struct rl_config *cfg,
 	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 ||
 	    cfg->reserved)
 		return -EINVAL;
-	if (!cfg->period_ns || cfg->period_ns > RL_PERIOD_MAX_NS)
-		return -EINVAL;
-	p->rate = cfg->rate;
-	p->period = cfg->period_ns;
-	p->burst = cfg->burst ?: rl_default_burst(cfg->rate, cfg->period_ns);
-	p->unlimited = cfg->flags & RL_CONFIG_UNLIMITED;
-	p->concurrency = cfg->concurrency;
-	p->catchup = cfg->catchup ?: RL_CATCHUP_STRICT;
-	p->backlog = cfg->backlog;
-	p->fairness = cfg->fairness ?: RL_FAIRNESS_DEFAULT;
-	return rl_params_check(p);
+	return rl_params_from_config(cfg, p);
 }
 
 static int rl_ioctl_get_features(void __user *argp)
@@ -186,14 +176,7 @@ static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
 	if (!lim)
 		return -EBADFD;
 	rl_limiter_get_params(lim, &p);
-	cfg.rate = p.rate;
-	cfg.period_ns = p.period;
-	cfg.burst = p.burst;
-	cfg.flags = p.unlimited ? RL_CONFIG_UNLIMITED : 0;
-	cfg.catchup = p.catchup;
-	cfg.concurrency = p.concurrency;
-	cfg.backlog = p.backlog;
-	cfg.fairness = p.fairness;
+	rl_params_to_config(&p, &cfg);
 	return copy_to_user(argp, &cfg, sizeof(cfg)) ? -EFAULT : 0;
 }
 
@@ -414,10 +397,15 @@ static int rl_open(struct inode *inode, struct file *file)
 static int rl_release(struct inode *inode, struct file *file)
 {
 	struct rl_client *client = file->private_data;
+	struct rl_limiter *lim = client->lim;
 
-	if (client->lim) {
-		rl_limiter_detach(client->lim, client);
-		rl_limiter_put(client->lim);
+	if (lim) {
+		/* Leaving a named limiter may remove its name: a registry op. */
+		if (rl_limiter_named(lim))
+			rl_named_detach(lim, client);
+		else
+			rl_limiter_detach(lim, client);
+		rl_limiter_put(lim);
 	}
 	mutex_destroy(&client->setup);
 	kfree(client);

@@ -3,18 +3,19 @@
  * Named limiters: a registry of limiters that unrelated programs attach to
  * by name, with an owner and permission bits checked like a file's.
  *
- * A limiter's kref counts its attached clients, plus one held by the name
- * of a persistent limiter. The last put removes a name still registered
- * and frees the limiter; it runs under rl_registry_lock, so a lookup never
- * finds a limiter on its way out.
+ * A name is in the registry exactly while its limiter has a sysfs
+ * directory, which holds a reference to the limiter. Clients of a named
+ * limiter attach and detach under the registry lock; the last one to
+ * leave a limiter that is not persistent removes the name. So a limiter
+ * found in the registry always has a reference to take, and a lookup never
+ * finds a limiter on its way out. The lock order is at the top of
+ * ratelimit.h.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/ctype.h>
-#include <linux/kref.h>
-#include <linux/refcount.h>
 #include <linux/list.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -33,8 +34,11 @@ module_param(max_named_per_user, uint, 0644);
 MODULE_PARM_DESC(max_named_per_user,
 		 "Most named limiters one uid may own (default 64)");
 
-/* Guards the registry and the name fields of every limiter. */
-DEFINE_MUTEX(rl_registry_lock);
+/*
+ * Guards the registry, the name fields of every limiter (persistent, node,
+ * dir) and the attaching and detaching of the clients of named limiters.
+ */
+static DEFINE_MUTEX(rl_registry_lock);
 /* Named limiters, by rl_limiter.node; rl_registry_lock. */
 static LIST_HEAD(rl_registry);
 /* Entries of rl_registry; rl_registry_lock for writes. */
@@ -117,29 +121,14 @@ static bool rl_permitted(const struct rl_limiter *lim, int mask)
 /* Forget @lim's name: it leaves the registry and sysfs. */
 static void rl_name_remove(struct rl_limiter *lim)
 {
+	struct rl_dir *dir = lim->dir;
+
 	lockdep_assert_held(&rl_registry_lock);
 	list_del_init(&lim->node);
-	lim->linked = false;
+	lim->dir = NULL;
 	WRITE_ONCE(rl_nr_named, rl_nr_named - 1);
-	rl_sysfs_del(lim);
-}
-
-/**
- * rl_limiter_put() - drop a reference to a limiter
- * @lim: the limiter; freed, its name removed, with the last reference
- */
-void rl_limiter_put(struct rl_limiter *lim)
-{
-	if (!refcount_dec_and_mutex_lock(&lim->ref.refcount,
-					 &rl_registry_lock))
-		return;
-	if (lim->linked)
-		rl_name_remove(lim);
-	mutex_unlock(&rl_registry_lock);
-	if (*lim->name)
-		rl_sysfs_put(lim);
-	else
-		rl_limiter_destroy(lim);
+	/* Drops the directory's reference: may free @lim. */
+	rl_sysfs_del(dir);
 }
 
 static int rl_quota_check(void)
@@ -161,6 +150,7 @@ static struct rl_limiter *rl_named_create(const char *name,
 					  const struct rl_params *p)
 {
 	struct rl_limiter *lim;
+	struct rl_dir *dir;
 	int ret;
 
 	lockdep_assert_held(&rl_registry_lock);
@@ -174,44 +164,40 @@ static struct rl_limiter *rl_named_create(const char *name,
 	lim->uid = current_fsuid();
 	lim->gid = current_fsgid();
 	lim->mode = at->mode;
-	ret = rl_sysfs_add(lim);
-	if (ret)
-		return ERR_PTR(ret);	/* rl_sysfs_add() freed it */
-	if (at->flags & RL_ATTACH_PERSIST) {
-		lim->persistent = true;
-		kref_get(&lim->ref);
+	lim->persistent = at->flags & RL_ATTACH_PERSIST;
+	dir = rl_sysfs_add(lim);
+	if (IS_ERR(dir)) {
+		ret = PTR_ERR(dir);
+		goto err_put_limiter;
 	}
+	lim->dir = dir;
 	list_add_tail(&lim->node, &rl_registry);
-	lim->linked = true;
 	WRITE_ONCE(rl_nr_named, rl_nr_named + 1);
 	return lim;
+
+err_put_limiter:
+	rl_limiter_put(lim);
+	return ERR_PTR(ret);
 }
 
 /* Find or create @name, with a reference for the caller. */
 static struct rl_limiter *rl_named_get(const char *name,
 				       const struct rl_attach *at,
-				       const struct rl_params *p,
-				       bool *may_config)
+				       const struct rl_params *p)
 {
 	struct rl_limiter *lim;
 
-	mutex_lock(&rl_registry_lock);
+	lockdep_assert_held(&rl_registry_lock);
 	lim = rl_lookup(name);
-	if (lim) {
-		if (at->flags & RL_ATTACH_EXCL)
-			lim = ERR_PTR(-EEXIST);
-		else if (!rl_permitted(lim, MAY_READ))
-			lim = ERR_PTR(-EACCES);
-		else
-			kref_get(&lim->ref);
-	} else if (at->flags & RL_ATTACH_CREATE) {
-		lim = rl_named_create(name, at, p);
-	} else {
-		lim = ERR_PTR(-ENOENT);
-	}
-	if (!IS_ERR(lim))
-		*may_config = rl_permitted(lim, MAY_WRITE);
-	mutex_unlock(&rl_registry_lock);
+	if (!lim)
+		return at->flags & RL_ATTACH_CREATE ?
+		       rl_named_create(name, at, p) : ERR_PTR(-ENOENT);
+	if (at->flags & RL_ATTACH_EXCL)
+		return ERR_PTR(-EEXIST);
+	if (!rl_permitted(lim, MAY_READ))
+		return ERR_PTR(-EACCES);
+	/* In the registry, so its directory holds a reference. */
+	rl_limiter_get(lim);
 	return lim;
 }
 
@@ -228,19 +214,39 @@ int rl_named_attach(struct rl_client *client, const char *name,
 		    const struct rl_attach *at, const struct rl_params *p)
 {
 	struct rl_limiter *lim;
-	bool may_config;
 
 	lockdep_assert_held(&client->setup);
 	if (client->lim)
 		return -EBUSY;
-	lim = rl_named_get(name, at, p, &may_config);
-	if (IS_ERR(lim))
+	mutex_lock(&rl_registry_lock);
+	lim = rl_named_get(name, at, p);
+	if (IS_ERR(lim)) {
+		mutex_unlock(&rl_registry_lock);
 		return PTR_ERR(lim);
-	client->may_config = may_config;
+	}
+	client->may_config = rl_permitted(lim, MAY_WRITE);
+	/* Under the registry lock, which rl_named_detach() counts under. */
 	rl_limiter_attach(lim, client);
+	mutex_unlock(&rl_registry_lock);
 	/* Pairs with smp_load_acquire() in rl_client_limiter(). */
 	smp_store_release(&client->lim, lim);
 	return 0;
+}
+
+/**
+ * rl_named_detach() - undo rl_named_attach()
+ * @lim:    a named limiter
+ * @client: its client, as for rl_limiter_detach()
+ *
+ * The name of a limiter that is not persistent goes with its last client.
+ * The caller still holds the client's reference to @lim.
+ */
+void rl_named_detach(struct rl_limiter *lim, struct rl_client *client)
+{
+	mutex_lock(&rl_registry_lock);
+	if (!rl_limiter_detach(lim, client) && lim->dir && !lim->persistent)
+		rl_name_remove(lim);
+	mutex_unlock(&rl_registry_lock);
 }
 
 /**
@@ -253,7 +259,6 @@ int rl_named_attach(struct rl_client *client, const char *name,
 int rl_named_unlink(const char *name)
 {
 	struct rl_limiter *lim;
-	bool persistent;
 
 	mutex_lock(&rl_registry_lock);
 	lim = rl_lookup(name);
@@ -265,37 +270,27 @@ int rl_named_unlink(const char *name)
 		mutex_unlock(&rl_registry_lock);
 		return -EPERM;
 	}
-	persistent = lim->persistent;
 	WRITE_ONCE(lim->persistent, false);
 	rl_name_remove(lim);
 	mutex_unlock(&rl_registry_lock);
-	/* The name's own reference, for a persistent limiter. */
-	if (persistent)
-		rl_limiter_put(lim);
 	return 0;
 }
 
 /**
  * rl_named_exit() - free the persistent limiters at module unload
  *
- * No file is open any more, so only names hold references.
+ * No file is open any more, so only the directories hold references.
  */
 void rl_named_exit(void)
 {
 	struct rl_limiter *lim;
 
-	for (;;) {
-		mutex_lock(&rl_registry_lock);
-		lim = list_first_entry_or_null(&rl_registry, struct rl_limiter,
-					       node);
-		if (!lim) {
-			mutex_unlock(&rl_registry_lock);
-			return;
-		}
+	mutex_lock(&rl_registry_lock);
+	while ((lim = list_first_entry_or_null(&rl_registry,
+					       struct rl_limiter, node))) {
 		WARN_ON_ONCE(!lim->persistent);
 		WRITE_ONCE(lim->persistent, false);
 		rl_name_remove(lim);
-		mutex_unlock(&rl_registry_lock);
-		rl_limiter_put(lim);
 	}
+	mutex_unlock(&rl_registry_lock);
 }

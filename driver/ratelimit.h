@@ -2,13 +2,35 @@
 /*
  * Internal interfaces of the ratelimit module.
  *
+ * Lifetime. A limiter has one reference count, rl_limiter.ref, owned by
+ * limiter.c (rl_limiter_get(), rl_limiter_put()): one reference per
+ * attached client, and one held by the sysfs directory of a named limiter
+ * (struct rl_dir in sysfs.c, dropped by the directory's kobject release).
+ * The last put frees the limiter; it takes no lock, so closing a private
+ * limiter's file never touches the registry. A named limiter is in the
+ * registry exactly while it has a directory: named.c attaches and
+ * detaches its clients under the registry lock and removes the name when
+ * the last one leaves (unless persistent), so a lookup never finds a
+ * limiter on its way out.
+ *
+ * Lock order, outer first:
+ *   rl_client.setup            (mutex, per file)
+ *   the registry lock          (mutex, private to named.c)
+ *   kernfs active references   (a sysfs callback runs holding one;
+ *                               kobject_del() waits for them to drain)
+ *   rl_limiter.lock            (spinlock, interrupts off; the hrtimer)
+ *   rl_client.pollq's lock     (woken under the limiter lock)
+ * So no sysfs callback may take the registry lock: removing a name holds
+ * it while kobject_del() waits for the callbacks of the directory. A sysfs
+ * callback reads the constant identity of its limiter, or takes the
+ * limiter lock.
+ *
  * Copyright (C) 2026 The ratelimit authors
  */
 #ifndef _RL_RATELIMIT_H
 #define _RL_RATELIMIT_H
 
 #include <linux/hrtimer.h>
-#include <linux/kobject.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
@@ -24,6 +46,8 @@
 #include <linux/ratelimit_dev.h>
 
 #include "tokens.h"
+
+struct rl_dir;
 
 /* Slack allowed to the refill timer, ns: lets the kernel batch expiries. */
 #define RL_TIMER_SLACK_NS	(5 * NSEC_PER_USEC)
@@ -142,15 +166,16 @@ struct rl_flow {
  * @nclients:     entries of @clients; written with WRITE_ONCE() for the
  *                lockless read of sysfs
  * @timer:        fires when the next request (or a poller) can be served
- * @ref:          attached clients, plus one while a persistent name exists
- * @name:         name of a named limiter, "" for a private one
+ * @ref:          references: attached clients, and the sysfs directory
+ *                of a named limiter (see the top of this file)
+ * @name:         name of a named limiter, "" for a private one; constant
  * @uid:          owner of a named limiter, constant
  * @gid:          group of a named limiter, constant
  * @mode:         permission bits of a named limiter, constant
- * @persistent:   the name holds a reference; rl_registry_lock
- * @linked:       the name is in the registry; rl_registry_lock
- * @node:         entry in the registry; rl_registry_lock
- * @kobj:         /sys/kernel/ratelimit/<name>; frees a named limiter
+ * @persistent:   the name stays when the last client leaves; registry lock
+ * @node:         entry in the registry; registry lock
+ * @dir:          /sys/kernel/ratelimit/<name> while the name is in the
+ *                registry, else NULL; registry lock
  */
 struct rl_limiter {
 	spinlock_t lock;	/* see the kernel-doc above */
@@ -178,9 +203,8 @@ struct rl_limiter {
 	kgid_t gid;
 	umode_t mode;
 	bool persistent;
-	bool linked;
 	struct list_head node;
-	struct kobject kobj;
+	struct rl_dir *dir;
 };
 
 /**
@@ -278,27 +302,54 @@ struct rl_snapshot {
 /* A look at one client, under the limiter's lock: false stops the walk. */
 typedef bool (*rl_client_fn)(const struct rl_client *client, void *arg);
 
-/* Tunables of a limiter that sysfs writes one at a time. */
-enum rl_param {
-	RL_PARAM_RATE,
-	RL_PARAM_PERIOD,
-	RL_PARAM_BURST,
-	RL_PARAM_UNLIMITED,
-	RL_PARAM_CONCURRENCY,
-	RL_PARAM_FAIRNESS,
-	RL_PARAM_CATCHUP,
-	RL_PARAM_BACKLOG,
+/**
+ * struct rl_tunable - a tunable of a limiter (tunables.c)
+ * @name:        its file in the sysfs directory of a named limiter
+ * @param:       offsetof() its field in struct rl_params
+ * @param_size:  sizeof() that field: 1, 4 or 8
+ * @config:      offsetof() its field in struct rl_config
+ * @config_size: sizeof() that field: 4 or 8
+ * @config_flag: the bit of rl_config.flags that it is, or 0 for a field
+ * @mode:        permission bits of its sysfs file (the limiter's owner
+ *               owns it); RL_IOC_SET_CONFIG needs the right to
+ *               reconfigure the limiter, as for every tunable
+ * @min:         least value in force
+ * @max:         largest value in force
+ * @dflt:        what a 0 written asks for, when @default_fn is NULL
+ * @default_fn:  what a 0 written asks for, given the fields before it
+ * @feature:     word of /sys/kernel/ratelimit/features that announces it,
+ *               or NULL
+ */
+struct rl_tunable {
+	const char *name;
+	size_t param;
+	size_t param_size;
+	size_t config;
+	size_t config_size;
+	u32 config_flag;
+	umode_t mode;
+	u64 min;
+	u64 max;
+	u64 dflt;
+	u64 (*default_fn)(const struct rl_params *p);
+	const char *feature;
 };
 
-extern struct mutex rl_registry_lock;
+/* tunables.c: ends with an entry of NULL name. */
+extern const struct rl_tunable rl_tunables[];
+u64 rl_tunable_get(const struct rl_tunable *t, const struct rl_params *p);
+int rl_tunable_set(const struct rl_tunable *t, struct rl_params *p, u64 val);
+int rl_params_from_config(const struct rl_config *cfg, struct rl_params *p);
+void rl_params_to_config(const struct rl_params *p, struct rl_config *cfg);
 
 struct rl_limiter *rl_limiter_create(const struct rl_params *p);
-void rl_limiter_destroy(struct rl_limiter *lim);
+void rl_limiter_get(struct rl_limiter *lim);
+void rl_limiter_put(struct rl_limiter *lim);
 void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client);
-void rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client);
+u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client);
 void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p);
 void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p);
-int rl_limiter_set_param(struct rl_limiter *lim, enum rl_param which,
+int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
 			 u64 val);
 void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 			   const struct rl_client_config *cc);
@@ -334,10 +385,16 @@ void rl_sched_unpark_all(struct rl_limiter *lim);
 void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
 			 unsigned int *budget);
 
+/* Is @lim a named limiter? Constant from its creation on. */
+static inline bool rl_limiter_named(const struct rl_limiter *lim)
+{
+	return lim->name[0];
+}
+
 /* named.c */
-void rl_limiter_put(struct rl_limiter *lim);
 int rl_named_attach(struct rl_client *client, const char *name,
 		    const struct rl_attach *at, const struct rl_params *p);
+void rl_named_detach(struct rl_limiter *lim, struct rl_client *client);
 int rl_named_unlink(const char *name);
 int rl_name_from_user(char *name, u64 uptr);
 int rl_named_count(void);
@@ -346,8 +403,7 @@ void rl_named_exit(void);
 /* sysfs.c */
 int rl_sysfs_init(void);
 void rl_sysfs_exit(void);
-int rl_sysfs_add(struct rl_limiter *lim);
-void rl_sysfs_del(struct rl_limiter *lim);
-void rl_sysfs_put(struct rl_limiter *lim);
+struct rl_dir *rl_sysfs_add(struct rl_limiter *lim);
+void rl_sysfs_del(struct rl_dir *dir);
 
 #endif /* _RL_RATELIMIT_H */

@@ -11,6 +11,7 @@
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
 
 #include "compat.h"
@@ -18,17 +19,33 @@
 
 static struct kobject *rl_root;
 
+/**
+ * struct rl_dir - /sys/kernel/ratelimit/<name>
+ * @kobj: the directory; its release frees this
+ * @lim:  the named limiter shown, of which this holds a reference
+ */
+struct rl_dir {
+	struct kobject kobj;
+	struct rl_limiter *lim;
+};
+
 static struct rl_limiter *rl_kobj_limiter(struct kobject *kobj)
 {
-	return container_of(kobj, struct rl_limiter, kobj);
+	return container_of(kobj, struct rl_dir, kobj)->lim;
 }
 
-/* Tunables: one show and one store, told apart by the attribute. */
+/*
+ * Tunables: one file per row of rl_tunables, made by rl_sysfs_init(); one
+ * show and one store, told apart by the row.
+ */
 
 struct rl_param_attr {
 	struct kobj_attribute kattr;
-	enum rl_param which;
+	const struct rl_tunable *t;
 };
+
+static struct rl_param_attr *rl_param_attrs;
+static struct attribute **rl_param_attr_list;
 
 static ssize_t rl_param_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
@@ -36,36 +53,9 @@ static ssize_t rl_param_show(struct kobject *kobj, struct kobj_attribute *attr,
 	struct rl_param_attr *pa = container_of(attr, struct rl_param_attr,
 						kattr);
 	struct rl_params p;
-	u64 val = 0;
 
 	rl_limiter_get_params(rl_kobj_limiter(kobj), &p);
-	switch (pa->which) {
-	case RL_PARAM_RATE:
-		val = p.rate;
-		break;
-	case RL_PARAM_PERIOD:
-		val = p.period;
-		break;
-	case RL_PARAM_BURST:
-		val = p.burst;
-		break;
-	case RL_PARAM_UNLIMITED:
-		val = p.unlimited;
-		break;
-	case RL_PARAM_CONCURRENCY:
-		val = p.concurrency;
-		break;
-	case RL_PARAM_FAIRNESS:
-		val = p.fairness;
-		break;
-	case RL_PARAM_CATCHUP:
-		val = p.catchup;
-		break;
-	case RL_PARAM_BACKLOG:
-		val = p.backlog;
-		break;
-	}
-	return sysfs_emit(buf, "%llu\n", val);
+	return sysfs_emit(buf, "%llu\n", rl_tunable_get(pa->t, &p));
 }
 
 static ssize_t rl_param_store(struct kobject *kobj,
@@ -80,28 +70,47 @@ static ssize_t rl_param_store(struct kobject *kobj,
 	/* Digits only, as the ABI says: kstrtou64() would take a '+'. */
 	if (!isdigit(buf[0]) || kstrtou64(buf, 10, &val))
 		return -EINVAL;
-	ret = rl_limiter_set_param(rl_kobj_limiter(kobj), pa->which, val);
+	ret = rl_limiter_set_param(rl_kobj_limiter(kobj), pa->t, val);
 	return ret ?: count;
 }
 
-#define RL_PARAM_ATTR(_name, _which)					\
-static struct rl_param_attr rl_attr_##_name = {				\
-	.kattr = {							\
-		.attr = { .name = #_name, .mode = 0644 },		\
-		.show = rl_param_show,					\
-		.store = rl_param_store,				\
-	},								\
-	.which = _which,						\
+/* Make the files of the tunables, for rl_param_group. */
+static int rl_param_attrs_init(void)
+{
+	struct rl_param_attr *pa;
+	unsigned int i, n = 0;
+
+	while (rl_tunables[n].name)
+		n++;
+	rl_param_attrs = kcalloc(n, sizeof(*rl_param_attrs), GFP_KERNEL);
+	if (!rl_param_attrs)
+		return -ENOMEM;
+	rl_param_attr_list = kcalloc(n + 1, sizeof(*rl_param_attr_list),
+				     GFP_KERNEL);
+	if (!rl_param_attr_list)
+		goto err_free_attrs;
+	for (i = 0; i < n; i++) {
+		pa = &rl_param_attrs[i];
+		pa->t = &rl_tunables[i];
+		sysfs_attr_init(&pa->kattr.attr);
+		pa->kattr.attr.name = pa->t->name;
+		pa->kattr.attr.mode = pa->t->mode;
+		pa->kattr.show = rl_param_show;
+		pa->kattr.store = rl_param_store;
+		rl_param_attr_list[i] = &pa->kattr.attr;
+	}
+	return 0;
+
+err_free_attrs:
+	kfree(rl_param_attrs);
+	return -ENOMEM;
 }
 
-RL_PARAM_ATTR(rate, RL_PARAM_RATE);
-RL_PARAM_ATTR(period_ns, RL_PARAM_PERIOD);
-RL_PARAM_ATTR(burst, RL_PARAM_BURST);
-RL_PARAM_ATTR(unlimited, RL_PARAM_UNLIMITED);
-RL_PARAM_ATTR(concurrency, RL_PARAM_CONCURRENCY);
-RL_PARAM_ATTR(fairness, RL_PARAM_FAIRNESS);
-RL_PARAM_ATTR(catchup, RL_PARAM_CATCHUP);
-RL_PARAM_ATTR(backlog, RL_PARAM_BACKLOG);
+static void rl_param_attrs_exit(void)
+{
+	kfree(rl_param_attr_list);
+	kfree(rl_param_attrs);
+}
 
 /* Statistics, as in struct rl_stats: one show, told apart by offset. */
 
@@ -238,7 +247,7 @@ static ssize_t persistent_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
 	/*
-	 * No rl_registry_lock: removing the name holds it while waiting for
+	 * No registry lock: removing the name holds it while waiting for
 	 * sysfs readers to leave.
 	 */
 	return sysfs_emit(buf, "%d\n",
@@ -257,14 +266,6 @@ static struct kobj_attribute rl_attr_mode = __ATTR_RO(mode);
 static struct kobj_attribute rl_attr_persistent = __ATTR_RO(persistent);
 
 static struct attribute *rl_limiter_attrs[] = {
-	&rl_attr_rate.kattr.attr,
-	&rl_attr_period_ns.kattr.attr,
-	&rl_attr_burst.kattr.attr,
-	&rl_attr_unlimited.kattr.attr,
-	&rl_attr_concurrency.kattr.attr,
-	&rl_attr_fairness.kattr.attr,
-	&rl_attr_catchup.kattr.attr,
-	&rl_attr_backlog.kattr.attr,
 	&rl_attr_granted.kattr.attr,
 	&rl_attr_requests.kattr.attr,
 	&rl_attr_immediate.kattr.attr,
@@ -288,22 +289,37 @@ static struct attribute *rl_limiter_attrs[] = {
 	&rl_attr_persistent.attr,
 	NULL,
 };
-ATTRIBUTE_GROUPS(rl_limiter);
 
+static const struct attribute_group rl_limiter_group = {
+	.attrs = rl_limiter_attrs,
+};
+
+/* .attrs set by rl_sysfs_init(), before any directory exists. */
+static struct attribute_group rl_param_group;
+
+static const struct attribute_group *rl_limiter_groups[] = {
+	&rl_param_group,
+	&rl_limiter_group,
+	NULL,
+};
+
+/* The directory is gone and nobody holds its kobject: drop the limiter. */
 static void rl_kobj_release(struct kobject *kobj)
 {
-	rl_limiter_destroy(rl_kobj_limiter(kobj));
+	struct rl_dir *dir = container_of(kobj, struct rl_dir, kobj);
+
+	rl_limiter_put(dir->lim);
+	kfree(dir);
 }
 
 /* The files of a limiter belong to its owner, who may tune it. */
 static void rl_kobj_get_ownership(rl_ownership_const struct kobject *kobj,
 				  kuid_t *uid, kgid_t *gid)
 {
-	const struct rl_limiter *lim;
+	const struct rl_dir *dir = container_of(kobj, struct rl_dir, kobj);
 
-	lim = container_of(kobj, struct rl_limiter, kobj);
-	*uid = lim->uid;
-	*gid = lim->gid;
+	*uid = dir->lim->uid;
+	*gid = dir->lim->gid;
 }
 
 static const struct kobj_type rl_ktype = {
@@ -315,37 +331,46 @@ static const struct kobj_type rl_ktype = {
 
 /**
  * rl_sysfs_add() - create /sys/kernel/ratelimit/<name>
- * @lim: a new named limiter
+ * @lim: a new named limiter, its identity set
  *
- * Return: 0, or a negative errno after freeing @lim.
+ * The directory takes a reference to @lim, dropped when it is released
+ * after rl_sysfs_del().
+ *
+ * Return: the directory, or an ERR_PTR() with @lim untouched.
  */
-int rl_sysfs_add(struct rl_limiter *lim)
+struct rl_dir *rl_sysfs_add(struct rl_limiter *lim)
 {
+	struct rl_dir *dir;
 	int ret;
 
-	ret = kobject_init_and_add(&lim->kobj, &rl_ktype, rl_root, "%s",
+	dir = kzalloc(sizeof(*dir), GFP_KERNEL_ACCOUNT);
+	if (!dir)
+		return ERR_PTR(-ENOMEM);
+	rl_limiter_get(lim);
+	dir->lim = lim;
+	ret = kobject_init_and_add(&dir->kobj, &rl_ktype, rl_root, "%s",
 				   lim->name);
 	if (ret)
-		kobject_put(&lim->kobj);
-	return ret;
+		goto err_put_kobj;
+	return dir;
+
+err_put_kobj:
+	/* Its release drops the reference and frees @dir. */
+	kobject_put(&dir->kobj);
+	return ERR_PTR(ret);
 }
 
 /**
  * rl_sysfs_del() - remove /sys/kernel/ratelimit/<name>
- * @lim: a named limiter; returns once no sysfs access to it runs
+ * @dir: the directory, from rl_sysfs_add()
+ *
+ * Returns once no sysfs callback of the directory runs any more; drops the
+ * caller's reference to @dir, which may free the limiter.
  */
-void rl_sysfs_del(struct rl_limiter *lim)
+void rl_sysfs_del(struct rl_dir *dir)
 {
-	kobject_del(&lim->kobj);
-}
-
-/**
- * rl_sysfs_put() - free a named limiter
- * @lim: a named limiter whose directory was removed
- */
-void rl_sysfs_put(struct rl_limiter *lim)
-{
-	kobject_put(&lim->kobj);
+	kobject_del(&dir->kobj);
+	kobject_put(&dir->kobj);
 }
 
 /* Global files. */
@@ -362,11 +387,42 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", RL_ABI_VERSION);
 }
 
+/*
+ * The features of this version, in the order the line has always had;
+ * a tunable's word not among them (rl_tunables[].feature) follows them.
+ */
+static const char *const rl_feature_words[] = {
+	"unlimited", "nonblock", "predict", "named", "sysfs", "priority",
+	"fair-share", "cap", "concurrency", "refund", "catchup",
+};
+
+static bool rl_feature_listed(const char *word, const struct rl_tunable *upto)
+{
+	const struct rl_tunable *t;
+
+	if (match_string(rl_feature_words, ARRAY_SIZE(rl_feature_words),
+			 word) >= 0)
+		return true;
+	for (t = rl_tunables; t < upto; t++)
+		if (t->feature && !strcmp(t->feature, word))
+			return true;
+	return false;
+}
+
 static ssize_t features_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
-	return sysfs_emit(buf,
-			  "unlimited nonblock predict named sysfs priority fair-share cap concurrency refund catchup\n");
+	const struct rl_tunable *t;
+	int len = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(rl_feature_words); i++)
+		len += sysfs_emit_at(buf, len, "%s%s", i ? " " : "",
+				     rl_feature_words[i]);
+	for (t = rl_tunables; t->name; t++)
+		if (t->feature && !rl_feature_listed(t->feature, t))
+			len += sysfs_emit_at(buf, len, " %s", t->feature);
+	return len + sysfs_emit_at(buf, len, "\n");
 }
 
 static struct kobj_attribute rl_attr_count = __ATTR_RO(count);
@@ -393,12 +449,24 @@ int rl_sysfs_init(void)
 {
 	int ret;
 
+	ret = rl_param_attrs_init();
+	if (ret)
+		return ret;
+	rl_param_group.attrs = rl_param_attr_list;
 	rl_root = kobject_create_and_add("ratelimit", kernel_kobj);
-	if (!rl_root)
-		return -ENOMEM;
+	if (!rl_root) {
+		ret = -ENOMEM;
+		goto err_param_attrs;
+	}
 	ret = sysfs_create_group(rl_root, &rl_root_group);
 	if (ret)
-		kobject_put(rl_root);
+		goto err_put_root;
+	return 0;
+
+err_put_root:
+	kobject_put(rl_root);
+err_param_attrs:
+	rl_param_attrs_exit();
 	return ret;
 }
 
@@ -409,4 +477,5 @@ void rl_sysfs_exit(void)
 {
 	sysfs_remove_group(rl_root, &rl_root_group);
 	kobject_put(rl_root);
+	rl_param_attrs_exit();
 }

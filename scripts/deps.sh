@@ -12,6 +12,9 @@
 #   bench    gnuplot-nox and redis-tools, for make bench
 #   deb      debhelper, dh-dkms and lintian, for make deb
 #   host     mmdebstrap and qemu-img, for make check-host's guest image
+#   global   redis-server and libhiredis-dev, for make check-global-redis
+#            and rlsyncd (installing redis-server also starts Debian's own
+#            redis service where systemd runs; the test starts its own)
 #   matrix   6.1 6.12 6.12-rt;  all  matrix and debug
 #   fresh    mmdebstrap and git alone, for make check-fresh (whose root
 #            installs the rest for itself)
@@ -21,7 +24,7 @@
 set -eu
 
 base="gcc make libc6-dev perl linux-source-6.1
-qemu-system-x86 busybox-static sparse cpio kmod xz-utils gzip"
+qemu-system-x86 busybox-static sparse cpio kmod xz-utils gzip python3 python3-prometheus-client"
 pkgs=
 
 for k in "${@:-6.1}"; do
@@ -34,10 +37,11 @@ for k in "${@:-6.1}"; do
 	bench) pkgs="$pkgs gnuplot-nox redis-tools" ;;
 	deb) pkgs="$pkgs debhelper dh-dkms lintian" ;;
 	host) pkgs="$pkgs mmdebstrap qemu-utils e2fsprogs" ;;
+	global) pkgs="$pkgs redis-server redis-tools libhiredis-dev" ;;
 	matrix) exec "$0" 6.1 6.12 6.12-rt ;;
 	all) exec "$0" 6.1 6.12 6.12-rt debug ;;
 	fresh) pkgs="$pkgs mmdebstrap git" ;;
-	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, deb, host, matrix, all, fresh)" >&2
+	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, deb, host, global, matrix, all, fresh)" >&2
 	   exit 2 ;;
 	esac
 done

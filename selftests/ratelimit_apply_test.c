@@ -19,39 +19,13 @@
 /* The harness has unused parameters (variant, ucontext) by design. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-#include "ratelimit_util.h"
+#include "ratelimit_rlctl.h"
 
-#define RLCTL		"/tools/rlctl"
-#define OUT_MAX		8192
 #define NOTHING		"rlctl: apply: nothing to change\n"
 #define RECREATE	"a limiter keeps its owner, group and mode for life: remove it (rlctl rm %s) and apply again"
 
 #define NAME(buf, tag) \
 	snprintf(buf, sizeof(buf), "rla-%d-%s", getpid(), tag)
-
-/* What a run of rlctl printed, and its exit status. */
-struct run {
-	int status;
-	char out[OUT_MAX];
-	char err[OUT_MAX];
-};
-
-/* A scratch directory for the files of a test. */
-static void make_dir(char *dir, size_t len)
-{
-	snprintf(dir, len, "/tmp/rla.XXXXXX");
-	if (!mkdtemp(dir) || chmod(dir, 0755))
-		dir[0] = '\0';
-}
-
-static void remove_dir(const char *dir)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (dir[0] && system(cmd))
-		fprintf(stderr, "cannot remove %s\n", dir);
-}
 
 /* Write @dir/@file from a format: 0 or -1. */
 static int __attribute__((format(printf, 3, 4)))
@@ -70,60 +44,6 @@ conf(const char *dir, const char *file, const char *fmt, ...)
 	ret = vfprintf(f, fmt, ap) < 0;
 	va_end(ap);
 	return fclose(f) || ret ? -1 : 0;
-}
-
-static void slurp(const char *path, char *buf)
-{
-	if (file_read(path, buf, OUT_MAX))
-		snprintf(buf, OUT_MAX, "(cannot read %s)", path);
-	else if (buf[0])
-		strcat(buf, "\n");	/* file_read() took the last one */
-}
-
-/*
- * Run /tools/rlctl with the NULL-terminated arguments after @dir, as
- * @cred (NULL: as we are), its output kept in @dir. -1 if it did not run.
- */
-static int rlctl(struct run *r, const struct rl_cred *cred, const char *dir,
-		 ...)
-{
-	char out[256], err[256];
-	const char *argv[16];
-	int n = 0, status;
-	va_list ap;
-	pid_t pid;
-
-	argv[n++] = "rlctl";
-	va_start(ap, dir);
-	while (n < 15 && (argv[n] = va_arg(ap, const char *)))
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
-	snprintf(out, sizeof(out), "%s/stdout", dir);
-	snprintf(err, sizeof(err), "%s/stderr", dir);
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr) ||
-		    (cred && rl_become(cred)))
-			_exit(126);
-		execv(RLCTL, (char *const *)argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return -1;
-	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	slurp(out, r->out);
-	slurp(err, r->err);
-	return 0;
-}
-
-/* Print what rlctl said, for the log of a failed test. */
-static void show(struct __test_metadata *_metadata, const struct run *r)
-{
-	TH_LOG("status %d\nstdout:\n%sstderr:\n%s", r->status, r->out,
-	       r->err);
 }
 
 #define EXPECT_SYSFS(name, file, val) \

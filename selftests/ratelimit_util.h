@@ -29,6 +29,8 @@
 
 #include <linux/ratelimit_dev.h>
 
+#include "../tools/common/sysfile.h"
+
 #define RL_DEV		"/dev/ratelimit"
 #define NS_PER_MS	1000000ULL
 #define NS_PER_SEC	1000000000ULL
@@ -436,20 +438,12 @@ static inline int rl_unl_name(const char *name)
 /* Read a small file, without its trailing newline: 0 or -1 (errno). */
 static inline int file_read(const char *path, char *buf, size_t len)
 {
-	ssize_t n;
-	int fd, err;
+	ssize_t n = sysfile_read(path, buf, len);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	err = errno;
-	close(fd);
 	if (n < 0) {
-		errno = err;
+		errno = (int)-n;
 		return -1;
 	}
-	buf[n] = '\0';
 	if (n > 0 && buf[n - 1] == '\n')
 		buf[n - 1] = '\0';
 	return 0;
@@ -481,16 +475,14 @@ static inline int file_write(const char *path, const char *s)
 /* A decimal u64 file: 0, or -1 (errno; EINVAL if it is not a number). */
 static inline int file_u64(const char *path, __u64 *v)
 {
-	char buf[64], *end;
+	uint64_t val;
+	int ret = sysfile_read_u64(path, 10, &val);
 
-	if (file_read(path, buf, sizeof(buf)))
-		return -1;
-	errno = 0;
-	*v = strtoull(buf, &end, 10);
-	if (errno || end == buf || *end) {
-		errno = EINVAL;
+	if (ret) {
+		errno = ret == -EIO ? EINVAL : -ret;
 		return -1;
 	}
+	*v = val;
 	return 0;
 }
 

@@ -1,18 +1,118 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rlctl.h - the commands of rlctl that live in files of their own
- * (tools/rlctl_*.c, linked into rlctl).
+ * rlctl.h - what the files of rlctl share: rlctl.c (the command line),
+ * rlctl_sysfs.c (the limiters' sysfs files), rlctl_fmt.c (output),
+ * rlctl_set.c (create, rm, set), rlctl_show.c (show, list),
+ * rlctl_watch.c (watch), rlctl_export.c (export), rlctl_apply.c and
+ * rlctl_conf.c (apply).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #ifndef RLCTL_H
 #define RLCTL_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ratelimit.h"
+#include "tool.h"
+
+#define SYSFS_ROOT	"/sys/kernel/ratelimit"
+
+/* rlctl's errors: 1, or EXIT_USAGE for the command line (tool.h). */
+#define fail(...)	tool_fail(1, __VA_ARGS__)
+#define usage(...)	tool_usage(EXIT_USAGE, __VA_ARGS__)
+
+/* --json: JSON output (show, list, watch). */
+extern bool json;
+
+/* /sys/kernel/ratelimit, or RLCTL_SYSFS from the environment. */
+extern const char *sysfs_root;
+
+/* The sysfs attributes of a limiter, all decimal u64 but mode (octal). */
+struct info {
+	uint64_t rate, period_ns, burst, unlimited;
+	uint64_t concurrency, fairness, catchup, backlog;
+	uint64_t granted, requests, immediate, waited;
+	uint64_t wait_ns_total, wait_ns_max, timeouts, interrupted;
+	uint64_t rejected, waiters, available;
+	uint64_t held, backlog_tokens, refunded;
+	uint64_t clients, owner, group, persistent, mode;
+	uint64_t missing;	/* bit i: optional attrs[i] not there */
+};
+
+struct attr {
+	const char *key;
+	size_t off;
+	unsigned int flags;
+};
+
+#define A_LIST	1U	/* in the JSON of list */
+#define A_OPT	2U	/* newer than named limiters: may be missing */
+
+/* The files of struct info, in the order show prints them. */
+extern const struct attr attrs[];
+extern const size_t nattrs;
+
+#define FIELD(i, a)	((uint64_t *)((char *)(i) + (a)->off))
+
+/* rlctl.c: the checks of the command line; 0 or the exit status. */
+int check_operands(const char *cmd, int n, char **ops, int want,
+		   const char *const *names);
+int check_name(const char *name);
+/* One line about an error (-errno) for limiter @name; the exit status. */
+int name_error(const char *name, int err);
+
+/* rlctl_sysfs.c: the files of limiter @name (see there). */
+int write_attr(const char *name, const char *key, uint64_t val);
+int check_limiter(const char *name);
+int load_info(const char *name, struct info *info);
+int info_error(const char *name, int err);
+int limiter_info(const char *name, struct info *info);
+void info_config(const struct info *info, struct rl_config *cfg);
+double target_rate(const struct info *info);
+char *read_text(const char *name, const char *key, int *err);
+
+/* wait_histogram: lines "FLOOR_NS COUNT", log2 buckets of the waits. */
+#define HIST_MAX	65
+
+struct hist {
+	size_t n;
+	uint64_t floor[HIST_MAX], count[HIST_MAX], total;
+};
+
+/* rlctl_show.c: @text, a wait_histogram, into @h (@text is cut up). */
+void parse_hist(char *text, struct hist *h);
+
 /*
- * rlctl apply [--dry-run] [--prune] PATH... (rlctl_apply.c): argv[0] is
- * the program, the command's options and operands follow. Returns the
- * exit status: 0, 1 for errors, 2 for a bad command line.
+ * rlctl_sysfs.c: the limiters' directories, by name (free each and the
+ * array): how many, or -1 after saying why.
  */
+struct dirent;
+int scan_limiters(struct dirent ***ents);
+
+/* rlctl_fmt.c: output (see there). */
+void json_string(const char *s);
+void json_rate(double per_s);
+const char *fmt_num(char *buf, size_t len, double x);
+const char *fmt_target(char *buf, size_t len, double target);
+const char *fmt_rate_unit(char *buf, size_t len, double per_s);
+
+/*
+ * The commands: argv[0] is the program, the command's options and
+ * operands follow. Each returns the exit status: 0, 1 for errors, 2
+ * (EXIT_USAGE) for a bad command line.
+ */
+int cmd_create(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_set(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+/* rlctl export [-o FILE] [NAME...] (rlctl_export.c) */
+int cmd_export(int argc, char **argv);
+/* rlctl apply [--dry-run] [--prune] PATH... (rlctl_apply.c) */
 int cmd_apply(int argc, char **argv);
 
 #endif /* RLCTL_H */

@@ -25,7 +25,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -35,57 +34,13 @@
 #include <unistd.h>
 
 #include "rlctl.h"
+#include "rlctl_apply.h"
 #include "rlctl_conf.h"
-#define PROG		"rlctl"
+#include "sysfile.h"
 #include "tool.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define SYSFS_ROOT	"/sys/kernel/ratelimit"
-#define EXIT_USAGE	2
 #define CAP_SYS_ADMIN_BIT	21
 #define MAY_WRITE_BITS	2
-#define KEEPS_FOR_LIFE	\
-	"a limiter keeps its owner, group and mode for life: remove it (rlctl rm %s) and apply again"
-
-enum action { A_REMOVE, A_CHANGE, A_CREATE, A_NR };
-
-/* One change to make. */
-struct item {
-	enum action what;
-	const struct rlconf_limiter *lim;	/* NULL for A_REMOVE */
-	struct rl_config want;	/* as the module keeps it */
-	struct rl_config have;	/* A_CHANGE: what it has now */
-	char removed[RL_NAME_MAX];	/* A_REMOVE: the name */
-};
-
-/* The sysfs attributes of a limiter that only re-creation changes. */
-struct owner {
-	unsigned long long uid, gid, mode, persistent;
-};
-
-struct apply {
-	struct rlconf conf;
-	const char *sysfs;
-	bool dry_run;
-	bool prune;
-	bool admin;		/* CAP_SYS_ADMIN: the module lets us do all */
-	int check_fd;		/* our private limiter, for the checks */
-	struct item *items;
-	size_t n;
-	size_t cap;
-};
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("rlctl: apply: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* --- what the module has -------------------------------------------- */
 
@@ -93,28 +48,17 @@ static void say(const char *fmt, ...)
 static int read_attr(const struct apply *a, const char *name,
 		     const char *key, int base, unsigned long long *val)
 {
-	char path[PATH_MAX], buf[64], *end;
-	ssize_t n;
-	int fd;
+	char path[PATH_MAX];
+	uint64_t v = 0;
+	int ret;
 
 	if (snprintf(path, sizeof(path), "%s/%s/%s", a->sysfs, name, key) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return (int)n;
-	buf[n] = '\0';
-	errno = 0;
-	*val = strtoull(buf, &end, base);
-	if (errno || end == buf || (*end && strcmp(end, "\n")))
-		return -EIO;
-	return 0;
+	ret = sysfile_read_u64(path, base, &v);
+	if (!ret)
+		*val = v;
+	return ret;
 }
 
 static int read_owner(const struct apply *a, const char *name,
@@ -188,7 +132,7 @@ static bool may_write(const struct apply *a, const struct owner *o)
  * group: those of the section, when it says. False when not allowed;
  * become_self() undoes it in any case.
  */
-static bool become_owner(const struct rlconf_limiter *l)
+bool become_owner(const struct rlconf_limiter *l)
 {
 	bool ok = true;
 
@@ -203,7 +147,7 @@ static bool become_owner(const struct rlconf_limiter *l)
 	return ok;
 }
 
-static void become_self(void)
+void become_self(void)
 {
 	setfsuid(geteuid());
 	setfsgid(getegid());
@@ -382,186 +326,6 @@ static int plan_prune(struct apply *a)
 	return ret;
 }
 
-/* --- the changes ---------------------------------------------------- */
-
-static void fmt_rate(const struct rl_config *cfg, char *buf, size_t len)
-{
-	struct rl_config r = {
-		.rate = cfg->rate,
-		.period_ns = cfg->period_ns,
-	};
-
-	if (rl_format_rate(&r, buf, len) < 0)
-		snprintf(buf, len, "?");
-}
-
-static void field(bool *first, const char *key, const char *from,
-		  const char *to)
-{
-	printf("%s %s ", *first ? ":" : ",", key);
-	if (from)
-		printf("%s -> ", from);
-	fputs(to, stdout);
-	*first = false;
-}
-
-static void field_u64(bool *first, const char *key, const uint64_t *from,
-		      uint64_t to)
-{
-	char f[24], t[24];
-
-	snprintf(t, sizeof(t), "%llu", (unsigned long long)to);
-	if (from)
-		snprintf(f, sizeof(f), "%llu", (unsigned long long)*from);
-	field(first, key, from ? f : NULL, t);
-}
-
-/*
- * The limits of @want: the fields that differ from @have when @have is
- * given, else rate and burst and the others not at their defaults.
- */
-static void print_config(const struct rl_config *have,
-			 const struct rl_config *want, bool *first)
-{
-	bool hu = have && (have->flags & RL_CONFIG_UNLIMITED);
-	bool wu = want->flags & RL_CONFIG_UNLIMITED;
-	char f[RL_RATE_STRLEN], t[RL_RATE_STRLEN];
-	const struct {
-		const char *key;
-		uint64_t have, want, dflt;
-	} nums[] = {
-		{ "burst", have ? have->burst : 0, want->burst, UINT64_MAX },
-		{ "concurrency", have ? have->concurrency : 0,
-		  want->concurrency, 0 },
-		{ "fairness", have ? have->fairness : 0, want->fairness,
-		  RL_FAIRNESS_DEFAULT },
-		{ "catchup", have ? have->catchup : 0, want->catchup,
-		  RL_CATCHUP_STRICT },
-		{ "backlog", have ? have->backlog : 0, want->backlog, 0 },
-	};
-	size_t i;
-
-	fmt_rate(want, t, sizeof(t));
-	if (have)
-		fmt_rate(have, f, sizeof(f));
-	if (!have || strcmp(f, t))
-		field(first, "rate", have ? f : NULL, t);
-	if (have ? hu != wu : wu)
-		field(first, "unlimited", have ? (hu ? "yes" : "no") : NULL,
-		      wu ? "yes" : "no");
-	for (i = 0; i < ARRAY_SIZE(nums); i++) {
-		if (have ? nums[i].have == nums[i].want :
-		    nums[i].want == nums[i].dflt)
-			continue;
-		field_u64(first, nums[i].key, have ? &nums[i].have : NULL,
-			  nums[i].want);
-	}
-}
-
-static const char *item_name(const struct item *it)
-{
-	return it->lim ? it->lim->name : it->removed;
-}
-
-static void print_item(const struct apply *a, const struct item *it)
-{
-	static const char *const done[A_NR] = {
-		"removed", "changed", "created" };
-	static const char *const would[A_NR] = {
-		"would remove", "would change", "would create" };
-	const struct rlconf_limiter *l = it->lim;
-	bool first = true;
-	char mode[8];
-
-	printf("%s %s", (a->dry_run ? would : done)[it->what], item_name(it));
-	if (it->what == A_CHANGE)
-		print_config(&it->have, &it->want, &first);
-	if (it->what == A_CREATE) {
-		print_config(NULL, &it->want, &first);
-		snprintf(mode, sizeof(mode), "%04o", l->mode);
-		field(&first, "mode", NULL, mode);
-		field_u64(&first, "owner", NULL, l->key_line[RLCONF_OWNER] ?
-			  l->uid : geteuid());
-		field_u64(&first, "group", NULL, l->key_line[RLCONF_GROUP] ?
-			  l->gid : getegid());
-	}
-	putchar('\n');
-}
-
-static const char *why(int err)
-{
-	switch (err) {
-	case -EACCES:
-	case -EPERM:
-		return "permission denied";
-	case -EEXIST:
-		return "it exists (created meanwhile)";
-	case -ENOENT:
-		return "it no longer exists";
-	case -ENOSPC:
-		return "too many named limiters";
-	case -EDQUOT:
-		return "too many named limiters of this owner";
-	default:
-		return strerror(-err);
-	}
-}
-
-static int run_item(const struct item *it)
-{
-	const struct rlconf_limiter *l = it->lim;
-	int fd, ret;
-
-	if (it->what == A_REMOVE)
-		return rl_unlink(-1, it->removed);
-	fd = rl_open(0);
-	if (fd < 0)
-		return fd;
-	if (it->what == A_CHANGE) {
-		ret = rl_attach(fd, l->name, 0, 0, NULL);
-		if (!ret)
-			ret = rl_set_config(fd, &it->want);
-	} else if (become_owner(l)) {
-		ret = rl_attach(fd, l->name, RL_ATTACH_CREATE |
-				RL_ATTACH_EXCL | RL_ATTACH_PERSIST, l->mode,
-				&it->want);
-	} else {
-		ret = -EPERM;
-	}
-	become_self();
-	rl_close(fd);
-	return ret;
-}
-
-/* Removals, then changes, then creations; 0 or the exit status. */
-static int run_plan(struct apply *a)
-{
-	static const char *const verb[A_NR] = { "remove", "change", "create" };
-	size_t i, done = 0;
-	int what, ret;
-
-	for (what = 0; what < A_NR; what++) {
-		for (i = 0; i < a->n; i++) {
-			if (a->items[i].what != (enum action)what)
-				continue;
-			ret = a->dry_run ? 0 : run_item(&a->items[i]);
-			if (ret) {
-				fflush(stdout);
-				say("cannot %s '%s': %s", verb[what],
-				    item_name(&a->items[i]), why(ret));
-				say("stopped: %zu of %zu changes made (printed above)",
-				    done, a->n);
-				return 1;
-			}
-			print_item(a, &a->items[i]);
-			done++;
-		}
-	}
-	if (!a->n)
-		printf("rlctl: apply: nothing to change\n");
-	return 0;
-}
-
 /* --- the command ---------------------------------------------------- */
 
 static int nothing_applied(const struct apply *a)
@@ -644,3 +408,4 @@ int cmd_apply(int argc, char **argv)
 	fflush(stdout);
 	return ret;
 }
+

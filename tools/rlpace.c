@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "ratelimit.h"
-
-#define PROG		"rlpace"
 #include "tool.h"
+
+TOOL_NAME("rlpace");
 
 #define MAX_THREADS	1024
 #define MAX_ACQUIRES	(16U << 20)	/* 128 MiB of recorded waits */
@@ -58,14 +58,6 @@ static void print_usage(void)
 		"  --version    print the version\n");
 }
 
-static const char *prio_name(uint32_t prio)
-{
-	static const char *const names[] = { "mid", "low", "mid", "high",
-					     "user" };
-
-	return prio < 5 ? names[prio] : "?";
-}
-
 static void *worker(void *arg)
 {
 	struct pace *p = arg;
@@ -94,34 +86,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Human duration: "850 ns", "12.3 us", "4.56 ms", "2.001 s". */
-static const char *fmt_ns(char *buf, size_t len, double ns)
-{
-	if (ns < 1e3)
-		snprintf(buf, len, "%.0f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, len, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	return buf;
-}
-
-static int die(const char *what, const char *arg, int err)
-{
-	fprintf(stderr, "rlpace: %s%s%s%s: %s\n", what, arg ? " '" : "",
-		arg ? arg : "", arg ? "'" : "", strerror(-err));
-	return 1;
-}
-
 static int run(struct pace *p, unsigned int threads)
 {
 	pthread_t tid[MAX_THREADS];
@@ -144,10 +108,33 @@ static int run(struct pace *p, unsigned int threads)
 	return atomic_load(&p->err);
 }
 
+/* The lines of the report about time: elapsed, grants and waits. */
+static void report_waits(const struct pace *p, uint64_t elapsed,
+			 const struct rl_stats *st)
+{
+	uint64_t n = p->acquires;
+	char b1[32], b2[32];
+
+	printf("elapsed       %s\n", tool_fmt_ns(b1, sizeof(b1), elapsed));
+	printf("tokens        %llu in %llu acquires of up to %llu\n",
+	       (unsigned long long)p->count, (unsigned long long)n,
+	       (unsigned long long)p->size);
+	printf("grants        %llu immediate, %llu waited\n",
+	       (unsigned long long)st->immediate,
+	       (unsigned long long)st->waited);
+	printf("kernel wait   mean %s, max %s\n",
+	       tool_fmt_ns(b1, sizeof(b1), st->waited ?
+			   (double)st->wait_ns_total / st->waited : 0),
+	       tool_fmt_ns(b2, sizeof(b2), st->wait_ns_max));
+	printf("acquire wait  p50 %s, p99 %s\n",
+	       tool_fmt_ns(b1, sizeof(b1), p->waits[(n - 1) * 50 / 100]),
+	       tool_fmt_ns(b2, sizeof(b2), p->waits[(n - 1) * 99 / 100]));
+}
+
 static void report(const struct pace *p, const struct rl_config *cfg,
 		   uint64_t elapsed, const struct rl_stats *st, bool quiet)
 {
-	char spec[RL_RATE_STRLEN], b1[32], b2[32];
+	char spec[RL_RATE_STRLEN];
 	bool unlimited = cfg->flags & RL_CONFIG_UNLIMITED;
 	double target = unlimited ? 0 : cfg->rate * 1e9 / cfg->period_ns;
 	double achieved = elapsed ? p->count * 1e9 / elapsed : 0;
@@ -160,7 +147,6 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 			 p->count - p->start_tokens : 0;
 	double steady = elapsed ? paced * 1e9 / elapsed : 0;
 	double bound = p->start_tokens + target * elapsed / 1e9;
-	uint64_t n = p->acquires;
 
 	rl_format_rate(cfg, spec, sizeof(spec));
 	if (quiet) {
@@ -170,7 +156,7 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 		printf("%s%s", p->name ? " name=" : "", p->name ? p->name : "");
 		if (p->set_client)
 			printf(" priority=%s weight=%u",
-			       prio_name(p->client.priority),
+			       tool_prio_name(p->client.priority, "mid"),
 			       p->client.weight ? p->client.weight : 1);
 		printf("\n");
 		return;
@@ -181,7 +167,7 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 		printf("limiter       %s\n", spec);
 	if (p->set_client)
 		printf("client        priority %s, weight %u\n",
-		       prio_name(p->client.priority),
+		       tool_prio_name(p->client.priority, "mid"),
 		       p->client.weight ? p->client.weight : 1);
 	if (unlimited)
 		printf("target rate   unlimited\n");
@@ -200,20 +186,7 @@ static void report(const struct pace *p, const struct rl_config *cfg,
 		       (unsigned long long)p->count, bound,
 		       p->count <= bound + 1 ? "held" : "EXCEEDED");
 	}
-	printf("elapsed       %s\n", fmt_ns(b1, sizeof(b1), elapsed));
-	printf("tokens        %llu in %llu acquires of up to %llu\n",
-	       (unsigned long long)p->count, (unsigned long long)n,
-	       (unsigned long long)p->size);
-	printf("grants        %llu immediate, %llu waited\n",
-	       (unsigned long long)st->immediate,
-	       (unsigned long long)st->waited);
-	printf("kernel wait   mean %s, max %s\n",
-	       fmt_ns(b1, sizeof(b1), st->waited ?
-		      (double)st->wait_ns_total / st->waited : 0),
-	       fmt_ns(b2, sizeof(b2), st->wait_ns_max));
-	printf("acquire wait  p50 %s, p99 %s\n",
-	       fmt_ns(b1, sizeof(b1), p->waits[(n - 1) * 50 / 100]),
-	       fmt_ns(b2, sizeof(b2), p->waits[(n - 1) * 99 / 100]));
+	report_waits(p, elapsed, st);
 }
 
 static int open_limiter(struct pace *p, const char *spec,
@@ -230,7 +203,8 @@ static int open_limiter(struct pace *p, const char *spec,
 	}
 	if (!p->name) {
 		ret = rl_set_config(p->fd, cfg);
-		return ret ? die("cannot set rate", spec, ret) : 0;
+		return ret ? tool_fail(1, "cannot set rate '%s': %s", spec,
+					 strerror(-ret)) : 0;
 	}
 	/* With a rate: create it if missing, open to everybody. */
 	ret = rl_attach(p->fd, p->name, spec ? RL_ATTACH_CREATE : 0, 0666,
@@ -241,142 +215,194 @@ static int open_limiter(struct pace *p, const char *spec,
 	else if (ret == -EACCES)
 		fprintf(stderr, "rlpace: permission denied for '%s'\n", p->name);
 	else if (ret == -EINVAL && spec)
-		return die("invalid rate for", p->name, ret);
+		return tool_fail(1, "invalid rate for '%s': %s", p->name,
+				 strerror(-ret));
 	else if (ret)
-		return die("cannot attach to", p->name, ret);
+		return tool_fail(1, "cannot attach to '%s': %s", p->name,
+				 strerror(-ret));
 	return ret ? 1 : 0;
+}
+
+/* The options of the command line that are not in struct pace. */
+struct args {
+	const char *spec;	/* -r, or NULL */
+	uint64_t threads;	/* -t */
+	bool quiet;		/* -q */
+};
+
+/*
+ * One option @opt (with optarg) into @p and @a: -1 to go on, or the exit
+ * status.
+ */
+static int parse_option(int opt, struct pace *p, struct args *a)
+{
+	uint64_t val;
+	int ret;
+
+	switch (opt) {
+	case 'r':
+		a->spec = optarg;
+		return -1;
+	case 'N':
+		if (!rl_name_valid(optarg))
+			return tool_usage(1, "invalid name '%s'", optarg);
+		p->name = optarg;
+		return -1;
+	case 'n':
+		if (rl_parse_amount(optarg, &p->count) || !p->count)
+			return tool_usage(1, "invalid count '%s'", optarg);
+		return -1;
+	case 's':
+		if (rl_parse_amount(optarg, &p->size) || !p->size)
+			return tool_usage(1, "invalid size '%s'", optarg);
+		return -1;
+	case 't':
+		if (rl_parse_amount(optarg, &a->threads) || !a->threads ||
+		    a->threads > MAX_THREADS)
+			return tool_usage(1,
+					  "invalid thread count '%s' (1 .. %d)",
+					  optarg, MAX_THREADS);
+		return -1;
+	case 'P':
+		ret = rl_parse_priority(optarg);
+		if (ret < 0)
+			return tool_usage(1,
+					  "invalid priority '%s' (low, mid, high, user)",
+					  optarg);
+		p->client.priority = (uint32_t)ret;
+		p->set_client = true;
+		return -1;
+	case 'W':
+		if (rl_parse_amount(optarg, &val) || !val ||
+		    val > RL_WEIGHT_MAX)
+			return tool_usage(1,
+					  "invalid weight '%s' (1 .. %d)",
+					  optarg, RL_WEIGHT_MAX);
+		p->client.weight = (uint32_t)val;
+		p->set_client = true;
+		return -1;
+	case 'q':
+		a->quiet = true;
+		return -1;
+	default:	/* getopt said what */
+		return tool_try_help(1);
+	}
+}
+
+/*
+ * The command line into @p, @a and, with -r, @cfg: -1 to go on, or the
+ * exit status (0 after --help and --version).
+ */
+static int parse_args(int argc, char **argv, struct pace *p, struct args *a,
+		      struct rl_config *cfg)
+{
+	static const struct option opts[] = {
+		TOOL_HELP_OPTION,
+		TOOL_VERSION_OPTION,
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "r:N:n:s:t:P:W:qh", opts,
+				  NULL)) != -1) {
+		ret = tool_std_option(opt, print_usage);
+		if (ret < 0)
+			ret = parse_option(opt, p, a);
+		if (ret >= 0)
+			return ret;
+	}
+	if (!a->spec && !p->name)
+		return tool_usage(1, "missing -r RATESPEC or -N NAME");
+	if (optind != argc)
+		return tool_usage(1, "unexpected argument '%s'", argv[optind]);
+	if (a->spec) {
+		ret = rl_parse_rate(a->spec, cfg);
+		if (ret)
+			return tool_usage(1, "invalid rate spec '%s': %s", a->spec,
+					  strerror(-ret));
+	}
+	if (a->spec && !p->name && !(cfg->flags & RL_CONFIG_UNLIMITED) &&
+	    !cfg->rate)
+		return tool_usage(1, "rate 0 pauses the limiter; nothing would be granted");
+	p->acquires = p->count / p->size + !!(p->count % p->size);
+	if (p->acquires > MAX_ACQUIRES)
+		return tool_usage(1, "too many acquires (%llu); use a larger -s",
+				  (unsigned long long)p->acquires);
+	return -1;
+}
+
+/*
+ * The limiter of @p open (created with @spec, @cfg), the client set: its
+ * configuration into @cfg, its statistics into @st0; 0 or the exit status.
+ */
+static int start(struct pace *p, const char *spec, struct rl_config *cfg,
+		 struct rl_stats *st0)
+{
+	int ret;
+
+	ret = open_limiter(p, spec, cfg);
+	if (ret)
+		return ret;
+	if (p->set_client) {
+		ret = rl_set_client(p->fd, &p->client);
+		if (ret == -ENOTTY)
+			fprintf(stderr, "rlpace: the loaded module has no priorities or weights\n");
+		if (ret)
+			return tool_fail(1, "cannot set the priority and weight: %s",
+					 strerror(-ret));
+	}
+	ret = rl_get_config(p->fd, cfg);
+	if (ret)
+		return tool_fail(1, "cannot read the configuration: %s",
+				 strerror(-ret));
+	if (!(cfg->flags & RL_CONFIG_UNLIMITED) && !cfg->rate)
+		fprintf(stderr, "rlpace: '%s' is paused (rate 0); waiting until it is resumed\n",
+			p->name);
+	ret = rl_get_stats(p->fd, st0);	/* a named limiter may be in use */
+	if (ret)
+		return tool_fail(1, "cannot read statistics: %s",
+				 strerror(-ret));
+	p->start_tokens = st0->available;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		TOOL_VERSION_OPTION,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct pace p = { .count = 100, .size = 1 };
-	const char *spec = NULL;
+	struct args a = { .threads = 1 };
 	struct rl_config cfg;
 	struct rl_stats st0, st;
-	uint64_t threads = 1, start, elapsed, val;
-	bool quiet = false;
-	int opt, ret;
+	uint64_t start_ns, elapsed;
+	int ret;
 
-	argv[0] = PROG;	/* for getopt's messages */
-	while ((opt = getopt_long(argc, argv, "r:N:n:s:t:P:W:qh", opts,
-				  NULL)) != -1) {
-		switch (opt) {
-		case 'r':
-			spec = optarg;
-			break;
-		case 'N':
-			if (!rl_name_valid(optarg))
-				return tool_usage(1, "invalid name '%s'", optarg);
-			p.name = optarg;
-			break;
-		case 'n':
-			if (rl_parse_amount(optarg, &p.count) || !p.count)
-				return tool_usage(1, "invalid count '%s'", optarg);
-			break;
-		case 's':
-			if (rl_parse_amount(optarg, &p.size) || !p.size)
-				return tool_usage(1, "invalid size '%s'", optarg);
-			break;
-		case 't':
-			if (rl_parse_amount(optarg, &threads) || !threads ||
-			    threads > MAX_THREADS)
-				return tool_usage(1,
-						  "invalid thread count '%s' (1 .. %d)",
-						  optarg, MAX_THREADS);
-			break;
-		case 'P':
-			ret = rl_parse_priority(optarg);
-			if (ret < 0)
-				return tool_usage(1,
-						  "invalid priority '%s' (low, mid, high, user)",
-						  optarg);
-			p.client.priority = (uint32_t)ret;
-			p.set_client = true;
-			break;
-		case 'W':
-			if (rl_parse_amount(optarg, &val) || !val ||
-			    val > RL_WEIGHT_MAX)
-				return tool_usage(1,
-						  "invalid weight '%s' (1 .. %d)",
-						  optarg, RL_WEIGHT_MAX);
-			p.client.weight = (uint32_t)val;
-			p.set_client = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			print_usage();
-			return 0;
-		case TOOL_OPT_VERSION:
-			return tool_version();
-		default:	/* getopt said what */
-			return tool_try_help(1);
-		}
-	}
-	if (!spec && !p.name)
-		return tool_usage(1, "missing -r RATESPEC or -N NAME");
-	if (optind != argc)
-		return tool_usage(1, "unexpected argument '%s'", argv[optind]);
-	if (spec) {
-		ret = rl_parse_rate(spec, &cfg);
-		if (ret)
-			return tool_usage(1, "invalid rate spec '%s': %s", spec,
-					  strerror(-ret));
-	}
-	if (spec && !p.name && !(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate)
-		return tool_usage(1, "rate 0 pauses the limiter; nothing would be granted");
-	p.acquires = p.count / p.size + !!(p.count % p.size);
-	if (p.acquires > MAX_ACQUIRES)
-		return tool_usage(1, "too many acquires (%llu); use a larger -s",
-				  (unsigned long long)p.acquires);
+	argv[0] = (char *)tool_name;	/* for getopt's messages */
+	ret = parse_args(argc, argv, &p, &a, &cfg);
+	if (ret >= 0)
+		return ret;
 	p.waits = calloc(p.acquires, sizeof(*p.waits));
 	if (!p.waits)
-		return die("cannot allocate", NULL, -ENOMEM);
-
-	ret = open_limiter(&p, spec, &cfg);
+		return tool_fail(1, "cannot allocate: %s", strerror(ENOMEM));
+	ret = start(&p, a.spec, &cfg, &st0);
 	if (ret)
 		return ret;
-	if (p.set_client) {
-		ret = rl_set_client(p.fd, &p.client);
-		if (ret == -ENOTTY)
-			fprintf(stderr, "rlpace: the loaded module has no priorities or weights\n");
-		if (ret)
-			return die("cannot set the priority and weight", NULL,
-				   ret);
-	}
-	ret = rl_get_config(p.fd, &cfg);
-	if (ret)
-		return die("cannot read the configuration", NULL, ret);
-	if (!(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate)
-		fprintf(stderr, "rlpace: '%s' is paused (rate 0); waiting until it is resumed\n",
-			p.name);
-	ret = rl_get_stats(p.fd, &st0);	/* a named limiter may be in use */
-	if (ret)
-		return die("cannot read statistics", NULL, ret);
-	p.start_tokens = st0.available;
 
-	start = rl_now_ns();
-	ret = run(&p, (unsigned int)threads);
-	elapsed = rl_now_ns() - start;
+	start_ns = rl_now_ns();
+	ret = run(&p, (unsigned int)a.threads);
+	elapsed = rl_now_ns() - start_ns;
 	if (ret)
-		return die("acquire", NULL, ret);
+		return tool_fail(1, "acquire: %s", strerror(-ret));
 	ret = rl_get_stats(p.fd, &st);
 	if (!ret)	/* the limits in force now: sysfs may change them */
 		ret = rl_get_config(p.fd, &cfg);
 	if (ret)
-		return die("cannot read statistics", NULL, ret);
+		return tool_fail(1, "cannot read statistics: %s",
+				 strerror(-ret));
 	st.immediate -= st0.immediate;
 	st.waited -= st0.waited;
 	st.wait_ns_total -= st0.wait_ns_total;
 
-	qsort(p.waits, p.acquires, sizeof(*p.waits), cmp_u64);
-	report(&p, &cfg, elapsed, &st, quiet);
+	qsort(p.waits, p.acquires, sizeof(*p.waits), tool_cmp_u64);
+	report(&p, &cfg, elapsed, &st, a.quiet);
 	rl_close(p.fd);
 	free(p.waits);
 	return 0;

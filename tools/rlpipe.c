@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,13 +28,12 @@
 
 #include "ratelimit.h"
 
-#define PROG		"rlpipe"
 #include "tool.h"
 
-#define EXIT_USAGE	2
+TOOL_NAME("rlpipe");
+
 #define DEFAULT_BUF	(64 * 1024)
 #define MAX_BUF		(64ULL << 20)
-#define NSEC_PER_SEC	1000000000ULL
 
 struct progress {
 	uint64_t start;		/* rl_now_ns() at the start */
@@ -60,17 +58,6 @@ static void print_usage(void)
 		"  --version    print the version\n"
 		"Copies stdin to stdout; exit 0 at the end of the input, 1 on errors,\n"
 		"2 on usage errors.\n");
-}
-
-/* An error other than of the command line: one line; returns @status. */
-static int fail(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tool_vmsg(fmt, ap);
-	va_end(ap);
-	return status;
 }
 
 /* "512 B", "1.5 KiB", "12.3 MiB", "1.02 GiB". */
@@ -117,29 +104,29 @@ static int open_limiter(const char *name, const char *spec,
 
 	fd = rl_open(0);
 	if (fd == -ENOENT || fd == -ENODEV || fd == -ENXIO)
-		return -fail(1, "cannot open %s: is the module loaded?",
-			     RL_DEVICE_PATH);
+		return -tool_fail(1, "cannot open %s: is the module loaded?",
+				  RL_DEVICE_PATH);
 	if (fd < 0)
-		return -fail(1, "cannot open %s: %s", RL_DEVICE_PATH,
-			     strerror(-fd));
+		return -tool_fail(1, "cannot open %s: %s", RL_DEVICE_PATH,
+				  strerror(-fd));
 	if (!name) {
 		ret = rl_set_config(fd, cfg);
 		if (ret)
-			return -fail(1, "cannot set rate '%s': %s", spec,
-				     strerror(-ret));
+			return -tool_fail(1, "cannot set rate '%s': %s", spec,
+					  strerror(-ret));
 		return fd;
 	}
 	ret = rl_attach(fd, name, spec ? RL_ATTACH_CREATE : 0, 0666,
 			spec ? cfg : NULL);
 	if (ret == -ENOENT)
-		return -fail(1, "no limiter named '%s' (-r creates it)", name);
+		return -tool_fail(1, "no limiter named '%s' (-r creates it)", name);
 	if (ret == -EACCES)
-		return -fail(1, "permission denied for '%s'", name);
+		return -tool_fail(1, "permission denied for '%s'", name);
 	if (ret == -ENOTTY)
-		return -fail(1, "the loaded module has no named limiters");
+		return -tool_fail(1, "the loaded module has no named limiters");
 	if (ret)
-		return -fail(1, "cannot attach to '%s': %s", name,
-			     strerror(-ret));
+		return -tool_fail(1, "cannot attach to '%s': %s", name,
+				  strerror(-ret));
 	return fd;
 }
 
@@ -182,7 +169,7 @@ static int copy(int lfd, char *buf, size_t size, bool show)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ret = fail(1, "read error: %s", strerror(errno));
+			ret = tool_fail(1, "read error: %s", strerror(errno));
 			break;
 		}
 		if (!n)
@@ -194,8 +181,8 @@ static int copy(int lfd, char *buf, size_t size, bool show)
 			ret = rl_acquire_ex(lfd, &req);
 		while (ret == -EINTR);
 		if (ret) {
-			ret = fail(1, "cannot take %zd bytes: %s", n,
-				   strerror(-ret));
+			ret = tool_fail(1, "cannot take %zd bytes: %s", n,
+					strerror(-ret));
 			break;
 		}
 		p.wait_ns += req.wait_ns;
@@ -211,7 +198,7 @@ static int copy(int lfd, char *buf, size_t size, bool show)
 			break;
 		}
 		if (ret) {
-			ret = fail(1, "write error: %s", strerror(-ret));
+			ret = tool_fail(1, "write error: %s", strerror(-ret));
 			break;
 		}
 		p.bytes += (uint64_t)n;
@@ -224,41 +211,45 @@ static int copy(int lfd, char *buf, size_t size, bool show)
 	return ret;
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+struct args {
+	const char *name;	/* -n, or NULL */
+	const char *spec;	/* -r, or NULL */
+	uint64_t size;		/* -b, 0 for the default */
+	bool show;		/* -p */
+	struct rl_config cfg;	/* of -r */
+};
+
+/* The command line into @a: -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
+		TOOL_HELP_OPTION,
 		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *name = NULL, *spec = NULL;
-	uint64_t size = 0;
-	struct rl_config cfg;
-	bool show = false;
-	int opt, fd, ret;
-	char *buf;
+	int opt;
 
-	argv[0] = PROG;	/* for getopt's messages */
 	while ((opt = getopt_long(argc, argv, "n:r:b:ph", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!rl_name_valid(optarg))
 				return tool_usage(EXIT_USAGE, "invalid name '%s'",
 						  optarg);
-			name = optarg;
+			a->name = optarg;
 			break;
 		case 'r':
-			spec = optarg;
+			a->spec = optarg;
 			break;
 		case 'b':
-			if (rl_parse_amount(optarg, &size) || !size ||
-			    size > MAX_BUF)
+			if (rl_parse_amount(optarg, &a->size) || !a->size ||
+			    a->size > MAX_BUF)
 				return tool_usage(EXIT_USAGE,
 						  "invalid buffer size '%s' (1 .. 64MiB)",
 						  optarg);
 			break;
 		case 'p':
-			show = true;
+			a->show = true;
 			break;
 		case 'h':
 			print_usage();
@@ -269,26 +260,43 @@ int main(int argc, char **argv)
 			return tool_try_help(EXIT_USAGE);
 		}
 	}
-	if (!name && !spec)
+	if (!a->name && !a->spec)
 		return tool_usage(EXIT_USAGE, "missing -r RATESPEC or -n NAME");
 	if (optind != argc)
 		return tool_usage(EXIT_USAGE, "unexpected argument '%s'",
 				  argv[optind]);
-	if (spec && rl_parse_rate(spec, &cfg))
-		return tool_usage(EXIT_USAGE, "invalid rate spec '%s'", spec);
-	if (spec && !name && !(cfg.flags & RL_CONFIG_UNLIMITED) && !cfg.rate)
+	if (a->spec && rl_parse_rate(a->spec, &a->cfg))
+		return tool_usage(EXIT_USAGE, "invalid rate spec '%s'", a->spec);
+	if (a->spec && !a->name && !(a->cfg.flags & RL_CONFIG_UNLIMITED) &&
+	    !a->cfg.rate)
 		return tool_usage(EXIT_USAGE,
 				  "rate 0 would never let a byte through");
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = { 0 };
+	struct rl_config cfg;
+	uint64_t size;
+	int fd, ret;
+	char *buf;
+
+	argv[0] = (char *)tool_name;	/* for getopt's messages */
+	ret = parse_args(argc, argv, &a);
+	if (ret >= 0)
+		return ret;
 
 	/* The reader going away is an error to handle, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
-	fd = open_limiter(name, spec, &cfg);
+	fd = open_limiter(a.name, a.spec, &a.cfg);
 	if (fd < 0)
 		return -fd;
 	ret = rl_get_config(fd, &cfg);
 	if (ret)
-		return fail(1, "cannot read the configuration: %s",
-			    strerror(-ret));
+		return tool_fail(1, "cannot read the configuration: %s",
+				 strerror(-ret));
+	size = a.size;
 	if (!size) {
 		/* Whole bursts at most: smoother than one big chunked grant. */
 		size = DEFAULT_BUF;
@@ -301,9 +309,9 @@ int main(int argc, char **argv)
 		size = cfg.concurrency;
 	buf = malloc(size);
 	if (!buf)
-		return fail(1, "cannot allocate %llu bytes",
-			    (unsigned long long)size);
-	ret = copy(fd, buf, size, show);
+		return tool_fail(1, "cannot allocate %llu bytes",
+				 (unsigned long long)size);
+	ret = copy(fd, buf, size, a.show);
 	free(buf);
 	rl_close(fd);
 	return ret;

@@ -19,7 +19,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,15 +30,17 @@
 
 #include "ratelimit.h"
 
-#define PROG		"rlrun"
 #include "tool.h"
+
+TOOL_NAME("rlrun");
 
 #define EXIT_TEMPFAIL	75	/* sysexits.h EX_TEMPFAIL */
 #define EXIT_FAIL	125
 #define EXIT_CANNOT_RUN	126
 #define EXIT_NOT_FOUND	127
-#define NSEC_PER_SEC	1000000000ULL
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* An error of rlrun, not of the command line: one line, status 125. */
+#define fail(...)	tool_fail(EXIT_FAIL, __VA_ARGS__)
 
 static pid_t child_pid;	/* of the command, for forward() */
 
@@ -59,17 +60,6 @@ static void print_usage(void)
 		"  --version       print the version\n"
 		"Exit status: CMD's (128+N if killed by signal N), 75 on timeout,\n"
 		"125 on errors of rlrun, 126/127 if CMD cannot be run / is not found.\n");
-}
-
-/* An error of rlrun, not of the command line: one line, status 125. */
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tool_vmsg(fmt, ap);
-	va_end(ap);
-	return EXIT_FAIL;
 }
 
 /* "1.5", "1.5s", "200ms", "2min", "1h" into ns; at most a day. */
@@ -257,79 +247,106 @@ static int run_command(char **argv)
 	return WEXITSTATUS(status);
 }
 
-int main(int argc, char **argv)
+/* The command line before CMD. */
+struct args {
+	const char *name;	/* -n */
+	uint64_t count;		/* -c */
+	uint64_t concurrency;	/* -C, 0 for none */
+	uint64_t timeout;	/* -w, RL_DEADLINE_NONE for none */
+	int prio;		/* -P */
+	bool verbose;		/* -v */
+};
+
+/*
+ * One option @opt (with optarg) into @a: -1 to go on, or the exit
+ * status.
+ */
+static int parse_option(int opt, struct args *a)
+{
+	switch (opt) {
+	case 'n':
+		if (!rl_name_valid(optarg))
+			return tool_usage(EXIT_FAIL, "invalid name '%s'", optarg);
+		a->name = optarg;
+		return -1;
+	case 'c':
+		if (rl_parse_amount(optarg, &a->count) || !a->count)
+			return tool_usage(EXIT_FAIL, "invalid count '%s'", optarg);
+		return -1;
+	case 'w':
+		if (parse_timeout(optarg, &a->timeout))
+			return tool_usage(EXIT_FAIL,
+					  "invalid timeout '%s' (0 .. 1 day)",
+					  optarg);
+		return -1;
+	case 'C':
+		if (rl_parse_amount(optarg, &a->concurrency) || !a->concurrency)
+			return tool_usage(EXIT_FAIL, "invalid concurrency '%s'",
+					  optarg);
+		return -1;
+	case 'P':
+		a->prio = rl_parse_priority(optarg);
+		if (a->prio < 0)
+			return tool_usage(EXIT_FAIL,
+					  "invalid priority '%s' (low, mid, high, user)",
+					  optarg);
+		return -1;
+	case 'v':
+		a->verbose = true;
+		return -1;
+	default:	/* getopt said what */
+		return tool_try_help(EXIT_FAIL);
+	}
+}
+
+/* The command line into @a: -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
+		TOOL_HELP_OPTION,
 		TOOL_VERSION_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t count = 1, concurrency = 0, timeout = RL_DEADLINE_NONE;
-	const char *name = NULL;
-	bool verbose = false;
-	int opt, fd, ret, prio = RL_PRIO_DEFAULT;
+	int opt, ret;
 
-	argv[0] = PROG;	/* for getopt's messages */
 	/* "+": options end at the command, which has its own. */
 	while ((opt = getopt_long(argc, argv, "+n:c:w:C:P:vh", opts,
 				  NULL)) != -1) {
-		switch (opt) {
-		case 'n':
-			if (!rl_name_valid(optarg))
-				return tool_usage(EXIT_FAIL, "invalid name '%s'",
-						  optarg);
-			name = optarg;
-			break;
-		case 'c':
-			if (rl_parse_amount(optarg, &count) || !count)
-				return tool_usage(EXIT_FAIL, "invalid count '%s'",
-						  optarg);
-			break;
-		case 'w':
-			if (parse_timeout(optarg, &timeout))
-				return tool_usage(EXIT_FAIL,
-						  "invalid timeout '%s' (0 .. 1 day)",
-						  optarg);
-			break;
-		case 'C':
-			if (rl_parse_amount(optarg, &concurrency) || !concurrency)
-				return tool_usage(EXIT_FAIL,
-						  "invalid concurrency '%s'",
-						  optarg);
-			break;
-		case 'P':
-			prio = rl_parse_priority(optarg);
-			if (prio < 0)
-				return tool_usage(EXIT_FAIL,
-						  "invalid priority '%s' (low, mid, high, user)",
-						  optarg);
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			print_usage();
-			return 0;
-		case TOOL_OPT_VERSION:
-			return tool_version();
-		default:	/* getopt said what */
-			return tool_try_help(EXIT_FAIL);
-		}
+		ret = tool_std_option(opt, print_usage);
+		if (ret < 0)
+			ret = parse_option(opt, a);
+		if (ret >= 0)
+			return ret;
 	}
-	if (!name)
+	if (!a->name)
 		return tool_usage(EXIT_FAIL, "missing -n NAME");
 	if (optind >= argc)
 		return tool_usage(EXIT_FAIL, "missing the command to run");
-	if (concurrency && count > concurrency)
+	if (a->concurrency && a->count > a->concurrency)
 		return tool_usage(EXIT_FAIL,
 				  "%llu permits exceed the concurrency %llu",
-				  (unsigned long long)count,
-				  (unsigned long long)concurrency);
+				  (unsigned long long)a->count,
+				  (unsigned long long)a->concurrency);
+	return -1;
+}
 
-	fd = attach_limiter(name, concurrency);
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.count = 1,
+		.timeout = RL_DEADLINE_NONE,
+		.prio = RL_PRIO_DEFAULT,
+	};
+	int fd, ret;
+
+	argv[0] = (char *)tool_name;	/* for getopt's messages */
+	ret = parse_args(argc, argv, &a);
+	if (ret >= 0)
+		return ret;
+	fd = attach_limiter(a.name, a.concurrency);
 	if (fd < 0)
 		return -fd;
-	ret = take_permits(fd, name, count, timeout, prio, verbose);
+	ret = take_permits(fd, a.name, a.count, a.timeout, a.prio, a.verbose);
 	if (ret)
 		return ret;
 	ret = run_command(argv + optind);

@@ -117,7 +117,7 @@ static const struct bad_case bad[] = {
 	  "t.conf:5: invalid rate '1/x' " BAD_RATE "\n" },
 };
 
-#define N_OTHER		17	/* cases besides bad[] */
+#define N_OTHER		19	/* cases besides bad[] */
 
 static int test_num;
 static int failures;
@@ -329,6 +329,11 @@ static void test_goods(void)
 		  &unl, 0644, 0, 0);
 	test_good("[a]\nrate = unlimited\nconcurrency = 1M\nmode = 0\n"
 		  "owner = 0\ngroup = 4294967294\n", &big, 0, 0, 4294967294U);
+	/* rlsyncd's [global NAME] sections are skipped, keys and all. */
+	test_good("[a]\nrate = 100/s:20\n[global a]\nrate = 5000/s\n"
+		  "lease = 10s\n", &rate_burst, 0644, 0, 0);
+	test_good("[global a]\nredis = unix:/x\n[ a ]\nrate = 100/s:20\n",
+		  &rate_burst, 0644, 0, 0);
 	/* The semaphore's burst, cut to what a one-day period allows. */
 	test_good("[a]\nrate = 0/d\nunlimited = 1\nconcurrency = 1Ti\n",
 		  &day, 0644, 0, 0);

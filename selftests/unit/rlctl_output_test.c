@@ -74,6 +74,19 @@ static int fake_limiter(const char *root, const char *name, uint64_t rate,
 	       put_file(dir, "wait_histogram", hist) ? -1 : 0;
 }
 
+/* The whole of a small file @path into @buf: 0 or -1. */
+static int file_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	return fclose(f) ? -1 : 0;
+}
+
 static int rm_one(const char *path, const struct stat *sb, int type,
 		  struct FTW *ftw)
 {
@@ -213,6 +226,117 @@ TEST_F(tree, wait_percentiles_short)
 	run_rlctl(_metadata, self->root, mixed, &self->r);
 	EXPECT_HAS(self->r.out,
 		   "\nwait p50/90/99 <= 0 ns, <= 2 ns, <= 4.1 us  (of 100 waits)\n");
+}
+
+/*
+ * Every sample of rlctl export follows the HELP and TYPE lines of its
+ * family; the histogram's buckets are cumulative, ending at the count.
+ */
+static void expect_families(struct __test_metadata *_metadata, char *out)
+{
+	char family[128] = "", label[128] = "", *line, *save = NULL, *sp;
+	unsigned long long v, last = 0;
+	int help = 0;
+
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "# HELP ", 7)) {
+			sp = strchr(line + 7, ' ');
+			ASSERT_NE(NULL, sp);
+			snprintf(family, sizeof(family), "%.*s",
+				 (int)(sp - line - 7), line + 7);
+			help = 1;
+			last = 0;
+			continue;
+		}
+		if (!strncmp(line, "# TYPE ", 7)) {
+			EXPECT_EQ(1, help);
+			EXPECT_EQ(0, strncmp(line + 7, family, strlen(family)));
+			help = 2;
+			continue;
+		}
+		EXPECT_EQ(2, help) TH_LOG("no HELP and TYPE before %s", line);
+		EXPECT_EQ(0, strncmp(line, family, strlen(family)))
+			TH_LOG("%s is not of %s", line, family);
+		sp = strchr(line, '{');
+		EXPECT_TRUE(sp && !strncmp(sp, "{limiter=\"", 10))
+			TH_LOG("%s has no limiter label", line);
+		if (!sp || !strstr(line, "_bucket{"))
+			continue;
+		/* Cumulative within the buckets of one limiter. */
+		if (strncmp(label, sp, strcspn(sp, ",")) ||
+		    strlen(label) != strcspn(sp, ",")) {
+			snprintf(label, sizeof(label), "%.*s",
+				 (int)strcspn(sp, ","), sp);
+			last = 0;
+		}
+		sp = strrchr(line, ' ');
+		ASSERT_NE(NULL, sp);
+		v = strtoull(sp + 1, NULL, 10);
+		EXPECT_LE(last, v) TH_LOG("%s: not cumulative", line);
+		last = v;
+	}
+}
+
+/* rlctl export: the Prometheus text format, to stdout or a file. */
+TEST_F(tree, export_prometheus)
+{
+	static const char *const all[] = { "export", NULL };
+	static const char hist[] = "0 3\n1024 2\n4096 7\n2097152 1\n";
+	static char path[PATH_LEN];
+	static const char *const to_file[] = { "export", "-o", path, "api",
+					       NULL };
+	char text[OUT_MAX];
+	static const char *const one[] = { "export", "api", NULL };
+
+	ASSERT_EQ(0, fake_limiter(self->root, "api", 1, SEC, "", hist));
+	ASSERT_EQ(0, fake_limiter(self->root, "x.y-z", 5, 2 * SEC, "", ""));
+	run_rlctl(_metadata, self->root, all, &self->r);
+	EXPECT_HAS(self->r.out, "# TYPE ratelimit_wait_seconds histogram\n");
+	EXPECT_HAS(self->r.out,
+		   "\nratelimit_rate_tokens_per_second{limiter=\"x.y-z\"} 2.5\n");
+	EXPECT_HAS(self->r.out,
+		   "\nratelimit_granted_tokens_total{limiter=\"api\"} 0\n");
+	/* 1024 ns: the bucket of 1024-2047 ns is not in it, 4096-8191 is. */
+	EXPECT_HAS(self->r.out,
+		   "\nratelimit_wait_seconds_bucket{limiter=\"api\",le=\"1.024e-06\"} 3\n");
+	EXPECT_HAS(self->r.out,
+		   "\nratelimit_wait_seconds_bucket{limiter=\"api\",le=\"6.5536e-05\"} 12\n");
+	EXPECT_HAS(self->r.out,
+		   "\nratelimit_wait_seconds_bucket{limiter=\"api\",le=\"+Inf\"} 13\n");
+	EXPECT_HAS(self->r.out,
+		   "\nratelimit_wait_seconds_count{limiter=\"api\"} 13\n");
+	expect_families(_metadata, self->r.out);
+
+	/* -o: the same text, in a file written whole. */
+	snprintf(path, sizeof(path), "%s/api.prom", self->root);
+	run_rlctl(_metadata, self->root, to_file, &self->r);
+	EXPECT_STREQ("", self->r.out);
+	run_rlctl(_metadata, self->root, one, &self->r);
+	ASSERT_EQ(0, file_text(path, text, sizeof(text)));
+	EXPECT_STREQ(self->r.out, text);
+}
+
+/* A missing limiter is an error, and -o then writes nothing. */
+TEST_F(tree, export_errors)
+{
+	static char path[PATH_LEN];
+	static const char *const missing[] = { "export", "-o", path, "api",
+					       "gone", NULL };
+	static const char *const bad_opt[] = { "export", "-x", NULL };
+	static const char *const bad_name[] = { "export", "a/b", NULL };
+
+	ASSERT_EQ(0, fake_limiter(self->root, "api", 1, SEC, "", ""));
+	snprintf(path, sizeof(path), "%s/out.prom", self->root);
+	ASSERT_EQ(0, run_tool("rlctl", missing, self->root, &self->r));
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_STREQ("rlctl: no limiter named 'gone'\n", self->r.err);
+	EXPECT_NE(0, access(path, F_OK));
+	ASSERT_EQ(0, run_tool("rlctl", bad_opt, self->root, &self->r));
+	EXPECT_EQ(2, self->r.status);
+	ASSERT_EQ(0, run_tool("rlctl", bad_name, self->root, &self->r));
+	EXPECT_EQ(2, self->r.status);
+	EXPECT_HAS(self->r.err, "invalid name 'a/b'");
 }
 
 TEST_HARNESS_MAIN

@@ -159,7 +159,19 @@ check)
 		rc=$(sed -n "s/.*@@rl end $n rc=//p" "$log")
 		sed -n "/@@rl begin $n\$/,/@@rl end $n /p" "$log" |
 			rl_tap "${pfx}selftests/$n" "${rc:-none}"
-	done ;;
+	done
+	# rlctl's --json and export outputs, printed by its selftest, parsed
+	# here by real parsers: Debian's python3 (and its Prometheus client
+	# library), which scripts/deps.sh installs.
+	if [ -f "$root/selftests/ratelimit_rlctl_test" ]; then
+		if /usr/bin/python3 "$here/output_check.py" "$log" > "$out/outputs.txt"; then
+			while read -r res what; do
+				rl_result "$res" "${pfx}$what"
+			done < "$out/outputs.txt"
+		else
+			rl_result FAIL "${pfx}rlctl --json outputs reached the host"
+		fi
+	fi ;;
 run)
 	rl_result "$(check marker 'end demo rc=0')" "${pfx}demo ran" ;;
 bench)

@@ -1,0 +1,131 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Three real rlsyncd agents (built on selftests/global/fake_kernel.c, a
+# simulated limiter per agent) sharing 5000/s through their own
+# redis-server: fair shares, a demand shift, an agent killed, Redis killed
+# and restarted empty; the sum of the rates the agents set never exceeds
+# 5000. Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
+# Lease 1 s, refresh 100 ms, no floors (hold 0). Prints "ok"/"not ok"
+# lines with figures; KEEP=DIR keeps the agents' messages (h1.out ...).
+set -u
+
+d=${RLSYNCD_FAKE:?}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-agents.XXXXXX")
+sock=$tmp/r.sock
+lua=tools/global/ratelimit.lua
+rpid=''
+pids=''
+
+# shellcheck disable=SC2317 # called by the trap
+cleanup()
+{
+	for p in $pids $rpid; do kill -9 "$p" 2>/dev/null || :; done
+	wait 2>/dev/null
+	[ -z "${KEEP:-}" ] || cp "$tmp"/h*.out "$KEEP"/ 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+now() { date +%s%3N; }
+rate() { tail -n 1 "$tmp/$1.log" | cut -d' ' -f2; }
+# ok NAME CONDITION(awk) FIGURES
+check()
+{
+	if awk "BEGIN { exit !($2) }"; then
+		echo "ok - agents $1: $3"
+	else
+		echo "not ok - agents $1: $3"
+	fi
+}
+
+start_redis()
+{
+	redis-server --port 0 --unixsocket "$sock" --dir "$tmp" --save '' \
+		--appendonly no --logfile "$tmp/redis.log" &
+	rpid=$!
+	i=0
+	until redis-cli -s "$sock" PING >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ "$i" -lt 100 ] || { echo "not ok - agents: no redis"; exit 1; }
+		sleep 0.05
+	done
+}
+
+# wait_for MS CONDITION(awk, $2=h1 $3=h2 ...): ms it took, or -1
+wait_for()
+{
+	t0=$(now)
+	while [ $(($(now) - t0)) -le "$1" ]; do
+		if awk "BEGIN { h1 = $(rate h1); h2 = $(rate h2); h3 = $(rate h3); exit !($2) }"; then
+			echo $(($(now) - t0))
+			return
+		fi
+		sleep 0.02
+	done
+	echo -1
+}
+
+start_redis
+echo 500 >"$tmp/h1.d"
+echo 5000 >"$tmp/h2.d"
+echo 5000 >"$tmp/h3.d"
+for h in h1 h2 h3; do
+	: >"$tmp/$h.log"
+	RLS_FAKE_DEMAND=$tmp/$h.d RLS_FAKE_OUT=$tmp/$h.log "$d" --lua "$lua" \
+		-r "unix:$sock" -H "$h" -l 1s -R 100ms -T 0s api=5000/s \
+		>"$tmp/$h.out" 2>&1 &
+	pids="$pids $!"
+done
+# shellcheck disable=SC2086 # the pids, one word each
+set -- $pids
+p3=$3
+
+# Learning (1 s from creation), then max-min shares within 3 refreshes.
+ms=$(wait_for 3000 'h1 > 0 && h2 > 2000 && h3 > 2000')
+sleep 0.35
+h1=$(rate h1) h2=$(rate h2) h3=$(rate h3)
+check "fair share" "$h1 >= 450 && $h1 <= 600 && ($h2 + $h3) * ($h2 + $h3) / (2 * ($h2 * $h2 + $h3 * $h3)) >= 0.99 && $h2 + $h3 >= (5000 - $h1) * 0.98" \
+	"first share ${ms} ms after start (learning 1000 ms); has $h1 $h2 $h3, max-min of wants ~550 2225 2225"
+
+echo 0 >"$tmp/h1.d"
+ms=$(wait_for 2000 'h2 >= 2450 && h3 >= 2450')
+check "demand shift" "$ms >= 0 && $ms <= 1000" \
+	"h1 stopped: h2, h3 at >= 2450 after $ms ms (refresh 100 ms): $(rate h2) $(rate h3)"
+
+tk=$(now)
+kill -9 "$p3"
+echo "$tk 0.000" >>"$tmp/h3.log"
+ms=$(wait_for 3000 'h2 >= 4900')
+check "agent killed" "$ms >= 800 && $ms <= 2000" \
+	"h3 killed: h2 got its share after $ms ms (lease 1000 ms): $(rate h2)"
+
+tr=$(now)
+kill -9 "$rpid"
+wait "$rpid" 2>/dev/null
+ms=$(wait_for 3000 'h1 == 0 && h2 == 0')
+held=$(($(tail -n 1 "$tmp/h2.log" | cut -d' ' -f1) - tr))
+check "redis killed" "$held >= 700 && $held <= 1300" \
+	"h2 kept its lease $held ms after Redis died (lease 1000 ms), then pessimistic: $(rate h2)"
+
+rm -f "$sock"
+start_redis
+ms=$(wait_for 4000 'h2 >= 4900')
+check "redis restarted empty" "$ms >= 900 && $ms <= 2500" \
+	"library loaded and resource configured again by the agents; h2 back at $(rate h2) after $ms ms (learning 1000 ms)"
+
+max=$(for h in h1 h2 h3; do sed "s/\$/ $h/" "$tmp/$h.log"; done | sort -n |
+	awk '{ r[$3] = $2; s = 0; for (h in r) s += r[h]; if (s > m) m = s }
+	     END { printf "%.3f", m }')
+check "global bound" "$max <= 5000.001" \
+	"largest sum of the rates set over the run: $max of 5000"
+
+# shellcheck disable=SC2086 # the pids, one word each
+set -- $pids
+kill "$1" "$2"
+rc=0
+wait "$1" || rc=$?
+wait "$2" || rc=$?
+pids=
+check "SIGTERM" "$rc == 0 && $(rate h1) == 0 && $(rate h2) == 0" \
+	"agents exit 0 and leave their limiters paused"

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * fake_kernel.c - the few libratelimit calls rlsyncd makes, on a simulated
+ * limiter instead of /dev/ratelimit, so that selftests/global/agents.sh
+ * can run real rlsyncd agents on this host without the module.
+ *
+ * The limiter serves min(demand, rate) tokens per second; demand is read
+ * from the file $RLS_FAKE_DEMAND (tokens per second) at each stats read,
+ * and callers wait (a waiter is counted) while demand exceeds the rate.
+ * Every rate set is appended to $RLS_FAKE_OUT as "MS RATE", MS being
+ * CLOCK_REALTIME in milliseconds (the test compares agents by it).
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ratelimit.h"
+
+static struct {
+	struct rl_config cfg;
+	double rate;
+	double granted;
+	double wait_ns;
+	uint64_t waiters;
+	uint64_t t_ns;
+} lim;
+
+uint64_t rl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static double demand(void)
+{
+	const char *path = getenv("RLS_FAKE_DEMAND");
+	double d = 0;
+	FILE *f;
+
+	f = path ? fopen(path, "re") : NULL;
+	if (f) {
+		if (fscanf(f, "%lf", &d) != 1)
+			d = 0;
+		fclose(f);
+	}
+	return d;
+}
+
+/* Serve the time since the last call at the rate in force. */
+static void advance(void)
+{
+	uint64_t now = rl_now_ns();
+	double dt = (double)(now - lim.t_ns) / 1e9, d = demand();
+
+	lim.granted += (d < lim.rate ? d : lim.rate) * dt;
+	lim.waiters = d > lim.rate + 0.001;
+	if (lim.waiters)
+		lim.wait_ns += dt * 1e9;
+	lim.t_ns = now;
+}
+
+int rl_name_valid(const char *name)
+{
+	return name && *name && *name != '.' && strlen(name) < RL_NAME_MAX;
+}
+
+int rl_open_named(const char *name, uint32_t flags, uint32_t mode,
+		  const struct rl_config *cfg)
+{
+	(void)name;
+	(void)flags;
+	(void)mode;
+	if (cfg)
+		lim.cfg = *cfg;
+	lim.t_ns = rl_now_ns();
+	return 100;
+}
+
+int rl_close(int fd)
+{
+	(void)fd;
+	return 0;
+}
+
+int rl_get_config(int fd, struct rl_config *cfg)
+{
+	(void)fd;
+	*cfg = lim.cfg;
+	return 0;
+}
+
+int rl_set_config(int fd, const struct rl_config *cfg)
+{
+	const char *path = getenv("RLS_FAKE_OUT");
+	struct timespec ts;
+	FILE *f;
+
+	(void)fd;
+	if (!cfg->period_ns)
+		return -EINVAL;
+	advance();
+	lim.cfg = *cfg;
+	lim.rate = (double)cfg->rate * 1e9 / (double)cfg->period_ns;
+	f = path ? fopen(path, "ae") : NULL;
+	if (f) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		fprintf(f, "%lld %.3f\n",
+			(long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+			lim.rate);
+		fclose(f);
+	}
+	return 0;
+}
+
+int rl_get_stats(int fd, struct rl_stats *st)
+{
+	(void)fd;
+	advance();
+	memset(st, 0, sizeof(*st));
+	st->granted = (uint64_t)lim.granted;
+	st->waiters = lim.waiters;
+	st->wait_ns_total = (uint64_t)lim.wait_ns;
+	return 0;
+}

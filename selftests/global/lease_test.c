@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * lease_test.c - the Redis side of global limits (tools/global/ratelimit.lua)
+ * driven directly, with simulated hosts, against a private redis-server
+ * that selftests/global/run.sh starts.
+ *
+ *   lease_test SOCKET
+ *
+ * Each simulated host behaves as rlsyncd does: it runs at the rate of its
+ * last reply until its lease ends on its own clock (measured from when it
+ * sent the request, less a margin), then at its floor; some replies are
+ * "lost" (the host keeps its old lease). The checks are on what the hosts
+ * run at, not only on what Redis believes. Prints one "ok"/"not ok" line
+ * per test with its figures, and "N passed, N failed" last.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#define NHOST		8
+#define MARGIN_MS	20.0
+#define EPS		0.001
+
+struct host {
+	char id[16];
+	double rate;		/* what it runs at while its lease lasts */
+	double floor;		/* what it runs at after */
+	double exp_ms;		/* end of its lease, local clock */
+	double mexp_ms;		/* end of its floor, local clock */
+	double wants;
+	double want_floor;
+};
+
+static redisContext *rc;
+static const char *res = "t";
+static const char *hold = "0";	/* floors end with the lease */
+static int passed, failed;
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(double ms)
+{
+	usleep((useconds_t)(ms * 1000));
+}
+
+/* FCALL @fn on the resource with @argc string arguments. */
+static redisReply *fcall(const char *fn, int argc, ...)
+{
+	const char *argv[16];
+	char keys[4][80];
+	va_list ap;
+	int i, n = 0;
+
+	snprintf(keys[0], sizeof(keys[0]), "rl:{%s}:cfg", res);
+	snprintf(keys[1], sizeof(keys[1]), "rl:{%s}:epoch", res);
+	snprintf(keys[2], sizeof(keys[2]), "rl:{%s}:members", res);
+	snprintf(keys[3], sizeof(keys[3]), "rl:{%s}:bucket", res);
+	argv[n++] = "FCALL";
+	argv[n++] = fn;
+	argv[n++] = "4";
+	for (i = 0; i < 4; i++)
+		argv[n++] = keys[i];
+	va_start(ap, argc);
+	for (i = 0; i < argc && n < 16; i++)
+		argv[n++] = va_arg(ap, const char *);
+	va_end(ap);
+	return redisCommandArgv(rc, n, argv, NULL);
+}
+
+static void check(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - %s: ", ok ? "ok" : "not ok", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+static void configure(const char *mode, const char *cap, const char *algo,
+		      const char *lease, const char *burst)
+{
+	redisReply *r = fcall("rl_config", 9, "test", mode, cap, algo, lease,
+			      "50", hold, "300", burst);
+
+	if (!r || r->type == REDIS_REPLY_ERROR) {
+		fprintf(stderr, "rl_config: %s\n", r ? r->str : rc->errstr);
+		exit(1);
+	}
+	freeReplyObject(r);
+}
+
+/* What @h runs at now on its own clock. */
+static double running(const struct host *h)
+{
+	double now = mono_ms();
+
+	if (now < h->exp_ms)
+		return h->rate;
+	return now < h->mexp_ms ? h->floor : 0;
+}
+
+static double total(const struct host *hs, int n)
+{
+	double sum = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += running(&hs[i]);
+	return sum;
+}
+
+/*
+ * One refresh of @h: report wants and what it runs at, apply the reply
+ * unless @lose. Returns 0, or -1 on an error reply (printed).
+ */
+static int renew(struct host *h, int lose)
+{
+	char w[32], has[32], fl[32];
+	double sent = mono_ms();
+	redisReply *r;
+
+	snprintf(w, sizeof(w), "%.3f", h->wants);
+	snprintf(has, sizeof(has), "%.6f", running(h));
+	snprintf(fl, sizeof(fl), "%.3f", h->want_floor);
+	r = fcall("rl_lease", 5, h->id, w, has, "1", fl);
+	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 9) {
+		printf("# rl_lease: %s\n", r && r->str ? r->str : "no reply");
+		freeReplyObject(r);
+		return -1;
+	}
+	if (!lose) {
+		h->rate = atof(r->element[0]->str);
+		h->floor = atof(r->element[1]->str);
+		h->exp_ms = sent + r->element[2]->integer - MARGIN_MS;
+		h->mexp_ms = h->exp_ms + r->element[4]->integer;
+	}
+	freeReplyObject(r);
+	return 0;
+}
+
+static void hosts_init(struct host *hs, int n, double wants)
+{
+	int i;
+
+	memset(hs, 0, n * sizeof(*hs));
+	for (i = 0; i < n; i++) {
+		snprintf(hs[i].id, sizeof(hs[i].id), "h%d", i);
+		hs[i].wants = wants;
+	}
+}
+
+static void round_all(struct host *hs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		renew(&hs[i], 0);
+}
+
+/* Random calls from NHOST hosts: the sum they run at never exceeds C. */
+static void test_random(void)
+{
+	struct host hs[NHOST];
+	double worst = 0, t, start;
+	int calls = 0, errs = 0;
+
+	res = "rand";
+	hold = "1000";
+	configure("lease", "1000", "fair", "400", "0");
+	hold = "0";
+	hosts_init(hs, NHOST, 0);
+	srand(11);
+	start = mono_ms();
+	while ((t = mono_ms()) - start < 3000) {
+		struct host *h = &hs[rand() % NHOST];
+
+		if (h == &hs[NHOST - 1] && t - start > 1500)
+			continue;	/* one host dies half-way */
+		h->wants = rand() % 600;
+		h->want_floor = rand() % 4 ? 0 : rand() % 100;
+		errs += renew(h, rand() % 10 == 0) < 0;
+		calls++;
+		worst = fmax(worst, total(hs, NHOST));
+		sleep_ms(rand() % 3);
+	}
+	check(worst <= 1000 + EPS && !errs, "random calls keep sum <= C",
+	      "%d calls from %d hosts over 3 s, 10%% replies lost, max sum %.1f of 1000",
+	      calls, NHOST, worst);
+}
+
+static double jain(double a, double b)
+{
+	return (a + b) * (a + b) / (2 * (a * a + b * b));
+}
+
+/* Wait out the learning period of a new resource, renewing. */
+static void learn(struct host *hs, int n, double lease)
+{
+	double start = mono_ms();
+
+	while (mono_ms() - start < lease + 60) {
+		round_all(hs, n);
+		sleep_ms(50);
+	}
+}
+
+/* One wanting 10 %, two wanting all: max-min shares within 3 rounds. */
+static void test_fair(void)
+{
+	struct host hs[3];
+	int r, conv = -1;
+	double j = 0;
+
+	res = "fair";
+	configure("lease", "5000", "fair", "400", "0");
+	hosts_init(hs, 3, 5000);
+	learn(hs, 3, 400);
+	hs[0].wants = 500;
+	for (r = 1; r <= 6; r++) {
+		round_all(hs, 3);
+		j = jain(hs[1].rate, hs[2].rate);
+		printf("# round %d: %.0f %.0f %.0f\n", r, hs[0].rate, hs[1].rate, hs[2].rate);
+		if (conv < 0 && fabs(hs[0].rate - 500) < 1 &&
+		    fabs(hs[1].rate - 2250) < 23 && j >= 0.99)
+			conv = r;
+	}
+	check(conv > 0 && conv <= 3, "fair share",
+	      "has %.0f %.0f %.0f (max-min 500 2250 2250), Jain %.4f, converged in round %d",
+	      hs[0].rate, hs[1].rate, hs[2].rate, j, conv);
+}
+
+static void test_proportional(void)
+{
+	struct host hs[3];
+	double err = 0;
+	int i;
+
+	res = "prop";
+	configure("lease", "3000", "proportional", "400", "0");
+	hosts_init(hs, 3, 0);
+	learn(hs, 3, 400);
+	for (i = 0; i < 3; i++)
+		hs[i].wants = 1000 * (i + 1);
+	for (i = 0; i < 4; i++)
+		round_all(hs, 3);
+	for (i = 0; i < 3; i++)
+		err = fmax(err, fabs(hs[i].rate / (500.0 * (i + 1)) - 1));
+	check(err <= 0.05, "proportional share",
+	      "wants 1000 2000 3000 of 3000: has %.0f %.0f %.0f, worst error %.2f %%",
+	      hs[0].rate, hs[1].rate, hs[2].rate, err * 100);
+}
+
+/* h2 stops renewing: h1 gets its share after one lease, not before. */
+static void test_expiry(void)
+{
+	struct host hs[3];
+	double stop, before = 0, after_ms = -1;
+
+	res = "exp";
+	configure("lease", "5000", "fair", "400", "0");
+	hosts_init(hs, 3, 5000);
+	hs[0].wants = 500;
+	learn(hs, 3, 400);
+	round_all(hs, 3);
+	round_all(hs, 3);
+	stop = mono_ms();
+	while (mono_ms() - stop < 800) {
+		renew(&hs[0], 0);
+		renew(&hs[1], 0);
+		if (mono_ms() - stop < 380)
+			before = fmax(before, hs[1].rate);
+		if (after_ms < 0 && hs[1].rate > 4499)
+			after_ms = mono_ms() - stop;
+		sleep_ms(20);
+	}
+	check(before <= 2250 + 23 && after_ms >= 380 && after_ms <= 600,
+	      "silent host loses its share after one lease",
+	      "lease 400 ms: max %.0f before expiry, 4500 reached %.0f ms after h2 stopped",
+	      before, after_ms);
+}
+
+/* FLUSHALL: learning for one lease, the hosts' rates summed stay <= C. */
+static void test_flush(void)
+{
+	struct host hs[4];
+	double t0, worst = 0, newcomer = 0, late = 0;
+	redisReply *r;
+
+	res = "flush";
+	configure("lease", "5000", "fair", "400", "0");
+	hosts_init(hs, 4, 5000);
+	learn(hs, 3, 400);
+	round_all(hs, 3);
+	r = redisCommand(rc, "FLUSHALL");
+	freeReplyObject(r);
+	t0 = mono_ms();
+	while (mono_ms() - t0 < 900) {
+		int i;
+
+		for (i = 0; i < 4; i++) {
+			if (i == 2)
+				continue;	/* h2 holds its lease, silent */
+			if (renew(&hs[i], 0) < 0)
+				configure("lease", "5000", "fair", "400", "0");
+			worst = fmax(worst, total(hs, 4));
+		}
+		if (mono_ms() - t0 < 350)
+			newcomer = fmax(newcomer, hs[3].rate);
+		late = hs[3].rate;
+		sleep_ms(20);
+	}
+	check(worst <= 5000 + EPS && newcomer == 0 && late > 1600,
+	      "lost state: learning mode",
+	      "max sum %.0f of 5000; a new host got %.0f during learning, %.0f after (3 share 5000)",
+	      worst, newcomer, late);
+}
+
+/*
+ * FLUSHALL while a host whose lease ended runs at its floor: learning
+ * lasts the lease plus the hold, so its floor is not handed out again.
+ */
+static void test_flush_floor(void)
+{
+	struct host hs[3];
+	double t0, worst = 0;
+	redisReply *r;
+	int i;
+
+	res = "flushf";
+	hold = "600";
+	configure("lease", "1000", "fair", "400", "0");
+	hold = "0";
+	hosts_init(hs, 3, 1000);
+	hs[2].want_floor = 300;
+	learn(hs, 3, 1000);
+	round_all(hs, 3);
+	while (mono_ms() < hs[2].exp_ms + 20) {	/* h2 falls silent */
+		renew(&hs[0], 0);
+		renew(&hs[1], 0);
+		sleep_ms(20);
+	}
+	r = redisCommand(rc, "FLUSHALL");
+	freeReplyObject(r);
+	t0 = mono_ms();
+	while (mono_ms() - t0 < 1300) {
+		for (i = 0; i < 2; i++) {
+			if (renew(&hs[i], 0) < 0) {
+				hold = "600";
+				configure("lease", "1000", "fair", "400", "0");
+				hold = "0";
+			}
+			worst = fmax(worst, total(hs, 3));
+		}
+		sleep_ms(20);
+	}
+	check(worst <= 1000 + EPS && hs[0].rate > 450,
+	      "lost state: learning covers floors",
+	      "a silent host at its floor of %.0f: max sum %.0f of 1000, h0 %.0f after",
+	      hs[2].floor, worst, hs[0].rate);
+}
+
+/* A floor is reserved: a new host gets it even when others want all. */
+static void test_floor(void)
+{
+	struct host hs[3];
+	double worst = 0;
+	int i;
+
+	res = "floor";
+	configure("lease", "1000", "fair", "400", "0");
+	hosts_init(hs, 3, 1000);
+	learn(hs, 2, 400);
+	hs[2].want_floor = 100;
+	for (i = 0; i < 5; i++) {
+		round_all(hs, 3);
+		worst = fmax(worst, total(hs, 3));
+	}
+	check(hs[2].floor == 100 && worst <= 1000 + EPS, "floors",
+	      "floor granted %.0f, has %.0f %.0f %.0f, max sum %.0f of 1000",
+	      hs[2].floor, hs[0].rate, hs[1].rate, hs[2].rate, worst);
+}
+
+/* Batch: take until >= 2 x 10^4 tokens at 10^4/s; accuracy against TIME. */
+static void test_batch(void)
+{
+	long long got = 0, calls = 0;
+	double t0, t1, want;
+	redisReply *r;
+
+	res = "batch";
+	/* a burst of 0.5 s: a loaded machine's pauses lose no tokens */
+	configure("batch", "10000", "fair", "1000", "5000");
+	r = fcall("rl_take", 2, "5000", "0");
+	freeReplyObject(r);
+	t0 = mono_ms();
+	while (got < 20000) {
+		r = fcall("rl_take", 2, "5000", "0");
+		if (!r || r->type != REDIS_REPLY_ARRAY)
+			break;
+		got += r->element[0]->integer;
+		calls++;
+		freeReplyObject(r);
+		sleep_ms(1);
+	}
+	t1 = mono_ms();
+	want = (t1 - t0) * 10;
+	check(fabs(got - want) <= want * 0.01, "batch bucket accuracy",
+	      "%lld tokens in %.1f ms at 10000/s (%.0f expected), error %.3f %%, %lld calls",
+	      got, t1 - t0, want, 100 * (got - want) / want, calls);
+	r = fcall("rl_give", 1, "9000");
+	check(r && r->type == REDIS_REPLY_INTEGER && r->integer <= 5000,
+	      "batch give back", "took back %lld of 9000 (burst 5000)",
+	      r ? r->integer : -1);
+	freeReplyObject(r);
+}
+
+/* The last configuration written wins; bad ones change nothing. */
+static void test_config(void)
+{
+	redisReply *r;
+	int ok;
+
+	res = "cfg";
+	configure("lease", "100", "fair", "400", "0");
+	configure("lease", "200", "static", "400", "0");
+	r = fcall("rl_config", 9, "x", "lease", "0", "fair", "400", "50",
+		  "1000", "0", "0");
+	ok = r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "RLARG", 5);
+	freeReplyObject(r);
+	r = redisCommand(rc, "HMGET rl:{cfg}:cfg capacity algorithm version");
+	ok = ok && r && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+	     r->element[0]->str && !strcmp(r->element[0]->str, "200") &&
+	     !strcmp(r->element[1]->str, "static") &&
+	     !strcmp(r->element[2]->str, "2");
+	check(ok, "configuration",
+	      "last writer wins (capacity 200, static, version 2), a capacity of 0 is refused");
+	freeReplyObject(r);
+	res = "none";
+	r = fcall("rl_lease", 5, "h", "1", "0", "1", "0");
+	check(r && r->type == REDIS_REPLY_ERROR &&
+	      !strncmp(r->str, "RLNOCONF", 8), "unknown resource", "%s",
+	      r ? r->str : "no reply");
+	freeReplyObject(r);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: lease_test SOCKET\n");
+		return 2;
+	}
+	rc = redisConnectUnix(argv[1]);
+	if (!rc || rc->err) {
+		fprintf(stderr, "lease_test: %s: %s\n", argv[1],
+			rc ? rc->errstr : "out of memory");
+		return 1;
+	}
+	test_config();
+	test_random();
+	test_fair();
+	test_proportional();
+	test_expiry();
+	test_floor();
+	test_flush();
+	test_flush_floor();
+	test_batch();
+	printf("%d passed, %d failed\n", passed, failed);
+	redisFree(rc);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Selftests of rlctl (/tools/rlctl in the guest) against the module:
+ * create, set, show, list, watch and rm do what they say to the limiter
+ * (checked in sysfs and through an fd), exit 0, 1 (error) or 2 (usage)
+ * with a one-line error on stderr and nothing changed on failure.
+ *
+ * The --json and export outputs are also printed as "@@rl json|prom TAG
+ * HEX" lines, which the host's runner (selftests/vm/run.sh) decodes and
+ * parses with real parsers (output_check.py); here they are checked for
+ * what must be in them.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The harness has unused parameters (variant, ucontext) by design. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#include "ratelimit_rlctl.h"
+
+static const struct rl_cred other = { 4244, 4244, 0, { 0 } };
+
+FIXTURE(rlctl) {
+	char dir[64];
+	char name[RL_NAME_MAX];
+};
+
+FIXTURE_SETUP(rlctl)
+{
+	if (access(RLCTL, X_OK))
+		SKIP(return, "no " RLCTL);
+	make_dir(self->dir, sizeof(self->dir));
+	ASSERT_NE(0, self->dir[0]);
+	snprintf(self->name, sizeof(self->name), "rlctl-%d", getpid());
+}
+
+FIXTURE_TEARDOWN(rlctl)
+{
+	rl_unl_name(self->name);
+	remove_dir(self->dir);
+}
+
+/* Count the lines of @s. */
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/*
+ * An error: exit @status, one line on stderr starting "rlctl: " and naming
+ * @what (a usage error adds the line that points to --help), no stdout.
+ */
+static void expect_error(struct __test_metadata *_metadata,
+			 const struct run *r, int status, const char *what)
+{
+	int ok = r->status == status && !strncmp(r->err, "rlctl: ", 7) &&
+		 strstr(r->err, what) &&
+		 lines(r->err) == (status == 2 ? 2 : 1) && !r->out[0];
+
+	EXPECT_TRUE(ok) show(_metadata, r);
+}
+
+/* Hand @r's stdout to the host runner's @kind parser, tagged @tag. */
+static void host_parse(const char *kind, const char *tag, const struct run *r)
+{
+	const unsigned char *c;
+
+	printf("@@rl %s %s ", kind, tag);
+	for (c = (const unsigned char *)r->out; *c; c++)
+		printf("%02x", *c);
+	printf("\n");
+	fflush(stdout);
+}
+
+static int create(struct run *r, const char *dir, const char *name)
+{
+	return rlctl(r, NULL, dir, "create", name, "200/s", "--burst", "10",
+		     "--mode", "0640", "--persist", "--concurrency", "3",
+		     NULL);
+}
+
+TEST_F(rlctl, create_show_list_rm)
+{
+	struct run r;
+
+	ASSERT_EQ(0, create(&r, self->dir, self->name));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	EXPECT_EQ(200, sysfs_u64(self->name, "rate"));
+	EXPECT_EQ(NS_PER_SEC, sysfs_u64(self->name, "period_ns"));
+	EXPECT_EQ(10, sysfs_u64(self->name, "burst"));
+	EXPECT_EQ(3, sysfs_u64(self->name, "concurrency"));
+	EXPECT_EQ(1, sysfs_u64(self->name, "persistent"));
+
+	/* Creating it again fails and changes nothing. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name, "5/s",
+			   "--persist", NULL));
+	expect_error(_metadata, &r, 1, self->name);
+	EXPECT_EQ(200, sysfs_u64(self->name, "rate"));
+
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "show", self->name, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, self->name));
+	EXPECT_NE(NULL, strstr(r.out, "200"));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "list", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, self->name));
+
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "rm", self->name, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(0, sysfs_exists(self->name));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "rm", self->name, NULL));
+	expect_error(_metadata, &r, 1, self->name);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "show", self->name, NULL));
+	expect_error(_metadata, &r, 1, self->name);
+}
+
+TEST_F(rlctl, set_changes_only_what_it_names)
+{
+	struct rl_config c;
+	struct run r;
+	int fd;
+
+	ASSERT_EQ(0, create(&r, self->dir, self->name));
+	ASSERT_EQ(0, r.status);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "set", self->name,
+			   "rate=50/s", "burst=5", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	fd = rl_open_att(self->name, 0, 0, 1, NS_PER_SEC, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_get(fd, &c));
+	EXPECT_EQ(50, c.rate);
+	EXPECT_EQ(NS_PER_SEC, c.period_ns);
+	EXPECT_EQ(5, c.burst);
+	EXPECT_EQ(3, c.concurrency);
+	close(fd);
+
+	/* Bad keys and values: usage or error, and nothing changed. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "set", self->name,
+			   "burst=7", "bogus=1", NULL));
+	expect_error(_metadata, &r, 2, "bogus");
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "set", self->name,
+			   "rate=fast", NULL));
+	expect_error(_metadata, &r, 2, "fast");
+	EXPECT_EQ(5, sysfs_u64(self->name, "burst"));
+	EXPECT_EQ(50, sysfs_u64(self->name, "rate"));
+
+	/* Mode 0640 of root: another user may not tune it. */
+	ASSERT_EQ(0, rlctl(&r, &other, self->dir, "set", self->name,
+			   "rate=1/s", NULL));
+	expect_error(_metadata, &r, 1, "ermission denied");
+	EXPECT_EQ(50, sysfs_u64(self->name, "rate"));
+	/* Nor remove it. */
+	ASSERT_EQ(0, rlctl(&r, &other, self->dir, "rm", self->name, NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_EQ(1, sysfs_exists(self->name));
+}
+
+TEST_F(rlctl, usage_errors)
+{
+	struct run r;
+
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, NULL));
+	EXPECT_EQ(2, r.status);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "frobnicate", NULL));
+	expect_error(_metadata, &r, 2, "frobnicate");
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name, NULL));
+	expect_error(_metadata, &r, 2, "create");
+	EXPECT_EQ(0, sysfs_exists(self->name));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name,
+			   "200/s", "--burst", "x", NULL));
+	expect_error(_metadata, &r, 2, "x");
+	EXPECT_EQ(0, sysfs_exists(self->name));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", "bad/name",
+			   "1/s", NULL));
+	EXPECT_NE(0, r.status);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "--help", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "usage: rlctl"));
+	EXPECT_STREQ("", r.err);
+}
+
+TEST_F(rlctl, watch_prints_count_samples)
+{
+	struct run r;
+
+	ASSERT_EQ(0, create(&r, self->dir, self->name));
+	ASSERT_EQ(0, r.status);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "watch", self->name, "-i",
+			   "0.1", "-n", "3", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	/* A header and one line a sample. */
+	EXPECT_LE(3, lines(r.out));
+	EXPECT_GE(4, lines(r.out));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "--json", "watch",
+			   self->name, "-i", "0.1", "-n", "2", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(2, lines(r.out));
+	host_parse("json", "watch", &r);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "watch", "no-such-limiter",
+			   "-n", "1", NULL));
+	expect_error(_metadata, &r, 1, "no-such-limiter");
+}
+
+TEST_F(rlctl, json_show_and_list)
+{
+	char member[RL_NAME_MAX + 16];
+	struct run r;
+
+	ASSERT_EQ(0, create(&r, self->dir, self->name));
+	ASSERT_EQ(0, r.status);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "--json", "show", self->name,
+			   NULL));
+	EXPECT_EQ(0, r.status);
+	snprintf(member, sizeof(member), "\"name\":\"%s\"", self->name);
+	EXPECT_NE(NULL, strstr(r.out, member)) show(_metadata, &r);
+	EXPECT_EQ('{', r.out[0]);
+	host_parse("json", "show", &r);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "--json", "list", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, member)) show(_metadata, &r);
+	EXPECT_EQ('[', r.out[0]);
+	host_parse("json", "list", &r);
+}
+
+/* rlctl export: the limiter's counters and waits in Prometheus' format. */
+TEST_F(rlctl, export_prometheus)
+{
+	char path[128], line[RL_NAME_MAX + 64], text[OUT_MAX];
+	struct rl_acquire a;
+	struct run r;
+	int fd;
+
+	fd = rl_open_att(self->name, RL_ATTACH_CREATE, 0600, 50, NS_PER_SEC,
+			 1);
+	ASSERT_LE(0, fd);
+	/* The second waits about 20 ms: the histogram has a wait. */
+	ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, rl_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", self->name, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	snprintf(line, sizeof(line),
+		 "\nratelimit_granted_tokens_total{limiter=\"%s\"} 2\n",
+		 self->name);
+	EXPECT_NE(NULL, strstr(r.out, line)) show(_metadata, &r);
+	snprintf(line, sizeof(line),
+		 "\nratelimit_wait_seconds_count{limiter=\"%s\"} 1\n",
+		 self->name);
+	EXPECT_NE(NULL, strstr(r.out, line)) show(_metadata, &r);
+	EXPECT_NE(NULL, strstr(r.out, "# TYPE ratelimit_wait_seconds histogram\n"));
+	host_parse("prom", "one", &r);
+
+	/* -o: the same, in a file written whole; all limiters by default. */
+	snprintf(path, sizeof(path), "%s/ratelimit.prom", self->dir);
+	snprintf(text, sizeof(text), "%s", r.out);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", "-o", path,
+			   self->name, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.out);
+	slurp(path, r.out);
+	EXPECT_STREQ(text, r.out);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, line));
+	host_parse("prom", "all", &r);
+	close(fd);
+
+	/* Gone with its fd: an error, and nothing written. */
+	unlink(path);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", "-o", path,
+			   self->name, NULL));
+	expect_error(_metadata, &r, 1, self->name);
+	EXPECT_NE(0, access(path, F_OK));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,422 @@
+#!lua name=ratelimit
+-- SPDX-License-Identifier: GPL-2.0-only
+--
+-- ratelimit.lua - the Redis side of global limits (Documentation/global.md).
+--
+-- A Redis Function library (Redis >= 7.0): load it once with
+--   redis-cli -x FUNCTION LOAD REPLACE < ratelimit.lua
+-- Functions are kept in the RDB and AOF and replicated, so a restarted or
+-- promoted Redis still has them (rlsyncd loads them when they are missing).
+--
+-- Every function works on one resource, whose keys share the hash tag
+-- {RES} so that Redis Cluster keeps them on one shard; a caller passes
+-- them in this order (rlsyncd does):
+--   KEYS[1] rl:{RES}:cfg     hash: the resource's configuration
+--   KEYS[2] rl:{RES}:epoch   string: id of the state; missing = state lost
+--   KEYS[3] rl:{RES}:members hash: HOST -> its lease (see pack())
+--   KEYS[4] rl:{RES}:bucket  hash: the token bucket of batch mode
+-- Rates are tokens per second, returned as decimal strings; times are
+-- milliseconds of Redis's clock (TIME), durations relative ones. Errors
+-- are "RLxxx text" replies so that callers can tell them apart.
+--
+-- Invariant of lease mode, at every instant of Redis's clock:
+--   sum over members of max(has, quarantined has, floor) <= capacity
+-- where a member's has counts until its lease expires, a quarantined has
+-- until the member acknowledges the decrease or its old lease expires,
+-- and its floor until its membership expires (lease + hold).
+--
+-- Copyright (C) 2026 The ratelimit authors
+
+local ALGOS = { fair = true, proportional = true, static = true }
+local MODES = { lease = true, batch = true }
+local EPS = 1e-9
+
+-- Fail with the error reply "CODE text": CODE is RLARG, RLNOCONF or RLMODE.
+local function fail(msg)
+	return error(redis.error_reply(msg))
+end
+
+local function now_ms()
+	local t = redis.call('TIME')
+	return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
+
+local function num(v, what, min)
+	local n = tonumber(v)
+	if n == nil or n ~= n or n < (min or 0) or n == math.huge then
+		return fail('RLARG bad ' .. what .. ': ' .. tostring(v))
+	end
+	return n
+end
+
+local function fmt(n)
+	return string.format('%.6f', n)
+end
+
+-- A member's lease, packed in one hash field.
+local function pack(m)
+	return string.format('%.6f %.6f %.6f %.3f %.3f %.3f %.6f %.6f',
+		m.wants, m.has, m.qhas, m.quntil, m.lexp, m.mexp, m.weight,
+		m.floor)
+end
+
+local function unpack_member(s)
+	local v = {}
+	for w in string.gmatch(s, '%S+') do
+		v[#v + 1] = tonumber(w)
+	end
+	return { wants = v[1], has = v[2], qhas = v[3], quntil = v[4],
+		 lexp = v[5], mexp = v[6], weight = v[7], floor = v[8] }
+end
+
+local function load_cfg(keys)
+	local raw = redis.call('HGETALL', keys[1])
+	if #raw == 0 then
+		return nil
+	end
+	local c = {}
+	for i = 1, #raw, 2 do
+		c[raw[i]] = raw[i + 1]
+	end
+	for _, k in ipairs({ 'capacity', 'lease_ms', 'refresh_ms', 'hold_ms',
+			     'static', 'burst', 'version' }) do
+		c[k] = tonumber(c[k])
+	end
+	return c
+end
+
+-- The configuration, or the RLNOCONF error the agent answers by
+-- configuring the resource again (Redis lost it) or reporting it unknown.
+local function need_cfg(keys, mode)
+	local c = load_cfg(keys)
+	if c == nil then
+		return fail('RLNOCONF unknown resource')
+	end
+	if c.mode ~= mode then
+		return fail('RLMODE resource is in ' .. c.mode .. ' mode')
+	end
+	return c
+end
+
+-- The epoch, and the end of the learning period: a missing epoch means
+-- that Redis lost the resource's state, so hosts may hold leases and
+-- floors nobody remembers; until they have all ended (one lease, then
+-- hold), nobody gets more than it holds.
+local function epoch(keys, c, now)
+	local e = redis.call('HMGET', keys[2], 'id', 'learn_until')
+	if e[1] then
+		return e[1], tonumber(e[2])
+	end
+	local id = string.format('%d', now)
+	local learn = now + c.lease_ms + c.hold_ms
+	redis.call('HSET', keys[2], 'id', id, 'learn_until', fmt(learn))
+	return id, learn
+end
+
+--------------------------------------------------------------------------
+-- Configuration
+
+-- rl_config: KEYS as above; ARGV: by, mode, capacity, algorithm, lease_ms,
+-- refresh_ms, hold_ms, static, burst. The last configuration written wins
+-- (agents write it when they start, reload, or find it lost); its version
+-- goes up by one when it changes. Returns { version, changed }.
+local function rl_config(keys, args)
+	local mode, algo = args[2], args[4]
+	if not MODES[mode] then
+		return fail('RLARG bad mode: ' .. tostring(mode))
+	end
+	if not ALGOS[algo] then
+		return fail('RLARG bad algorithm: ' .. tostring(algo))
+	end
+	local new = {
+		by = tostring(args[1]), mode = mode, algorithm = algo,
+		capacity = num(args[3], 'capacity'),
+		lease_ms = num(args[5], 'lease_ms', 100),
+		refresh_ms = num(args[6], 'refresh_ms', 10),
+		hold_ms = num(args[7], 'hold_ms'),
+		static = num(args[8], 'static'),
+		burst = num(args[9], 'burst'),
+	}
+	if new.capacity <= 0 then
+		return fail('RLARG capacity must be above 0')
+	end
+	if new.refresh_ms > new.lease_ms then
+		return fail('RLARG refresh_ms above lease_ms')
+	end
+	local old = load_cfg(keys)
+	local same = old ~= nil
+	for _, k in ipairs({ 'mode', 'algorithm', 'capacity', 'lease_ms',
+			     'refresh_ms', 'hold_ms', 'static', 'burst' }) do
+		same = same and tostring(old[k]) == tostring(new[k])
+	end
+	if same then
+		return { old.version, 0 }
+	end
+	new.version = (old and old.version or 0) + 1
+	for k, v in pairs(new) do
+		redis.call('HSET', keys[1], k, tostring(v))
+	end
+	epoch(keys, new, now_ms())
+	return { new.version, 1 }
+end
+
+--------------------------------------------------------------------------
+-- Lease mode
+
+-- What a member holds at @now: its lease until it expires, a decrease not
+-- yet acknowledged, and its floor while it is a member.
+local function reserved(m, now)
+	local r = m.floor
+	if now < m.lexp and m.has > r then
+		r = m.has
+	end
+	if now < m.quntil and m.qhas > r then
+		r = m.qhas
+	end
+	return r
+end
+
+-- The members, without those whose membership expired.
+local function load_members(keys, now)
+	local raw = redis.call('HGETALL', keys[3])
+	local ms = {}
+	for i = 1, #raw, 2 do
+		local m = unpack_member(raw[i + 1])
+		if now >= m.mexp then
+			redis.call('HDEL', keys[3], raw[i])
+		else
+			ms[raw[i]] = m
+		end
+	end
+	return ms
+end
+
+-- Weighted max-min fair shares of @cap among @list ({ d, w, id }): the
+-- smallest demands per weight are met in full, the rest is split by
+-- weight.
+local function waterfill(cap, list)
+	local wsum, out = 0, {}
+	table.sort(list, function(a, b) return a.d / a.w < b.d / b.w end)
+	for _, e in ipairs(list) do
+		wsum = wsum + e.w
+	end
+	for _, e in ipairs(list) do
+		local share = cap * e.w / wsum
+		if e.d < share then
+			share = e.d
+		end
+		out[e.id] = share
+		cap = cap - share
+		wsum = wsum - e.w
+	end
+	return out
+end
+
+-- The target share of @host under the algorithm: capacity less the floors
+-- of members with no lease, divided among the members with one.
+local function target(c, ms, host, now)
+	local cap, list, sum = c.capacity, {}, 0
+	for id, m in pairs(ms) do
+		if id == host or now < m.lexp then
+			list[#list + 1] = { d = m.wants, w = m.weight, id = id }
+			sum = sum + m.wants * m.weight
+		else
+			cap = cap - m.floor
+		end
+	end
+	local me = ms[host]
+	if c.algorithm == 'static' then
+		return math.min(me.wants, c.static)
+	elseif c.algorithm == 'proportional' then
+		if sum <= cap or sum <= 0 then
+			return me.wants
+		end
+		return cap * me.wants * me.weight / sum
+	end
+	return waterfill(cap, list)[host] or 0
+end
+
+-- Capacity not reserved by the members other than @host.
+local function free_for(c, ms, host, now)
+	local free = c.capacity
+	for id, m in pairs(ms) do
+		if id ~= host then
+			free = free - reserved(m, now)
+		end
+	end
+	return free
+end
+
+-- The floor @host may reserve: what it asks for, as far as the capacity
+-- @free that others leave allows. A floor never shrinks while the host is
+-- a member: a host whose reply is lost would keep running at the old one.
+local function grant_floor(m, want, free, reported, learning)
+	local f = math.max(m.floor, math.min(want, free))
+	if learning then
+		f = math.min(f, reported)
+	end
+	return math.max(0, f)
+end
+
+-- @host's record before this call: a new member holds nothing and no floor.
+local function member(ms, host, now)
+	local m = ms[host]
+	if m == nil then
+		m = { wants = 0, has = 0, qhas = 0, quntil = 0, lexp = 0,
+		      mexp = 0, weight = 1, floor = 0 }
+		ms[host] = m
+	end
+	if now >= m.lexp then
+		m.has = 0
+	end
+	return m
+end
+
+-- A decrease is quarantined until the host acknowledges it (reports that
+-- it runs at no more than its last grant) or its old lease ends: until
+-- then it may still run at the old rate (the reply may be lost).
+local function quarantine(m, old, old_exp, reported, now)
+	if reported <= old + EPS then
+		m.quntil = 0
+	end
+	if m.has < old - EPS and now < old_exp then
+		if now >= m.quntil then
+			m.qhas = old
+		else
+			m.qhas = math.max(m.qhas, old)
+		end
+		m.quntil = math.max(m.quntil, old_exp)
+	end
+end
+
+-- rl_lease: KEYS as above; ARGV: host, wants, has (the rate the host runs
+-- at now), weight, floor (the safe rate it asks to have reserved).
+-- Returns { has, floor, lease_ms, refresh_ms, hold_ms, learning (0/1),
+-- epoch, server time ms, config version }: the host may run at has for
+-- lease_ms, then at floor for hold_ms more, measured from before it sent
+-- the call.
+local function rl_lease(keys, args)
+	local now = now_ms()
+	local c = need_cfg(keys, 'lease')
+	local host = tostring(args[1])
+	local wants, reported = num(args[2], 'wants'), num(args[3], 'has')
+	local weight, want_floor = num(args[4], 'weight'), num(args[5], 'floor')
+	if weight <= 0 then
+		return fail('RLARG weight must be above 0')
+	end
+	local id, learn_until = epoch(keys, c, now)
+	local ms = load_members(keys, now)
+	local m = member(ms, host, now)
+	local old, old_exp = m.has, m.lexp
+	m.wants, m.weight = wants, weight
+	local free = free_for(c, ms, host, now)
+	local learning = now < learn_until
+	m.floor = grant_floor(m, want_floor, free, reported, learning)
+	local g = math.min(target(c, ms, host, now), free)
+	if learning then
+		g = math.min(g, reported)
+	end
+	m.has = math.max(m.floor, math.max(0, g))
+	quarantine(m, old, old_exp, reported, now)
+	m.lexp = now + c.lease_ms
+	m.mexp = m.lexp + c.hold_ms
+	redis.call('HSET', keys[3], host, pack(m))
+	redis.call('PEXPIRE', keys[3], math.ceil(c.lease_ms + c.hold_ms) * 2)
+	return { fmt(m.has), fmt(m.floor), c.lease_ms, c.refresh_ms, c.hold_ms,
+		 learning and 1 or 0, id, string.format('%d', now), c.version }
+end
+
+-- rl_leave: KEYS as above; ARGV: host. A host that stopped gives back its
+-- lease and floor at once (it set its limiter to 0 first). Returns 1 if
+-- it was a member.
+local function rl_leave(keys, args)
+	return redis.call('HDEL', keys[3], tostring(args[1]))
+end
+
+-- rl_info: KEYS as above. The configuration, then per member: host, wants,
+-- has, floor, lease left ms, reserved now (read only).
+local function rl_info(keys, args)
+	local now = now_ms()
+	local c = load_cfg(keys)
+	if c == nil then
+		return fail('RLNOCONF unknown resource')
+	end
+	local out = redis.call('HGETALL', keys[1])
+	local raw = redis.call('HGETALL', keys[3])
+	for i = 1, #raw, 2 do
+		local m = unpack_member(raw[i + 1])
+		if now < m.mexp then
+			out[#out + 1] = raw[i]
+			out[#out + 1] = string.format('wants=%s has=%s floor=%s left_ms=%d reserved=%s',
+				fmt(m.wants), fmt(now < m.lexp and m.has or 0),
+				fmt(m.floor), math.max(0, m.lexp - now),
+				fmt(reserved(m, now)))
+		end
+	end
+	return out
+end
+
+--------------------------------------------------------------------------
+-- Batch mode: one exact token bucket, refilled from TIME.
+
+local function bucket(keys, c, now)
+	local b = redis.call('HMGET', keys[4], 'tokens', 't')
+	local tokens, t = tonumber(b[1]), tonumber(b[2])
+	if tokens == nil then
+		-- new or lost: start empty, so a restart hands out no burst
+		return 0, now
+	end
+	if now > t then
+		tokens = math.min(c.burst, tokens + c.capacity * (now - t) / 1000)
+	end
+	return tokens, math.max(now, t)
+end
+
+local function store(keys, c, tokens, t)
+	redis.call('HSET', keys[4], 'tokens', string.format('%.9f', tokens),
+		   't', string.format('%.3f', t))
+	-- an idle bucket is full after burst/capacity seconds: let it go
+	redis.call('PEXPIRE', keys[4],
+		   math.ceil(2000 * c.burst / c.capacity) + 1000)
+end
+
+-- rl_take: KEYS as above; ARGV: n, all (1: all or nothing). Takes up to n
+-- whole tokens. Returns { granted, ms until n more would be there }.
+local function rl_take(keys, args)
+	local now = now_ms()
+	local c = need_cfg(keys, 'batch')
+	local n, all = num(args[1], 'n'), tostring(args[2]) == '1'
+	local tokens, t = bucket(keys, c, now)
+	local g = math.min(math.floor(n), math.floor(tokens + EPS))
+	if g < 0 or (all and g < n) then
+		g = 0
+	end
+	tokens = tokens - g
+	store(keys, c, tokens, t)
+	local wait = 0
+	if tokens < n then
+		wait = math.ceil((n - tokens) * 1000 / c.capacity)
+	end
+	return { g, wait }
+end
+
+-- rl_give: KEYS as above; ARGV: n. Tokens a host took and did not use
+-- (on shutdown); the bucket still holds no more than its burst. Returns
+-- the tokens taken back.
+local function rl_give(keys, args)
+	local now = now_ms()
+	local c = need_cfg(keys, 'batch')
+	local n = math.floor(num(args[1], 'n'))
+	local tokens, t = bucket(keys, c, now)
+	local back = math.min(n, math.max(0, math.floor(c.burst - tokens)))
+	store(keys, c, tokens + back, t)
+	return back
+end
+
+redis.register_function('rl_config', rl_config)
+redis.register_function('rl_lease', rl_lease)
+redis.register_function('rl_leave', rl_leave)
+redis.register_function{ function_name = 'rl_info', callback = rl_info,
+			 flags = { 'no-writes' } }
+redis.register_function('rl_take', rl_take)
+redis.register_function('rl_give', rl_give)

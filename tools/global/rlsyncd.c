@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rlsyncd - link local named limiters to global resources kept in Redis
+ * (rlsyncd(8), Documentation/global.md).
+ *
+ *   rlsyncd [OPTION]... NAME[@RESOURCE][=RATE]...
+ *   rlsyncd [OPTION]... -c PATH
+ *
+ * Start-up checks everything before it changes anything: the links, the
+ * Redis servers, the function library, the resources; then it opens the
+ * local limiters (paused until the first lease) and configures the
+ * resources it was given a rate for.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "rlsyncd"
+#include "tool.h"
+
+TOOL_NAME(PROG);
+#include "rlsyncd.h"
+
+#ifndef RLS_LUA_PATH
+#define RLS_LUA_PATH "/usr/local/share/ratelimit/ratelimit.lua"
+#endif
+#define WAKE_MAX_NS	100000000ULL	/* look at leases 10 times a second */
+
+/* Set by SIGINT and SIGTERM; read by the main loop after each sleep. */
+static sig_atomic_t stop;
+
+struct opts {
+	const char *redis;
+	const char *config;
+	const char *lua;
+	char host[RLS_ID_MAX];
+	struct rls_spec common;	/* the options that apply to NAME=RATE */
+	bool check;
+};
+
+static const char usage[] =
+"Usage: rlsyncd [OPTION]... NAME[@RESOURCE][=RATE]...\n"
+"       rlsyncd [OPTION]... -c PATH\n"
+"Link local named limiters to global resources in Redis (lease mode).\n"
+"\n"
+"  -r, --redis ADDR      HOST:PORT or unix:PATH (default 127.0.0.1:6379)\n"
+"  -c, --config PATH     the [global NAME] sections of a ratelimit.d file\n"
+"                        or directory\n"
+"  -H, --host ID         this host's id in Redis (default: the hostname)\n"
+"  -a, --algorithm ALGO  fair, proportional or static (default fair)\n"
+"  -l, --lease TIME      lease length (default 10s)\n"
+"  -R, --refresh TIME    refresh interval (default 1s)\n"
+"  -T, --hold TIME       a floor's reservation after the lease (default 10s)\n"
+"  -s, --safe MODE       pessimistic, optimistic or a RATE (default\n"
+"                        pessimistic)\n"
+"  -w, --weight W        weight in the fair share (default 1)\n"
+"  -L, --lua PATH        the function library to load if Redis lacks it\n"
+"  -n, --check           check the links and Redis, change nothing\n"
+"  -v, --verbose         print each change of a share\n"
+"  -h, --help            this help;  --version  the version\n";
+
+static const struct option longopts[] = {
+	{ "redis", required_argument, NULL, 'r' },
+	{ "config", required_argument, NULL, 'c' },
+	{ "host", required_argument, NULL, 'H' },
+	{ "algorithm", required_argument, NULL, 'a' },
+	{ "lease", required_argument, NULL, 'l' },
+	{ "refresh", required_argument, NULL, 'R' },
+	{ "hold", required_argument, NULL, 'T' },
+	{ "safe", required_argument, NULL, 's' },
+	{ "weight", required_argument, NULL, 'w' },
+	{ "lua", required_argument, NULL, 'L' },
+	{ "check", no_argument, NULL, 'n' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	TOOL_VERSION_OPTION,
+	{ NULL, 0, NULL, 0 }
+};
+
+static const char *const optkeys[128] = {
+	['a'] = "algorithm", ['l'] = "lease", ['R'] = "refresh", ['T'] = "hold",
+	['s'] = "safe", ['w'] = "weight",
+};
+
+/* Options; returns -1 to go on, else the exit status. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, "r:c:H:a:l:R:T:s:w:L:nvh", longopts,
+				NULL)) != -1) {
+		if (c > 0 && c < 128 && optkeys[c]) {
+			if (rls_spec_set(&o->common, optkeys[c], optarg))
+				return tool_try_help(2);
+			continue;
+		}
+		switch (c) {
+		case 'r':
+			o->redis = optarg;
+			break;
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'H':
+			snprintf(o->host, sizeof(o->host), "%s", optarg);
+			break;
+		case 'L':
+			o->lua = optarg;
+			break;
+		case 'n':
+			o->check = true;
+			break;
+		case 'v':
+			rls_verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case TOOL_OPT_VERSION:
+			return tool_version();
+		default:
+			return tool_try_help(2);
+		}
+	}
+	if (o->redis)
+		snprintf(o->common.redis, sizeof(o->common.redis), "%s", o->redis);
+	return -1;
+}
+
+/*
+ * NAME[@RESOURCE][=RATE] into @s, from the common options: with a rate
+ * this agent configures the resource, without it joins it.
+ */
+static int parse_link(const struct opts *o, const char *arg,
+		      struct rls_spec *s)
+{
+	char name[RL_NAME_MAX * 2 + 2], *eq, *at;
+
+	snprintf(name, sizeof(name), "%s", arg);
+	eq = strchr(name, '=');
+	if (eq)
+		*eq = '\0';
+	at = strchr(name, '@');
+	if (at)
+		*at = '\0';
+	*s = o->common;
+	if (!rl_name_valid(name) || (at && !rl_name_valid(at + 1)))
+		return tool_usage(-EINVAL, "'%s': bad limiter or resource name", arg);
+	snprintf(s->name, sizeof(s->name), "%.*s", RL_NAME_MAX - 1, name);
+	snprintf(s->resource, sizeof(s->resource), "%.*s", RL_NAME_MAX - 1,
+		 at ? at + 1 : name);
+	if ((eq && rls_spec_set(s, "rate", eq + 1)) || rls_spec_check(s))
+		return -EINVAL;
+	return 0;
+}
+
+static int get_specs(const struct opts *o, int argc, char **argv,
+		     struct rls_spec **specs, unsigned int *n)
+{
+	int i, ret;
+
+	if (o->config) {
+		if (argc > optind)
+			return tool_usage(-EINVAL, "give links or --config, not both");
+		ret = rls_conf_load(o->config, o->redis, specs, n);
+		if (!ret && !*n)
+			fprintf(stderr, PROG ": %s: no [global NAME] section\n",
+				o->config);
+		return ret || !*n ? -EINVAL : 0;
+	}
+	if (argc <= optind)
+		return tool_usage(-EINVAL, "nothing to link: give NAME=RATE or --config PATH");
+	*specs = calloc(argc - optind, sizeof(**specs));
+	if (!*specs)
+		return -ENOMEM;
+	for (i = optind; i < argc; i++, (*n)++)
+		if (parse_link(o, argv[i], &(*specs)[*n]))
+			return -EINVAL;
+	return 0;
+}
+
+/* Redis, its library and each resource, checked; connections kept. */
+static int check_redis(const struct opts *o, struct rls_link *links,
+		       unsigned int n)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct rls_link *l = &links[i];
+
+		l->redis = rls_redis_connect(l->spec.redis,
+					     l->spec.refresh_ms / 2, true);
+		if (!l->redis)
+			return -EIO;
+		ret = rls_redis_library(l->redis, o->lua);
+		if (ret)
+			return ret;
+		if (l->spec.configure)
+			continue;
+		ret = rls_redis_exists(l->redis, l->spec.resource);
+		if (ret == 0)
+			fprintf(stderr, PROG ": %s: unknown resource %s at redis %s\n",
+				l->spec.name, l->spec.resource, l->spec.redis);
+		if (ret <= 0)
+			return -ENOENT;
+	}
+	return 0;
+}
+
+/* Open the local limiters, then configure the resources; all or none. */
+static int start_links(const struct opts *o, struct rls_link *links,
+		       unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (rls_link_open(&links[i]))
+			goto close_opened;
+	}
+	for (i = 0; i < n; i++) {
+		if (links[i].spec.configure &&
+		    rls_redis_config(links[i].redis, &links[i].spec, o->host))
+			goto close_opened;
+	}
+	return 0;
+
+close_opened:
+	for (i = 0; i < n; i++)
+		rls_link_close(&links[i], o->host);
+	return -EIO;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* Before each call to Redis, which may block: every link's lease. */
+static void expire_all(struct rls_link *links, unsigned int n)
+{
+	uint64_t now = rl_now_ns();
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rls_link_expire(&links[i], now);
+}
+
+static void run(const struct opts *o, struct rls_link *links, unsigned int n)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct timespec ts;
+	uint64_t now, wake;
+	unsigned int i;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* a Redis that died under a write is an error reply, not our end */
+	signal(SIGPIPE, SIG_IGN);
+	while (!stop) {
+		now = rl_now_ns();
+		wake = now + WAKE_MAX_NS;
+		for (i = 0; i < n; i++) {
+			expire_all(links, n);
+			rls_link_refresh(&links[i], o->host, o->lua);
+			if (links[i].next_ns < wake)
+				wake = links[i].next_ns;
+		}
+		now = rl_now_ns();
+		if (wake <= now)
+			continue;
+		ts.tv_sec = (wake - now) / 1000000000ULL;
+		ts.tv_nsec = (wake - now) % 1000000000ULL;
+		nanosleep(&ts, NULL);
+	}
+	for (i = 0; i < n; i++)
+		rls_link_close(&links[i], o->host);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .lua = RLS_LUA_PATH };
+	struct rls_spec *specs = NULL;
+	struct rls_link *links = NULL;
+	unsigned int i, n = 0;
+	int ret;
+
+	argv[0] = PROG;
+	rls_spec_init(&o.common, "command line", NULL);
+	ret = parse_opts(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	if (!o.host[0] && gethostname(o.host, sizeof(o.host) - 1))
+		snprintf(o.host, sizeof(o.host), "%d", (int)getpid());
+	ret = get_specs(&o, argc, argv, &specs, &n);
+	if (!ret) {
+		links = calloc(n, sizeof(*links));
+		ret = links ? 0 : -ENOMEM;
+	}
+	for (i = 0; !ret && i < n; i++) {
+		links[i].spec = specs[i];
+		links[i].fd = -1;
+	}
+	if (!ret)
+		ret = check_redis(&o, links, n);
+	if (!ret && !o.check)
+		ret = start_links(&o, links, n);
+	if (!ret && !o.check)
+		run(&o, links, n);
+	for (i = 0; links && i < n; i++)
+		rls_redis_free(links[i].redis);
+	free(links);
+	free(specs);
+	if (ret == -ENOMEM)
+		fprintf(stderr, PROG ": out of memory\n");
+	return ret ? 1 : 0;
+}

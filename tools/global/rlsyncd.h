@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rlsyncd.h - the parts of rlsyncd(8), the agent that links local named
+ * limiters to global resources kept in Redis (Documentation/global.md).
+ *
+ *   rlsyncd.c        command line, start-up checks, the main loop
+ *   rlsyncd_conf.c   the [global NAME] sections of ratelimit.d(5) files
+ *   rlsyncd_redis.c  the calls into tools/global/ratelimit.lua
+ *   rlsyncd_link.c   one link: demand, lease, the local limiter
+ *
+ * Errors are one line on stderr, "rlsyncd: what went wrong".
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#ifndef RLSYNCD_H
+#define RLSYNCD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ratelimit.h"
+
+#define RLS_ADDR_MAX	256
+#define RLS_ID_MAX	128
+
+enum rls_safe {
+	RLS_PESSIMISTIC,	/* after the lease: 0 */
+	RLS_SAFE,		/* after the lease: the reserved floor */
+	RLS_OPTIMISTIC,		/* after the lease: the last share */
+};
+
+/**
+ * struct rls_spec - what a [global NAME] section or a command line asks
+ * @name:      the local named limiter
+ * @resource:  the global resource (default: @name)
+ * @redis:     "HOST:PORT" or "unix:PATH"
+ * @file:      where it was declared, for messages ("command line")
+ * @line:      its line there
+ * @configure: a rate was given: this agent configures the resource
+ * @capacity:  global tokens per second, with @configure
+ * @batch:     batch mode (else lease mode)
+ * @algorithm: "fair", "proportional" or "static"
+ * @static_rate: per-host share of the static algorithm, tokens per second
+ * @lease_ms:  lease length
+ * @refresh_ms: refresh interval
+ * @hold_ms:   how long a floor stays reserved after the lease
+ * @safe:      what the limiter runs at after the lease
+ * @safe_rate: with RLS_SAFE, the floor asked for, tokens per second
+ * @weight:    weight in the fair share
+ */
+struct rls_spec {
+	char name[RL_NAME_MAX];
+	char resource[RL_NAME_MAX];
+	char redis[RLS_ADDR_MAX];
+	const char *file;
+	unsigned int line;
+	bool configure;
+	double capacity;
+	bool batch;
+	char algorithm[16];
+	double static_rate;
+	double lease_ms;
+	double refresh_ms;
+	double hold_ms;
+	enum rls_safe safe;
+	double safe_rate;
+	double weight;
+};
+
+/* The defaults of a spec for limiter @name. */
+void rls_spec_init(struct rls_spec *s, const char *name, const char *redis);
+
+/* "RATE/PERIOD" as tokens per second; "0" is 0. Returns 0 or -EINVAL. */
+int rls_parse_tps(const char *v, double *tps);
+
+/* "500ms", "10s", "1m", "1h" as milliseconds. Returns 0 or -EINVAL. */
+int rls_parse_ms(const char *v, double *ms);
+
+/* Set @key of @s to @v; 0, or -EINVAL after a message naming its line. */
+int rls_spec_set(struct rls_spec *s, const char *key, const char *v);
+
+/* The checks across keys; 0, or -EINVAL after a message. */
+int rls_spec_check(const struct rls_spec *s);
+
+/*
+ * Read the [global NAME] sections of @path (a file, or a directory of
+ * *.conf files as rlctl apply reads it) into *@specs (grown, *@n
+ * counted); other sections are rlctl's. Returns the number of problems
+ * reported, or -ENOMEM.
+ */
+int rls_conf_load(const char *path, const char *redis, struct rls_spec **specs,
+		  unsigned int *n);
+
+struct rls_redis;
+
+/* Connect to @addr with @timeout_ms; NULL (after a message if @say). */
+struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms,
+				    bool say);
+void rls_redis_free(struct rls_redis *r);
+
+/* Whether the connection broke (then free it and connect again). */
+bool rls_redis_broken(const struct rls_redis *r);
+
+/* Load the function library from @lua if Redis lacks it; 0 or -errno. */
+int rls_redis_library(struct rls_redis *r, const char *lua);
+
+/* rl_config with @s; 0, or -EINVAL/-EIO after a message. */
+int rls_redis_config(struct rls_redis *r, const struct rls_spec *s,
+		     const char *host);
+
+/* Whether @res is configured: 1, 0 (unknown), or -EIO after a message. */
+int rls_redis_exists(struct rls_redis *r, const char *res);
+
+/**
+ * struct rls_lease - a reply of rl_lease
+ * @has:     the share, tokens per second
+ * @floor:   the reserved floor
+ * @lease_ms, @refresh_ms, @hold_ms: durations from the call
+ * @learning: Redis is in its learning period
+ */
+struct rls_lease {
+	double has;
+	double floor;
+	double lease_ms;
+	double refresh_ms;
+	double hold_ms;
+	bool learning;
+};
+
+/*
+ * rl_lease for @host. Returns 0, -ENOENT when Redis does not know @res
+ * (state lost or never configured), -ENOEXEC when it lacks the library,
+ * or -EIO (connection or other error; @err says what).
+ */
+int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
+		    const double in[4], struct rls_lease *out, char *err,
+		    unsigned int errlen);
+
+/* rl_leave for @host; errors ignored. */
+void rls_redis_leave(struct rls_redis *r, const char *res, const char *host);
+
+/**
+ * struct rls_link - one local limiter linked to a global resource
+ * @spec:    what it was asked
+ * @fd:      the local named limiter's fd
+ * @redis:   its connection, NULL while broken
+ * @base:    the limiter's configuration apart from the rate
+ * @running: rate the local limiter runs at, tokens per second
+ * @lease:   the last lease
+ * @exp_ns, @mexp_ns: end of the lease and of the floor, local clock
+ * @next_ns: next refresh
+ * @last_ns: when the stats were read last
+ * @last:    those stats
+ * @down:    Redis unreachable since the last success (said once)
+ */
+struct rls_link {
+	struct rls_spec spec;
+	int fd;
+	struct rls_redis *redis;
+	struct rl_config base;
+	double running;
+	struct rls_lease lease;
+	uint64_t exp_ns;
+	uint64_t mexp_ns;
+	uint64_t next_ns;
+	uint64_t last_ns;
+	struct rl_stats last;
+	bool down;
+};
+
+/* Open the local limiter of @l (created if missing); 0 or -errno. */
+int rls_link_open(struct rls_link *l);
+
+/* One refresh of @l for @host, when due; reconnects with @lua. */
+void rls_link_refresh(struct rls_link *l, const char *host, const char *lua);
+
+/*
+ * Apply what the lease allows at @now (expiry, floor, 0), or rather two
+ * call timeouts later: the next call to Redis may block that long.
+ */
+void rls_link_expire(struct rls_link *l, uint64_t now);
+
+/* Pause the local limiter and give the lease back (on exit). */
+void rls_link_close(struct rls_link *l, const char *host);
+
+extern bool rls_verbose;
+
+#endif /* RLSYNCD_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rlctl_apply.h - between the files of "rlctl apply": rlctl_apply.c (the
+ * files, what the module has, the plan) and rlctl_apply_run.c (the
+ * changes).
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#ifndef RLCTL_APPLY_H
+#define RLCTL_APPLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ratelimit.h"
+#include "rlctl_conf.h"
+#include "tool.h"
+
+#define KEEPS_FOR_LIFE	\
+	"a limiter keeps its owner, group and mode for life: remove it (rlctl rm %s) and apply again"
+
+enum action { A_REMOVE, A_CHANGE, A_CREATE, A_NR };
+
+/* One change to make. */
+struct item {
+	enum action what;
+	const struct rlconf_limiter *lim;	/* NULL for A_REMOVE */
+	struct rl_config want;	/* as the module keeps it */
+	struct rl_config have;	/* A_CHANGE: what it has now */
+	char removed[RL_NAME_MAX];	/* A_REMOVE: the name */
+};
+
+/* The sysfs attributes of a limiter that only re-creation changes. */
+struct owner {
+	unsigned long long uid, gid, mode, persistent;
+};
+
+struct apply {
+	struct rlconf conf;
+	const char *sysfs;
+	bool dry_run;
+	bool prune;
+	bool admin;		/* CAP_SYS_ADMIN: the module lets us do all */
+	int check_fd;		/* our private limiter, for the checks */
+	struct item *items;
+	size_t n;
+	size_t cap;
+};
+
+/* "rlctl: apply: " and a message on stderr. */
+#define say(...)	tool_fail(0, "apply: " __VA_ARGS__)
+
+/*
+ * Take the owner and group of the file of @l as the fs ids, to create it
+ * as they would: true if done; become_self() undoes it in any case.
+ */
+bool become_owner(const struct rlconf_limiter *l);
+void become_self(void);
+
+/* Removals, then changes, then creations; 0 or the exit status. */
+int run_plan(struct apply *a);
+
+#endif /* RLCTL_APPLY_H */

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rlctl_apply_run.c - the third step of "rlctl apply" (rlctl_apply.c):
+ * make the planned changes, removals first, and print one line for each.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rlctl.h"
+#include "rlctl_apply.h"
+#include "rlctl_conf.h"
+
+static void fmt_rate(const struct rl_config *cfg, char *buf, size_t len)
+{
+	struct rl_config r = {
+		.rate = cfg->rate,
+		.period_ns = cfg->period_ns,
+	};
+
+	if (rl_format_rate(&r, buf, len) < 0)
+		snprintf(buf, len, "?");
+}
+
+static void field(bool *first, const char *key, const char *from,
+		  const char *to)
+{
+	printf("%s %s ", *first ? ":" : ",", key);
+	if (from)
+		printf("%s -> ", from);
+	fputs(to, stdout);
+	*first = false;
+}
+
+static void field_u64(bool *first, const char *key, const uint64_t *from,
+		      uint64_t to)
+{
+	char f[24], t[24];
+
+	snprintf(t, sizeof(t), "%llu", (unsigned long long)to);
+	if (from)
+		snprintf(f, sizeof(f), "%llu", (unsigned long long)*from);
+	field(first, key, from ? f : NULL, t);
+}
+
+/*
+ * The limits of @want: the fields that differ from @have when @have is
+ * given, else rate and burst and the others not at their defaults.
+ */
+static void print_config(const struct rl_config *have,
+			 const struct rl_config *want, bool *first)
+{
+	bool hu = have && (have->flags & RL_CONFIG_UNLIMITED);
+	bool wu = want->flags & RL_CONFIG_UNLIMITED;
+	char f[RL_RATE_STRLEN], t[RL_RATE_STRLEN];
+	const struct {
+		const char *key;
+		uint64_t have, want, dflt;
+	} nums[] = {
+		{ "burst", have ? have->burst : 0, want->burst, UINT64_MAX },
+		{ "concurrency", have ? have->concurrency : 0,
+		  want->concurrency, 0 },
+		{ "fairness", have ? have->fairness : 0, want->fairness,
+		  RL_FAIRNESS_DEFAULT },
+		{ "catchup", have ? have->catchup : 0, want->catchup,
+		  RL_CATCHUP_STRICT },
+		{ "backlog", have ? have->backlog : 0, want->backlog, 0 },
+	};
+	size_t i;
+
+	fmt_rate(want, t, sizeof(t));
+	if (have)
+		fmt_rate(have, f, sizeof(f));
+	if (!have || strcmp(f, t))
+		field(first, "rate", have ? f : NULL, t);
+	if (have ? hu != wu : wu)
+		field(first, "unlimited", have ? (hu ? "yes" : "no") : NULL,
+		      wu ? "yes" : "no");
+	for (i = 0; i < ARRAY_SIZE(nums); i++) {
+		if (have ? nums[i].have == nums[i].want :
+		    nums[i].want == nums[i].dflt)
+			continue;
+		field_u64(first, nums[i].key, have ? &nums[i].have : NULL,
+			  nums[i].want);
+	}
+}
+
+static const char *item_name(const struct item *it)
+{
+	return it->lim ? it->lim->name : it->removed;
+}
+
+static void print_item(const struct apply *a, const struct item *it)
+{
+	static const char *const done[A_NR] = {
+		"removed", "changed", "created" };
+	static const char *const would[A_NR] = {
+		"would remove", "would change", "would create" };
+	const struct rlconf_limiter *l = it->lim;
+	bool first = true;
+	char mode[8];
+
+	printf("%s %s", (a->dry_run ? would : done)[it->what], item_name(it));
+	if (it->what == A_CHANGE)
+		print_config(&it->have, &it->want, &first);
+	if (it->what == A_CREATE) {
+		print_config(NULL, &it->want, &first);
+		snprintf(mode, sizeof(mode), "%04o", l->mode);
+		field(&first, "mode", NULL, mode);
+		field_u64(&first, "owner", NULL, l->key_line[RLCONF_OWNER] ?
+			  l->uid : geteuid());
+		field_u64(&first, "group", NULL, l->key_line[RLCONF_GROUP] ?
+			  l->gid : getegid());
+	}
+	putchar('\n');
+}
+
+static const char *why(int err)
+{
+	switch (err) {
+	case -EACCES:
+	case -EPERM:
+		return "permission denied";
+	case -EEXIST:
+		return "it exists (created meanwhile)";
+	case -ENOENT:
+		return "it no longer exists";
+	case -ENOSPC:
+		return "too many named limiters";
+	case -EDQUOT:
+		return "too many named limiters of this owner";
+	default:
+		return strerror(-err);
+	}
+}
+
+static int run_item(const struct item *it)
+{
+	const struct rlconf_limiter *l = it->lim;
+	int fd, ret;
+
+	if (it->what == A_REMOVE)
+		return rl_unlink(-1, it->removed);
+	fd = rl_open(0);
+	if (fd < 0)
+		return fd;
+	if (it->what == A_CHANGE) {
+		ret = rl_attach(fd, l->name, 0, 0, NULL);
+		if (!ret)
+			ret = rl_set_config(fd, &it->want);
+	} else if (become_owner(l)) {
+		ret = rl_attach(fd, l->name, RL_ATTACH_CREATE |
+				RL_ATTACH_EXCL | RL_ATTACH_PERSIST, l->mode,
+				&it->want);
+	} else {
+		ret = -EPERM;
+	}
+	become_self();
+	rl_close(fd);
+	return ret;
+}
+
+/* Removals, then changes, then creations; 0 or the exit status. */
+int run_plan(struct apply *a)
+{
+	static const char *const verb[A_NR] = { "remove", "change", "create" };
+	size_t i, done = 0;
+	int what, ret;
+
+	for (what = 0; what < A_NR; what++) {
+		for (i = 0; i < a->n; i++) {
+			if (a->items[i].what != (enum action)what)
+				continue;
+			ret = a->dry_run ? 0 : run_item(&a->items[i]);
+			if (ret) {
+				fflush(stdout);
+				say("cannot %s '%s': %s", verb[what],
+				    item_name(&a->items[i]), why(ret));
+				say("stopped: %zu of %zu changes made (printed above)",
+				    done, a->n);
+				return 1;
+			}
+			print_item(a, &a->items[i]);
+			done++;
+		}
+	}
+	if (!a->n)
+		printf("rlctl: apply: nothing to change\n");
+	return 0;
+}
+

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rlctl_sysfs.c - the limiters' files under /sys/kernel/ratelimit (or
+ * RLCTL_SYSFS): reading, writing, and what they say together.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ratelimit.h"
+#include "rlctl.h"
+#include "sysfile.h"
+
+const char *sysfs_root = SYSFS_ROOT;
+
+#define ATTR(x, f)	{ #x, offsetof(struct info, x), f }
+const struct attr attrs[] = {
+	ATTR(rate, A_LIST), ATTR(period_ns, A_LIST), ATTR(burst, A_LIST),
+	ATTR(unlimited, A_LIST), ATTR(concurrency, A_LIST | A_OPT),
+	ATTR(fairness, A_OPT), ATTR(catchup, A_OPT), ATTR(backlog, A_OPT),
+	ATTR(owner, 0), ATTR(group, 0), ATTR(mode, 0), ATTR(persistent, 0),
+	ATTR(clients, A_LIST), ATTR(granted, 0), ATTR(requests, 0),
+	ATTR(immediate, 0), ATTR(waited, 0), ATTR(wait_ns_total, 0),
+	ATTR(wait_ns_max, 0), ATTR(timeouts, 0), ATTR(interrupted, 0),
+	ATTR(rejected, 0), ATTR(waiters, A_LIST), ATTR(available, 0),
+	ATTR(held, A_LIST | A_OPT), ATTR(backlog_tokens, A_OPT),
+	ATTR(refunded, A_OPT),
+};
+
+const size_t nattrs = ARRAY_SIZE(attrs);
+
+static int attr_path(char *buf, size_t len, const char *name, const char *key)
+{
+	int n;
+
+	if (key)
+		n = snprintf(buf, len, "%s/%s/%s", sysfs_root, name, key);
+	else
+		n = snprintf(buf, len, "%s/%s", sysfs_root, name);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int read_attr(const char *name, const char *key, uint64_t *val)
+{
+	char path[4096];
+	int ret;
+
+	ret = attr_path(path, sizeof(path), name, key);
+	if (ret)
+		return ret;
+	return sysfile_read_u64(path, strcmp(key, "mode") ? 10 : 8, val);
+}
+
+int write_attr(const char *name, const char *key, uint64_t val)
+{
+	char path[4096], text[32];
+	ssize_t n;
+	int fd, ret, len;
+
+	ret = attr_path(path, sizeof(path), name, key);
+	if (ret)
+		return ret;
+	len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)val);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	ret = n < 0 ? -errno : n == len ? 0 : -EIO;
+	if (close(fd) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* The sysfs root and the limiter's directory exist: 0 or an exit code. */
+int check_limiter(const char *name)
+{
+	char path[4096];
+	struct stat sb;
+
+	if (stat(sysfs_root, &sb))
+		return fail("module not loaded (no %s)", sysfs_root);
+	if (attr_path(path, sizeof(path), name, NULL))
+		return name_error(name, -ENAMETOOLONG);
+	if (stat(path, &sb) || !S_ISDIR(sb.st_mode))
+		return name_error(name, -ENOENT);
+	return 0;
+}
+
+/* Every attribute of @name; -ENOENT when it disappeared meanwhile. */
+int load_info(const char *name, struct info *info)
+{
+	size_t i;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	for (i = 0; i < nattrs; i++) {
+		ret = read_attr(name, attrs[i].key, FIELD(info, &attrs[i]));
+		if (ret == -ENOENT && (attrs[i].flags & A_OPT))
+			info->missing |= 1ULL << i;
+		else if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int info_error(const char *name, int err)
+{
+	if (err == -ENOENT)
+		return name_error(name, err);
+	return fail("cannot read the attributes of '%s': %s", name,
+		    strerror(-err));
+}
+
+/* check_limiter(), then load_info() into @info: 0 or the exit status. */
+int limiter_info(const char *name, struct info *info)
+{
+	int ret;
+
+	ret = check_limiter(name);
+	if (ret)
+		return ret;
+	ret = load_info(name, info);
+	return ret ? info_error(name, ret) : 0;
+}
+
+void info_config(const struct info *info, struct rl_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->rate = info->rate;
+	cfg->period_ns = info->period_ns;
+	cfg->burst = info->burst;
+	cfg->flags = info->unlimited ? RL_CONFIG_UNLIMITED : 0;
+}
+
+/* Tokens per second; negative when unlimited. */
+double target_rate(const struct info *info)
+{
+	if (info->unlimited)
+		return -1;
+	return info->period_ns ? info->rate * 1e9 / info->period_ns : 0;
+}
+
+/* A sysfs file of @name as text; NULL (and *err) when unreadable. */
+char *read_text(const char *name, const char *key, int *err)
+{
+	char path[4096];
+
+	*err = attr_path(path, sizeof(path), name, key);
+	return *err ? NULL : sysfile_read_all(path, err);
+}
+
+static int is_limiter_dir(const struct dirent *d)
+{
+	return rl_name_valid(d->d_name) &&
+	       (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN);
+}
+
+int scan_limiters(struct dirent ***ents)
+{
+	int n = scandir(sysfs_root, ents, is_limiter_dir, alphasort);
+
+	if (n < 0 && errno == ENOENT)
+		fail("module not loaded (no %s)", sysfs_root);
+	else if (n < 0)
+		fail("cannot read %s: %s", sysfs_root, strerror(errno));
+	return n < 0 ? -1 : n;
+}
