@@ -26,8 +26,8 @@
 #   make style      checkpatch;  make static: style + W=1 build + sparse
 #   make install    module, library, headers, tools (not rlbench), man pages,
 #                   the systemd unit, udev rule and modules-load.d entry
-#                   (PREFIX, DESTDIR);
-#                   install-user: all of it but the module
+#                   (PREFIX, DESTDIR), then ldconfig; install-user: all of it
+#                   but the module (install-lib, install-tools); uninstall
 #   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
@@ -91,11 +91,13 @@ TOOL_COMMON := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/common/*
 # packages).
 RLBENCH := $(B)/tools/rlbench
 BENCH_OBJS := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/bench/*.c))
-# TOOLS_LINK=shared links the tools against libratelimit.so.1, as the
-# Debian packages do. The default, static, is what the QEMU rig's busybox
-# guest needs, and its targets ask for it. A change of TOOLS_LINK needs a
-# make clean (the binaries keep their names).
-TOOLS_LINK ?= static
+# TOOLS_LINK=shared (the default) links the tools against libratelimit.so.1,
+# as make install and the Debian packages want; static is what the QEMU
+# rig's busybox guest needs, and its targets ask for it. The mode is
+# kept in $(B)/tools/link-mode, which the tools depend on: a change of
+# mode links them again. The host unit tests run them from the tree with
+# build/lib on their library path (selftests/unit/tool_run.h).
+TOOLS_LINK ?= shared
 ifeq ($(TOOLS_LINK),shared)
 TOOL_DEPS = $(LIB_SO) $(B)/lib/libratelimit.so
 TOOL_LIBS = -L$(B)/lib -lratelimit -pthread
@@ -119,9 +121,10 @@ CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 # files find their own headers beside them).
 UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
 UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
-# Tool code without ioctls, tested on the host too: rlctl's file parser.
+# Tool code without ioctls, tested on the host too: rlctl's file parser
+# and its table of tunables.
 UNIT_TOOL_OBJS := $(patsubst tools/%.c,$(B)/unit/obj/tools/%.o,\
-	$(wildcard tools/rlctl_conf*.c))
+	$(wildcard tools/rlctl_conf*.c tools/rlctl_keys.c))
 UNIT := $(if $(UNIT_DRIVER_SRCS),$(patsubst selftests/unit/%.c,$(B)/unit/%,\
 	$(wildcard selftests/unit/*_test.c)))
 UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
@@ -134,7 +137,7 @@ UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all check-fresh check-host vm-build \
 	run shell bench style w1 sparse static install install-module \
-	install-user deb clean rlbench
+	install-user install-lib install-tools uninstall deb clean rlbench
 .DELETE_ON_ERROR:
 
 # The selftests and unit tests need kselftest_harness.h (make ksrc, from
@@ -184,12 +187,21 @@ $(B)/tools/obj/%.o: tools/%.c
 tool_parts = $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(filter tools/$(1)_%,$(TOOL_PARTS)))
 $(foreach t,$(TOOLS),$(eval $(t): $(call tool_parts,$(notdir $(t))) $(TOOL_COMMON)))
 
-$(B)/tools/%: tools/%.c $(TOOL_DEPS)
+# Rewritten only when TOOLS_LINK changes, so that the tools follow it.
+TOOL_MODE := $(B)/tools/link-mode
+$(TOOL_MODE): FORCE
+	@mkdir -p $(@D)
+	@echo $(TOOLS_LINK) | cmp -s - $@ || echo $(TOOLS_LINK) > $@
+
+.PHONY: FORCE
+FORCE:
+
+$(B)/tools/%: tools/%.c $(TOOL_DEPS) $(TOOL_MODE)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(DEPS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) \
 		$(TOOL_LIBS)
 
-$(RLBENCH): $(BENCH_OBJS) $(TOOL_COMMON) $(TOOL_DEPS)
+$(RLBENCH): $(BENCH_OBJS) $(TOOL_COMMON) $(TOOL_DEPS) $(TOOL_MODE)
 	$(CC) $(USER_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TOOL_LIBS)
 
 $(B)/selftests/%: selftests/%.c $(LIB_A) $(KSFT)
@@ -210,6 +222,31 @@ $(B)/unit/%: selftests/unit/%.c $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) \
 	@mkdir -p $(@D)
 	$(CC) $(UNIT_CFLAGS) $(DEPS) -pthread $(LDFLAGS) -o $@ $< \
 		$(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) $(LIB_A)
+
+# The Python package (python/): its tests run in the QEMU guest as a
+# selftest (selftests/vm/python.sh gives the guest Debian's python3), its
+# ABI check against uapi/ on the host as a unit test; pystyle, part of
+# style, byte-compiles it and runs pyflakes where Debian's is installed.
+PY_SELFTEST := $(B)/selftests/ratelimit_python_test
+PY_UNIT := $(B)/unit/python_abi_test
+PY_SRCS = $(wildcard python/ratelimit/*.py python/tests/*.py) \
+	selftests/vm/python_files.py selftests/vm/output_check.py
+selftests: $(PY_SELFTEST)
+unit: $(PY_UNIT)
+$(PY_SELFTEST): selftests/ratelimit_python_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+$(PY_UNIT): selftests/unit/python_abi_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
+.PHONY: pystyle
+style: pystyle
+pystyle:
+	@/usr/bin/python3 -c 'import sys; [compile(open(f).read(), f, "exec") \
+		for f in sys.argv[1:]]' $(PY_SRCS)
+	@if /usr/bin/python3 -c 'import pyflakes' 2>/dev/null; then \
+		/usr/bin/python3 -m pyflakes $(PY_SRCS); fi
 
 # Not $(RLBENCH).d: a build of rlbench from the one file it was once
 # would send make looking for tools/rlbench.c.
@@ -326,6 +363,7 @@ $(B)/dist/dkms.conf: dist/dkms.conf.in Makefile
 	$(SUBST) $< > $@
 
 install: install-module install-user
+install-user: install-lib install-tools
 
 # Debian's headers ship no System.map, so kbuild skips depmod: run it, or
 # modprobe would not find the module.
@@ -336,17 +374,24 @@ install-module: module
 		$(KDIR)/include/generated/utsrelease.h) && [ -n "$$rel" ] && \
 	echo "depmod $$rel" && depmod $(if $(DESTDIR),-b $(DESTDIR)) "$$rel"
 
-install-user: lib tools
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
-		$(DESTDIR)$(MODULESLOADDIR) $(DESTDIR)$(COMPLETIONDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/ratelimit.d
+# install-lib: the library (then ldconfig, unless into a DESTDIR), its
+# headers and pkg-config file, and its man pages.
+install-lib: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libratelimit.so.1 $(DESTDIR)$(LIBDIR)/libratelimit.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(SUBST) lib/libratelimit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libratelimit.pc
 	install -m 644 uapi/linux/ratelimit_dev.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 lib/ratelimit.h $(DESTDIR)$(INCLUDEDIR)/
+	$(if $(DESTDIR),,ldconfig)
+
+# install-tools: the tools (linked as TOOLS_LINK says: shared by default),
+# their man pages and the rest of the system integration.
+install-tools: tools
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODULESLOADDIR) \
+		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSCONFDIR)/ratelimit.d
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
 	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
 		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
@@ -367,6 +412,33 @@ install-user: lib tools
 		if [ -e "$$t" ]; then echo "keep $$t"; \
 		else echo "install $$f $$t"; install -m 644 "$$f" "$$t" || exit 1; fi; \
 	done
+
+# uninstall: what install put there, but the files of /etc/ratelimit.d
+# (an admin's); the module too when KDIR's release has it.
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libratelimit.so.1 \
+		$(DESTDIR)$(LIBDIR)/libratelimit.so $(DESTDIR)$(LIBDIR)/libratelimit.a \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libratelimit.pc \
+		$(DESTDIR)$(INCLUDEDIR)/linux/ratelimit_dev.h \
+		$(DESTDIR)$(INCLUDEDIR)/ratelimit.h \
+		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS))) \
+		$(DESTDIR)$(COMPLETIONDIR)/rlctl $(DESTDIR)$(UNITDIR)/ratelimit.service \
+		$(DESTDIR)$(UDEVRULESDIR)/60-ratelimit.rules \
+		$(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
+	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
+		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; \
+	done
+	@sed -n '/^\.SH NAME/,/^\\-/p' Documentation/man/libratelimit.3 | \
+		tr ', ' '\n\n' | grep -x 'rl_[a-z_]*' | while read -r f; do \
+		rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; \
+	done
+	@rel=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+		$(KDIR)/include/generated/utsrelease.h 2>/dev/null); \
+	m=$(DESTDIR)/lib/modules/$$rel/extra/ratelimit.ko; \
+	if [ -n "$$rel" ] && [ -e "$$m" ]; then \
+		echo "rm $$m; depmod $$rel"; rm -f "$$m" && \
+		depmod $(if $(DESTDIR),-b $(DESTDIR)) "$$rel"; fi
+	$(if $(DESTDIR),,ldconfig)
 
 # The Debian packages, built in a copy of the tree (build/deb), and lintian.
 deb:

@@ -31,6 +31,7 @@ static_assert(sizeof(struct rl_release) == 32);
 static_assert(sizeof(struct rl_client_config) == 64);
 static_assert(RL_CATCHUP_STRICT == RL_TOKENS_CATCHUP_STRICT);
 static_assert(RL_CATCHUP_MAX == RL_TOKENS_CATCHUP_MAX);
+static_assert(RL_FAIRNESS_MAX == RL_TOKENS_FAIRNESS_MAX);
 static_assert(RL_PERIOD_MAX_NS == RL_TOKENS_PERIOD_MAX);
 static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 

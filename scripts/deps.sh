@@ -10,7 +10,8 @@
 #   6.12-rt  its PREEMPT_RT flavour (linux-image-6.12-rt-amd64)
 #   debug    what scripts/kdebug.sh needs to build the debug kernel
 #   bench    gnuplot-nox and redis-tools, for make bench
-#   deb      debhelper, dh-dkms and lintian, for make deb
+#   deb      debhelper, dh-dkms, lintian, dh-python and pybuild-plugin-
+#            pyproject, for make deb
 #   host     mmdebstrap and qemu-img, for make check-host's guest image
 #   global   redis-server and libhiredis-dev, for make check-global-redis
 #            and rlsyncd (installing redis-server also starts Debian's own
@@ -35,7 +36,7 @@ for k in "${@:-6.1}"; do
 	6.12-rt) pkgs="$pkgs linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64" ;;
 	debug) pkgs="$pkgs bc flex bison libelf-dev libssl-dev" ;;
 	bench) pkgs="$pkgs gnuplot-nox redis-tools" ;;
-	deb) pkgs="$pkgs debhelper dh-dkms lintian" ;;
+	deb) pkgs="$pkgs debhelper dh-dkms lintian dh-python python3-all python3-setuptools pybuild-plugin-pyproject" ;;
 	host) pkgs="$pkgs mmdebstrap qemu-utils e2fsprogs" ;;
 	global) pkgs="$pkgs redis-server redis-tools libhiredis-dev" ;;
 	matrix) exec "$0" 6.1 6.12 6.12-rt ;;

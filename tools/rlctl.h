@@ -4,7 +4,7 @@
  * rlctl_sysfs.c (the limiters' sysfs files), rlctl_fmt.c (output),
  * rlctl_set.c (create, rm, set), rlctl_show.c (show, list),
  * rlctl_watch.c (watch), rlctl_export.c (export), rlctl_apply.c and
- * rlctl_conf.c (apply).
+ * rlctl_conf.c (apply); rlctl_keys.c, the table of tunables they share.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "ratelimit.h"
+#include "rlctl_keys.h"
 #include "tool.h"
 
 #define SYSFS_ROOT	"/sys/kernel/ratelimit"
@@ -32,8 +33,7 @@ extern const char *sysfs_root;
 
 /* The sysfs attributes of a limiter, all decimal u64 but mode (octal). */
 struct info {
-	uint64_t rate, period_ns, burst, unlimited;
-	uint64_t concurrency, fairness, catchup, backlog;
+	uint64_t key[RLK_MAX];	/* the tunables, by row of rlctl_keys[] */
 	uint64_t granted, requests, immediate, waited;
 	uint64_t wait_ns_total, wait_ns_max, timeouts, interrupted;
 	uint64_t rejected, waiters, available;
@@ -42,18 +42,19 @@ struct info {
 	uint64_t missing;	/* bit i: optional attrs[i] not there */
 };
 
+/* A file of struct info; flags A_LIST and A_OPT (rlctl_keys.h). */
 struct attr {
 	const char *key;
 	size_t off;
 	unsigned int flags;
 };
 
-#define A_LIST	1U	/* in the JSON of list */
-#define A_OPT	2U	/* newer than named limiters: may be missing */
-
-/* The files of struct info, in the order show prints them. */
-extern const struct attr attrs[];
-extern const size_t nattrs;
+/*
+ * The files of struct info, in the order show prints them: the tunables
+ * (rlctl_keys[]), then the others. attr_at(i) for i < nattrs().
+ */
+size_t nattrs(void);
+struct attr attr_at(size_t i);
 
 #define FIELD(i, a)	((uint64_t *)((char *)(i) + (a)->off))
 

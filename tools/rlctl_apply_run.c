@@ -50,7 +50,8 @@ static void field_u64(bool *first, const char *key, const uint64_t *from,
 
 /*
  * The limits of @want: the fields that differ from @have when @have is
- * given, else rate and burst and the others not at their defaults.
+ * given, else rate and burst and the others not at what 0 asks for
+ * (burst's, derived, never is).
  */
 static void print_config(const struct rl_config *have,
 			 const struct rl_config *want, bool *first)
@@ -58,19 +59,8 @@ static void print_config(const struct rl_config *have,
 	bool hu = have && (have->flags & RL_CONFIG_UNLIMITED);
 	bool wu = want->flags & RL_CONFIG_UNLIMITED;
 	char f[RL_RATE_STRLEN], t[RL_RATE_STRLEN];
-	const struct {
-		const char *key;
-		uint64_t have, want, dflt;
-	} nums[] = {
-		{ "burst", have ? have->burst : 0, want->burst, UINT64_MAX },
-		{ "concurrency", have ? have->concurrency : 0,
-		  want->concurrency, 0 },
-		{ "fairness", have ? have->fairness : 0, want->fairness,
-		  RL_FAIRNESS_DEFAULT },
-		{ "catchup", have ? have->catchup : 0, want->catchup,
-		  RL_CATCHUP_STRICT },
-		{ "backlog", have ? have->backlog : 0, want->backlog, 0 },
-	};
+	const struct rlk *k;
+	uint64_t from, to;
 	size_t i;
 
 	fmt_rate(want, t, sizeof(t));
@@ -81,12 +71,15 @@ static void print_config(const struct rl_config *have,
 	if (have ? hu != wu : wu)
 		field(first, "unlimited", have ? (hu ? "yes" : "no") : NULL,
 		      wu ? "yes" : "no");
-	for (i = 0; i < ARRAY_SIZE(nums); i++) {
-		if (have ? nums[i].have == nums[i].want :
-		    nums[i].want == nums[i].dflt)
+	for (i = 0; i < rlctl_nkeys; i++) {
+		k = &rlctl_keys[i];
+		if (k->kind != RLK_AMOUNT && k->kind != RLK_U64)
 			continue;
-		field_u64(first, nums[i].key, have ? &nums[i].have : NULL,
-			  nums[i].want);
+		from = have ? rlk_get(k, have) : 0;
+		to = rlk_get(k, want);
+		if (have ? from == to : to == k->dflt)
+			continue;
+		field_u64(first, k->name, have ? &from : NULL, to);
 	}
 }
 

@@ -196,9 +196,7 @@ static int parse_line(struct rlconf_state *s, char *line)
 		err_at(s, "'%s' outside a section: start one with [NAME]", key);
 		return 0;
 	}
-	for (k = 0; k < RLCONF_NKEYS; k++)
-		if (!strcmp(key, rlconf_key_name(k)))
-			break;
+	k = rlconf_key_find(key);
 	if (k == RLCONF_NKEYS) {
 		err_at(s, "unknown key '%s'", key);
 	} else if (l->key_line[k]) {

@@ -17,19 +17,22 @@
 #include <stdio.h>
 
 #include "ratelimit.h"
+#include "rlctl_keys.h"
 
 #define RLCONF_DEFAULT_MODE	0644
 #define RLCONF_SUFFIX		".conf"
 
+/*
+ * The keys of a section. Below RLK_MAX, the index of a tunable of
+ * rlctl_keys[] (every one but those of kind RLK_IN_SPEC, which the rate
+ * carries); the other indices are no key. Then the keys that are not
+ * tunables.
+ */
 enum rlconf_key {
-	RLCONF_RATE,
-	RLCONF_BURST,
-	RLCONF_CONCURRENCY,
-	RLCONF_FAIRNESS,
-	RLCONF_CATCHUP,
-	RLCONF_BACKLOG,
-	RLCONF_UNLIMITED,
-	RLCONF_MODE,
+	RLCONF_RATE = RLK_RATE,
+	RLCONF_BURST = RLK_BURST,
+	RLCONF_UNLIMITED = RLK_UNLIMITED,
+	RLCONF_MODE = RLK_MAX,
 	RLCONF_OWNER,
 	RLCONF_GROUP,
 	RLCONF_NKEYS
@@ -84,8 +87,11 @@ struct rlconf {
 void rlconf_init(struct rlconf *c);
 void rlconf_free(struct rlconf *c);
 
-/* The name of a key as written in a file. */
+/* The name of a key as written in a file, "?" for an index that is none. */
 const char *rlconf_key_name(enum rlconf_key key);
+
+/* The key named @name, or RLCONF_NKEYS. */
+enum rlconf_key rlconf_key_find(const char *name);
 
 /*
  * Report a problem as "FILE:LINE: message" (just "FILE: message" for

@@ -18,27 +18,47 @@
 #include "sysfile.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define FAIRNESS_MAX	1000000
 #define ID_MAX		(UINT32_MAX - 1)	/* (uid_t)-1 means "none" */
 #define RATE_HINT	"RATE[/PERIOD][:BURST] such as 100/s, 10MiB/s or 1/1h, or unlimited"
 #define RANGE_HINT	"a period of 1ns .. 1d, burst x period up to 2^63 ns"
 
-static const char *const key_names[RLCONF_NKEYS] = {
-	[RLCONF_RATE] = "rate",
-	[RLCONF_BURST] = "burst",
-	[RLCONF_CONCURRENCY] = "concurrency",
-	[RLCONF_FAIRNESS] = "fairness",
-	[RLCONF_CATCHUP] = "catchup",
-	[RLCONF_BACKLOG] = "backlog",
-	[RLCONF_UNLIMITED] = "unlimited",
-	[RLCONF_MODE] = "mode",
-	[RLCONF_OWNER] = "owner",
-	[RLCONF_GROUP] = "group",
+/* The keys that are not tunables. */
+static const char *const key_names[RLCONF_NKEYS - RLCONF_MODE] = {
+	[RLCONF_MODE - RLCONF_MODE] = "mode",
+	[RLCONF_OWNER - RLCONF_MODE] = "owner",
+	[RLCONF_GROUP - RLCONF_MODE] = "group",
 };
+
+/* The tunable of key @key, or NULL. */
+static const struct rlk *key_tunable(enum rlconf_key key)
+{
+	if (key >= rlctl_nkeys || rlctl_keys[key].kind == RLK_IN_SPEC)
+		return NULL;
+	return &rlctl_keys[key];
+}
 
 const char *rlconf_key_name(enum rlconf_key key)
 {
-	return key < RLCONF_NKEYS ? key_names[key] : "?";
+	const struct rlk *k = key_tunable(key);
+
+	if (k)
+		return k->name;
+	if (key >= RLCONF_MODE && key < RLCONF_NKEYS)
+		return key_names[key - RLCONF_MODE];
+	return "?";
+}
+
+enum rlconf_key rlconf_key_find(const char *name)
+{
+	const struct rlk *k = rlk_find(name, strlen(name));
+	enum rlconf_key key;
+
+	if (k && key_tunable(k - rlctl_keys))
+		return k - rlctl_keys;
+	for (key = RLCONF_MODE; key < RLCONF_NKEYS; key++)
+		if (!strcmp(name, key_names[key - RLCONF_MODE]))
+			return key;
+	return RLCONF_NKEYS;
 }
 
 /*
@@ -146,7 +166,8 @@ static void set_id(struct rlconf_state *s, struct rlconf_limiter *l,
 		l->gid = id;
 }
 
-static void set_amount(struct rlconf_state *s, enum rlconf_key key,
+/* A count into @val, or an error reported: whether it was one. */
+static bool set_amount(struct rlconf_state *s, enum rlconf_key key,
 		       const char *v, __u64 *val)
 {
 	uint64_t n;
@@ -155,10 +176,11 @@ static void set_amount(struct rlconf_state *s, enum rlconf_key key,
 	if (!ret)
 		*val = n;
 	else if (ret == -ERANGE)
-		err_at(s, "%s '%s' out of range", key_names[key], v);
+		err_at(s, "%s '%s' out of range", rlconf_key_name(key), v);
 	else if (ret)
 		err_at(s, "invalid %s '%s' (a count such as 50, 10k or 64KiB)",
-		       key_names[key], v);
+		       rlconf_key_name(key), v);
+	return !ret;
 }
 
 static void set_rate(struct rlconf_state *s, struct rlconf_limiter *l,
@@ -183,38 +205,37 @@ static void set_rate(struct rlconf_state *s, struct rlconf_limiter *l,
 	s->burst_rate = cfg.burst;
 }
 
+/* A tunable of kind RLK_AMOUNT or RLK_U64 other than burst. */
+static void set_tunable(struct rlconf_state *s, struct rlconf_limiter *l,
+			enum rlconf_key key, const char *v)
+{
+	const struct rlk *k = key_tunable(key);
+	char hint[64];
+	uint64_t val;
+	__u64 count;
+
+	if (!k)
+		return;
+	if (k->kind == RLK_AMOUNT) {
+		if (set_amount(s, key, v, &count))
+			rlk_put(k, &l->cfg, count);
+	} else if (!rlk_parse_u64(k, v, &val)) {
+		rlk_put(k, &l->cfg, val);
+	} else {
+		err_at(s, "invalid %s '%s'%s", k->name, v,
+		       rlk_hint(k, hint, sizeof(hint)));
+	}
+}
+
 void rlconf_set_key(struct rlconf_state *s, struct rlconf_limiter *l,
 		    enum rlconf_key key, const char *v)
 {
-	uint64_t val;
-
 	switch (key) {
 	case RLCONF_RATE:
 		set_rate(s, l, v);
 		break;
 	case RLCONF_BURST:
 		set_amount(s, key, v, &s->burst_key);
-		break;
-	case RLCONF_CONCURRENCY:
-		set_amount(s, key, v, &l->cfg.concurrency);
-		break;
-	case RLCONF_BACKLOG:
-		set_amount(s, key, v, &l->cfg.backlog);
-		break;
-	case RLCONF_FAIRNESS:
-		if (parse_dec(v, FAIRNESS_MAX, &val))
-			l->cfg.fairness = (uint32_t)val;
-		else
-			err_at(s, "invalid fairness '%s' (0 .. %u)", v,
-			       FAIRNESS_MAX);
-		break;
-	case RLCONF_CATCHUP:
-		if (parse_dec(v, RL_CATCHUP_MAX, &val) &&
-		    (!val || val >= RL_CATCHUP_STRICT))
-			l->cfg.catchup = (uint32_t)val;
-		else
-			err_at(s, "invalid catchup '%s' (per-mille, %u .. %u, or 0)",
-			       v, RL_CATCHUP_STRICT, RL_CATCHUP_MAX);
 		break;
 	case RLCONF_UNLIMITED:
 		s->unlimited = parse_bool(v);
@@ -229,8 +250,8 @@ void rlconf_set_key(struct rlconf_state *s, struct rlconf_limiter *l,
 	case RLCONF_GROUP:
 		set_id(s, l, key, v);
 		break;
-	case RLCONF_NKEYS:
-		break;
+	default:
+		set_tunable(s, l, key, v);
 	}
 }
 
@@ -275,7 +296,7 @@ void rlconf_check_section(struct rlconf_state *s, struct rlconf_limiter *l)
 	if (cfg->burst && (cfg->backlog / 1000 > cfg->burst ||
 			   (cfg->backlog / 1000 == cfg->burst &&
 			    cfg->backlog % 1000)))
-		rlconf_error(s->c, f, l->key_line[RLCONF_BACKLOG],
+		rlconf_error(s->c, f, l->key_line[RLK_BACKLOG],
 			     "backlog %llu exceeds 1000 x burst (%llu)",
 			     (unsigned long long)cfg->backlog,
 			     (unsigned long long)cfg->burst);

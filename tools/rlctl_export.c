@@ -42,6 +42,9 @@ struct family {
 
 #define F(n, t, field, h) \
 	{ "ratelimit_" n, t, h, offsetof(struct info, field), #field }
+/* The same for the tunable @id of rlctl_keys[], whose file is @attr. */
+#define KF(n, t, id, attr, h) \
+	{ "ratelimit_" n, t, h, offsetof(struct info, key[id]), attr }
 
 static const struct family families[] = {
 	F("granted_tokens_total", "counter", granted, "Tokens granted."),
@@ -59,10 +62,10 @@ static const struct family families[] = {
 	  "Non-blocking requests refused with EAGAIN."),
 	F("refunded_tokens_total", "counter", refunded,
 	  "Tokens given back by RL_IOC_REFUND."),
-	F("burst_tokens", "gauge", burst,
-	  "Bucket depth: the most tokens that accumulate while idle."),
-	F("concurrency_limit", "gauge", concurrency,
-	  "Most permits held at once, 0 for no limit."),
+	KF("burst_tokens", "gauge", RLK_BURST, "burst",
+	   "Bucket depth: the most tokens that accumulate while idle."),
+	KF("concurrency_limit", "gauge", RLK_CONCURRENCY, "concurrency",
+	   "Most permits held at once, 0 for no limit."),
 	F("available_tokens", "gauge", available, "Tokens in the bucket now."),
 	F("waiters", "gauge", waiters, "Requests asleep now."),
 	F("held_permits", "gauge", held, "Permits held now."),
@@ -102,8 +105,8 @@ static bool has_attr(const struct limiter *l, const char *attr)
 {
 	size_t i;
 
-	for (i = 0; i < nattrs; i++)
-		if (!strcmp(attrs[i].key, attr))
+	for (i = 0; i < nattrs(); i++)
+		if (!strcmp(attr_at(i).key, attr))
 			return !(l->info.missing & (1ULL << i));
 	return true;
 }

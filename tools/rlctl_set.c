@@ -14,6 +14,7 @@
 
 #include "ratelimit.h"
 #include "rlctl.h"
+#include "rlctl_keys.h"
 #include "sysfile.h"
 
 #define DEFAULT_MODE	0644
@@ -25,19 +26,10 @@ struct write {
 	int err;
 };
 
-static const char *const set_keys[] = {
-	"rate", "period_ns", "burst", "unlimited",
-	"concurrency", "fairness", "catchup", "backlog",
-};
-
-enum {
-	K_RATE, K_PERIOD, K_BURST, K_UNLIMITED,
-	K_CONCURRENCY, K_FAIRNESS, K_CATCHUP, K_BACKLOG, K_NR
-};
-
+/* Values of the rows of rlctl_keys[], by index. */
 struct change {
-	bool has[K_NR];
-	uint64_t val[K_NR];
+	bool has[RLK_MAX];
+	uint64_t val[RLK_MAX];
 };
 
 static void change_set(struct change *c, int key, uint64_t val)
@@ -46,34 +38,23 @@ static void change_set(struct change *c, int key, uint64_t val)
 	c->val[key] = val;
 }
 
-/* The value of one of the keys after rate; 0 or an exit code. */
-static int parse_value(int key, const char *v, struct change *c)
+/*
+ * The value of a tunable of kind RLK_IN_SPEC, RLK_AMOUNT or RLK_U64; 0 or
+ * an exit code.
+ */
+static int parse_value(const struct rlk *k, const char *v, struct change *c)
 {
+	char hint[64];
 	uint64_t val;
 
-	switch (key) {
-	case K_CONCURRENCY:
+	if (k->kind == RLK_AMOUNT) {
 		if (rl_parse_amount(v, &val))
-			return usage("invalid concurrency '%s'", v);
-		break;
-	case K_FAIRNESS:
-		if (sysfile_parse_u64(v, 10, &val) || val > 1000000)
-			return usage("invalid fairness '%s' (0 .. 1000000)", v);
-		break;
-	case K_CATCHUP:
-		if (sysfile_parse_u64(v, 10, &val) ||
-		    (val && (val < RL_CATCHUP_STRICT || val > RL_CATCHUP_MAX)))
-			return usage("invalid catchup '%s' (per-mille, %u .. %u, or 0)",
-				     v, RL_CATCHUP_STRICT, RL_CATCHUP_MAX);
-		break;
-	case K_BACKLOG:
-		if (rl_parse_amount(v, &val))
-			return usage("invalid backlog '%s'", v);
-		break;
-	default:
-		return usage("internal error: key %d", key);
+			return usage("invalid %s '%s'", k->name, v);
+	} else if (rlk_parse_u64(k, v, &val)) {
+		return usage("invalid %s '%s'%s", k->name, v,
+			     rlk_hint(k, hint, sizeof(hint)));
 	}
-	change_set(c, key, val);
+	change_set(c, k - rlctl_keys, val);
 	return 0;
 }
 
@@ -96,27 +77,61 @@ struct create {
 	struct change c;	/* --concurrency, --fairness, ... */
 };
 
-/* create's options into @cr; 0 or an exit code. */
-static int create_options(int argc, char **argv, struct create *cr)
+/* getopt_long()'s value for the option of rlctl_keys[i]: OPT_KEY + i. */
+#define OPT_KEY		256
+
+/*
+ * create's options into @opts: --mode, --persist, --json, then one for
+ * each tunable of kind RLK_AMOUNT or RLK_U64, in the order of the table.
+ */
+static void create_opts(struct option *opts)
 {
-	static const struct option opts[] = {
-		{ "burst", required_argument, NULL, 'b' },
+	static const struct option fixed[] = {
 		{ "mode", required_argument, NULL, 'm' },
 		{ "persist", no_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "concurrency", required_argument, NULL, 'c' },
-		{ "fairness", required_argument, NULL, 'f' },
-		{ "catchup", required_argument, NULL, 'u' },
-		{ "backlog", required_argument, NULL, 'l' },
-		{ NULL, 0, NULL, 0 },
 	};
+	size_t i, n = ARRAY_SIZE(fixed);
+
+	memcpy(opts, fixed, sizeof(fixed));
+	for (i = 0; i < rlctl_nkeys; i++) {
+		if (rlctl_keys[i].kind != RLK_AMOUNT &&
+		    rlctl_keys[i].kind != RLK_U64)
+			continue;
+		opts[n++] = (struct option){ rlctl_keys[i].name,
+					     required_argument, NULL,
+					     OPT_KEY + (int)i };
+	}
+	opts[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+/* The option of a tunable; --burst is parsed with RATESPEC. */
+static int create_key_option(int opt, struct create *cr)
+{
+	const struct rlk *k = &rlctl_keys[opt - OPT_KEY];
+
+	if (k == &rlctl_keys[RLK_BURST]) {
+		cr->burst = optarg;
+		return 0;
+	}
+	return parse_value(k, optarg, &cr->c);
+}
+
+/* create's options into @cr; 0 or an exit code. */
+static int create_options(int argc, char **argv, struct create *cr)
+{
+	struct option opts[3 + RLK_MAX + 1];
 	int opt, ret;
 
+	create_opts(opts);
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt >= OPT_KEY) {
+			ret = create_key_option(opt, cr);
+			if (ret)
+				return ret;
+			continue;
+		}
 		switch (opt) {
-		case 'b':
-			cr->burst = optarg;
-			break;
 		case 'm':
 			if (sysfile_parse_u64(optarg, 8, &cr->mode) ||
 			    cr->mode > 0777)
@@ -127,17 +142,6 @@ static int create_options(int argc, char **argv, struct create *cr)
 			break;
 		case 'j':
 			json = true;
-			break;
-		case 'c':
-		case 'f':
-		case 'u':
-		case 'l':
-			ret = parse_value(opt == 'c' ? K_CONCURRENCY :
-					  opt == 'f' ? K_FAIRNESS :
-					  opt == 'u' ? K_CATCHUP : K_BACKLOG,
-					  optarg, &cr->c);
-			if (ret)
-				return ret;
 			break;
 		default:	/* getopt said what */
 			return tool_try_help(EXIT_USAGE);
@@ -151,6 +155,7 @@ static int create_config(const char *spec, const struct create *cr,
 			 struct rl_config *cfg)
 {
 	uint64_t val;
+	size_t i;
 
 	if (rl_parse_rate(spec, cfg))
 		return usage("invalid rate spec '%s'", spec);
@@ -159,10 +164,9 @@ static int create_config(const char *spec, const struct create *cr,
 			return usage("invalid burst '%s'", cr->burst);
 		cfg->burst = val;
 	}
-	cfg->concurrency = cr->c.val[K_CONCURRENCY];
-	cfg->fairness = (uint32_t)cr->c.val[K_FAIRNESS];
-	cfg->catchup = (uint32_t)cr->c.val[K_CATCHUP];
-	cfg->backlog = cr->c.val[K_BACKLOG];
+	for (i = 0; i < rlctl_nkeys; i++)
+		if (cr->c.has[i])
+			rlk_put(&rlctl_keys[i], cfg, cr->c.val[i]);
 	/* A semaphore grants a request for several permits in one piece. */
 	if ((cfg->flags & RL_CONFIG_UNLIMITED) && cfg->concurrency &&
 	    !cr->burst) {
@@ -181,6 +185,8 @@ int cmd_create(int argc, char **argv)
 	};
 	const char *name, *spec;
 	struct rl_config cfg;
+	bool options;
+	size_t i;
 	int fd, ret;
 
 	ret = create_options(argc, argv, &cr);
@@ -201,11 +207,11 @@ int cmd_create(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	ret = rl_attach(fd, name, cr.flags, (uint32_t)cr.mode, &cfg);
+	for (options = cr.burst, i = 0; i < rlctl_nkeys; i++)
+		options |= cr.c.has[i];
 	if (ret == -EINVAL)
 		return fail("cannot create '%s': invalid configuration '%s'%s",
-			    name, spec, cr.burst || cr.c.has[K_CONCURRENCY] ||
-			    cr.c.has[K_FAIRNESS] || cr.c.has[K_CATCHUP] ||
-			    cr.c.has[K_BACKLOG] ? " with those options" : "");
+			    name, spec, options ? " with those options" : "");
 	if (ret)
 		return name_error(name, ret);
 	if (!(cr.flags & RL_ATTACH_PERSIST))
@@ -234,61 +240,54 @@ int cmd_rm(int argc, char **argv)
 	return ret ? name_error(argv[1], ret) : 0;
 }
 
+/* rate=VALUE: a rate spec, "unlimited" or a number of tokens. */
+static int parse_rate(const char *v, struct change *c)
+{
+	struct rl_config cfg;
+	uint64_t val;
+
+	if (!strcmp(v, "unlimited")) {
+		change_set(c, RLK_UNLIMITED, 1);
+	} else if (strpbrk(v, "/:")) {
+		if (rl_parse_rate(v, &cfg))
+			return usage("invalid rate spec '%s'", v);
+		change_set(c, RLK_RATE, cfg.rate);
+		change_set(c, RLK_PERIOD_NS, cfg.period_ns);
+		if (strchr(v, ':'))
+			change_set(c, RLK_BURST, cfg.burst);
+		change_set(c, RLK_UNLIMITED, 0);
+	} else {
+		if (rl_parse_amount(v, &val))
+			return usage("invalid rate '%s'", v);
+		change_set(c, RLK_RATE, val);
+	}
+	return 0;
+}
+
 /* One KEY=VALUE argument into @c; 0 or an exit code. */
 static int parse_setting(const char *arg, struct change *c)
 {
 	const char *eq = strchr(arg, '='), *v;
-	struct rl_config cfg;
+	const struct rlk *k;
 	size_t klen;
-	uint64_t val;
-	int key;
 
 	if (!eq)
 		return usage("expected KEY=VALUE, not '%s'", arg);
 	klen = eq - arg;
 	v = eq + 1;
-	for (key = 0; key < K_NR; key++)
-		if (strlen(set_keys[key]) == klen &&
-		    !strncmp(arg, set_keys[key], klen))
-			break;
-	switch (key) {
-	case K_RATE:
-		if (!strcmp(v, "unlimited")) {
-			change_set(c, K_UNLIMITED, 1);
-		} else if (strpbrk(v, "/:")) {
-			if (rl_parse_rate(v, &cfg))
-				return usage("invalid rate spec '%s'", v);
-			change_set(c, K_RATE, cfg.rate);
-			change_set(c, K_PERIOD, cfg.period_ns);
-			if (strchr(v, ':'))
-				change_set(c, K_BURST, cfg.burst);
-			change_set(c, K_UNLIMITED, 0);
-		} else {
-			if (rl_parse_amount(v, &val))
-				return usage("invalid rate '%s'", v);
-			change_set(c, K_RATE, val);
-		}
-		return 0;
-	case K_PERIOD:
-		if (sysfile_parse_u64(v, 10, &val) || !val || val > RL_PERIOD_MAX_NS)
-			return usage("invalid period_ns '%s' (1 .. %llu)", v,
-				     (unsigned long long)RL_PERIOD_MAX_NS);
-		change_set(c, K_PERIOD, val);
-		return 0;
-	case K_BURST:
-		if (rl_parse_amount(v, &val))
-			return usage("invalid burst '%s'", v);
-		change_set(c, K_BURST, val);
-		return 0;
-	case K_UNLIMITED:
-		if (strcmp(v, "0") && strcmp(v, "1"))
-			return usage("invalid unlimited '%s' (0 or 1)", v);
-		change_set(c, K_UNLIMITED, *v == '1');
-		return 0;
-	case K_NR:
+	k = rlk_find(arg, klen);
+	if (!k)
 		return usage("unknown key '%.*s'", (int)klen, arg);
+	switch (k->kind) {
+	case RLK_SPEC:
+		return parse_rate(v, c);
+	case RLK_FLAG:
+		if (strcmp(v, "0") && strcmp(v, "1"))
+			return usage("invalid %s '%s' (0 or 1)", k->name, v);
+		change_set(c, k - rlctl_keys, *v == '1');
+		return 0;
 	default:
-		return parse_value(key, v, c);
+		return parse_value(k, v, c);
 	}
 }
 
@@ -296,7 +295,7 @@ static void add_write(struct write *w, int *n, const struct change *c, int key)
 {
 	if (!c->has[key])
 		return;
-	w[*n].key = set_keys[key];
+	w[*n].key = rlctl_keys[key].name;
 	w[*n].val = c->val[key];
 	w[*n].err = 0;
 	(*n)++;
@@ -310,23 +309,24 @@ static void add_write(struct write *w, int *n, const struct change *c, int key)
 static int plan_writes(const struct change *c, const struct info *cur,
 		       struct write *w)
 {
-	bool period_first = c->has[K_PERIOD] && c->val[K_PERIOD] > cur->period_ns;
-	int n = 0;
+	bool period_first = c->has[RLK_PERIOD_NS] &&
+			    c->val[RLK_PERIOD_NS] > cur->key[RLK_PERIOD_NS];
+	bool set_unlimited = c->has[RLK_UNLIMITED] && c->val[RLK_UNLIMITED];
+	int key, n = 0;
 
-	if (c->has[K_UNLIMITED] && c->val[K_UNLIMITED])
-		add_write(w, &n, c, K_UNLIMITED);
+	if (set_unlimited)
+		add_write(w, &n, c, RLK_UNLIMITED);
 	if (period_first)
-		add_write(w, &n, c, K_PERIOD);
-	add_write(w, &n, c, K_RATE);
+		add_write(w, &n, c, RLK_PERIOD_NS);
+	add_write(w, &n, c, RLK_RATE);
 	if (!period_first)
-		add_write(w, &n, c, K_PERIOD);
-	add_write(w, &n, c, K_BURST);
-	add_write(w, &n, c, K_CONCURRENCY);
-	add_write(w, &n, c, K_FAIRNESS);
-	add_write(w, &n, c, K_CATCHUP);
-	add_write(w, &n, c, K_BACKLOG);
-	if (c->has[K_UNLIMITED] && !c->val[K_UNLIMITED])
-		add_write(w, &n, c, K_UNLIMITED);
+		add_write(w, &n, c, RLK_PERIOD_NS);
+	for (key = 0; key < (int)rlctl_nkeys; key++)
+		if (key != RLK_RATE && key != RLK_PERIOD_NS &&
+		    key != RLK_UNLIMITED)
+			add_write(w, &n, c, key);
+	if (!set_unlimited)
+		add_write(w, &n, c, RLK_UNLIMITED);
 	return n;
 }
 
@@ -399,8 +399,9 @@ int cmd_set(int argc, char **argv)
 		return ret;
 
 	/* What the kernel would refuse in the end, refused up front. */
-	period = c.has[K_PERIOD] ? c.val[K_PERIOD] : cur.period_ns;
-	burst = c.has[K_BURST] ? c.val[K_BURST] : cur.burst;
+	period = c.has[RLK_PERIOD_NS] ? c.val[RLK_PERIOD_NS] :
+		 cur.key[RLK_PERIOD_NS];
+	burst = c.has[RLK_BURST] ? c.val[RLK_BURST] : cur.key[RLK_BURST];
 	if (__builtin_mul_overflow(burst, period, &product) ||
 	    product > RL_BURST_PERIOD_MAX)
 		return fail("cannot set '%s': burst %llu x period_ns %llu exceeds %llu",

@@ -230,6 +230,7 @@ static void json_members(const char *name, const struct info *info,
 {
 	char spec[RL_RATE_STRLEN];
 	struct rl_config cfg;
+	struct attr a;
 	size_t i;
 
 	info_config(info, &cfg);
@@ -239,33 +240,39 @@ static void json_members(const char *name, const struct info *info,
 	printf(",\"spec\":");
 	json_string(spec);
 	printf(",\"target_per_s\":");
-	if (info->unlimited)
+	if (info->key[RLK_UNLIMITED])
 		printf("null");
 	else
 		json_rate(target_rate(info));
-	for (i = 0; i < nattrs; i++) {
-		if ((!all && !(attrs[i].flags & A_LIST)) ||
+	for (i = 0; i < nattrs(); i++) {
+		a = attr_at(i);
+		if ((!all && !(a.flags & A_LIST)) ||
 		    (info->missing & (1ULL << i)))
 			continue;
-		if (!strcmp(attrs[i].key, "mode"))
+		if (!strcmp(a.key, "mode"))
 			printf(",\"mode\":\"%04llo\"",
 			       (unsigned long long)info->mode);
 		else
-			printf(",\"%s\":%llu", attrs[i].key,
-			       (unsigned long long)*FIELD(info, &attrs[i]));
+			printf(",\"%s\":%llu", a.key,
+			       (unsigned long long)*FIELD(info, &a));
 	}
 }
 
-/* What a setting means, after its value; "" for most. */
-static const char *attr_note(const char *key, uint64_t val)
+/*
+ * What the value @val of attribute @i means, after it, into @buf: "" for
+ * most (struct rlk's least and note).
+ */
+static const char *attr_note(size_t i, uint64_t val, char *buf, size_t len)
 {
-	if (!strcmp(key, "concurrency") && !val)
-		return " (none)";
-	if (!strcmp(key, "catchup") && val <= RL_CATCHUP_STRICT)
-		return " (strict)";
-	if (!strcmp(key, "catchup"))
-		return " per-mille of the rate";
-	return "";
+	const struct rlk *k = i < rlctl_nkeys ? &rlctl_keys[i] : NULL;
+
+	if (k && k->least && val <= k->min)
+		snprintf(buf, len, " (%s)", k->least);
+	else if (k && k->note)
+		snprintf(buf, len, " %s", k->note);
+	else
+		*buf = '\0';
+	return buf;
 }
 
 static void show_text(const char *name, const struct info *info,
@@ -274,6 +281,7 @@ static void show_text(const char *name, const struct info *info,
 	char spec[RL_RATE_STRLEN], b1[64], b2[32];
 	struct rl_config cfg;
 	double target = target_rate(info);
+	struct attr a;
 	uint64_t val;
 	size_t i;
 
@@ -286,17 +294,18 @@ static void show_text(const char *name, const struct info *info,
 		printf("%-14s %s (%s)\n", "limiter", spec,
 		       target > 0 ? fmt_rate_unit(b1, sizeof(b1), target) :
 		       "paused");
-	for (i = 0; i < nattrs; i++) {
+	for (i = 0; i < nattrs(); i++) {
 		if (info->missing & (1ULL << i))
 			continue;
-		val = *FIELD(info, &attrs[i]);
-		if (!strcmp(attrs[i].key, "mode"))
+		a = attr_at(i);
+		val = *FIELD(info, &a);
+		if (!strcmp(a.key, "mode"))
 			printf("%-14s %04llo\n", "mode",
 			       (unsigned long long)val);
 		else
-			printf("%-14s %llu%s\n", attrs[i].key,
+			printf("%-14s %llu%s\n", a.key,
 			       (unsigned long long)val,
-			       attr_note(attrs[i].key, val));
+			       attr_note(i, val, b1, sizeof(b1)));
 	}
 	printf("%-14s mean %s, max %s\n", "wait",
 	       tool_fmt_ns(b1, sizeof(b1), info->waited ?
@@ -400,10 +409,10 @@ int cmd_list(int argc, char **argv)
 			       ents[i]->d_name, spec,
 			       (unsigned long long)info.waiters,
 			       (unsigned long long)info.clients);
-			if (info.concurrency)
+			if (info.key[RLK_CONCURRENCY])
 				printf(" held=%llu/%llu",
 				       (unsigned long long)info.held,
-				       (unsigned long long)info.concurrency);
+				       (unsigned long long)info.key[RLK_CONCURRENCY]);
 			printf("\n");
 		}
 		shown++;

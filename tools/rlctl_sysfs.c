@@ -23,10 +23,8 @@
 const char *sysfs_root = SYSFS_ROOT;
 
 #define ATTR(x, f)	{ #x, offsetof(struct info, x), f }
-const struct attr attrs[] = {
-	ATTR(rate, A_LIST), ATTR(period_ns, A_LIST), ATTR(burst, A_LIST),
-	ATTR(unlimited, A_LIST), ATTR(concurrency, A_LIST | A_OPT),
-	ATTR(fairness, A_OPT), ATTR(catchup, A_OPT), ATTR(backlog, A_OPT),
+/* The files after the tunables. */
+static const struct attr attrs[] = {
 	ATTR(owner, 0), ATTR(group, 0), ATTR(mode, 0), ATTR(persistent, 0),
 	ATTR(clients, A_LIST), ATTR(granted, 0), ATTR(requests, 0),
 	ATTR(immediate, 0), ATTR(waited, 0), ATTR(wait_ns_total, 0),
@@ -36,7 +34,21 @@ const struct attr attrs[] = {
 	ATTR(refunded, A_OPT),
 };
 
-const size_t nattrs = ARRAY_SIZE(attrs);
+size_t nattrs(void)
+{
+	return rlctl_nkeys + ARRAY_SIZE(attrs);
+}
+
+struct attr attr_at(size_t i)
+{
+	if (i >= rlctl_nkeys)
+		return attrs[i - rlctl_nkeys];
+	return (struct attr){
+		.key = rlctl_keys[i].name,
+		.off = offsetof(struct info, key) + i * sizeof(uint64_t),
+		.flags = rlctl_keys[i].attr,
+	};
+}
 
 static int attr_path(char *buf, size_t len, const char *name, const char *key)
 {
@@ -98,13 +110,15 @@ int check_limiter(const char *name)
 /* Every attribute of @name; -ENOENT when it disappeared meanwhile. */
 int load_info(const char *name, struct info *info)
 {
+	struct attr a;
 	size_t i;
 	int ret;
 
 	memset(info, 0, sizeof(*info));
-	for (i = 0; i < nattrs; i++) {
-		ret = read_attr(name, attrs[i].key, FIELD(info, &attrs[i]));
-		if (ret == -ENOENT && (attrs[i].flags & A_OPT))
+	for (i = 0; i < nattrs(); i++) {
+		a = attr_at(i);
+		ret = read_attr(name, a.key, FIELD(info, &a));
+		if (ret == -ENOENT && (a.flags & A_OPT))
 			info->missing |= 1ULL << i;
 		else if (ret)
 			return ret;
@@ -135,18 +149,20 @@ int limiter_info(const char *name, struct info *info)
 void info_config(const struct info *info, struct rl_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->rate = info->rate;
-	cfg->period_ns = info->period_ns;
-	cfg->burst = info->burst;
-	cfg->flags = info->unlimited ? RL_CONFIG_UNLIMITED : 0;
+	cfg->rate = info->key[RLK_RATE];
+	cfg->period_ns = info->key[RLK_PERIOD_NS];
+	cfg->burst = info->key[RLK_BURST];
+	cfg->flags = info->key[RLK_UNLIMITED] ? RL_CONFIG_UNLIMITED : 0;
 }
 
 /* Tokens per second; negative when unlimited. */
 double target_rate(const struct info *info)
 {
-	if (info->unlimited)
+	uint64_t period = info->key[RLK_PERIOD_NS];
+
+	if (info->key[RLK_UNLIMITED])
 		return -1;
-	return info->period_ns ? info->rate * 1e9 / info->period_ns : 0;
+	return period ? info->key[RLK_RATE] * 1e9 / period : 0;
 }
 
 /* A sysfs file of @name as text; NULL (and *err) when unreadable. */

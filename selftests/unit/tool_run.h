@@ -71,13 +71,15 @@ static int slurp(int fd, char *buf, size_t len)
 
 /*
  * Run @tool with @args, stdin from /dev/null, in the C locale, with
- * RLCTL_SYSFS set to @sysfs (to a path that does not exist if NULL). The
+ * RLCTL_SYSFS set to @sysfs (to a path that does not exist if NULL) and
+ * the tree's library (../lib beside the tools) first on the library path,
+ * for tools linked against libratelimit.so.1 (TOOLS_LINK=shared). The
  * output fits the pipes (a few lines), so it is read once the tool ended.
  */
 static int run_tool(const char *tool, const char *const *args,
 		    const char *sysfs, struct run *r)
 {
-	char dir[PATH_LEN], path[PATH_LEN + 64];
+	char dir[PATH_LEN], path[PATH_LEN + 64], lib[PATH_LEN + 64];
 	const char *argv[MAX_ARGS + 2];
 	int out[2], err[2], i, st;
 	pid_t pid;
@@ -85,6 +87,7 @@ static int run_tool(const char *tool, const char *const *args,
 	if (!tools_dir(dir, sizeof(dir)))
 		return -1;
 	snprintf(path, sizeof(path), "%s/%s", dir, tool);
+	snprintf(lib, sizeof(lib), "%s/../lib", dir);
 	if (access(path, X_OK))
 		return -1;
 	argv[0] = tool;
@@ -104,6 +107,7 @@ static int run_tool(const char *tool, const char *const *args,
 			_exit(99);
 		setenv("LC_ALL", "C", 1);
 		setenv("RLCTL_SYSFS", sysfs ?: "/nonexistent/rl-tools-test", 1);
+		setenv("LD_LIBRARY_PATH", lib, 1);
 		execv(path, (char *const *)argv);
 		_exit(98);
 	}

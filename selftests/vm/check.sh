@@ -48,8 +48,10 @@ install_path()
 	d=build/destdir
 	echo "==> make install into a DESTDIR; modprobe finds the module"
 	rm -rf "$d"
+	# In a build dir of its own: its tools are linked as installs link
+	# them (shared), not as the guest's (static).
 	if $make --no-print-directory -s install DESTDIR="$PWD/$d" \
-		KDIR="$kdir" >/dev/null &&
+		KDIR="$kdir" B=build/install >/dev/null &&
 	   modprobe --show-depends -d "$d" -S "$release" ratelimit; then
 		rl_result PASS "make install: modprobe finds ratelimit ($first)"
 	else
@@ -58,11 +60,23 @@ install_path()
 	echo "==> make install-user without kernel headers"
 	rm -rf "$d"
 	if $make --no-print-directory -s install-user DESTDIR="$PWD/$d" \
-		KDIR=/nonexistent >/dev/null &&
-	   [ -x "$d/usr/local/bin/rlctl" ]; then
-		rl_result PASS "make install-user needs no kernel headers"
+		KDIR=/nonexistent B=build/install >/dev/null &&
+	   [ -x "$d/usr/local/bin/rlctl" ] &&
+	   LD_LIBRARY_PATH="$d/usr/local/lib" "$d/usr/local/bin/rlctl" \
+		--version >/dev/null &&
+	   readelf -d "$d/usr/local/bin/rlctl" | grep -q 'NEEDED.*libratelimit\.so\.1'; then
+		rl_result PASS "make install-user needs no kernel headers; tools use libratelimit.so.1"
 	else
-		rl_result FAIL "make install-user needs no kernel headers"
+		rl_result FAIL "make install-user needs no kernel headers; tools use libratelimit.so.1"
+	fi
+	echo "==> make uninstall removes what make install-user put there"
+	if $make --no-print-directory -s uninstall DESTDIR="$PWD/$d" \
+		KDIR=/nonexistent B=build/install >/dev/null &&
+	   [ -z "$(find "$d" ! -type d ! -path "$d/etc/*")" ]; then
+		rl_result PASS "make uninstall leaves only /etc/ratelimit.d"
+	else
+		find "$d" ! -type d ! -path "$d/etc/*" | sed 's/^/  left: /'
+		rl_result FAIL "make uninstall leaves only /etc/ratelimit.d"
 	fi
 	rm -rf "$d"
 	echo "==> make without the kernel source (no kselftest headers)"

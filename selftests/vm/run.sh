@@ -78,6 +78,10 @@ for f in build/selftests/* build/tools/*; do
 	[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$root/${f#build/}"
 done
 chmod 755 "$root/init" "$root"/guest/*.sh
+# The Python package's tests need Debian's python3 in the guest.
+if [ -f "$root/selftests/ratelimit_python_test" ]; then
+	"$here/python.sh" "$root" || die "no python3 for the guest"
+fi
 # bench: Redis, a peer of the benchmark, with the shared libraries it
 # needs, if Debian's redis-tools is installed (its redis-check-rdb is
 # redis-server under that name).

@@ -60,6 +60,7 @@
 #define RL_CATCHUP_STRICT	1000	/* per-mille: no catching up */
 #define RL_CATCHUP_MAX		100000
 #define RL_FAIRNESS_DEFAULT	10
+#define RL_FAIRNESS_MAX		1000000	/* largest rl_config.fairness */
 #define RL_WEIGHT_MAX		1000
 
 /**
@@ -85,7 +86,7 @@
  *               0 (with strict @catchup) keeps none.
  * @fairness:    1 in @fairness grants lets a lower priority go first among
  *               LOW, MID and HIGH (USER always goes first); 0 on SET picks
- *               RL_FAIRNESS_DEFAULT.
+ *               RL_FAIRNESS_DEFAULT; at most RL_FAIRNESS_MAX.
  * @reserved0:   must be zero.
  * @reserved:    must be zero.
  */

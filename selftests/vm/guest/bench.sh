@@ -54,6 +54,11 @@ kill "$shown"
 echo "<3>bench: rlbench ended (rc=$rc), results follow" > /dev/kmsg
 
 [ -n "$redis" ] && kill "$redis"
+# The Python row (python/tests/bench.py, python.csv), when the rig gave
+# the guest python3 (selftests/vm/python.sh).
+if [ -x /usr/bin/python3 ] && [ -f /python/tests/bench.py ]; then
+	/usr/bin/python3 -S -B /python/tests/bench.py /tmp/bench "$scale" || rc=1
+fi
 for f in /tmp/bench/*; do
 	[ -f "$f" ] || continue
 	echo "@@rl file-begin ${f##*/}"

@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""ratelimit: rate and concurrency limiters of the kernel's /dev/ratelimit.
+
+    import ratelimit
+    with ratelimit.Limiter.private(100) as lim:   # 100 tokens per second
+        lim.acquire()                             # sleeps in the kernel
+        with lim.permit(): ...
+
+    import ratelimit.aio                          # asyncio
+    alim = ratelimit.aio.AsyncLimiter(ratelimit.Limiter.attach("api"))
+    await alim.acquire(5)
+
+Pure Python over fcntl.ioctl; see Documentation/python.md and
+ratelimit(4) for the semantics.
+"""
+
+from ._abi import (ABI_VERSION, DEADLINE_NONE, NAME_MAX, PRIO_DEFAULT,
+                   PRIO_HIGH, PRIO_LOW, PRIO_MID, PRIO_USER)
+from ._core import (DEVICE, Client, Config, Features, Grant, Limiter,
+                    Stats, features)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ABI_VERSION", "DEADLINE_NONE", "DEVICE", "NAME_MAX", "PRIO_DEFAULT",
+    "PRIO_HIGH", "PRIO_LOW", "PRIO_MID", "PRIO_USER", "Client", "Config",
+    "Features", "Grant", "Limiter", "Stats", "features",
+]

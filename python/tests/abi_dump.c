@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * abi_dump - what a C compiler makes of uapi/linux/ratelimit_dev.h: the
+ * size and field offsets of every struct and the ioctl numbers, one
+ * "name value" line each, for test_abi.py to compare with the Python
+ * package's struct formats.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <stddef.h>
+#include <stdio.h>
+
+#include <linux/ratelimit_dev.h>
+
+#define SIZE(s)		printf("sizeof %s %zu\n", #s, sizeof(struct s))
+#define OFF(s, f)	printf("offsetof %s.%s %zu\n", #s, #f, \
+			       offsetof(struct s, f))
+#define IOC(n)		printf("ioctl %s %lu\n", #n, (unsigned long)(n))
+
+static void structs(void)
+{
+	SIZE(rl_config);
+	OFF(rl_config, rate); OFF(rl_config, period_ns); OFF(rl_config, burst);
+	OFF(rl_config, flags); OFF(rl_config, catchup);
+	OFF(rl_config, concurrency); OFF(rl_config, backlog);
+	OFF(rl_config, fairness); OFF(rl_config, reserved0);
+	OFF(rl_config, reserved);
+	SIZE(rl_acquire);
+	OFF(rl_acquire, count); OFF(rl_acquire, deadline_ns);
+	OFF(rl_acquire, flags); OFF(rl_acquire, priority);
+	OFF(rl_acquire, wait_ns); OFF(rl_acquire, ready_ns);
+	OFF(rl_acquire, lag_ns); OFF(rl_acquire, reserved);
+	SIZE(rl_stats);
+	OFF(rl_stats, flags); OFF(rl_stats, granted); OFF(rl_stats, timeouts);
+	OFF(rl_stats, interrupted); OFF(rl_stats, held);
+	OFF(rl_stats, refunded);
+	SIZE(rl_release);
+	OFF(rl_release, count); OFF(rl_release, flags);
+	OFF(rl_release, reserved);
+	SIZE(rl_client_config);
+	OFF(rl_client_config, priority); OFF(rl_client_config, weight);
+	OFF(rl_client_config, cap); OFF(rl_client_config, flags);
+	OFF(rl_client_config, held); OFF(rl_client_config, granted);
+	OFF(rl_client_config, reserved);
+	SIZE(rl_features);
+	OFF(rl_features, version); OFF(rl_features, ioctls);
+	OFF(rl_features, attach_flags); OFF(rl_features, reserved);
+	SIZE(rl_attach);
+	OFF(rl_attach, name_ptr); OFF(rl_attach, flags); OFF(rl_attach, mode);
+	OFF(rl_attach, config); OFF(rl_attach, config.burst);
+	OFF(rl_attach, reserved);
+	SIZE(rl_unlink);
+	OFF(rl_unlink, name_ptr); OFF(rl_unlink, flags);
+	OFF(rl_unlink, reserved);
+}
+
+static void ioctls(void)
+{
+	IOC(RL_IOC_GET_FEATURES); IOC(RL_IOC_SET_CONFIG);
+	IOC(RL_IOC_GET_CONFIG); IOC(RL_IOC_ACQUIRE); IOC(RL_IOC_GET_STATS);
+	IOC(RL_IOC_ATTACH); IOC(RL_IOC_UNLINK); IOC(RL_IOC_RELEASE);
+	IOC(RL_IOC_REFUND); IOC(RL_IOC_SET_CLIENT); IOC(RL_IOC_GET_CLIENT);
+}
+
+static void constants(void)
+{
+	printf("const ABI_VERSION %d\n", RL_ABI_VERSION);
+	printf("const DEADLINE_NONE %llu\n",
+	       (unsigned long long)RL_DEADLINE_NONE);
+	printf("const NAME_MAX %d\n", RL_NAME_MAX);
+	printf("const CONFIG_UNLIMITED %lu\n", (unsigned long)RL_CONFIG_UNLIMITED);
+	printf("const ACQUIRE_NONBLOCK %lu\n", (unsigned long)RL_ACQUIRE_NONBLOCK);
+	printf("const ACQUIRE_PREDICT %lu\n", (unsigned long)RL_ACQUIRE_PREDICT);
+	printf("const ATTACH_CREATE %lu\n", (unsigned long)RL_ATTACH_CREATE);
+	printf("const ATTACH_EXCL %lu\n", (unsigned long)RL_ATTACH_EXCL);
+	printf("const ATTACH_PERSIST %lu\n", (unsigned long)RL_ATTACH_PERSIST);
+	printf("const PRIO_LOW %d\n", RL_PRIO_LOW);
+	printf("const PRIO_MID %d\n", RL_PRIO_MID);
+	printf("const PRIO_HIGH %d\n", RL_PRIO_HIGH);
+	printf("const PRIO_USER %d\n", RL_PRIO_USER);
+}
+
+int main(void)
+{
+	structs();
+	ioctls();
+	constants();
+	return 0;
+}

@@ -1,0 +1,328 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Every call of ratelimit.Limiter, and its error paths, on the module."""
+
+import errno
+import os
+import time
+import unittest
+
+import ratelimit
+from ratelimit import Config, Limiter
+from util import SEC, in_child, name, need_device, now
+
+
+@need_device
+class Private(unittest.TestCase):
+    def test_fresh_fd_has_no_limiter(self):
+        with Limiter() as lim:
+            for call in (lim.config, lim.stats, lim.try_acquire):
+                with self.assertRaises(OSError) as cm:
+                    call()
+                self.assertEqual(cm.exception.errno, errno.EBADFD)
+                self.assertIn("configure() or attach() first",
+                              str(cm.exception))
+
+    def test_configure_and_config(self):
+        with Limiter.private(50, burst=7, concurrency=3) as lim:
+            c = lim.config()
+            self.assertEqual((c.rate, c.period_ns, c.burst, c.concurrency),
+                             (50, SEC, 7, 3))
+            self.assertFalse(c.unlimited)
+            self.assertEqual(c.fairness, 10)    # 0 picks the default
+            lim.configure(Config(unlimited=True, concurrency=2))
+            self.assertTrue(lim.config().unlimited)
+
+    def test_default_burst(self):
+        with Limiter.private(1000) as lim:
+            self.assertEqual(lim.config().burst, 100)   # 100 ms of tokens
+
+    def test_invalid_config(self):
+        for cfg in (Config(rate=1, period_ns=0),
+                    Config(rate=1, catchup=5),
+                    Config(rate=1, fairness=0, burst=1 << 62)):
+            with self.assertRaises(OSError) as cm:
+                Limiter.private(cfg.rate, cfg.period_ns, burst=cfg.burst,
+                                catchup=cfg.catchup)
+            self.assertEqual(cm.exception.errno, errno.EINVAL, cfg)
+            self.assertIn("RL_IOC_SET_CONFIG", str(cm.exception))
+
+    def test_try_acquire_and_ready_time(self):
+        with Limiter.private(10, burst=5) as lim:
+            g = lim.try_acquire(5)
+            self.assertTrue(g)
+            self.assertEqual(g.count, 5)
+            t = now()
+            g = lim.try_acquire(1)
+            self.assertFalse(g)
+            self.assertGreater(g.ready_ns, t)
+            self.assertLess(g.ready_ns, t + SEC // 10 + SEC // 20)
+            self.assertEqual(lim.stats().rejected, 1)
+
+    def test_try_acquire_above_burst_is_einval(self):
+        with Limiter.private(10, burst=5) as lim:
+            with self.assertRaises(OSError) as cm:
+                lim.try_acquire(6)
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
+
+    def test_paused_limiter_ready_never(self):
+        with Limiter.private(1, burst=1) as lim:
+            lim.acquire()
+            lim.configure(Config(rate=0, burst=1))
+            g = lim.try_acquire()
+            self.assertFalse(g)
+            self.assertEqual(g.ready_ns, ratelimit.DEADLINE_NONE)
+
+    def test_blocking_acquire_waits(self):
+        with Limiter.private(100, burst=1) as lim:
+            lim.acquire()
+            g = lim.acquire()
+            self.assertTrue(g)
+            self.assertGreater(g.wait_ns, SEC // 1000)
+            st = lim.stats()
+            self.assertEqual((st.granted, st.waited, st.immediate), (2, 1, 1))
+
+    def test_acquire_above_burst_in_chunks(self):
+        with Limiter.private(1000, burst=10) as lim:
+            lim.acquire(35)
+            self.assertEqual(lim.stats().granted, 35)
+
+    def test_timeout(self):
+        with Limiter.private(1, 10 * SEC, burst=1) as lim:
+            lim.acquire()
+            t = time.monotonic()
+            with self.assertRaises(TimeoutError) as cm:
+                lim.acquire(timeout=0.1)
+            took = time.monotonic() - t
+            self.assertGreaterEqual(took, 0.09)
+            self.assertLess(took, 5)
+            self.assertGreater(cm.exception.ready_ns, now())
+            self.assertEqual(cm.exception.errno, errno.ETIMEDOUT)
+            st = lim.stats()
+            self.assertEqual((st.timeouts, st.granted, st.waiters), (1, 1, 0))
+
+    def test_deadline_predict_fails_at_once(self):
+        with Limiter.private(1, 10 * SEC, burst=1) as lim:
+            lim.acquire()
+            t = time.monotonic()
+            with self.assertRaises(TimeoutError):
+                lim.acquire(deadline_ns=now() + 5 * SEC, predict=True)
+            self.assertLess(time.monotonic() - t, 2)
+
+    def test_deadline_in_the_past(self):
+        with Limiter.private(1, 10 * SEC, burst=1) as lim:
+            lim.acquire()
+            with self.assertRaises(TimeoutError):
+                lim.acquire(deadline_ns=1)
+            with self.assertRaises(ValueError):
+                lim.acquire(timeout=1, deadline_ns=1)
+
+    def test_priority(self):
+        with Limiter.private(100, burst=10) as lim:
+            for p in (ratelimit.PRIO_LOW, ratelimit.PRIO_MID,
+                      ratelimit.PRIO_HIGH, ratelimit.PRIO_USER):
+                self.assertTrue(lim.acquire(priority=p))
+            with self.assertRaises(OSError) as cm:
+                lim.acquire(priority=9)
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
+
+    def test_refund(self):
+        with Limiter.private(1, 10 * SEC, burst=4) as lim:
+            lim.acquire(4)
+            lim.refund(3)
+            st = lim.stats()
+            self.assertEqual((st.refunded, st.available), (3, 3))
+            with self.assertRaises(OSError) as cm:
+                lim.refund(2)
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
+            self.assertIn("did not refund", str(cm.exception))
+
+    def test_release_without_permits(self):
+        with Limiter.private(unlimited=True, concurrency=2) as lim:
+            with self.assertRaises(OSError) as cm:
+                lim.release(1)
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
+            self.assertIn("more permits than this fd holds",
+                          str(cm.exception))
+
+    def test_permit_context(self):
+        with Limiter.private(unlimited=True, concurrency=2) as lim:
+            with lim.permit() as g:
+                self.assertTrue(g)
+                self.assertEqual(lim.stats().held, 1)
+                self.assertEqual(lim.client().held, 1)
+                with lim.permit():
+                    self.assertFalse(lim.try_acquire())
+            self.assertEqual(lim.stats().held, 0)
+
+    def test_permit_released_on_exception(self):
+        with Limiter.private(unlimited=True, concurrency=1) as lim:
+            with self.assertRaises(KeyError):
+                with lim.permit():
+                    raise KeyError("boom")
+            self.assertEqual(lim.stats().held, 0)
+            self.assertTrue(lim.try_acquire())
+
+    def test_permit_timeout(self):
+        with Limiter.private(unlimited=True, concurrency=1) as lim:
+            lim.acquire()
+            with self.assertRaises(TimeoutError):
+                with lim.permit(timeout=0.05):
+                    self.fail("got a permit that is held")
+            self.assertEqual(lim.stats().held, 1)
+
+    def test_permits_back_when_fd_closes(self):
+        lim = Limiter.private(unlimited=True, concurrency=1)
+        nm = name("close")
+        lim.close()
+        self.assertTrue(lim.closed)
+        with self.assertRaises(ValueError):
+            lim.acquire()
+        cfg = Config(unlimited=True, concurrency=1)
+        with Limiter.attach(nm, cfg) as a:
+            b = Limiter.attach(nm)
+            b.acquire()
+            self.assertFalse(a.try_acquire())
+            b.close()
+            self.assertTrue(a.try_acquire())
+
+    def test_stats_fields(self):
+        with Limiter.private(1000, burst=10) as lim:
+            lim.acquire(3)
+            st = lim.stats()
+            self.assertEqual((st.granted, st.requests, st.clients), (3, 1, 1))
+            self.assertEqual(st.available, 7)
+
+    def test_client_settings(self):
+        with Limiter.private(100, burst=10) as lim:
+            c = lim.client()
+            self.assertEqual((c.priority, c.weight, c.cap), (2, 1, 0))
+            lim.set_client(ratelimit.PRIO_LOW, 3, 50)
+            lim.acquire(2)
+            c = lim.client()
+            self.assertEqual((c.priority, c.weight, c.cap, c.granted),
+                             (1, 3, 50, 2))
+            for bad in ({"weight": 5000}, {"priority": 7}):
+                with self.assertRaises(OSError) as cm:
+                    lim.set_client(**bad)
+                self.assertEqual(cm.exception.errno, errno.EINVAL)
+
+    def test_features(self):
+        f = ratelimit.features()
+        self.assertEqual(f.version, ratelimit.ABI_VERSION)
+        for n in ("RL_IOC_ACQUIRE", "RL_IOC_REFUND", "RL_IOC_GET_CLIENT"):
+            self.assertTrue(f.has_ioctl(n), n)
+        self.assertEqual(f.acquire_flags, 3)
+        self.assertEqual(f.attach_flags, 7)
+        self.assertEqual(f.config_flags, 1)
+
+    def test_not_a_ratelimit_fd(self):
+        with Limiter("/dev/null") as lim:
+            with self.assertRaises(OSError) as cm:
+                lim.config()
+            self.assertEqual(cm.exception.errno, errno.ENOTTY)
+            self.assertIn("not a /dev/ratelimit fd", str(cm.exception))
+
+    def test_no_device(self):
+        with self.assertRaises(FileNotFoundError) as cm:
+            Limiter("/dev/no-such-ratelimit")
+        self.assertIn("module loaded", str(cm.exception))
+
+
+@need_device
+class Named(unittest.TestCase):
+    def test_create_attach_unlink(self):
+        nm = name("cau")
+        with self.assertRaises(FileNotFoundError) as cm:
+            Limiter.attach(nm)
+        self.assertIn(repr(nm), str(cm.exception))
+        with Limiter.attach(nm, Config(rate=100, burst=9)) as a:
+            with Limiter.attach(nm) as b:
+                self.assertEqual(b.config().burst, 9)
+                self.assertEqual(a.stats().clients, 2)
+                b.acquire(4)
+                self.assertEqual(a.stats().available, 5)
+
+    def test_exclusive(self):
+        nm = name("excl")
+        with Limiter.attach(nm, Config(rate=1), exclusive=True):
+            with self.assertRaises(FileExistsError):
+                Limiter.attach(nm, Config(rate=1), exclusive=True)
+        with self.assertRaises(ValueError):
+            Limiter.attach(nm, exclusive=True)
+
+    def test_attach_twice_is_ebusy(self):
+        with Limiter.private(1) as lim:
+            with self.assertRaises(OSError) as cm:
+                lim.attach_to(name("busy"), Config(rate=1))
+            self.assertEqual(cm.exception.errno, errno.EBUSY)
+
+    def test_bad_names(self):
+        for bad in ("", ".hidden", "a/b", "count", "x" * 64):
+            with self.assertRaises(OSError, msg=bad) as cm:
+                Limiter.attach(bad, Config(rate=1))
+            self.assertEqual(cm.exception.errno, errno.EINVAL, bad)
+
+    def test_persist_and_unlink(self):
+        nm = name("persist")
+        Limiter.attach(nm, Config(rate=5), persist=True).close()
+        with Limiter.attach(nm) as lim:
+            self.assertEqual(lim.config().rate, 5)
+            Limiter.unlink(nm)
+            self.assertEqual(lim.config().rate, 5)    # keeps working
+        with self.assertRaises(FileNotFoundError):
+            Limiter.attach(nm)
+        with self.assertRaises(FileNotFoundError):
+            Limiter.unlink(nm)
+
+    def test_non_persistent_dies_with_last_fd(self):
+        nm = name("dies")
+        Limiter.attach(nm, Config(rate=5)).close()
+        with self.assertRaises(FileNotFoundError):
+            Limiter.attach(nm)
+
+    def test_permissions(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root to drop to another user")
+        nm = name("perm")
+        with Limiter.attach(nm, Config(rate=5), mode=0o644):
+            self.assertEqual(in_child(lambda: _as_nobody(nm)), 0)
+
+    def test_no_access(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root to drop to another user")
+        nm = name("noacc")
+        with Limiter.attach(nm, Config(rate=5), mode=0o600):
+            self.assertEqual(in_child(lambda: _denied(nm)), 0)
+
+
+def _as_nobody(nm: str) -> int:
+    """As nobody on a 0644 limiter: acquire yes, reconfigure and unlink no."""
+    os.setgid(65534)
+    os.setuid(65534)
+    with Limiter.attach(nm) as lim:
+        lim.acquire()
+        try:
+            lim.configure(Config(rate=6))
+            return 1
+        except PermissionError:
+            pass
+        try:
+            lim.set_client(priority=ratelimit.PRIO_HIGH)
+            return 2
+        except PermissionError:
+            pass
+    try:
+        Limiter.unlink(nm)
+        return 3
+    except PermissionError as e:
+        return 0 if "only the owner" in str(e) else 4
+
+
+def _denied(nm: str) -> int:
+    os.setgid(65534)
+    os.setuid(65534)
+    try:
+        Limiter.attach(nm)
+        return 1
+    except PermissionError as e:
+        return 0 if "mode denies" in str(e) else 2

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# python.sh ROOT: put Debian's python3 into the QEMU rig's initramfs ROOT
+# for the Python package's tests (selftests/ratelimit_python_test.sh): the
+# interpreter and its shared libraries, the stdlib modules the tests load
+# (python_files.py finds them; with their cached bytecode), and python/
+# (the package and its tests) as ROOT/python. run.sh calls it when that
+# test is in the guest. Prints what it added.
+set -eu
+
+root=$1
+here=$(dirname "$0")
+py=$(readlink -f /usr/bin/python3)
+[ -x "$py" ] || { echo "python.sh: no /usr/bin/python3 (make deps)" >&2; exit 1; }
+
+# copy FILE...: each at its own path under ROOT, keeping its mtime (the
+# bytecode caches name their sources' mtimes).
+copy()
+{
+	for f; do
+		mkdir -p "$root${f%/*}"
+		cp -pL "$f" "$root$f"
+	done
+}
+
+files=$("$py" -S "$here/python_files.py" .)
+# shellcheck disable=SC2086 # one file a word
+copy "$py" $files
+ln -sf "${py##*/}" "$root/usr/bin/python3"
+# The lib-dynload directory tells Python its exec prefix.
+mkdir -p "$root/usr/lib/${py##*/}/lib-dynload"
+# shellcheck disable=SC2086
+ldd "$py" $files 2>/dev/null | awk '/=> \//{ print $3 } /^[ \t]+\//{ print $1 }' |
+	sort -u | while read -r lib; do copy "$lib"; done
+mkdir -p "$root/python/tests" "$root/python/ratelimit"
+cp -p python/ratelimit/*.py python/ratelimit/py.typed "$root/python/ratelimit/"
+cp -p python/tests/*.py "$root/python/tests/"
+echo "vm: python3 in the guest: $(du -sk "$root/usr" "$root/lib" "$root/lib64" \
+	"$root/python" 2>/dev/null | awk '{ s += $1 } END { print s }') KiB"
