@@ -386,6 +386,7 @@ static int rl_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	init_waitqueue_head(&client->pollq);
 	INIT_LIST_HEAD(&client->node);
+	INIT_LIST_HEAD(&client->poll_node);
 	mutex_init(&client->setup);
 	rl_client_init(client);
 	client->tgid = task_tgid_nr(current);
@@ -424,12 +425,26 @@ static __poll_t rl_poll(struct file *file, poll_table *pt)
 	return rl_limiter_poll(lim, client);
 }
 
+/* Describe the fd's limiter in /proc/<pid>/fdinfo. */
 static void rl_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct rl_limiter *lim = rl_client_limiter(file->private_data);
+	struct rl_snapshot s;
 
-	if (lim)
-		rl_limiter_show(lim, m);
+	if (!lim)
+		return;
+	rl_limiter_snapshot(lim, &s);
+	seq_printf(m, "rl-rate:\t%llu\n", s.params.rate);
+	seq_printf(m, "rl-period-ns:\t%llu\n", s.params.period);
+	seq_printf(m, "rl-burst:\t%llu\n", s.params.burst);
+	seq_printf(m, "rl-flags:\t0x%x\n",
+		   s.params.unlimited ? (u32)RL_CONFIG_UNLIMITED : 0);
+	seq_printf(m, "rl-available:\t%llu\n", s.available);
+	seq_printf(m, "rl-waiters:\t%llu\n", s.waiters);
+	seq_printf(m, "rl-granted:\t%llu\n", s.counters.granted);
+	seq_printf(m, "rl-concurrency:\t%llu\n", s.params.concurrency);
+	seq_printf(m, "rl-held:\t%llu\n", s.held);
+	seq_printf(m, "rl-dropped-late:\t%llu\n", s.counters.dropped_late);
 }
 
 static const struct file_operations rl_fops = {

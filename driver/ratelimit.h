@@ -53,11 +53,14 @@ struct rl_dir;
 #define RL_TIMER_SLACK_NS	(5 * NSEC_PER_USEC)
 
 /*
- * Most chunks one dispatch grants; the timer, started at once, serves the
- * rest. Bounds the work done with interrupts off when a late timer finds
- * many tokens owed to the queue.
+ * Most chunks one dispatch grants, and most flows it moves between the
+ * levels and the capped flows; the timer, started at once, does the rest.
+ * Bounds the work done with interrupts off when a late timer finds many
+ * tokens owed to the queue.
  */
 #define RL_DISPATCH_MAX		256
+/* Most clients' pollers one dispatch wakes; the timer wakes the rest. */
+#define RL_WAKE_MAX		64
 
 /*
  * Most lateness, ns, that the schedule makes up for: tokens stay owed to
@@ -116,11 +119,14 @@ struct rl_level {
 
 /**
  * struct rl_flow - the requests of one client at one priority
- * @node:    entry in rl_level.flows while @waiters is not empty
+ * @node:    entry in rl_level.flows while @waiters is not empty, or in
+ *           rl_limiter.capped while @parked
  * @waiters: sleeping requests (struct rl_waiter), in arrival order
  * @vtag:    virtual time at which the head request is due: grows by
  *           tokens / weight with every chunk served
+ * @ready:   while @parked, when the client's cap lets the head through
  * @level:   index in rl_limiter.levels
+ * @parked:  the head request is over the client's cap: see sched.c
  *
  * Guarded by the limiter's lock.
  */
@@ -128,7 +134,9 @@ struct rl_flow {
 	struct rb_node node;
 	struct list_head waiters;
 	u64 vtag;
+	u64 ready;
 	u8 level;
+	bool parked;
 };
 
 /**
@@ -137,22 +145,26 @@ struct rl_flow {
  * @params:       limits in force
  * @bucket:       tokens
  * @levels:       sleeping requests, by priority
- * @queued:       tokens the sleeping requests still wait for (saturating)
+ * @capped:       flows over their clients' caps (struct rl_flow.node), by
+ *                the time the cap lets them through
+ * @queued:       tokens the sleeping requests still wait for, modulo 2^64
+ * @queued_hi:    times @queued wrapped: the sum is @queued_hi * 2^64 + @queued
  * @nwaiters:     sleeping requests
  * @held:         permits held by the clients (params.concurrency)
  * @backlog:      tokens kept for catching up (params.catchup)
  * @release:      the catch-up pace: tokens of @backlog that may go to
  *                @bucket now
  * @low_first:    the next grant serves the lowest priority first
- * @clients:      attached clients (struct rl_client.node), woken for poll
- * @poll_armed:   a poller found the limiter not ready: wake the clients'
- *                poll queues when it is
+ * @clients:      attached clients (struct rl_client.node)
+ * @pollers:      clients (struct rl_client.poll_node) whose poller found
+ *                the limiter not ready: rl_dispatch() wakes them when it is
  * @late:         how far the bucket's time is behind because the last
  *                grants emptied the queue late: the next request arriving
  *                is owed the tokens of that time, ns
  * @timer_expiry: time the timer was last started for, 0 if not started
  * @counters:     statistics
- * @nclients:     entries of @clients
+ * @nclients:     entries of @clients; written with WRITE_ONCE() for the
+ *                lockless read of sysfs
  * @timer:        fires when the next request (or a poller) can be served
  * @ref:          references: attached clients, and the sysfs directory
  *                of a named limiter (see the top of this file)
@@ -170,14 +182,16 @@ struct rl_limiter {
 	struct rl_params params;
 	struct rl_bucket bucket;
 	struct rl_level levels[RL_NLEVELS];
+	struct rb_root_cached capped;
 	u64 queued;
+	u64 queued_hi;
 	u64 nwaiters;
 	u64 held;
 	u64 backlog;
 	struct rl_bucket release;
 	bool low_first;
 	struct list_head clients;
-	bool poll_armed;
+	struct list_head pollers;
 	u64 late;
 	u64 timer_expiry;
 	struct rl_counters counters;
@@ -200,6 +214,8 @@ struct rl_limiter {
  * @pollq:  pollers of the file sleep here, from open() on, so that an fd
  *          added to epoll before it has a limiter is woken too
  * @node:   entry in the limiter's client list, guarded by its lock
+ * @poll_node: entry in the limiter's pollers, guarded by its lock; empty
+ *          when not there
  * @setup:  serialises giving the client a limiter
  * @may_config: RL_IOC_SET_CONFIG is allowed; written before @lim is set
  * @granted: tokens granted through this client, guarded by the limiter's
@@ -220,6 +236,7 @@ struct rl_client {
 	struct rl_limiter *lim;
 	wait_queue_head_t pollq;
 	struct list_head node;
+	struct list_head poll_node;
 	struct mutex setup;	/* see the kernel-doc above */
 	bool may_config;
 	u64 granted;
@@ -261,6 +278,29 @@ struct rl_waiter {
 	u64 at;
 	bool done;
 };
+
+/**
+ * struct rl_snapshot - a limiter's limits, state and statistics at once
+ * @params:    limits in force
+ * @counters:  statistics
+ * @waiters:   sleeping requests
+ * @available: tokens in the bucket
+ * @held:      permits held
+ * @clients:   attached clients
+ * @backlog:   tokens kept for catching up
+ */
+struct rl_snapshot {
+	struct rl_params params;
+	struct rl_counters counters;
+	u64 waiters;
+	u64 available;
+	u64 held;
+	u64 clients;
+	u64 backlog;
+};
+
+/* A look at one client, under the limiter's lock: false stops the walk. */
+typedef bool (*rl_client_fn)(const struct rl_client *client, void *arg);
 
 /**
  * struct rl_tunable - a tunable of a limiter (tunables.c)
@@ -311,37 +351,39 @@ void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p);
 void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p);
 int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
 			 u64 val);
-int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
-		       struct rl_acquire *req, bool nonblock);
-int rl_limiter_show_clients(struct rl_limiter *lim, char *buf);
-int rl_limiter_show_histogram(struct rl_limiter *lim, char *buf);
-int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
-		       u64 count);
-int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
-		      u64 count);
 void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 			   const struct rl_client_config *cc);
 void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 			   struct rl_client_config *cc);
+void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s);
 void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st);
+void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
+			     void *arg);
+
+/* acquire.c */
+int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
+		       struct rl_acquire *req, bool nonblock);
+int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
+		       u64 count);
+int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
+		      u64 count);
+
+/* dispatch.c */
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);
-void rl_limiter_show(struct rl_limiter *lim, struct seq_file *m);
 
 /* sched.c */
 void rl_sched_init(struct rl_limiter *lim);
 void rl_client_init(struct rl_client *client);
 void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w);
 void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w);
-struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk);
+struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
+				unsigned int *budget);
 void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk);
 u64 rl_sched_cap_ready(struct rl_limiter *lim);
-u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
-		 u64 n);
-bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
-		   u64 chunk, u64 now);
-void rl_cap_params(const struct rl_limiter *lim,
-		   const struct rl_client *client, struct rl_params *cp);
-u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
+void rl_sched_unpark_client(struct rl_limiter *lim, struct rl_client *client);
+void rl_sched_unpark_all(struct rl_limiter *lim);
+void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
+			 unsigned int *budget);
 
 /* Is @lim a named limiter? Constant from its creation on. */
 static inline bool rl_limiter_named(const struct rl_limiter *lim)

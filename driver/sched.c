@@ -14,8 +14,11 @@
  * each has, and a client that asks for little gets all it asks (max-min).
  * A flow that wakes up starts at the level's current virtual time, so being
  * idle earns no credit. A client's cap, when set, bounds its tokens per
- * period with a token bucket of its own; a capped-out flow lets the next
- * one go.
+ * period with a token bucket of its own (bucket.c); a capped-out flow lets
+ * the next one go. It is parked, off its level and keeping its tag, until
+ * the cap lets its head request through, so that no dispatch looks at it
+ * again before then: the work of a dispatch is bounded by RL_DISPATCH_MAX,
+ * however many flows are capped.
  *
  * Everything here runs under the limiter's lock.
  *
@@ -29,7 +32,7 @@
 #include <linux/random.h>
 #include <linux/rbtree.h>
 
-#include "ratelimit.h"
+#include "limiter.h"
 
 /* Chunks count for at most this many tokens in a virtual time step. */
 #define RL_TAG_CHUNK_MAX	BIT_ULL(50)
@@ -44,6 +47,7 @@ void rl_sched_init(struct rl_limiter *lim)
 
 	for (i = 0; i < RL_NLEVELS; i++)
 		lim->levels[i].flows = RB_ROOT_CACHED;
+	lim->capped = RB_ROOT_CACHED;
 }
 
 /**
@@ -80,55 +84,21 @@ static u64 rl_tag_step(u64 chunk, u32 weight)
 				   weight);
 }
 
-static u64 rl_sat_add(u64 a, u64 b)
+/*
+ * The waiters want @n tokens more, or less: lim->queued is the sum modulo
+ * 2^64, lim->queued_hi counts its wraps, so the sum stays exact without
+ * walking the queue.
+ */
+static void rl_queued_add(struct rl_limiter *lim, u64 n)
 {
-	u64 sum;
-
-	return check_add_overflow(a, b, &sum) ? U64_MAX : sum;
+	if (check_add_overflow(lim->queued, n, &lim->queued))
+		lim->queued_hi++;
 }
 
-/* The waiters want @n tokens less; call after updating them. */
 static void rl_queued_sub(struct rl_limiter *lim, u64 n)
 {
-	struct rl_waiter *w;
-	struct rb_node *node;
-	int i;
-
-	if (lim->queued != U64_MAX) {
-		lim->queued -= n;
-		return;
-	}
-	/* The sum saturated: count it again. */
-	lim->queued = 0;
-	for (i = 0; i < RL_NLEVELS; i++) {
-		for (node = rb_first_cached(&lim->levels[i].flows); node;
-		     node = rb_next(node)) {
-			struct rl_flow *flow = rb_entry(node, struct rl_flow,
-							node);
-
-			list_for_each_entry(w, &flow->waiters, node)
-				lim->queued = rl_sat_add(lim->queued, w->want);
-		}
-	}
-}
-
-/**
- * rl_chunk_max() - most tokens a client is granted at once
- * @lim:    the limiter
- * @client: a client of @lim
- *
- * Return: the burst (unbounded when unlimited), or the burst of the
- * client's cap if less.
- */
-u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client)
-{
-	u64 max = lim->params.unlimited ? U64_MAX : lim->params.burst;
-	struct rl_params cp;
-
-	if (!client->cap)
-		return max;
-	rl_cap_params(lim, client, &cp);
-	return min(max, cp.burst);
+	if (check_sub_overflow(lim->queued, n, &lim->queued))
+		lim->queued_hi--;
 }
 
 /**
@@ -149,7 +119,87 @@ void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w)
 	}
 	list_add_tail(&w->node, &flow->waiters);
 	lim->nwaiters++;
-	lim->queued = rl_sat_add(lim->queued, w->want);
+	rl_queued_add(lim, w->want);
+}
+
+static bool rl_flow_ready_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct rl_flow, node)->ready <
+	       rb_entry(b, struct rl_flow, node)->ready;
+}
+
+/* Move a flow over its client's cap from its level to lim->capped. */
+static void rl_park(struct rl_limiter *lim, struct rl_flow *flow, u64 ready)
+{
+	rb_erase_cached(&flow->node, &lim->levels[flow->level].flows);
+	flow->ready = ready;
+	flow->parked = true;
+	rb_add_cached(&flow->node, &lim->capped, rl_flow_ready_less);
+}
+
+/* Put a parked flow back in its level, at its tag. */
+static void rl_unpark(struct rl_limiter *lim, struct rl_flow *flow)
+{
+	rb_erase_cached(&flow->node, &lim->capped);
+	flow->parked = false;
+	rb_add_cached(&flow->node, &lim->levels[flow->level].flows,
+		      rl_flow_less);
+}
+
+/**
+ * rl_sched_unpark_client() - look again at a client's parked flows
+ * @lim:    the limiter
+ * @client: a client of @lim whose cap now lets more through than when its
+ *          flows were parked: a new cap, or tokens given back to it
+ */
+void rl_sched_unpark_client(struct rl_limiter *lim, struct rl_client *client)
+{
+	int i;
+
+	lockdep_assert_held(&lim->lock);
+	for (i = 0; i < RL_NLEVELS; i++)
+		if (client->flows[i].parked)
+			rl_unpark(lim, &client->flows[i]);
+}
+
+/**
+ * rl_sched_unpark_all() - look again at every parked flow
+ * @lim: the limiter, whose limits change (the caps' period, the chunks)
+ *
+ * Walks the parked flows: for a change of limits, not for the timer.
+ */
+void rl_sched_unpark_all(struct rl_limiter *lim)
+{
+	struct rb_node *node;
+
+	lockdep_assert_held(&lim->lock);
+	while ((node = rb_first_cached(&lim->capped)))
+		rl_unpark(lim, rb_entry(node, struct rl_flow, node));
+}
+
+/**
+ * rl_sched_unpark_due() - put back the flows their caps let through
+ * @lim:    the limiter
+ * @now:    current time, ns
+ * @budget: flows it may move; decremented for each
+ *
+ * The flows parked until @now at the latest go back to their levels, as
+ * many as @budget allows.
+ */
+void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
+			 unsigned int *budget)
+{
+	struct rb_node *node;
+	struct rl_flow *flow;
+
+	lockdep_assert_held(&lim->lock);
+	while (*budget && (node = rb_first_cached(&lim->capped))) {
+		flow = rb_entry(node, struct rl_flow, node);
+		if (flow->ready > now)
+			break;
+		--*budget;
+		rl_unpark(lim, flow);
+	}
 }
 
 /**
@@ -162,6 +212,9 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w)
 	struct rl_flow *flow = w->flow;
 
 	lockdep_assert_held(&lim->lock);
+	/* Its head request may change: look at it again. */
+	if (flow->parked)
+		rl_unpark(lim, flow);
 	list_del(&w->node);
 	if (list_empty(&flow->waiters))
 		rb_erase_cached(&flow->node, &lim->levels[flow->level].flows);
@@ -169,95 +222,44 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w)
 	rl_queued_sub(lim, w->want);
 }
 
-/**
- * rl_cap_params() - limits of a client's own bucket
- * @lim:    the limiter
- * @client: a client of @lim with a cap
- * @cp:     set to @client's cap per period of @lim, with a burst of the
- *          cap, as far as burst * period fits
+/*
+ * The first flow of @lvl whose head request fits under its client's cap;
+ * the ones before it are parked, while @budget lasts.
  */
-void rl_cap_params(const struct rl_limiter *lim,
-		   const struct rl_client *client, struct rl_params *cp)
-{
-	u64 period = lim->params.period;
-
-	/* A cap above what the arithmetic holds is no cap in practice. */
-	*cp = (struct rl_params) {
-		.rate = client->cap,
-		.period = period,
-		.burst = min(client->cap, RL_TOKENS_BURST_PERIOD_MAX / period),
-	};
-}
-
-/**
- * rl_cap_allows() - can a client take tokens under its own cap now?
- * @lim:    the limiter
- * @client: a client of @lim; its cap bucket is refilled
- * @chunk:  tokens
- * @now:    current time, ns
- *
- * Return: true if @client has no cap or @chunk tokens fit under it.
- */
-bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
-		   u64 chunk, u64 now)
-{
-	struct rl_params cp;
-
-	if (!client->cap)
-		return true;
-	rl_cap_params(lim, client, &cp);
-	rl_bucket_refill(&client->cap_bucket, &cp, now);
-	return client->cap_bucket.tokens >= chunk;
-}
-
-/**
- * rl_cap_ready() - when a client's own cap lets tokens through
- * @lim:    the limiter
- * @client: a client of @lim
- * @n:      tokens
- *
- * Return: the time, ns, at which @client's cap bucket holds @n tokens
- * (see rl_bucket_ready()); 0 if @client has no cap.
- */
-u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
-		 u64 n)
-{
-	struct rl_params cp;
-
-	if (!client->cap)
-		return 0;
-	rl_cap_params(lim, client, &cp);
-	return rl_bucket_ready(&client->cap_bucket, &cp, n);
-}
-
 static struct rl_waiter *rl_pick_level(struct rl_limiter *lim,
 				       struct rl_level *lvl, u64 now,
-				       u64 *chunk)
+				       u64 *chunk, unsigned int *budget)
 {
+	struct rl_flow *flow;
 	struct rl_waiter *w;
 	struct rb_node *node;
 
-	for (node = rb_first_cached(&lvl->flows); node; node = rb_next(node)) {
-		w = list_first_entry(&rb_entry(node, struct rl_flow,
-					       node)->waiters,
-				     struct rl_waiter, node);
+	while ((node = rb_first_cached(&lvl->flows))) {
+		flow = rb_entry(node, struct rl_flow, node);
+		w = list_first_entry(&flow->waiters, struct rl_waiter, node);
 		*chunk = min(w->want, rl_chunk_max(lim, w->client));
 		if (rl_cap_allows(lim, w->client, *chunk, now))
 			return w;
+		if (!*budget)
+			break;
+		--*budget;
+		rl_park(lim, flow, rl_cap_ready(lim, w->client, *chunk));
 	}
 	return NULL;
 }
 
 /**
  * rl_sched_pick() - the request to serve next
- * @lim:   the limiter
- * @now:   current time, ns, for the clients' caps
- * @chunk: set to the tokens to grant it now
+ * @lim:    the limiter
+ * @now:    current time, ns, for the clients' caps
+ * @chunk:  set to the tokens to grant it now
+ * @budget: flows it may park on the way; decremented for each
  *
- * Return: the request, or NULL when none is queued or every queued client
- * is at its cap.
+ * Return: the request, or NULL when none is queued, every queued client
+ * is at its cap, or @budget ran out (then it is 0).
  */
-struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk)
+struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
+				unsigned int *budget)
 {
 	struct rl_waiter *w;
 	int i, level;
@@ -265,10 +267,10 @@ struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk)
 	lockdep_assert_held(&lim->lock);
 	if (!lim->nwaiters)
 		return NULL;
-	w = rl_pick_level(lim, &lim->levels[RL_LEVEL_USER], now, chunk);
-	for (i = 0; !w && i < RL_LEVEL_USER; i++) {
+	w = rl_pick_level(lim, &lim->levels[RL_LEVEL_USER], now, chunk, budget);
+	for (i = 0; !w && *budget && i < RL_LEVEL_USER; i++) {
 		level = lim->low_first ? i : RL_LEVEL_USER - 1 - i;
-		w = rl_pick_level(lim, &lim->levels[level], now, chunk);
+		w = rl_pick_level(lim, &lim->levels[level], now, chunk, budget);
 	}
 	return w;
 }
@@ -310,29 +312,13 @@ void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
  * rl_sched_cap_ready() - when a client at its cap can go on
  * @lim: the limiter
  *
- * Return: the earliest time the head request of a capped-out flow fits
- * under its client's cap again, or U64_MAX.
+ * Return: the earliest time a parked flow's head request fits under its
+ * client's cap again, or U64_MAX.
  */
 u64 rl_sched_cap_ready(struct rl_limiter *lim)
 {
-	struct rl_waiter *w;
-	struct rb_node *node;
-	u64 when = U64_MAX;
-	int i;
+	struct rb_node *node = rb_first_cached(&lim->capped);
 
 	lockdep_assert_held(&lim->lock);
-	for (i = 0; i < RL_NLEVELS; i++) {
-		for (node = rb_first_cached(&lim->levels[i].flows); node;
-		     node = rb_next(node)) {
-			w = list_first_entry(&rb_entry(node, struct rl_flow,
-						       node)->waiters,
-					     struct rl_waiter, node);
-			if (!w->client->cap)
-				continue;
-			when = min(when, rl_cap_ready(lim, w->client,
-						      min(w->want,
-							  rl_chunk_max(lim, w->client))));
-		}
-	}
-	return when;
+	return node ? rb_entry(node, struct rl_flow, node)->ready : U64_MAX;
 }

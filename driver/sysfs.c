@@ -162,10 +162,35 @@ static ssize_t clients_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  READ_ONCE(rl_kobj_limiter(kobj)->nclients));
 }
 
+struct rl_client_list {
+	char *buf;
+	int len;
+};
+
+/* Emit one line of client_list; false once the page is full. */
+static bool rl_client_line(const struct rl_client *client, void *arg)
+{
+	struct rl_client_list *cl = arg;
+
+	cl->len += sysfs_emit_at(cl->buf, cl->len,
+				 "%d %s %llu %llu %u %u %llu\n",
+				 client->tgid, client->comm, client->granted,
+				 client->held, client->level + 1,
+				 client->weight, client->cap);
+	return cl->len < PAGE_SIZE - 1;
+}
+
+/*
+ * One line per client: "PID COMM GRANTED HELD PRIORITY WEIGHT CAP"; the
+ * list stops at a full page.
+ */
 static ssize_t client_list_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
 {
-	return rl_limiter_show_clients(rl_kobj_limiter(kobj), buf);
+	struct rl_client_list cl = { .buf = buf };
+
+	rl_limiter_walk_clients(rl_kobj_limiter(kobj), rl_client_line, &cl);
+	return cl.len;
 }
 
 static ssize_t backlog_tokens_show(struct kobject *kobj,
@@ -177,10 +202,23 @@ static ssize_t backlog_tokens_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%llu\n", st.backlog);
 }
 
+/*
+ * One line per non-empty bucket: "FLOOR_NS COUNT", where the bucket of a
+ * wait w holds the waits of fls64(w): 0, then 2^(k-1) .. 2^k - 1 ns.
+ */
 static ssize_t wait_histogram_show(struct kobject *kobj,
 				   struct kobj_attribute *attr, char *buf)
 {
-	return rl_limiter_show_histogram(rl_kobj_limiter(kobj), buf);
+	struct rl_snapshot s;
+	int i, len = 0;
+
+	rl_limiter_snapshot(rl_kobj_limiter(kobj), &s);
+	for (i = 0; i < RL_HIST_BUCKETS; i++)
+		if (s.counters.hist[i])
+			len += sysfs_emit_at(buf, len, "%llu %llu\n",
+					     i ? 1ULL << (i - 1) : 0,
+					     s.counters.hist[i]);
+	return len;
 }
 
 static ssize_t owner_show(struct kobject *kobj, struct kobj_attribute *attr,

@@ -228,6 +228,50 @@ TEST(fair_cap_with_others)
 }
 
 /*
+ * Many capped clients: each is parked at its cap and comes back when the
+ * cap lets it through, in turn, while two others take the rest. Each gets
+ * most of its cap and never more, and the others are not held up.
+ */
+#define NCAPPED		5
+
+TEST(fair_caps_many)
+{
+	struct sc_run *r = sc_alloc();
+	double periods;
+	int i;
+
+	ASSERT_NE(NULL, r);
+	fair_cfg(&r->cfg, 80, CAP_PERIOD, 4);
+	r->dur_ns = DEADLINE_NS;
+	r->want = NCAPPED * CAP_WANT;
+	r->want_mask = (1U << NCAPPED) - 1;
+	r->nclients = NCAPPED + 2;
+	for (i = 0; i < NCAPPED; i++) {
+		r->c[i].nthreads = 2;
+		r->c[i].cap = CAP;
+	}
+	for (i = NCAPPED; i < NCAPPED + 2; i++) {
+		r->c[i].nthreads = 2;
+		r->c[i].process = i == NCAPPED;
+	}
+	ASSERT_EQ(0, sc_go(r));
+	expect_clean(_metadata, r);
+	expect_want(_metadata, r);
+	periods = (double)(r->end - r->t0) / CAP_PERIOD;
+	for (i = 0; i < NCAPPED; i++) {
+		EXPECT_EQ(0ULL, r->c[i].over_cap);
+		EXPECT_GE((__u64)(CAP * ((double)(r->end - r->c[i].t_set) /
+					 CAP_PERIOD + 1)), r->c[i].granted);
+		EXPECT_LE((__u64)(CAP * periods * 0.7), r->c[i].granted);
+	}
+	/* The rest, 70 of 80 per period, for the two others. */
+	EXPECT_LE(0.98, jain_of(r, NCAPPED, NCAPPED + 2));
+	EXPECT_LE(4 * 2 * r->c[0].granted, total(r, NCAPPED, NCAPPED + 2));
+	expect_bound(_metadata, r, 0, NCAPPED + 2);
+	sc_free(r);
+}
+
+/*
  * Max-min: a client asking for 5% of the rate (one token every 50 ms at
  * 400/s) gets all it asks at once, while 3 backlogged ones share the rest.
  */

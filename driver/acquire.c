@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Taking tokens from a limiter, and giving them back.
+ *
+ * An ACQUIRE takes the limiter's lock once. Under it, rl_acquire_now()
+ * validates the request, brings the bucket up to date and grants it if
+ * nobody waits and everything fits: the hot path, which keeps no sleeping
+ * state on the stack. Anything else goes to rl_acquire_slow(), entered with
+ * the lock still held, so the request is refilled, predicted and checked
+ * once: it fails the request, or queues it, sleeps and accounts for it.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <linux/bitops.h>
+#include <linux/ktime.h>
+#include <linux/lockdep.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/spinlock.h>
+
+#include "limiter.h"
+
+/* rl_acquire_now() could not grant the request: it must wait or fail. */
+#define RL_MUST_WAIT	1
+
+/* How long the tokens of an immediate grant of @n had been waiting. */
+static u64 rl_lag(const struct rl_limiter *lim, u64 n)
+{
+	const struct rl_params *p = &lim->params;
+	const struct rl_bucket *b = &lim->bucket;
+
+	if (p->unlimited || !p->rate || b->tokens < n ||
+	    (b->tokens == n && !b->units))
+		return 0;
+	/* At most burst * period + period - 1: no overflow. */
+	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
+}
+
+/* Read the clock once per request, and only if something needs it. */
+static u64 rl_clock(u64 *now)
+{
+	if (!*now)
+		*now = ktime_get_ns();
+	return *now;
+}
+
+/* Could @n tokens and @permits permits be taken now? */
+static bool rl_can_take(const struct rl_limiter *lim, u64 n, u64 permits)
+{
+	const struct rl_params *p = &lim->params;
+
+	if (!p->unlimited && lim->bucket.tokens < n)
+		return false;
+	return rl_permits_free(lim, permits);
+}
+
+/* rl_sync() for a request arriving: it takes the credit of a late grant. */
+static inline void rl_sync_arrival(struct rl_limiter *lim, u64 now)
+{
+	rl_sync(lim, now);
+	lim->late = 0;
+}
+
+/* Grant an acquire of @req at once if nobody waits and everything fits. */
+static bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
+			 struct rl_acquire *req, u64 *now)
+{
+	u64 permits = lim->params.concurrency ? req->count : 0;
+
+	/* The checks for caps only call out when the client has one. */
+	if (lim->nwaiters || !rl_can_take(lim, req->count, permits) ||
+	    (client->cap && (req->count > rl_chunk_max(lim, client) ||
+			     !rl_cap_allows(lim, client, req->count,
+					    rl_clock(now)))))
+		return false;
+	req->lag_ns = rl_lag(lim, req->count);
+	req->ready_ns = lim->params.unlimited ? 0 : lim->bucket.stamp;
+	client->refundable += rl_take(lim, client, req->count, permits);
+	client->granted += req->count;
+	lim->counters.immediate++;
+	lim->counters.granted += req->count;
+	return true;
+}
+
+/*
+ * Validate @req, bring the bucket up to *@now (0 if the clock was not read
+ * yet) and grant the request at once if it can be. Returns 0 when granted,
+ * -EINVAL when it never can be, RL_MUST_WAIT otherwise.
+ */
+static int rl_acquire_now(struct rl_limiter *lim, struct rl_client *client,
+			  struct rl_acquire *req, bool nonblock, u64 *now)
+{
+	const struct rl_params *p = &lim->params;
+
+	lockdep_assert_held(&lim->lock);
+	/* Never grantable: more permits than exist, or chunks when not sleeping. */
+	if ((p->concurrency && req->count > p->concurrency) ||
+	    (nonblock && req->count > rl_chunk_max(lim, client)))
+		return -EINVAL;
+	lim->counters.requests++;
+	/* Unlimited, the bucket is not used: refilled when limits return. */
+	if (!p->unlimited)
+		rl_sync_arrival(lim, rl_clock(now));
+	if (rl_grant_now(lim, client, req, now))
+		return 0;
+	return RL_MUST_WAIT;
+}
+
+/* Sleep until @w is served, a signal comes or @deadline passes. */
+static int rl_sleep(struct rl_waiter *w, u64 deadline)
+{
+	ktime_t expires = ns_to_ktime(deadline);
+	int ret = 0;
+
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (READ_ONCE(w->done))
+			break;
+		if (signal_pending(current)) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		if (deadline == RL_DEADLINE_NONE) {
+			schedule();
+		} else if (!schedule_hrtimeout_range(&expires,
+						     current->timer_slack_ns,
+						     HRTIMER_MODE_ABS)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+	}
+	__set_current_state(TASK_RUNNING);
+	return ret;
+}
+
+/* Give back what a failed request got: tokens, its cap, permits. */
+static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
+{
+	struct rl_client *client = w->client;
+	struct rl_params cp;
+
+	rl_sync(lim, now);
+	rl_bucket_give(&lim->bucket, &lim->params, w->taken);
+	if (client->cap) {
+		rl_cap_params(lim, client, &cp);
+		rl_bucket_refill(&client->cap_bucket, &cp, now);
+		rl_bucket_give(&client->cap_bucket, &cp, w->got);
+		/* Its other requests may fit under the cap now. */
+		rl_sched_unpark_client(lim, client);
+	}
+	lim->held -= w->held;
+	client->held -= w->held;
+}
+
+/*
+ * Will the signal that ended a sleep reach the caller? A fatal one, or one
+ * with a handler, does. One that only stops the task (SIGSTOP and co.), is
+ * ignored, or a freezer's fake signal does not: the call restarts and the
+ * caller never knows. Called without the limiter lock.
+ */
+static bool rl_signal_seen(void)
+{
+	struct task_struct *t = current;
+	struct sighand_struct *sh;
+	__sighandler_t handler;
+	bool seen = false;
+	sigset_t pending;
+	int sig;
+
+	if (fatal_signal_pending(t))
+		return true;
+	/* A task's own sighand changes only in its own exec. */
+	sh = rcu_dereference_protected(t->sighand, true);
+	spin_lock_irq(&sh->siglock);
+	sigorsets(&pending, &t->pending.signal,
+		  &t->signal->shared_pending.signal);
+	for (sig = 1; sig <= _NSIG && !seen; sig++) {
+		if (!sigismember(&pending, sig) || sigismember(&t->blocked, sig))
+			continue;
+		handler = sh->action[sig - 1].sa.sa_handler;
+		seen = handler != SIG_DFL && handler != SIG_IGN;
+	}
+	spin_unlock_irq(&sh->siglock);
+	return seen;
+}
+
+/*
+ * Account for a request that slept. A request served while a signal or
+ * the deadline arrived keeps its tokens; any other gives back the chunks
+ * it got and leaves the queue. A signal the caller will not see (@seen
+ * false) restarts the call, which counts as a request again, not as an
+ * interruption.
+ */
+static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
+			  struct rl_waiter *w, int ret, bool seen, u64 start)
+{
+	struct rl_counters *c = &lim->counters;
+	u64 now = ktime_get_ns();
+
+	lockdep_assert_held(&lim->lock);
+	if (w->done) {
+		rl_credit_late(lim, now);
+		req->wait_ns = now - start;
+		req->ready_ns = w->at;
+		c->waited++;
+		c->granted += req->count;
+		c->wait_ns_total += req->wait_ns;
+		c->wait_ns_max = max(c->wait_ns_max, req->wait_ns);
+		c->hist[fls64(req->wait_ns)]++;
+		w->client->granted += req->count;
+		w->client->refundable += w->taken;
+		return 0;
+	}
+	rl_sched_del(lim, w);
+	rl_undo(lim, w, now);
+	if (ret == -ETIMEDOUT) {
+		c->timeouts++;
+		req->ready_ns = rl_predict(lim, w->client, req->count, now);
+	} else if (seen) {
+		c->interrupted++;
+	} else {
+		c->requests--;
+	}
+	/* Leaving the queue, or what came back, may let others go. */
+	rl_dispatch(lim, now);
+	return ret;
+}
+
+/*
+ * A request rl_acquire_now() could not grant, at time @start: fail it
+ * (-EAGAIN, -ETIMEDOUT, with req->ready_ns the predicted grant time), or
+ * queue it, sleep and account for it. Entered and left with the lock held;
+ * drops it to sleep.
+ */
+static noinline int rl_acquire_slow(struct rl_limiter *lim,
+				    struct rl_client *client,
+				    struct rl_acquire *req, bool nonblock,
+				    u64 start)
+	__must_hold(&lim->lock)
+{
+	u8 level = req->priority ? req->priority - 1 : client->level;
+	struct rl_waiter w;
+	bool seen;
+	int ret;
+
+	req->ready_ns = rl_predict(lim, client, req->count, start);
+	if (nonblock) {
+		lim->counters.rejected++;
+		return -EAGAIN;
+	}
+	if (req->deadline_ns <= start ||
+	    (req->flags & RL_ACQUIRE_PREDICT && req->ready_ns > req->deadline_ns)) {
+		lim->counters.timeouts++;
+		return -ETIMEDOUT;
+	}
+	w = (struct rl_waiter) {
+		.flow = &client->flows[level], .client = client,
+		.task = current, .want = req->count,
+	};
+	rl_sched_add(lim, &w);
+	rl_dispatch(lim, start);
+	spin_unlock_irq(&lim->lock);
+
+	ret = rl_sleep(&w, req->deadline_ns);
+	seen = ret == -ERESTARTSYS && rl_signal_seen();
+
+	/* Taking the lock also waits for a waker still using @w. */
+	spin_lock_irq(&lim->lock);
+	return rl_acquire_end(lim, req, &w, ret, seen, start);
+}
+
+/**
+ * rl_limiter_acquire() - take tokens, sleeping for them if needed
+ * @lim:      the limiter
+ * @client:   the client asking, attached to @lim
+ * @req:      validated request; wait_ns and ready_ns are filled in
+ * @nonblock: fail with -EAGAIN instead of sleeping
+ *
+ * The immediate grant is the hot path: it takes the lock once and calls
+ * out of this file only to refill the bucket (and for a client's cap).
+ *
+ * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL
+ * with nothing consumed.
+ */
+int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
+		       struct rl_acquire *req, bool nonblock)
+{
+	u64 now = 0;
+	int ret;
+
+	/*
+	 * An unlimited limiter grants without looking at the clock. Read it
+	 * here, outside the lock, when the limits will need it; this peek is
+	 * only a hint: rl_clock() reads it under the lock if they changed.
+	 */
+	if (!READ_ONCE(lim->params.unlimited) || READ_ONCE(client->cap))
+		now = ktime_get_ns();
+	spin_lock_irq(&lim->lock);
+	ret = rl_acquire_now(lim, client, req, nonblock, &now);
+	if (ret == RL_MUST_WAIT)
+		ret = rl_acquire_slow(lim, client, req, nonblock,
+				      rl_clock(&now));
+	spin_unlock_irq(&lim->lock);
+	return ret;
+}
+
+/**
+ * rl_limiter_release() - give back permits
+ * @lim:    the limiter
+ * @client: the client holding them
+ * @count:  permits, at most what @client holds
+ *
+ * Return: 0, or -EINVAL if @client holds fewer.
+ */
+int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
+		       u64 count)
+{
+	int ret = -EINVAL;
+
+	spin_lock_irq(&lim->lock);
+	if (count <= client->held) {
+		client->held -= count;
+		lim->held -= count;
+		rl_dispatch(lim, ktime_get_ns());
+		ret = 0;
+	}
+	spin_unlock_irq(&lim->lock);
+	return ret;
+}
+
+/**
+ * rl_limiter_refund() - give back unused tokens
+ * @lim:    the limiter
+ * @client: the client that acquired them
+ * @count:  tokens, at most what @client took and did not refund yet
+ *
+ * The bucket still never holds more than the burst.
+ *
+ * Return: 0, or -EINVAL if @client took fewer.
+ */
+int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
+		      u64 count)
+{
+	u64 now = ktime_get_ns();
+	int ret = -EINVAL;
+
+	spin_lock_irq(&lim->lock);
+	if (count <= client->refundable) {
+		client->refundable -= count;
+		lim->counters.refunded += count;
+		rl_sync(lim, now);
+		rl_bucket_give(&lim->bucket, &lim->params, count);
+		rl_dispatch(lim, now);
+		ret = 0;
+	}
+	spin_unlock_irq(&lim->lock);
+	return ret;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Internals shared by the files of the limiter core: limiter.c (lifetime
+ * and configuration), acquire.c (acquire, release, refund), dispatch.c
+ * (serving the queue, the timer, poll) and bucket.c (the limiter's bucket
+ * with its catch-up pace, and the clients' caps). Everything here runs
+ * under the limiter's lock.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#ifndef _RL_LIMITER_H
+#define _RL_LIMITER_H
+
+#include <linux/hrtimer.h>
+
+#include "ratelimit.h"
+
+/* bucket.c */
+void rl_refill_catchup(struct rl_limiter *lim, u64 now);
+u64 rl_catchup_time(const struct rl_limiter *lim);
+u64 rl_ready_time(const struct rl_limiter *lim, u64 n);
+u64 rl_predict(const struct rl_limiter *lim, const struct rl_client *client,
+	       u64 n, u64 now);
+void rl_drop_late(struct rl_limiter *lim, u64 then);
+void rl_cap_params(const struct rl_limiter *lim,
+		   const struct rl_client *client, struct rl_params *cp);
+bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
+		   u64 chunk, u64 now);
+u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
+		 u64 n);
+u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
+
+/* dispatch.c */
+void rl_dispatch(struct rl_limiter *lim, u64 now);
+enum hrtimer_restart rl_timer_fn(struct hrtimer *timer);
+
+/* Refill the bucket; inline for the common case, no catching up. */
+static inline void rl_refill(struct rl_limiter *lim, u64 now)
+{
+	const struct rl_params *p = &lim->params;
+
+	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog)
+		rl_bucket_refill(&lim->bucket, p, now);
+	else
+		rl_refill_catchup(lim, now);
+}
+
+/*
+ * Bring the limiter up to @now without dropping tokens owed to queued
+ * requests: with requests queued, the bucket stays where rl_dispatch()
+ * left it.
+ */
+static inline void rl_sync(struct rl_limiter *lim, u64 now)
+{
+	/* With requests queued, the tokens are theirs: rl_dispatch()'s. */
+	if (!lim->nwaiters)
+		rl_refill(lim, now - lim->late);
+}
+
+/*
+ * Grants that emptied the queue are being delivered, late, until @now: that
+ * time, up to RL_LATE_MAX_NS, is not idle time. The bucket stays at the
+ * last grant's instant, and the next request to arrive gets the tokens of
+ * that time (rl_sync_arrival()). Called by the dispatch that granted them,
+ * and again by a request woken by its grant, when it is back.
+ */
+static inline void rl_credit_late(struct rl_limiter *lim, u64 now)
+{
+	if (!lim->nwaiters && !lim->params.unlimited &&
+	    now > lim->bucket.stamp)
+		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
+}
+
+/* Could @permits permits be taken now? */
+static inline bool rl_permits_free(const struct rl_limiter *lim, u64 permits)
+{
+	const struct rl_params *p = &lim->params;
+
+	return !p->concurrency ||
+	       (permits <= p->concurrency &&
+		lim->held <= p->concurrency - permits);
+}
+
+/* Take @n tokens and @permits for @client; returns the tokens taken. */
+static inline u64 rl_take(struct rl_limiter *lim, struct rl_client *client,
+			  u64 n, u64 permits)
+{
+	lim->held += permits;
+	client->held += permits;
+	if (client->cap)
+		rl_bucket_take(&client->cap_bucket, n);
+	if (lim->params.unlimited)
+		return 0;
+	rl_bucket_take(&lim->bucket, n);
+	return n;
+}
+
+#endif /* _RL_LIMITER_H */
