@@ -285,11 +285,17 @@ deps-all:
 # userspace lacks, and CamelCase, which <inttypes.h>'s PRIu64 & co. trip.
 CHECKPATCH_FLAGS := --strict --no-tree --root=$(B)/ksrc --terse --show-types
 USER_IGNORE := PREFER_KERNEL_TYPES,BIT_MACRO,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_MACRO
+# The trace header is laid out as the kernel's TRACE_EVENT()s are, which
+# --strict takes for open-ended lines and misaligned parentheses.
+TRACE_IGNORE := OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT
 style: $(CHECKPATCH)
 	@rc=0; \
-	k=$$(find driver -name '*.[ch]' 2>/dev/null | sort); \
+	k=$$(find driver -name '*.[ch]' ! -name '*_trace.h' | sort); \
+	t=$$(find driver -name '*_trace.h' | sort); \
 	u=$$(find uapi lib tools selftests -name '*.[ch]' 2>/dev/null | sort); \
 	[ -z "$$k" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) -f $$k || rc=1; \
+	[ -z "$$t" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) \
+		--ignore $(TRACE_IGNORE) -f $$t || rc=1; \
 	[ -z "$$u" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) \
 		--ignore $(USER_IGNORE) -f $$u || rc=1; \
 	exit $$rc

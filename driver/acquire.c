@@ -21,6 +21,7 @@
 #include <linux/spinlock.h>
 
 #include "limiter.h"
+#include "ratelimit_trace.h"
 
 /* rl_acquire_now() could not grant the request: it must wait or fail. */
 #define RL_MUST_WAIT	1
@@ -81,6 +82,7 @@ static bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
 	client->granted += req->count;
 	lim->counters.immediate++;
 	lim->counters.granted += req->count;
+	trace_ratelimit_grant(lim, req->count, 0, req->lag_ns);
 	return true;
 }
 
@@ -211,15 +213,18 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 		c->hist[fls64(req->wait_ns)]++;
 		w->client->granted += req->count;
 		w->client->refundable += w->taken;
+		trace_ratelimit_grant(lim, req->count, req->wait_ns, 0);
 		return 0;
 	}
 	rl_sched_del(lim, w);
 	rl_undo(lim, w, now);
 	if (ret == -ETIMEDOUT) {
 		c->timeouts++;
+		trace_ratelimit_timeout(lim, req->count, now - start);
 		req->ready_ns = rl_predict(lim, w->client, req->count, now);
 	} else if (seen) {
 		c->interrupted++;
+		trace_ratelimit_interrupt(lim, req->count, now - start);
 	} else {
 		c->requests--;
 	}
@@ -253,6 +258,7 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 	if (req->deadline_ns <= start ||
 	    (req->flags & RL_ACQUIRE_PREDICT && req->ready_ns > req->deadline_ns)) {
 		lim->counters.timeouts++;
+		trace_ratelimit_timeout(lim, req->count, 0);
 		return -ETIMEDOUT;
 	}
 	w = (struct rl_waiter) {
@@ -295,6 +301,10 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 	 * here, outside the lock, when the limits will need it; this peek is
 	 * only a hint: rl_clock() reads it under the lock if they changed.
 	 */
+	trace_ratelimit_acquire(lim, req->count,
+				req->priority ? req->priority - 1 :
+						READ_ONCE(client->level),
+				req->flags);
 	if (!READ_ONCE(lim->params.unlimited) || READ_ONCE(client->cap))
 		now = ktime_get_ns();
 	spin_lock_irq(&lim->lock);
@@ -323,6 +333,7 @@ int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
 	if (count <= client->held) {
 		client->held -= count;
 		lim->held -= count;
+		trace_ratelimit_release(lim, count, lim->held);
 		rl_dispatch(lim, ktime_get_ns());
 		ret = 0;
 	}

@@ -21,6 +21,7 @@
 #include <linux/spinlock.h>
 
 #include "limiter.h"
+#include "ratelimit_trace.h"
 
 /* Would an acquire of one token be granted at once (caps aside)? */
 static bool rl_ready(const struct rl_limiter *lim)
@@ -238,11 +239,14 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 {
 	struct rl_limiter *lim = container_of(timer, struct rl_limiter, timer);
+	u64 now = ktime_get_ns();
 	unsigned long flags;
 
 	spin_lock_irqsave(&lim->lock, flags);
+	trace_ratelimit_timer(lim, now - min(now, lim->timer_expiry),
+			      lim->nwaiters);
 	lim->timer_expiry = 0;
-	rl_dispatch(lim, ktime_get_ns());
+	rl_dispatch(lim, now);
 	spin_unlock_irqrestore(&lim->lock, flags);
 	return HRTIMER_NORESTART;
 }

@@ -18,6 +18,7 @@
 
 #include "compat.h"
 #include "limiter.h"
+#include "ratelimit_trace.h"
 
 /**
  * rl_limiter_create() - allocate a limiter with a full bucket
@@ -114,6 +115,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	WRITE_ONCE(lim->nclients, left);
 	if (client->held) {
 		lim->held -= client->held;
+		trace_ratelimit_release(lim, client->held, lim->held);
 		client->held = 0;
 		rl_dispatch(lim, ktime_get_ns());
 	}
@@ -149,6 +151,7 @@ static void rl_apply_params(struct rl_limiter *lim,
 	lim->backlog = min(lim->backlog, p->backlog);
 	lim->release = (struct rl_bucket) { .stamp = now };
 	lim->params = *p;
+	trace_ratelimit_reconfigure(lim);
 	rl_dispatch(lim, now);
 }
 

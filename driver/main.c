@@ -21,6 +21,9 @@
 
 #include "ratelimit.h"
 
+#define CREATE_TRACE_POINTS
+#include "ratelimit_trace.h"
+
 static_assert(sizeof(struct rl_config) == 64);
 static_assert(sizeof(struct rl_acquire) == 64);
 static_assert(sizeof(struct rl_stats) == 128);
