@@ -8,7 +8,7 @@ import unittest
 
 from ratelimit import Config, Limiter
 from ratelimit.aio import AsyncLimiter
-from util import SEC, jain, need_device, now
+from util import SEC, jain, need_device, need_socketpair, now
 
 
 def run(coro):
@@ -16,6 +16,7 @@ def run(coro):
 
 
 @need_device
+@need_socketpair
 class Aio(unittest.TestCase):
     def test_immediate_and_waiting(self):
         async def main():

@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import socket
 import time
 import unittest
 
@@ -16,6 +17,19 @@ def need_device(cls):
     """Skip a TestCase where /dev/ratelimit is missing (no module)."""
     if not os.path.exists(ratelimit.DEVICE):
         return unittest.skip("no /dev/ratelimit (module not loaded)")(cls)
+    return cls
+
+
+def need_socketpair(cls):
+    """Skip a TestCase where the kernel has no AF_UNIX sockets (the
+    minimal debug kernel of the rig): asyncio's event loop needs a
+    socketpair for its self-pipe."""
+    try:
+        for sock in socket.socketpair():
+            sock.close()
+    except OSError as err:
+        return unittest.skip(f"no socketpair ({err.strerror}): "
+                             "asyncio cannot run on this kernel")(cls)
     return cls
 
 
