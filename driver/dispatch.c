@@ -239,12 +239,16 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 {
 	struct rl_limiter *lim = container_of(timer, struct rl_limiter, timer);
-	u64 now = ktime_get_ns();
+	u64 now = ktime_get_ns(), expiry;
 	unsigned long flags;
 
 	spin_lock_irqsave(&lim->lock, flags);
-	trace_ratelimit_timer(lim, now - min(now, lim->timer_expiry),
-			      lim->nwaiters);
+	/*
+	 * Not lim->timer_expiry: a cancel that found this callback already
+	 * running zeroed it.
+	 */
+	expiry = ktime_to_ns(hrtimer_get_softexpires(timer));
+	trace_ratelimit_timer(lim, now - min(now, expiry), lim->nwaiters);
 	lim->timer_expiry = 0;
 	rl_dispatch(lim, now);
 	spin_unlock_irqrestore(&lim->lock, flags);

@@ -192,7 +192,7 @@ TRACE_EVENT(ratelimit_reconfigure,
 /**
  * ratelimit_timer - the limiter's timer fires
  * @lim:      the limiter
- * @late_ns:  how long after its expiry it ran
+ * @late_ns:  how long after its (soft) expiry it ran
  * @nwaiters: sleeping requests before it served them
  */
 TRACE_EVENT(ratelimit_timer,
