@@ -67,9 +67,13 @@ static void *bl_client_fn(void *arg)
 			break;
 		}
 		i = __atomic_fetch_add(&r->n, 1, __ATOMIC_SEQ_CST);
-		if (i < GRANTS_MAX)
-			r->g[i] = (struct grant){ a.ready_ns, now_ns(),
-						  a.wait_ns, seq++ };
+		if (i >= GRANTS_MAX)
+			continue;
+		r->g[i].ready = a.ready_ns;
+		r->g[i].wait = a.wait_ns;
+		r->g[i].seq = seq++;
+		/* Last, and released: the reader waits for it (bl_recorded). */
+		__atomic_store_n(&r->g[i].back, now_ns(), __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -236,6 +240,21 @@ static int bl_start(struct _test_data_bl *self, int n)
 	return self->nc == n ? 0 : -1;
 }
 
+/*
+ * Grants recorded so far, each one complete: a client counts its grant
+ * before it writes it, and keeps running while the test reads them.
+ */
+static int bl_recorded(struct bl_run *r)
+{
+	int i, n = __atomic_load_n(&r->n, __ATOMIC_ACQUIRE);
+
+	n = n < GRANTS_MAX ? n : GRANTS_MAX;
+	for (i = 0; i < n; i++)
+		while (!__atomic_load_n(&r->g[i].back, __ATOMIC_ACQUIRE))
+			sched_yield();
+	return n;
+}
+
 static __u64 bl_granted(int fd)
 {
 	struct rl_stats s;
@@ -285,8 +304,7 @@ TEST_F_TIMEOUT(bl, full_rate_and_bounds, 120)
 		rate_ok = 1;
 
 	/* The bounds, over the grants recorded so far. */
-	n = __atomic_load_n(&self->run.n, __ATOMIC_ACQUIRE);
-	n = n < GRANTS_MAX ? n : GRANTS_MAX;
+	n = bl_recorded(&self->run);
 	ASSERT_LT(10, n);
 	EXPECT_EQ(0, __atomic_load_n(&self->run.errors, __ATOMIC_ACQUIRE));
 	qsort(self->run.g, n, sizeof(*self->run.g), grant_cmp);
