@@ -459,6 +459,7 @@ TEST(demand_counters)
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	ASSERT_EQ(0, demand(fd, &d));
 	EXPECT_EQ(0ULL, d.queued);
+	EXPECT_LE(50 * NS_PER_MS, d.busy_ns);
 	sleep_ms(20);
 	ASSERT_EQ(0, demand(fd, &e));
 	EXPECT_EQ(d.busy_ns, e.busy_ns);
