@@ -470,4 +470,34 @@ TEST(demand_counters)
 	close(fd);
 }
 
+/*
+ * The cost of a deposit, an acquire and a demand read, printed (no
+ * assertion on times: the guest may be emulated and the host loaded).
+ */
+TEST(cost)
+{
+	const int n = 20000;
+	struct rl_acquire a;
+	struct rl_demand d;
+	__u64 t0, t1, t2, t3;
+	int i, fails = 0, fd = fed_fd(1000000);
+
+	ASSERT_LE(0, fd);
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		fails += !!deposit(fd, 1, NULL, NULL);
+	t1 = now_ns();
+	for (i = 0; i < n; i++)
+		fails += !!ks_acq(fd, 1, RL_DEADLINE_NONE,
+				  RL_ACQUIRE_NONBLOCK, &a);
+	t2 = now_ns();
+	for (i = 0; i < n; i++)
+		fails += !!demand(fd, &d);
+	t3 = now_ns();
+	EXPECT_EQ(0, fails);
+	TH_LOG("ns per call: deposit %llu, acquire %llu, get_demand %llu",
+	       (t1 - t0) / n, (t2 - t1) / n, (t3 - t2) / n);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN
