@@ -237,6 +237,61 @@ TEST(fed_switch_keeps_waiters)
 	close(fd);
 }
 
+/* Tokens kept for catching up are not released while fed. */
+TEST(fed_keeps_backlog)
+{
+	struct rl_stats st;
+	struct rl_acquire a;
+	struct rl_config c;
+	int fd = ks_open();
+
+	ASSERT_LE(0, fd);
+	cfg(&c, 1000, 10);
+	c.catchup = 2000;
+	c.backlog = 1000;
+	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
+	sleep_ms(100);	/* a full bucket: about 90 tokens to the backlog */
+	ASSERT_EQ(0, ks_acq(fd, 10, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	c.flags = RL_CONFIG_FED;
+	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
+	sleep_ms(50);
+	ASSERT_EQ(0, ks_stats(fd, &st));
+	EXPECT_EQ(0ULL, st.available);
+	EXPECT_LT(0ULL, st.backlog);
+	/* Unfed, catching up brings them. */
+	c.flags = 0;
+	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
+	sleep_ms(50);
+	EXPECT_LT(0ULL, ks_avail(fd));
+	close(fd);
+}
+
+static void *deposit_later(void *arg)
+{
+	int fd = *(int *)arg;
+
+	sleep_ms(50);
+	deposit(fd, 1, NULL, NULL);
+	return NULL;
+}
+
+/* A poller of a fed limiter is woken by a deposit. */
+TEST(deposit_wakes_poller)
+{
+	int fd = fed_fd(10);
+	struct pollfd pfd;
+	pthread_t th;
+
+	ASSERT_LE(0, fd);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, pthread_create(&th, NULL, deposit_later, &fd));
+	EXPECT_EQ(1, poll(&pfd, 1, 5000));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+	pthread_join(th, NULL);
+	close(fd);
+}
+
 static void try_deposit(void *arg, int *out)
 {
 	const char *name = arg;
