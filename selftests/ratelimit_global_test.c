@@ -120,12 +120,15 @@ TEST(features)
 TEST(fed_grants_nothing)
 {
 	struct rl_acquire a;
+	__u64 v;
 	struct rl_config c;
 	int fd = fed_fd(10);
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ((__u32)RL_CONFIG_FED, c.flags);
+	ASSERT_EQ(0, fdinfo_get(fd, "rl-flags", &v, NULL, 0));
+	EXPECT_EQ((__u64)RL_CONFIG_FED, v);
 	sleep_ms(50);	/* 50 tokens at the rate, were it not fed */
 	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, RL_DEADLINE_NONE,
 				    RL_ACQUIRE_NONBLOCK, &a));
