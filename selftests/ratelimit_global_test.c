@@ -295,6 +295,74 @@ TEST(deposit_wakes_poller)
 	close(fd);
 }
 
+struct taker {
+	int fd;
+	int stop;
+	unsigned int seed;
+	__u64 granted;
+	int bad;
+	pthread_t th;
+};
+
+/* Take 1 to 5 tokens at a time: non-blocking, short or longer deadlines. */
+static void *taker_fn(void *arg)
+{
+	struct taker *tk = arg;
+	struct rl_acquire a;
+	__u64 n, deadline;
+	__u32 flags;
+
+	while (!__atomic_load_n(&tk->stop, __ATOMIC_SEQ_CST)) {
+		n = 1 + rand_r(&tk->seed) % 5;
+		flags = rand_r(&tk->seed) % 3 ? 0 : RL_ACQUIRE_NONBLOCK;
+		deadline = now_ns() + (1 + rand_r(&tk->seed) % 20) * NS_PER_MS;
+		if (!ks_acq(tk->fd, n, deadline, flags, &a))
+			tk->granted += n;
+		else if (errno != EAGAIN && errno != ETIMEDOUT)
+			tk->bad++;
+	}
+	return NULL;
+}
+
+/*
+ * Tokens are neither made nor lost: with takers racing deposits, every
+ * token accepted by a deposit is granted or still in the bucket.
+ */
+TEST(deposit_conservation)
+{
+	__u64 accepted = 0, granted = 0, excess, end;
+	struct taker tk[4];
+	struct rl_stats st;
+	unsigned int i;
+	int fd = fed_fd(50);
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < ARRAY_SIZE(tk); i++) {
+		tk[i] = (struct taker){ .fd = fd, .seed = i + 1 };
+		ASSERT_EQ(0, pthread_create(&tk[i].th, NULL, taker_fn, &tk[i]));
+	}
+	end = now_ns() + NS_PER_SEC;
+	for (i = 0; now_ns() < end; i++) {
+		ASSERT_EQ(0, deposit(fd, 1 + i % 20, &excess, NULL));
+		accepted += 1 + i % 20 - excess;
+		usleep(200);
+	}
+	for (i = 0; i < ARRAY_SIZE(tk); i++) {
+		__atomic_store_n(&tk[i].stop, 1, __ATOMIC_SEQ_CST);
+		ASSERT_EQ(0, pthread_join(tk[i].th, NULL));
+		EXPECT_EQ(0, tk[i].bad);
+		granted += tk[i].granted;
+	}
+	ASSERT_EQ(0, ks_stats(fd, &st));
+	TH_LOG("accepted %llu, granted %llu, left %llu",
+	       (unsigned long long)accepted, (unsigned long long)granted,
+	       (unsigned long long)st.available);
+	EXPECT_LT(0ULL, granted);
+	EXPECT_EQ(granted + 50, st.granted);	/* fed_fd() took 50 */
+	EXPECT_EQ(accepted, granted + st.available);
+	close(fd);
+}
+
 static void try_deposit(void *arg, int *out)
 {
 	const char *name = arg;
