@@ -447,6 +447,38 @@ TEST(lease_zero_ends_now)
 	close(fd);
 }
 
+/* Waiters are kept and served under a lease's limits and its fallback. */
+TEST(lease_serves_waiters)
+{
+	struct rl_acquire a;
+	struct waiter w;
+	__u64 t0;
+	int fd = ks_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 10, 0));
+	ASSERT_EQ(0, ks_acq(fd, 10, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, waiter_start(&w, fd, 2, RL_DEADLINE_NONE, 0));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
+	/* The lease's limits serve it. */
+	ASSERT_EQ(0, lease(fd, now_ns() + 60 * NS_PER_SEC, 100000, 0));
+	ASSERT_EQ(0, waiter_join(&w, 2000));
+	EXPECT_EQ(0, w.ret);
+	/* Paused by a lease, served by its fallback at the expiry. */
+	sleep_ms(1);	/* full again */
+	ASSERT_EQ(0, lease(fd, now_ns() + 60 * NS_PER_SEC, 0, 0));
+	ASSERT_EQ(0, ks_acq(fd, 10, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	t0 = now_ns();
+	ASSERT_EQ(0, waiter_start(&w, fd, 2, RL_DEADLINE_NONE, 0));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, lease(fd, t0 + 200 * NS_PER_MS, 0, 100000));
+	EXPECT_EQ(1ULL, ks_nwaiters(fd));
+	ASSERT_EQ(0, waiter_join(&w, 3000));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_LE(t0 + 200 * NS_PER_MS, w.t_end);
+	close(fd);
+}
+
 /* Closing the fd that holds the lease applies the fallback at once. */
 TEST(lease_holder_close)
 {
