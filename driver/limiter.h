@@ -12,6 +12,7 @@
 #define _RL_LIMITER_H
 
 #include <linux/hrtimer.h>
+#include <linux/ktime.h>
 
 #include "ratelimit.h"
 
@@ -30,16 +31,23 @@ u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
 		 u64 n);
 u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
 
+/* limiter.c */
+void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
+		     u64 now);
+
 /* dispatch.c */
 void rl_dispatch(struct rl_limiter *lim, u64 now);
 enum hrtimer_restart rl_timer_fn(struct hrtimer *timer);
 
-/* Refill the bucket; inline for the common case, no catching up. */
+/*
+ * Refill the bucket; inline for the common case, no catching up. A fed
+ * limiter's backlog waits: its clock releases nothing.
+ */
 static inline void rl_refill(struct rl_limiter *lim, u64 now)
 {
 	const struct rl_params *p = &lim->params;
 
-	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog)
+	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog || p->fed)
 		rl_bucket_refill(&lim->bucket, p, now);
 	else
 		rl_refill_catchup(lim, now);
@@ -69,6 +77,20 @@ static inline void rl_credit_late(struct rl_limiter *lim, u64 now)
 	if (!lim->nwaiters && !lim->params.unlimited &&
 	    now > lim->bucket.stamp)
 		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
+}
+
+/* A request goes to sleep: the limiter is busy from the first one on. */
+static inline void rl_busy_add(struct rl_limiter *lim)
+{
+	if (!lim->nwaiters++)
+		lim->global.busy_since = ktime_get_ns();
+}
+
+/* A request leaves the queue: the last one ends the busy time. */
+static inline void rl_busy_sub(struct rl_limiter *lim)
+{
+	if (!--lim->nwaiters)
+		lim->global.busy_ns += ktime_get_ns() - lim->global.busy_since;
 }
 
 /* Could @permits permits be taken now? */
