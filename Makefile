@@ -495,8 +495,8 @@ $(B)/global/rlsyncd: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) $(LIB_A)
 $(B)/global/rlsyncd-fake: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) \
 		selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -I tools -I tools/common $(LDFLAGS) -o $@ $(RLSYNCD_SRCS) \
-		selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o \
+	$(CC) $(USER_CFLAGS) -DRLS_FAKE -I tools -I tools/common $(LDFLAGS) \
+		-o $@ $(RLSYNCD_SRCS) selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o \
 		-lhiredis -lm
 
 install-global: global
