@@ -32,7 +32,7 @@ static u64 rl_lag(const struct rl_limiter *lim, u64 n)
 	const struct rl_params *p = &lim->params;
 	const struct rl_bucket *b = &lim->bucket;
 
-	if (p->unlimited || !p->rate || b->tokens < n ||
+	if (p->unlimited || !p->rate || p->fed || b->tokens < n ||
 	    (b->tokens == n && !b->units))
 		return 0;
 	/* At most burst * period + period - 1: no overflow. */

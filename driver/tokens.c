@@ -113,7 +113,7 @@ void rl_bucket_refill(struct rl_bucket *b, const struct rl_params *p, u64 now)
 		b->units = 0;
 		return;
 	}
-	if (!p->rate)
+	if (!p->rate || p->fed)
 		return;
 	/* Units still missing to a full bucket: at most burst * period. */
 	need = (p->burst - b->tokens) * p->period - b->units;
@@ -165,7 +165,7 @@ u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
 
 	if (b->tokens >= n)
 		return b->stamp;
-	if (!p->rate)
+	if (!p->rate || p->fed)
 		return U64_MAX;
 	/*
 	 * wait = ceil((a * period - units) / rate) with a = n - tokens >= 1,
@@ -240,7 +240,7 @@ u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
 {
 	u64 need = 0, extra, hi;
 
-	if (now <= b->stamp || !p->rate)
+	if (now <= b->stamp || !p->rate || p->fed)
 		return 0;
 	if (b->tokens < p->burst)
 		need = rl_div_up((p->burst - b->tokens) * p->period - b->units,

@@ -34,6 +34,8 @@
  * @period:      length of a period in ns, 1 .. RL_TOKENS_PERIOD_MAX.
  * @burst:       bucket depth in tokens, >= 1.
  * @unlimited:   grant everything without taking tokens.
+ * @fed:         time adds no tokens (RL_IOC_DEPOSIT does): the bucket
+ *               behaves as with a @rate of 0.
  * @concurrency: most tokens held at once, 0 for no limit.
  * @catchup:     per-mille pace of catching up, RL_TOKENS_CATCHUP_STRICT ..
  *               RL_TOKENS_CATCHUP_MAX, or 0 for strict.
@@ -46,6 +48,7 @@ struct rl_params {
 	u64 period;
 	u64 burst;
 	bool unlimited;
+	bool fed;
 	u64 concurrency;
 	u32 catchup;
 	u64 backlog;

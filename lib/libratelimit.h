@@ -194,6 +194,51 @@ int rl_get_stats(int fd, struct rl_stats *st);
 int rl_get_features(int fd, struct rl_features *f);
 
 /**
+ * rl_deposit() - feed tokens to a fed limiter (RL_IOC_DEPOSIT)
+ * @fd:     client fd of a limiter configured with RL_CONFIG_FED, with the
+ *          right to reconfigure it.
+ * @count:  tokens to add, >= 1.
+ * @excess: if not NULL, set on success to the tokens that did not fit
+ *          (the bucket holds at most the burst): they were not added.
+ *
+ * Waiters are served from the deposit in their usual order.
+ *
+ * Return: 0, -EINVAL for a @count of 0 or a limiter without RL_CONFIG_FED,
+ * -EPERM without the right to reconfigure it, -EBADFD without a limiter,
+ * or another -errno.
+ */
+int rl_deposit(int fd, uint64_t count, uint64_t *excess);
+
+/**
+ * rl_set_lease() - limits that hold until a deadline (RL_IOC_SET_LEASE)
+ * @fd:    client fd with the right to reconfigure its limiter; it holds
+ *         the lease: closing it (or the death of its process) applies the
+ *         fallback at once.
+ * @lease: expires_ns (CLOCK_MONOTONIC, see rl_now_ns(); 0 ends the lease
+ *         now), config applied now as by rl_set_config(), fallback applied
+ *         by the kernel when the lease ends; flags and reserved zero.
+ *
+ * A later call, from any fd with the right, renews (replaces) the lease.
+ *
+ * Return: 0, -EINVAL for a NULL @lease or a configuration the kernel
+ * rejects (nothing is changed then), -EPERM without the right, -EBADFD
+ * without a limiter, or another -errno.
+ */
+int rl_set_lease(int fd, const struct rl_lease *lease);
+
+/**
+ * rl_get_demand() - what the limiter's clients ask for (RL_IOC_GET_DEMAND)
+ * @fd: client fd.
+ * @d:  filled on success (the library zeroes the input fields): tokens
+ *      asked and refused since creation, queued now, time with a sleeper,
+ *      and the time of the snapshot.
+ *
+ * Return: 0, -EINVAL for a NULL @d, -EBADFD without a limiter, or another
+ * -errno.
+ */
+int rl_get_demand(int fd, struct rl_demand *d);
+
+/**
  * rl_name_valid() - check the syntax of a limiter name
  * @name: candidate name, may be NULL.
  *

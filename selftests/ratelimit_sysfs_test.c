@@ -41,6 +41,7 @@
 static const char *const rw_files[] = {
 	"rate", "period_ns", "burst", "unlimited", "concurrency", "fairness",
 	"catchup", "backlog",
+	"fed",
 };
 
 static const char *const ro_files[] = {

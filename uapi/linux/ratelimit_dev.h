@@ -48,7 +48,9 @@
 
 /* struct rl_config.flags */
 #define RL_CONFIG_UNLIMITED	_BITUL(0)	/* grant everything at once */
-#define RL_CONFIG_FLAGS_ALL	(RL_CONFIG_UNLIMITED)
+#define RL_CONFIG_FED		_BITUL(1)	/* the clock adds no tokens;
+						 * RL_IOC_DEPOSIT does */
+#define RL_CONFIG_FLAGS_ALL	(RL_CONFIG_UNLIMITED | RL_CONFIG_FED)
 
 /* Priorities of a request, served USER first, then HIGH, MID, LOW. */
 #define RL_PRIO_DEFAULT		0	/* in struct rl_acquire: the fd's */
@@ -339,6 +341,88 @@ struct rl_unlink {
 	__u64 reserved[2];
 };
 
+/*
+ * Global limits (issue #11): a per-host agent feeds a limiter tokens it
+ * reserved elsewhere (RL_CONFIG_FED, RL_IOC_DEPOSIT), sets limits that hold
+ * until a deadline (RL_IOC_SET_LEASE), and reads what the clients ask for
+ * (RL_IOC_GET_DEMAND).
+ */
+
+/**
+ * struct rl_deposit - feed tokens to a fed limiter (RL_IOC_DEPOSIT)
+ * @count:     in: tokens to add, >= 1. out: tokens that did not fit (the
+ *             bucket holds at most the burst); those are not added, so the
+ *             agent can give them back to the global bucket.
+ * @flags:     in: must be zero.
+ * @reserved0: must be zero.
+ * @available: out: tokens in the bucket after the deposit.
+ * @reserved:  must be zero.
+ *
+ * -EINVAL on a limiter without RL_CONFIG_FED; needs the right to
+ * reconfigure the limiter (as RL_IOC_SET_CONFIG: its private fd, an
+ * attached fd with write permission, CAP_SYS_ADMIN), else -EPERM. Wakes
+ * waiters in their usual order of service.
+ */
+struct rl_deposit {
+	__u64 count;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 available;
+	__u64 reserved[2];
+};
+
+/**
+ * struct rl_lease - limits that hold until a deadline (RL_IOC_SET_LEASE)
+ * @expires_ns: CLOCK_MONOTONIC time the lease ends; 0 ends the lease now
+ *              (the fallback is applied).
+ * @flags:      must be zero.
+ * @reserved0:  must be zero.
+ * @config:     limits applied now (as RL_IOC_SET_CONFIG: waiters kept and
+ *              re-evaluated).
+ * @fallback:   limits the kernel applies itself when the lease expires, or
+ *              at once when the fd that set it is closed (the agent died),
+ *              whichever comes first.
+ * @reserved:   must be zero.
+ *
+ * Same permission as RL_IOC_SET_CONFIG. Both configurations are validated
+ * before anything changes. One lease per limiter: a new SET_LEASE
+ * (renewal, from any fd with the right) replaces it and the fd that set it
+ * last holds it.
+ */
+struct rl_lease {
+	__u64 expires_ns;
+	__u32 flags;
+	__u32 reserved0;
+	struct rl_config config;
+	struct rl_config fallback;
+	__u64 reserved[2];
+};
+
+/**
+ * struct rl_demand - what clients ask for (RL_IOC_GET_DEMAND)
+ * @flags:     in: must be zero.
+ * @reserved0: in: must be zero.
+ * @asked:     tokens asked by acquire calls that passed validation, since
+ *             creation (granted, refused with -EAGAIN, timed out,
+ *             interrupted or still waiting).
+ * @refused:   tokens of requests that failed with -EAGAIN or -ETIMEDOUT.
+ * @queued:    tokens waiting now.
+ * @busy_ns:   total time during which at least one request was sleeping.
+ * @now_ns:    CLOCK_MONOTONIC time of this snapshot (to compute rates from
+ *             two reads).
+ * @reserved:  zeroed.
+ */
+struct rl_demand {
+	__u32 flags;
+	__u32 reserved0;
+	__u64 asked;
+	__u64 refused;
+	__u64 queued;
+	__u64 busy_ns;
+	__u64 now_ns;
+	__u64 reserved[4];
+};
+
 #define RL_IOC_MAGIC		0xBA	/* unassigned in ioctl-number.rst */
 
 #define RL_IOC_GET_FEATURES	_IOR(RL_IOC_MAGIC, 0, struct rl_features)
@@ -352,5 +436,8 @@ struct rl_unlink {
 #define RL_IOC_REFUND		_IOW(RL_IOC_MAGIC, 8, struct rl_release)
 #define RL_IOC_SET_CLIENT	_IOW(RL_IOC_MAGIC, 9, struct rl_client_config)
 #define RL_IOC_GET_CLIENT	_IOR(RL_IOC_MAGIC, 10, struct rl_client_config)
+#define RL_IOC_DEPOSIT		_IOWR(RL_IOC_MAGIC, 11, struct rl_deposit)
+#define RL_IOC_SET_LEASE	_IOW(RL_IOC_MAGIC, 12, struct rl_lease)
+#define RL_IOC_GET_DEMAND	_IOWR(RL_IOC_MAGIC, 13, struct rl_demand)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */
