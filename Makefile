@@ -359,7 +359,7 @@ check-matrix: CHECK_KVERS = $(MATRIX)
 check-debug: CHECK_KVERS = debug
 check-all: CHECK_KVERS = $(MATRIX) debug
 check check-matrix check-debug check-all:
-	@scripts/deps.sh $(CHECK_KVERS)
+	@scripts/deps.sh $(CHECK_KVERS) global
 	@$(MAKE) --no-print-directory ksrc
 	@$(MAKE) --no-print-directory lib tools rlbench selftests unit WERROR=1 \
 		TOOLS_LINK=static
@@ -505,6 +505,21 @@ install-global: global
 	install -m 644 tools/global/ratelimit.lua $(DESTDIR)$(RLSYNCD_LUA)
 	install -d $(DESTDIR)$(MANDIR)/man8
 	install -m 644 $(GLOBAL_MANS) $(DESTDIR)$(MANDIR)/man8/
+
+# The in-guest test of global limits, a selftest: the script, its client
+# (static, as the selftests) and rlsyncd (selftests/vm/run.sh copies it
+# and redis-server into the guest with their shared libraries). Without
+# libhiredis-dev only the script: it skips.
+GLOBAL_SELFTEST := $(B)/selftests/ratelimit_global_test
+selftests: $(GLOBAL_SELFTEST) $(B)/global/rlgclient \
+	$(if $(wildcard /usr/include/hiredis/hiredis.h),$(B)/global/rlsyncd)
+$(GLOBAL_SELFTEST): selftests/ratelimit_global_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
+$(B)/global/rlgclient: selftests/global/client.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(DEPS) -static $(LDFLAGS) -o $@ $< $(LIB_A)
 
 $(B)/global/lease_test: selftests/global/lease_test.c
 	@mkdir -p $(@D)

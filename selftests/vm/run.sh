@@ -82,20 +82,34 @@ chmod 755 "$root/init" "$root"/guest/*.sh
 if [ -f "$root/selftests/ratelimit_python_test" ]; then
 	"$here/python.sh" "$root" || die "no python3 for the guest"
 fi
-# bench: Redis, a peer of the benchmark, with the shared libraries it
-# needs, if Debian's redis-tools is installed (its redis-check-rdb is
-# redis-server under that name).
-if [ "$mode" = bench ]; then
-	redis=$(command -v redis-server || command -v redis-check-rdb || true)
-	if [ -n "$redis" ]; then
-		mkdir -p "$root/redis"
-		cp -L "$redis" "$root/redis/redis-server"
-		ldd "$redis" | awk '/=> \//{ print $3 } /^[ \t]*\//{ print $1 }' |
-		while read -r lib; do
-			mkdir -p "$root${lib%/*}"
-			cp -L "$lib" "$root$lib"
-		done
-	fi
+# copy_bin FILE DEST: FILE at DEST in the guest, with the shared
+# libraries it needs at their own paths.
+copy_bin()
+{
+	mkdir -p "$root${2%/*}"
+	cp -L "$1" "$root$2"
+	ldd "$1" | awk '/=> \//{ print $3 } /^[ \t]*\//{ print $1 }' |
+	while read -r lib; do
+		mkdir -p "$root${lib%/*}"
+		cp -L "$lib" "$root$lib"
+	done
+}
+# Redis, with the shared libraries it needs, if Debian's redis-server or
+# redis-tools is installed (redis-check-rdb is redis-server under that
+# name): bench's peer, and the global limits' test
+# (selftests/ratelimit_global_test.sh), which also gets rlsyncd, its
+# client and the Redis library; it skips what is missing.
+redis=$(command -v redis-server || command -v redis-check-rdb || true)
+if [ -n "$redis" ] && { [ "$mode" = bench ] ||
+	[ -f "$root/selftests/ratelimit_global_test" ]; }; then
+	copy_bin "$redis" /redis/redis-server
+fi
+if [ -f "$root/selftests/ratelimit_global_test" ]; then
+	mkdir -p "$root/global"
+	cp tools/global/ratelimit.lua "$root/global/"
+	[ ! -x build/global/rlgclient ] || cp build/global/rlgclient "$root/global/"
+	[ ! -x build/global/rlsyncd ] ||
+		copy_bin build/global/rlsyncd /global/rlsyncd
 fi
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) |
 	gzip -1 > "$out/initramfs.cpio.gz"

@@ -206,7 +206,7 @@ static int check_redis(const struct opts *o, struct rls_link *links,
 		struct rls_link *l = &links[i];
 
 		l->redis = rls_redis_connect(l->spec.redis,
-					     l->spec.refresh_ms / 2, true);
+					     RLS_START_TIMEOUT_MS, true);
 		if (!l->redis)
 			return -EIO;
 		ret = rls_redis_library(l->redis, o->lua);
@@ -239,6 +239,8 @@ static int start_links(const struct opts *o, struct rls_link *links,
 		    rls_redis_config(links[i].redis, &links[i].spec, o->host))
 			goto close_opened;
 	}
+	for (i = 0; i < n; i++)
+		rls_redis_timeout(links[i].redis, rls_rpc_ms(&links[i].spec));
 	return 0;
 
 close_opened:

@@ -102,6 +102,15 @@ struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms,
 				    bool say);
 void rls_redis_free(struct rls_redis *r);
 
+/* The wait for each later reply. */
+void rls_redis_timeout(struct rls_redis *r, double timeout_ms);
+
+/* The wait at start-up and reload, when nothing runs yet: generous. */
+#define RLS_START_TIMEOUT_MS	3000.0
+
+/* The wait for a reply while running: half the refresh, at most 1 s. */
+double rls_rpc_ms(const struct rls_spec *s);
+
 /* Whether the connection broke (then free it and connect again). */
 bool rls_redis_broken(const struct rls_redis *r);
 

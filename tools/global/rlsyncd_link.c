@@ -27,11 +27,12 @@
 
 bool rls_verbose;
 
-/* The wait for a reply, and the drift margin taken off a lease. */
-static double rpc_ms(const struct rls_spec *s)
+double rls_rpc_ms(const struct rls_spec *s)
 {
 	return fmin(s->refresh_ms / 2, 1000);
 }
+
+/* The drift margin taken off a lease. */
 
 static double margin_ms(const struct rls_lease *l)
 {
@@ -164,7 +165,8 @@ static double kernel_demand(struct rls_link *l, bool *sat)
 	dt = (double)(d.now_ns - l->dlast.now_ns) / 1e9;
 	if (dt <= 0)
 		return -1;
-	*sat = d.refused > l->dlast.refused || d.queued > 0 ||
+	/* refused tries are counted in asked: only sleepers hide demand */
+	*sat = d.queued > 0 ||
 	       (double)(d.busy_ns - l->dlast.busy_ns) / 1e9 / dt >= BUSY_PART;
 	asked = (double)(d.asked - l->dlast.asked) / dt;
 	l->dlast = d;
@@ -190,8 +192,10 @@ static double stats_demand(struct rls_link *l, uint64_t now, bool *sat)
 }
 
 /*
- * Demand in tokens per second since the last call: what was asked with
- * some headroom; when callers slept or were refused, the limiter is
+ * Demand in tokens per second since the last call: what was asked
+ * (granted, refused, waiting), with some headroom. When callers slept
+ * (their pace is the limiter's, so what they ask hides what they want),
+ * or, without the kernel's demand figures, were refused, the limiter is
  * saturated and asks for the whole capacity (the algorithm gives it its
  * share).
  */
@@ -218,7 +222,7 @@ double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated)
 static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 		       uint64_t sent, uint64_t got)
 {
-	bool timely = got - sent < rpc_ms(&l->spec) * NS_PER_MS;
+	bool timely = got - sent < rls_rpc_ms(&l->spec) * NS_PER_MS;
 	double was = l->running;
 
 	l->lease = *ls;
@@ -232,7 +236,7 @@ static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 	l->next_ns = got + (uint64_t)(ls->refresh_ms * NS_PER_MS *
 				      (0.9 + 0.2 * rand() / RAND_MAX));
 	if (l->running < was)
-		l->next_ns = got + (uint64_t)(rpc_ms(&l->spec) * NS_PER_MS);
+		l->next_ns = got + (uint64_t)(rls_rpc_ms(&l->spec) * NS_PER_MS);
 	if (l->down)
 		printf(PROG ": %s: redis reachable again\n", l->spec.name);
 	l->down = false;
@@ -251,7 +255,7 @@ bool rls_link_reconnect(struct rls_link *l, const char *lua)
 	if (!rls_redis_broken(l->redis))
 		return true;
 	rls_redis_free(l->redis);
-	l->redis = rls_redis_connect(l->spec.redis, rpc_ms(&l->spec), false);
+	l->redis = rls_redis_connect(l->spec.redis, rls_rpc_ms(&l->spec), false);
 	if (l->redis && rls_redis_library(l->redis, lua)) {
 		rls_redis_free(l->redis);
 		l->redis = NULL;
@@ -308,7 +312,7 @@ void rls_link_expire(struct rls_link *l, uint64_t now)
 	 * A call to Redis may block the agent for two timeouts (connect,
 	 * reply): end what would end meanwhile now, not late.
 	 */
-	now += 2 * (uint64_t)(rpc_ms(&l->spec) * NS_PER_MS);
+	now += 2 * (uint64_t)(rls_rpc_ms(&l->spec) * NS_PER_MS);
 	if (l->spec.batch || !l->exp_ns || now < l->exp_ns)
 		return;
 	if (l->spec.safe == RLS_PESSIMISTIC)

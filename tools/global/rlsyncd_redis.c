@@ -75,6 +75,12 @@ struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms,
 	return r;
 }
 
+void rls_redis_timeout(struct rls_redis *r, double timeout_ms)
+{
+	if (r && r->c)
+		redisSetTimeout(r->c, tv_of(timeout_ms));
+}
+
 void rls_redis_free(struct rls_redis *r)
 {
 	if (!r)

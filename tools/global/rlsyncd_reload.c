@@ -39,8 +39,7 @@ static int open_new(struct rls_link *l, const char *lua)
 {
 	int ret;
 
-	l->redis = rls_redis_connect(l->spec.redis, l->spec.refresh_ms / 2,
-				     true);
+	l->redis = rls_redis_connect(l->spec.redis, RLS_START_TIMEOUT_MS, true);
 	if (!l->redis)
 		return -EIO;
 	ret = rls_redis_library(l->redis, lua);
@@ -154,6 +153,8 @@ int rls_reload(const char *path, const char *redis, const char *host,
 		rls_redis_free((*links)[i].redis);
 	}
 	free(*links);
+	for (i = 0; i < m; i++)
+		rls_redis_timeout(nl[i].redis, rls_rpc_ms(&nl[i].spec));
 	*links = nl;
 	*n = m;
 	printf(PROG ": reloaded %s: %u links\n", path, m);

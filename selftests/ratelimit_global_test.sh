@@ -1,0 +1,432 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Global limits end to end, in the QEMU rig's guest with the real module
+# (issue #11, Documentation/global.md): a redis-server on a unix socket,
+# several "hosts", each an rlsyncd with its own named limiter (api.h1,
+# api.h2, api.h3 linked to resource api) and its own client processes
+# (rlgclient, selftests/global/client.c). The Makefile installs this as
+# build/selftests/ratelimit_global_test; selftests/vm/run.sh puts
+# redis-server, rlsyncd, rlgclient and ratelimit.lua into the guest.
+# Lease 1 s, refresh 100 ms, hold 0: every wait is a few of those.
+#
+# TAP, with the figures on each line. Bounds that must hold are strict
+# (the global token bound, a killed agent's fallback, the total while
+# Redis is down); convergence times allow the slack each check names, as
+# an emulated guest's timing is noisy. What needs the module's lease or
+# deposit (RL_IOC_SET_LEASE, RL_IOC_DEPOSIT) skips on a module without it.
+# GLOBAL_REDIS=unix:PATH|HOST:PORT uses that Redis instead of starting
+# one (the two-guest test, selftests/global/two_guests.sh), GLOBAL_ONLY=
+# lease runs the lease part alone, GLOBAL_HOST=ID names the hosts.
+set -u
+
+G=/global
+RS=/redis/redis-server
+SYS=/sys/kernel/ratelimit
+T=${TMPDIR:-/tmp}/global
+STATE=/run/rlsyncd
+C=2000		# capacity of resource api, tokens per second
+LEASE=1000	# ms
+REFRESH=100	# ms
+ID=${GLOBAL_HOST:-}
+n=0
+pids=''
+rpid=''
+
+say() { echo "# $*"; }
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - $*"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+# check NAME CONDITION(awk) FIGURES
+check()
+{
+	if awk "BEGIN { exit !($2) }"; then ok "$1: $3"; else notok "$1: $3"; fi
+}
+
+# shellcheck disable=SC2317 # called by the trap
+cleanup()
+{
+	for p in $pids $rpid; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	# what the agents said, for a failure's reader
+	for f in "$T"/*.out "$T"/redis.log; do
+		[ -f "$f" ] && sed "s|^|# ${f##*/}: |" "$f" | head -n 20
+	done
+}
+trap cleanup EXIT
+
+if [ ! -x $G/rlsyncd ] || [ ! -x $G/rlgclient ] ||
+	{ [ -z "${GLOBAL_REDIS:-}" ] && [ ! -x $RS ]; }; then
+	echo "1..0 # SKIP no rlsyncd, rlgclient or redis-server in the guest (libhiredis-dev, redis-server: make deps)"
+	exit 4
+fi
+mkdir -p "$T" "$STATE"
+# the guest's loopback, for the TCP address of the bad input test
+ifconfig lo 127.0.0.1 up 2>/dev/null || ip link set lo up 2>/dev/null
+
+now() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+msleep() { sleep "$(awk "BEGIN { print $1 / 1000 }")"; }
+# st NAME KEY: KEY of NAME's state file (rlsyncd(8)); 0 if none
+st() { v=$(sed -n "s/^$2=//p" "$STATE/$1" 2>/dev/null); echo "${v:-0}"; }
+granted() { cat "$SYS/$1/granted" 2>/dev/null || echo 0; }
+# krate NAME: tokens per second the kernel limiter is set to
+krate()
+{
+	awk 'NR == 1 { r = $1 } NR == 2 { p = $1 }
+	     END { printf "%.3f", p ? r * 1e9 / p : 0 }' \
+		"$SYS/$1/rate" "$SYS/$1/period_ns" 2>/dev/null
+}
+
+REDIS=${GLOBAL_REDIS:-unix:$T/r.sock}
+start_redis()
+{
+	[ -z "${GLOBAL_REDIS:-}" ] || return 0
+	rm -f "$T/r.sock"
+	$RS --port 0 --unixsocket "$T/r.sock" --dir "$T" --save '' \
+		--appendonly no --logfile "$T/redis.log" &
+	rpid=$!
+	i=0
+	while [ ! -S "$T/r.sock" ] && [ "$i" -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
+# agent HOST ARGS...: an rlsyncd for host HOST ($! its pid)
+agent()
+{
+	h=$1
+	shift
+	$G/rlsyncd --lua $G/ratelimit.lua -r "$REDIS" -H "$ID$h" -l 1s \
+		-R 100ms -T 0s "$@" >"$T/$h.out" 2>&1 &
+	pids="$pids $!"
+}
+
+# client NAME ARGS...: an rlgclient once NAME exists ($! its pid)
+client()
+{
+	i=0
+	while [ ! -e "$SYS/$1" ] && [ "$i" -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	$G/rlgclient "$@" &
+	pids="$pids $!"
+}
+
+# wait_for MS CONDITION(awk; h1 h2 h3 = has of api.h1..3): ms, or -1.
+# One awk a round: an emulated guest forks slowly.
+wait_for()
+{
+	t0=$(now)
+	while :; do
+		# shellcheck disable=SC2046 # the state files, one word each
+		r=$(awk -v t0="$t0" -v max="$1" '
+			FILENAME == "/proc/uptime" { now = int($1 * 1000); next }
+			/^has=/ { n = split(FILENAME, p, "."); h[p[n]] = substr($0, 5) + 0 }
+			END {
+				h1 = h["h1"]; h2 = h["h2"]; h3 = h["h3"]
+				if ('"$2"') print now - t0
+				else if (now - t0 > max) print -1
+			}' /proc/uptime $(ls "$STATE"/api.h[123] 2>/dev/null))
+		if [ -n "$r" ]; then
+			echo "$r"
+			return
+		fi
+		sleep 0.05
+	done
+}
+
+# jain A B: Jain's fairness index of two rates
+jain() { awk "BEGIN { s = $1 + $2; q = $1 * $1 + $2 * $2; printf \"%.4f\", q ? s * s / (2 * q) : 0 }"; }
+
+sum_granted() { echo $(($(granted api.h1) + $(granted api.h2) + $(granted api.h3))); }
+
+# 2. Fair share: h1 wants 10 % of the capacity, h2 and h3 all of it.
+fair()
+{
+	for h in h1 h2 h3; do agent $h "api.$h@api=${C}/s"; done
+	# shellcheck disable=SC2086 # the pids, one word each
+	set -- $pids
+	a1=$1 a2=$2 a3=$3
+	client api.h1 paced 10 $((C / 10))
+	c1=$!
+	client api.h2 block 10
+	client api.h3 block 10
+	t0=$(now)
+	g0=$(sum_granted)
+	# learning (one lease from the configuration), then the first shares
+	first=$(wait_for 5000 'h1 > 0 && h2 > 0 && h3 > 0')
+	ms=$(wait_for 2000 "h1 >= $C * 0.09 && h1 <= $C * 0.13 && h2 + h3 >= ($C - h1) * 0.98 && (h2 + h3) * (h2 + h3) / (2 * (h2 * h2 + h3 * h3)) >= 0.99")
+	h1=$(st api.h1 has) h2=$(st api.h2 has) h3=$(st api.h3 has)
+	check "fair share converged" "$first >= 0 && $ms >= 0 && $ms <= 4 * $REFRESH" \
+		"first shares $first ms after start (learning $LEASE ms), max-min $ms ms later (3 refresh intervals + 1 of slack: $((4 * REFRESH)) ms): has $h1 $h2 $h3 of $C, Jain(h2, h3) $(jain "$h2" "$h3")"
+	r0_1=$(granted api.h1) r0_2=$(granted api.h2) r0_3=$(granted api.h3)
+	ta=$(now)
+	sleep 1
+	tb=$(now)
+	r1=$(awk "BEGIN { printf \"%.1f\", ($(granted api.h1) - $r0_1) * 1000 / ($tb - $ta) }")
+	r2=$(awk "BEGIN { printf \"%.1f\", ($(granted api.h2) - $r0_2) * 1000 / ($tb - $ta) }")
+	r3=$(awk "BEGIN { printf \"%.1f\", ($(granted api.h3) - $r0_3) * 1000 / ($tb - $ta) }")
+	j=$(jain "$r2" "$r3")
+	check "fair share, granted by the kernels" "$j >= 0.99 && $r1 >= $C * 0.08 && $r1 <= $C * 0.12" \
+		"tokens/s over $((tb - ta)) ms: h1 $r1 (wants $((C / 10))), h2 $r2, h3 $r3; Jain(h2, h3) $j"
+	out=$(/tools/rlctl show api.h2 2>&1)
+	if echo "$out" | grep -q "^global .*api (lease mode" &&
+		echo "$out" | grep -q "^has .*wants" && echo "$out" | grep -q "^lease .*ends in"; then
+		ok "rlctl show: the global link: $(echo "$out" | grep -A 3 '^global' | tr '\n' ';')"
+	else
+		notok "rlctl show: no global link:"
+		echo "$out" | sed 's/^/#   /'
+	fi
+}
+
+# 3. Demand shift: h1's client stops; h2 and h3 take the freed capacity.
+shift_demand()
+{
+	kill "$c1"
+	ms=$(wait_for 2000 "h2 >= ($C / 2) * 0.98 && h3 >= ($C / 2) * 0.98")
+	check "demand shift" "$ms >= 0 && $ms <= 4 * $REFRESH" \
+		"h1's client stopped: h2, h3 at >= 98 % of $((C / 2)) after $ms ms (2 refresh intervals + 2 of slack: $((4 * REFRESH)) ms): $(st api.h2 has) $(st api.h3 has)"
+}
+
+# 4. Agent killed: the kernel falls back at once, the share returns.
+kill_agent()
+{
+	tk=$(now)
+	kill -9 "$a3"
+	wait "$a3" 2>/dev/null
+	sleep 0.05
+	k=$(krate api.h3)
+	dt=$(($(now) - tk))
+	g3=$(granted api.h3)
+	msleep $((3 * REFRESH))
+	d3=$(($(granted api.h3) - g3))
+	burst=$(cat $SYS/api.h3/burst)
+	if [ "$(st api.h3 kernel_lease)" = 1 ]; then
+		check "agent killed: kernel fallback at once" "$k == 0 && $d3 <= $burst" \
+			"api.h3 at $k/s $dt ms after kill -9 of its agent (pessimistic: 0); then $d3 tokens in $((3 * REFRESH)) ms (burst $burst)"
+	else
+		skip "agent killed: kernel fallback at once" "the module has no RL_IOC_SET_LEASE"
+	fi
+	wait_for 3000 "h2 >= $C * 0.98" >/dev/null
+	ms=$(($(now) - tk))
+	check "agent killed: share returned" "$(st api.h2 has) >= $C * 0.98 && $ms <= $LEASE + 4 * $REFRESH" \
+		"h2 has $(st api.h2 has) of $C $ms ms after the kill (one lease, $LEASE ms, + 4 refresh intervals of slack)"
+}
+
+# 4b. Safe mode: a killed agent's limiter falls back to the safe rate.
+safe_mode()
+{
+	agent h4 -s 100/s -T 10s safe.h4@safe=1000/s
+	a4=$!
+	client safe.h4 block 10
+	wait_h4=$(now)
+	while [ "$(awk "BEGIN { print ($(st safe.h4 has) > 100) }")" = 0 ] &&
+		[ $(($(now) - wait_h4)) -lt 5000 ]; do
+		sleep 0.05
+	done
+	before=$(st safe.h4 has)
+	kill -9 "$a4"
+	wait "$a4" 2>/dev/null
+	sleep 0.05
+	k=$(krate safe.h4)
+	if [ "$(st safe.h4 kernel_lease)" != 1 ]; then
+		skip "safe mode: kernel fallback" "the module has no RL_IOC_SET_LEASE"
+		return
+	fi
+	g=$(granted safe.h4)
+	sleep 1
+	r=$(($(granted safe.h4) - g))
+	check "safe mode: kernel fallback to the safe rate" "$before > 100 && $k == 100 && $r <= 100 + $(cat $SYS/safe.h4/burst)" \
+		"has $before/s, agent killed: the kernel at $k/s at once (safe 100/s); $r tokens granted in the next second"
+}
+
+# 5. Redis killed: leases held, then the safe rate (0); restarted empty:
+# learning, then shares again.
+kill_redis()
+{
+	if [ -n "${GLOBAL_REDIS:-}" ]; then
+		skip "redis killed" "an outside Redis"
+		return
+	fi
+	tr=$(now)
+	kill -9 "$rpid"
+	wait "$rpid" 2>/dev/null
+	rpid=''
+	while [ "$(krate api.h2)" != 0.000 ] && [ $(($(now) - tr)) -lt 3000 ]; do
+		sleep 0.02
+	done
+	held=$(($(now) - tr))
+	# the hosts whose agents live (h3's is dead: its limiter is at its
+	# kernel fallback, which the global bound below covers)
+	g=$(($(granted api.h1) + $(granted api.h2)))
+	sleep 0.5
+	down=$(($(granted api.h1) + $(granted api.h2) - g))
+	bursts=$(($(cat $SYS/api.h1/burst) + $(cat $SYS/api.h2/burst)))
+	check "redis killed: leases held, then safe" "$held >= $LEASE / 2 && $held <= $LEASE && $down <= $bursts" \
+		"h2 kept its share $held ms after Redis died (lease $LEASE ms, less margins), then 0 (pessimistic); $down tokens on h1, h2 in the next 500 ms (N x safe = 0, bursts $bursts)"
+	start_redis
+	ts=$(now)
+	ms=$(wait_for 5000 "h2 >= $C * 0.98")
+	check "redis restarted empty" "$ms >= 0 && $ms <= 2 * $LEASE + 10 * $REFRESH" \
+		"library and resource loaded again by the agents; h2 back at $(st api.h2 has) after $ms ms (learning: one lease, $LEASE ms)"
+}
+
+# 1. The global bound over all of it: burst + rate x elapsed.
+bound()
+{
+	t1=$(now)
+	g1=$(sum_granted)
+	awk -v g="$((g1 - g0))" -v c=$C -v ms="$((t1 - t0))" 'BEGIN {
+		b = c * ms / 1000 + c * 0.1
+		printf "%d %.0f %.2f\n", (g <= b), b, 100 * g / b }' >"$T/bound"
+	read -r okb b pct <"$T/bound"
+	if [ "$(st api.h2 kernel_lease)" != 1 ]; then
+		skip "lease mode: global bound ($pct % of it)" "the module has no RL_IOC_SET_LEASE: the killed agent's limiter kept its share"
+		return
+	fi
+	check "lease mode: global bound" "$okb == 1" \
+		"$((g1 - g0)) tokens granted on 3 hosts in $((t1 - t0)) ms through kill -9, Redis killed and restarted: at most $b (rate x elapsed + the bursts, 100 ms of the capacity): $pct %"
+}
+
+# 2b. Proportional share: non-blocking clients asking 600/s and 1200/s
+# of 1200/s get shares in the ratio of their wants.
+proportional()
+{
+	agent p1 -a proportional prop.p1@prop=1200/s
+	a5=$!
+	agent p2 -a proportional prop.p2@prop=1200/s
+	a6=$!
+	client prop.p1 try 10 600
+	client prop.p2 try 10 1200
+	tp=$(now)
+	while [ $(($(now) - tp)) -lt 5000 ]; do
+		awk -v a="$(st prop.p1 has)" -v b="$(st prop.p2 has)" \
+			'BEGIN { exit !(a > 0 && b > 0 && a + b >= 1200 * 0.98) }' && break
+		sleep 0.05
+	done
+	msleep $((3 * REFRESH))
+	p1=$(st prop.p1 has) p2=$(st prop.p2 has)
+	w1=$(st prop.p1 wants) w2=$(st prop.p2 wants)
+	if [ "$(st prop.p1 kernel_lease)" != 1 ]; then
+		skip "proportional share" "the module has no RL_IOC_GET_DEMAND (refused tries count as saturation)"
+	else
+		check "proportional share" "$p2 > 0 && $w2 > 0 && ($p1 / $p2) / ($w1 / $w2) >= 0.95 && ($p1 / $p2) / ($w1 / $w2) <= 1.05" \
+			"wants $w1 $w2 (tries at 600/s, 1200/s), has $p1 $p2 of 1200: ratio $(awk "BEGIN { printf \"%.3f\", ($p1 / $p2) / ($w1 / $w2) }") of the wants' ratio"
+	fi
+	kill "$a5" "$a6"
+	wait "$a5" "$a6" 2>/dev/null
+}
+
+# 6. Batch mode: one exact bucket of 2000/s in Redis, three hosts fed
+# batches; accuracy over >= 10^4 tokens, Redis round trips per grant.
+batch()
+{
+	B=2000
+	bp=''
+	for h in b1 b2 b3; do
+		agent $h -m batch "bat.$h@bat=${B}/s"
+		bp="$bp $!"
+	done
+	sleep 0.5
+	if grep -q "RL_IOC_DEPOSIT" "$T/b1.out"; then
+		skip "batch mode" "$(head -n 1 "$T/b1.out")"
+		return
+	fi
+	for h in b1 b2 b3; do client "bat.$h" block 1; done
+	sleep 1	# the bucket starts empty: one second of warm-up
+	gb() { echo $(($(granted bat.b1) + $(granted bat.b2) + $(granted bat.b3))); }
+	calls() { echo $(($(st bat.b1 calls) + $(st bat.b2 calls) + $(st bat.b3 calls))); }
+	ta=$(now) ga=$(gb) ca=$(calls)
+	sleep 6
+	tb=$(now) gbb=$(gb) cb=$(calls)
+	awk -v g=$((gbb - ga)) -v ms=$((tb - ta)) -v c=$((cb - ca)) -v r=$B 'BEGIN {
+		e = 100 * (g / (r * ms / 1000) - 1)
+		printf "%d %.3f %.2f %d\n", g, e, 100 * c / g, c }' >"$T/batch"
+	read -r g err rt c <"$T/batch"
+	check "batch mode: accuracy" "$g >= 10000 && $err >= -1 && $err <= 1" \
+		"$g tokens granted on 3 hosts in $((tb - ta)) ms at $B/s: error $err %"
+	check "batch mode: Redis round trips per grant" "$rt <= 5" \
+		"$c round trips for $g grants (1 token each): $rt % (goal <= 5 %; batches $(st bat.b1 batch) $(st bat.b2 batch) $(st bat.b3 batch))"
+	# shellcheck disable=SC2086 # the pids, one word each
+	kill $bp
+	rc=0
+	for p in $bp; do wait "$p" || rc=$?; done
+	check "batch mode: agents exit and give back" "$rc == 0" "exit status $rc"
+}
+
+# expect NAME PATTERN NAME ARGS...: rlsyncd ARGS fails with one line
+# matching PATTERN, and creates no limiter NAME.
+expect()
+{
+	what=$1 pat=$2 lim=$3
+	shift 3
+	rc=0
+	$G/rlsyncd --lua $G/ratelimit.lua -S "$T/st" "$@" >"$T/bad.out" 2>&1 || rc=$?
+	if [ "$rc" = 1 ] && [ "$(wc -l <"$T/bad.out")" = 1 ] &&
+		grep -q -- "$pat" "$T/bad.out" && [ ! -e "$SYS/$lim" ]; then
+		ok "bad input: $what: $(cat "$T/bad.out")"
+	else
+		notok "bad input: $what: status $rc, no limiter: $([ ! -e "$SYS/$lim" ] && echo yes)"
+		sed 's/^/#   /' "$T/bad.out"
+	fi
+}
+
+# 7. Bad input, and SIGHUP with a bad, then a good configuration.
+bad_input()
+{
+	expect "wrong redis address" "Connection refused" x.bad \
+		-r 127.0.0.1:1 x.bad=100/s
+	$RS --port 0 --unixsocket "$T/r2.sock" --dir "$T" --save '' \
+		--logfile "$T/redis2.log" &
+	r2=$!
+	while [ ! -S "$T/r2.sock" ]; do sleep 0.05; done
+	rc=0
+	$G/rlsyncd --lua /nonexistent -r "unix:$T/r2.sock" x.bad=100/s \
+		>"$T/bad.out" 2>&1 || rc=$?
+	kill "$r2"
+	wait "$r2" 2>/dev/null
+	check "bad input: redis without the library" "$rc == 1 && $(wc -l <"$T/bad.out") == 1 && $(grep -c 'lacks the library' "$T/bad.out") == 1" \
+		"$(cat "$T/bad.out")"
+	expect "unknown resource" "unknown resource nope" x.bad \
+		-r "$REDIS" x.bad@nope
+	expect "global rate of 0" "rate of 0" x.bad -r "$REDIS" x.bad=0
+	printf '[global x.bad]\nrate = 100/s\nrefresh = 1 s\n' >"$T/bad.conf"
+	expect "bad config line" "bad.conf:3: \[global x.bad\]: bad refresh" \
+		x.bad -r "$REDIS" -c "$T/bad.conf"
+	printf '[global r.h5]\nrate = 500/s\nlease = 1s\nrefresh = 100ms\n' >"$T/g.conf"
+	agent h5 -c "$T/g.conf"
+	a7=$!
+	i=0
+	while [ ! -e "$STATE/r.h5" ] && [ "$i" -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	printf '[global r.h5]\nrate = 500/s\nlease = 1s\nrefresh = 100ms\n[global r.h6]\nrate = fast\n' >"$T/g.conf"
+	kill -HUP "$a7"
+	sleep 0.5
+	kept=$(grep -c "keeping the running configuration" "$T/h5.out")
+	check "SIGHUP, bad configuration: nothing applied" "$kept == 1 && $(kill -0 "$a7" 2>/dev/null && echo 1 || echo 0) == 1 && $([ -e "$SYS/r.h6" ] && echo 1 || echo 0) == 0" \
+		"$(grep "keeping" "$T/h5.out")"
+	printf '[global r.h5]\nrate = 500/s\nlease = 1s\nrefresh = 100ms\n[global r.h6]\nrate = 300/s\nlease = 1s\nrefresh = 100ms\n' >"$T/g.conf"
+	kill -HUP "$a7"
+	i=0
+	while [ ! -e "$STATE/r.h6" ] && [ "$i" -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	check "SIGHUP, good configuration: applied" "$([ -e "$STATE/r.h6" ] && echo 1 || echo 0) == 1 && $([ -e "$STATE/r.h5" ] && echo 1 || echo 0) == 1" \
+		"$(grep "reloaded" "$T/h5.out")"
+	[ -e "$STATE/r.h6" ] || sed 's/^/#   /' "$T/h5.out"
+	kill "$a7"
+	wait "$a7" 2>/dev/null
+}
+
+start_redis
+fair
+shift_demand
+kill_agent
+kill_redis
+bound
+if [ "${GLOBAL_ONLY:-}" != lease ]; then
+	safe_mode
+	proportional
+	batch
+	bad_input
+fi
+echo "1..$n"
