@@ -102,6 +102,7 @@ static int rl_acquire_now(struct rl_limiter *lim, struct rl_client *client,
 	    (nonblock && req->count > rl_chunk_max(lim, client)))
 		return -EINVAL;
 	lim->counters.requests++;
+	lim->counters.asked += req->count;
 	/* Unlimited, the bucket is not used: refilled when limits return. */
 	if (!p->unlimited)
 		rl_sync_arrival(lim, rl_clock(now));
@@ -220,6 +221,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 	rl_undo(lim, w, now);
 	if (ret == -ETIMEDOUT) {
 		c->timeouts++;
+		c->refused += req->count;
 		trace_ratelimit_timeout(lim, req->count, now - start);
 		req->ready_ns = rl_predict(lim, w->client, req->count, now);
 	} else if (seen) {
@@ -227,6 +229,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 		trace_ratelimit_interrupt(lim, req->count, now - start);
 	} else {
 		c->requests--;
+		c->asked -= req->count;
 	}
 	/* Leaving the queue, or what came back, may let others go. */
 	rl_dispatch(lim, now);
@@ -253,11 +256,13 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 	req->ready_ns = rl_predict(lim, client, req->count, start);
 	if (nonblock) {
 		lim->counters.rejected++;
+		lim->counters.refused += req->count;
 		return -EAGAIN;
 	}
 	if (req->deadline_ns <= start ||
 	    (req->flags & RL_ACQUIRE_PREDICT && req->ready_ns > req->deadline_ns)) {
 		lim->counters.timeouts++;
+		lim->counters.refused += req->count;
 		trace_ratelimit_timeout(lim, req->count, 0);
 		return -ETIMEDOUT;
 	}

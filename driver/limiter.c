@@ -45,6 +45,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	lim->release.stamp = lim->bucket.stamp;
 	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS);
+	rl_global_init(lim);
 	return lim;
 }
 
@@ -64,6 +65,7 @@ static void rl_limiter_free(struct kref *ref)
 
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients));
 	hrtimer_cancel(&lim->timer);
+	rl_global_free(lim);
 	kfree(lim);
 }
 
@@ -113,6 +115,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	list_del_init(&client->poll_node);
 	left = lim->nclients - 1;
 	WRITE_ONCE(lim->nclients, left);
+	rl_global_detach(lim, client, ktime_get_ns());
 	if (client->held) {
 		lim->held -= client->held;
 		trace_ratelimit_release(lim, client->held, lim->held);
@@ -123,9 +126,17 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	return left;
 }
 
-/* Carry the buckets over to limits @p and serve the queue under them. */
-static void rl_apply_params(struct rl_limiter *lim,
-			    const struct rl_params *p, u64 now)
+/**
+ * rl_apply_params() - carry the buckets over to new limits
+ * @lim: the limiter, locked
+ * @p:   new limits, validated by rl_params_check()
+ * @now: current time, ns
+ *
+ * Tokens, permits and queued requests are kept; the queue is served at
+ * once under the new limits.
+ */
+void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
+		     u64 now)
 {
 	struct rl_params old, new;
 	struct rl_client *client;

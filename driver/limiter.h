@@ -12,6 +12,7 @@
 #define _RL_LIMITER_H
 
 #include <linux/hrtimer.h>
+#include <linux/ktime.h>
 
 #include "ratelimit.h"
 
@@ -29,6 +30,10 @@ bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
 u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
 		 u64 n);
 u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
+
+/* limiter.c */
+void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
+		     u64 now);
 
 /* dispatch.c */
 void rl_dispatch(struct rl_limiter *lim, u64 now);
@@ -69,6 +74,20 @@ static inline void rl_credit_late(struct rl_limiter *lim, u64 now)
 	if (!lim->nwaiters && !lim->params.unlimited &&
 	    now > lim->bucket.stamp)
 		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
+}
+
+/* A request goes to sleep: the limiter is busy from the first one on. */
+static inline void rl_busy_add(struct rl_limiter *lim)
+{
+	if (!lim->nwaiters++)
+		lim->global.busy_since = ktime_get_ns();
+}
+
+/* A request leaves the queue: the last one ends the busy time. */
+static inline void rl_busy_sub(struct rl_limiter *lim)
+{
+	if (!--lim->nwaiters)
+		lim->global.busy_ns += ktime_get_ns() - lim->global.busy_since;
 }
 
 /* Could @permits permits be taken now? */

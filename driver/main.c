@@ -48,7 +48,10 @@ static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 			 BIT_ULL(_IOC_NR(RL_IOC_RELEASE)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_REFUND)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_SET_CLIENT)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_GET_CLIENT)))
+			 BIT_ULL(_IOC_NR(RL_IOC_GET_CLIENT)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_DEPOSIT)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_SET_LEASE)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_GET_DEMAND)))
 
 static struct rl_limiter *rl_client_limiter(struct rl_client *client)
 {
@@ -61,8 +64,14 @@ static bool rl_reserved_zero(const void *p, size_t size)
 	return !memchr_inv(p, 0, size);
 }
 
-static int rl_config_to_params(const struct rl_config *cfg,
-			       struct rl_params *p)
+/**
+ * rl_config_to_params() - check a configuration from userspace
+ * @cfg: as copied in
+ * @p:   filled with the limits it asks for
+ *
+ * Return: 0, or -EINVAL for unknown flags, reserved fields or bounds.
+ */
+int rl_config_to_params(const struct rl_config *cfg, struct rl_params *p)
 {
 	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 ||
 	    cfg->reserved)
@@ -375,6 +384,12 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ioctl_set_client(client, argp);
 	case RL_IOC_GET_CLIENT:
 		return rl_ioctl_get_client(client, argp);
+	case RL_IOC_DEPOSIT:
+		return rl_ioctl_deposit(client, argp);
+	case RL_IOC_SET_LEASE:
+		return rl_ioctl_set_lease(client, argp);
+	case RL_IOC_GET_DEMAND:
+		return rl_ioctl_get_demand(client, argp);
 	default:
 		return -ENOTTY;
 	}

@@ -20,6 +20,10 @@
  *                               kobject_del() waits for them to drain)
  *   rl_limiter.lock            (spinlock, interrupts off; the hrtimer)
  *   rl_client.pollq's lock     (woken under the limiter lock)
+ * The lease timer (rl_global.lease_timer, global.c) adds no lock: its
+ * callback takes rl_limiter.lock like the limiter's own timer, so it is
+ * started under that lock (hrtimer_start() does not wait) but cancelled
+ * with hrtimer_cancel() only without it, when the limiter is freed.
  * So no sysfs callback may take the registry lock: removing a name holds
  * it while kobject_del() waits for the callbacks of the directory. A sysfs
  * callback reads the constant identity of its limiter, or takes the
@@ -88,6 +92,8 @@ struct rl_dir;
  * @interrupted:   requests ended by a signal
  * @rejected:      -EAGAIN results
  * @refunded:      tokens given back by RL_IOC_REFUND
+ * @asked:         tokens asked by validated acquire calls
+ * @refused:       tokens of -EAGAIN and -ETIMEDOUT results
  * @dropped_late:  tokens owed to queued requests but dropped because the
  *                 queue was served more than RL_LATE_MAX_NS late
  * @hist:          waited grants by fls64() of their wait in ns
@@ -103,6 +109,8 @@ struct rl_counters {
 	u64 interrupted;
 	u64 rejected;
 	u64 refunded;
+	u64 asked;
+	u64 refused;
 	u64 dropped_late;
 	u64 hist[RL_HIST_BUCKETS];
 };
@@ -140,6 +148,29 @@ struct rl_flow {
 };
 
 /**
+ * struct rl_global - a limiter's side of global limits (global.c)
+ * @busy_ns:     time with at least one request sleeping, until
+ *               @busy_since while there is one
+ * @busy_since:  when the current sleepers began, while there are some
+ * @lease_end:   when the lease ends, ns; 0 without a lease
+ * @fallback:    limits applied when it ends
+ * @holder:      the client that set it last: closing it ends the lease
+ * @holder_pid:  that client's process, for sysfs
+ * @lease_timer: fires at @lease_end
+ *
+ * Guarded by the limiter's lock, but @lease_timer.
+ */
+struct rl_global {
+	u64 busy_ns;
+	u64 busy_since;
+	u64 lease_end;
+	struct rl_params fallback;
+	struct rl_client *holder;
+	pid_t holder_pid;
+	struct hrtimer lease_timer;
+};
+
+/**
  * struct rl_limiter - a token bucket with a queue of sleeping requests
  * @lock:         guards the fields from @params to @nclients
  * @params:       limits in force
@@ -163,6 +194,7 @@ struct rl_flow {
  *                is owed the tokens of that time, ns
  * @timer_expiry: time the timer was last started for, 0 if not started
  * @counters:     statistics
+ * @global:       demand, and the lease of global limits
  * @nclients:     entries of @clients; written with WRITE_ONCE() for the
  *                lockless read of sysfs
  * @timer:        fires when the next request (or a poller) can be served
@@ -195,6 +227,7 @@ struct rl_limiter {
 	u64 late;
 	u64 timer_expiry;
 	struct rl_counters counters;
+	struct rl_global global;
 	u64 nclients;
 	struct hrtimer timer;
 	struct kref ref;
@@ -399,6 +432,20 @@ int rl_named_unlink(const char *name);
 int rl_name_from_user(char *name, u64 uptr);
 int rl_named_count(void);
 void rl_named_exit(void);
+
+/* main.c */
+int rl_config_to_params(const struct rl_config *cfg, struct rl_params *p);
+
+/* global.c */
+int rl_ioctl_deposit(struct rl_client *client, void __user *argp);
+int rl_ioctl_set_lease(struct rl_client *client, void __user *argp);
+int rl_ioctl_get_demand(struct rl_client *client, void __user *argp);
+void rl_global_init(struct rl_limiter *lim);
+void rl_global_free(struct rl_limiter *lim);
+void rl_global_detach(struct rl_limiter *lim, struct rl_client *client,
+		      u64 now);
+void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d);
+bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid);
 
 /* sysfs.c */
 int rl_sysfs_init(void);

@@ -118,7 +118,7 @@ void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w)
 		rb_add_cached(&flow->node, &lvl->flows, rl_flow_less);
 	}
 	list_add_tail(&w->node, &flow->waiters);
-	lim->nwaiters++;
+	rl_busy_add(lim);
 	rl_queued_add(lim, w->want);
 }
 
@@ -218,7 +218,7 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w)
 	list_del(&w->node);
 	if (list_empty(&flow->waiters))
 		rb_erase_cached(&flow->node, &lim->levels[flow->level].flows);
-	lim->nwaiters--;
+	rl_busy_sub(lim);
 	rl_queued_sub(lim, w->want);
 }
 
@@ -298,7 +298,7 @@ void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 	rl_queued_sub(lim, chunk);
 	if (!w->want) {
 		list_del(&w->node);
-		lim->nwaiters--;
+		rl_busy_sub(lim);
 	} else {
 		/* Between chunks, the client's other requests go first. */
 		list_move_tail(&w->node, &flow->waiters);

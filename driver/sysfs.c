@@ -153,6 +153,45 @@ RL_STAT_ATTR(available);
 RL_STAT_ATTR(held);
 RL_STAT_ATTR(refunded);
 
+/* Demand, as in struct rl_demand, and the lease (global.c). */
+
+static ssize_t rl_demand_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	struct rl_stat_attr *sa = container_of(attr, struct rl_stat_attr,
+					       kattr);
+	struct rl_demand d = {};
+
+	rl_limiter_get_demand(rl_kobj_limiter(kobj), &d);
+	return sysfs_emit(buf, "%llu\n", *(u64 *)((char *)&d + sa->offset));
+}
+
+#define RL_DEMAND_ATTR(_name)						\
+static struct rl_stat_attr rl_attr_##_name = {				\
+	.kattr = {							\
+		.attr = { .name = #_name, .mode = 0444 },		\
+		.show = rl_demand_show,					\
+	},								\
+	.offset = offsetof(struct rl_demand, _name),			\
+}
+
+RL_DEMAND_ATTR(asked);
+RL_DEMAND_ATTR(refused);
+RL_DEMAND_ATTR(queued);
+RL_DEMAND_ATTR(busy_ns);
+
+/* "none", or "REMAINING_NS HOLDER_PID". */
+static ssize_t lease_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	u64 left;
+	pid_t pid;
+
+	if (!rl_limiter_get_lease(rl_kobj_limiter(kobj), &left, &pid))
+		return sysfs_emit(buf, "none\n");
+	return sysfs_emit(buf, "%llu %d\n", left, pid);
+}
+
 /* Identity and clients. */
 
 static ssize_t clients_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -264,6 +303,7 @@ static struct kobj_attribute rl_attr_owner = __ATTR_RO(owner);
 static struct kobj_attribute rl_attr_group = __ATTR_RO(group);
 static struct kobj_attribute rl_attr_mode = __ATTR_RO(mode);
 static struct kobj_attribute rl_attr_persistent = __ATTR_RO(persistent);
+static struct kobj_attribute rl_attr_lease = __ATTR_RO(lease);
 
 static struct attribute *rl_limiter_attrs[] = {
 	&rl_attr_granted.kattr.attr,
@@ -287,6 +327,11 @@ static struct attribute *rl_limiter_attrs[] = {
 	&rl_attr_group.attr,
 	&rl_attr_mode.attr,
 	&rl_attr_persistent.attr,
+	&rl_attr_asked.kattr.attr,
+	&rl_attr_refused.kattr.attr,
+	&rl_attr_queued.kattr.attr,
+	&rl_attr_busy_ns.kattr.attr,
+	&rl_attr_lease.attr,
 	NULL,
 };
 

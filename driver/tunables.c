@@ -72,17 +72,6 @@ const struct rl_tunable rl_tunables[] = {
 		.feature = "unlimited",
 	},
 	{
-		.name = "fed",
-		.param = offsetof(struct rl_params, fed),
-		.param_size = sizeof_field(struct rl_params, fed),
-		.config = offsetof(struct rl_config, flags),
-		.config_size = sizeof_field(struct rl_config, flags),
-		.mode = 0644,
-		.config_flag = RL_CONFIG_FED,
-		.max = 1,
-		.feature = "global",
-	},
-	{
 		.name = "concurrency",
 		.param = offsetof(struct rl_params, concurrency),
 		.param_size = sizeof_field(struct rl_params, concurrency),
@@ -125,6 +114,17 @@ const struct rl_tunable rl_tunables[] = {
 		.mode = 0644,
 		.max = U64_MAX,
 		.feature = "catchup",
+	},
+	{
+		.name = "fed",
+		.param = offsetof(struct rl_params, fed),
+		.param_size = sizeof_field(struct rl_params, fed),
+		.config = offsetof(struct rl_config, flags),
+		.config_size = sizeof_field(struct rl_config, flags),
+		.mode = 0644,
+		.config_flag = RL_CONFIG_FED,
+		.max = 1,
+		.feature = "global",
 	},
 	{}
 };

@@ -49,7 +49,9 @@ enum fz_op {
 	OP_ATTACH, OP_UNLINK, OP_RELEASE, OP_REFUND, OP_SET_CLIENT,
 	OP_GET_CLIENT,	/* the 11 commands, in _IOC_NR order */
 	OP_RANDCMD, OP_VFSIOCTL, OP_SEQ, OP_OPEN, OP_CLOSE, OP_DUP, OP_FCNTL,
-	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL, OP_NR
+	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL,
+	OP_DEPOSIT, OP_SET_LEASE, OP_GET_DEMAND,	/* fz_global() */
+	OP_NR
 };
 
 static const char *const fz_op_names[OP_NR] = {
@@ -58,6 +60,7 @@ static const char *const fz_op_names[OP_NR] = {
 	"random cmd", "vfs ioctl", "sequence", "open", "close", "dup",
 	"fcntl", "poll", "read/write", "sysfs write", "sysfs read", "fork",
 	"signal",
+	"DEPOSIT", "SET_LEASE", "GET_DEMAND",
 };
 
 static const unsigned long fz_cmds[] = {
@@ -511,7 +514,7 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 	switch (op) {
 	case OP_FEATURES:
 		if (f->version != RL_ABI_VERSION || f->flags ||
-		    f->ioctls != 0x7ff || !zero(f->reserved, sizeof(f->reserved)))
+		    (~f->ioctls & 0x7ff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;
 	case OP_GET_CONFIG:
@@ -614,6 +617,121 @@ static void fz_ioctl(struct fz_thread *t, int op)
 				(unsigned long long)u.a.wait_ns,
 				(unsigned long long)u.a.lag_ns);
 	}
+}
+
+/* ---- global limits: RL_IOC_DEPOSIT, SET_LEASE, GET_DEMAND ---- */
+
+static void gen_deposit(struct fz_thread *t, struct rl_deposit *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->count = chance(t, 70) ? below(t, 100) : rnd_u64(t);
+	d->available = rnd_u64(t);	/* an output: ignored */
+	d->flags = chance(t, 5) ? rnd_u32(t) : 0;
+	d->reserved0 = chance(t, 5) ? rnd_u32(t) : 0;
+	if (chance(t, 5))
+		d->reserved[below(t, 2)] = rnd_u64(t) | 1;
+}
+
+static void gen_lease(struct fz_thread *t, struct rl_lease *l)
+{
+	__u64 now = now_ns();
+
+	memset(l, 0, sizeof(*l));
+	l->expires_ns = PICK(t, ((const __u64[]){
+		0, 1, now, now + below(t, 50 * NS_PER_MS),
+		now + below(t, 2 * NS_PER_SEC), (1ULL << 63) - 1, 1ULL << 63,
+		~0ULL }));
+	if (chance(t, 5))
+		l->expires_ns = rnd_u64(t);
+	gen_config(t, &l->config);
+	gen_config(t, &l->fallback);
+	if (chance(t, 40))
+		l->config.flags |= RL_CONFIG_FED;
+	if (chance(t, 20))
+		l->fallback.flags |= RL_CONFIG_FED;
+	l->flags = chance(t, 5) ? rnd_u32(t) : 0;
+	l->reserved0 = chance(t, 5) ? rnd_u32(t) : 0;
+	if (chance(t, 5))
+		l->reserved[below(t, 2)] = rnd_u64(t) | 1;
+}
+
+/* Outputs of DEPOSIT and GET_DEMAND, after success. */
+static void fz_global_out(struct fz_thread *t, int op, const void *buf)
+{
+	const struct rl_deposit *d = buf;
+	const struct rl_demand *dm = buf;
+	bool bad = false;
+
+	if (op == OP_DEPOSIT)
+		bad = d->flags || d->reserved0 ||
+		      !zero(d->reserved, sizeof(d->reserved));
+	else if (op == OP_GET_DEMAND)
+		/* asked and refused count modulo 2^64: no order. */
+		bad = dm->flags || dm->reserved0 || !dm->now_ns ||
+		      dm->now_ns > now_ns() ||
+		      !zero(dm->reserved, sizeof(dm->reserved));
+	if (bad) {
+		char dump[260];
+
+		hex(dump, sizeof(dump), buf, 80);
+		fz_fail(t->sh, "%s: bad output: %s", fz_op_names[op], dump);
+	}
+}
+
+/*
+ * One of the ioctls of global limits, or a SET_CONFIG of a fed limiter,
+ * with a generated argument.
+ */
+static void fz_global(struct fz_thread *t)
+{
+	union {
+		struct rl_deposit d;
+		struct rl_lease l;
+		struct rl_demand dm;
+		struct rl_config c;
+	} u;
+	unsigned long cmd;
+	char what[64];
+	void *arg = &u;
+	int fd = fz_fd(t), op, err;
+	long ret;
+
+	memset(&u, POISON_BYTE, sizeof(u));
+	switch (below(t, 4)) {
+	case 0:
+		op = OP_DEPOSIT;
+		gen_deposit(t, &u.d);
+		break;
+	case 1:
+		op = OP_SET_LEASE;
+		gen_lease(t, &u.l);
+		break;
+	case 2:
+		op = OP_GET_DEMAND;
+		u.dm.flags = chance(t, 5) ? rnd_u32(t) : 0;
+		u.dm.reserved0 = chance(t, 5) ? rnd_u32(t) : 0;
+		break;
+	default:
+		op = OP_SET_CONFIG;
+		gen_config(t, &u.c);
+		u.c.flags |= RL_CONFIG_FED;
+		break;
+	}
+	cmd = op == OP_DEPOSIT ? RL_IOC_DEPOSIT :
+	      op == OP_SET_LEASE ? RL_IOC_SET_LEASE :
+	      op == OP_GET_DEMAND ? RL_IOC_GET_DEMAND : RL_IOC_SET_CONFIG;
+	if (chance(t, 4))
+		arg = fz_bad_ptr(t, _IOC_SIZE(cmd));
+	t->op = op;
+	ret = ioctl(fd, cmd, arg);
+	err = errno;
+	snprintf(what, sizeof(what), "fd %d cmd %#lx arg %p", fd, cmd, arg);
+	fz_check(t, op, ret, err, fz_ioctl_errs, what,
+		 arg == &u ? (void *)&u : NULL, _IOC_SIZE(cmd));
+	if (ret > 0)
+		fz_fail(t->sh, "%s returned %ld", fz_op_names[op], ret);
+	if (!ret && arg == &u)
+		fz_global_out(t, op, &u);
 }
 
 /* The generic ioctls of fs/ioctl.c: any other type reaches the driver. */
@@ -851,6 +969,7 @@ static const char *const fz_sysfs_files[] = {
 	"available", "held", "clients", "owner", "group", "mode",
 	"persistent", "client_list", "wait_histogram", "backlog_tokens",
 	"refunded", "nonexistent",
+	"fed", "asked", "refused", "queued", "busy_ns", "lease",
 };
 
 static const char *const fz_sysfs_values[] = {
@@ -1022,6 +1141,11 @@ static void fz_fork(struct fz_thread *t)
 static void fz_one(struct fz_thread *t)
 {
 	unsigned int r = below(t, 1000);
+
+	if (r < 40) {
+		fz_global(t);
+		return;
+	}
 
 	if (r < 550)
 		fz_ioctl(t, below(t, OP_GET_CLIENT + 1));

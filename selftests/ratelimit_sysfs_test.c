@@ -49,6 +49,7 @@ static const char *const ro_files[] = {
 	"wait_ns_max", "timeouts", "interrupted", "rejected", "waiters",
 	"available", "clients", "owner", "group", "mode", "persistent",
 	"client_list",
+	"asked", "refused", "queued", "busy_ns", "lease",
 };
 
 static int new_named(const char *name, __u32 flags, __u32 mode, __u64 rate,

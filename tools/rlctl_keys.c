@@ -114,6 +114,16 @@ const struct rlk rlctl_keys[] = {
 		.attr = A_OPT,
 		.feature = "catchup",
 	},
+	{
+		.name = "fed",
+		.off = offsetof(struct rl_config, flags),
+		.size = sizeof(cfg_layout.flags),
+		.flag = RL_CONFIG_FED,
+		.kind = RLK_FLAG,
+		.max = 1,
+		.attr = A_OPT,
+		.feature = "global",
+	},
 };
 
 const size_t rlctl_nkeys = ARRAY_SIZE(rlctl_keys);

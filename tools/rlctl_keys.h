@@ -28,6 +28,7 @@ enum rlk_id {
 	RLK_FAIRNESS,
 	RLK_CATCHUP,
 	RLK_BACKLOG,
+	RLK_FED,
 };
 
 /* Room for the rows of rlctl_keys[] (rlctl_nkeys of them). */

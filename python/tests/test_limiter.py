@@ -213,7 +213,7 @@ class Private(unittest.TestCase):
             self.assertTrue(f.has_ioctl(n), n)
         self.assertEqual(f.acquire_flags, 3)
         self.assertEqual(f.attach_flags, 7)
-        self.assertEqual(f.config_flags, 1)
+        self.assertEqual(f.config_flags, 3)  # UNLIMITED, FED
 
     def test_not_a_ratelimit_fd(self):
         with Limiter("/dev/null") as lim:

@@ -297,6 +297,7 @@ static void rnd_params(struct rl_params *p)
 		p->rate = rnd_log(1, U64_MAX);
 	}
 	p->unlimited = false;
+	p->fed = false;
 }
 
 static void rnd_bucket(struct rl_bucket *b, const struct rl_params *p)
@@ -749,6 +750,23 @@ static bool ready_one(const struct rl_bucket *b, const struct rl_params *p,
 			return false;
 	}
 	return true;
+}
+
+/* A fed bucket: time adds nothing, whatever the rate; gives still count. */
+static void test_fed(void)
+{
+	struct rl_params p = { .rate = 3, .period = 10, .burst = 100,
+			       .fed = true };
+	struct rl_bucket b = { .tokens = 40, .units = 7, .stamp = 1000 };
+
+	rl_bucket_refill(&b, &p, 1000000);
+	CHECK(b.tokens == 40 && b.units == 7 && b.stamp == 1000000,
+	      "refill: %s", fmt_bp(&b, &p));
+	CHECK(rl_bucket_ready(&b, &p, 41) == U64_MAX, "ready 41");
+	CHECK(rl_bucket_ready(&b, &p, 40) == 1000000, "ready 40");
+	CHECK(rl_bucket_overflow(&b, &p, 2000000) == 0, "overflow");
+	rl_bucket_give(&b, &p, 70);
+	CHECK(b.tokens == 100 && !b.units, "give: %s", fmt_bp(&b, &p));
 }
 
 static void test_ready_edges(void)
@@ -1324,6 +1342,7 @@ static const struct tcase cases[] = {
 	{ "rl_bucket_take: exact, all or nothing", test_take },
 	{ "rl_bucket_give: caps at burst, u64 overflow", test_give },
 	{ "rl_bucket_ready: edges, rate 0, overflow", test_ready_edges },
+	{ "fed: no refill, ready only from the tokens held", test_fed },
 	{ "rl_bucket_ready: exact at ready-1 and ready", test_ready_random },
 	{ "rl_bucket_ready: n above burst is exact", test_ready_above_burst },
 	{ "rl_bucket_reconfig: keeps, clamps, rescales", test_reconfig },

@@ -48,8 +48,7 @@
 
 /* struct rl_config.flags */
 #define RL_CONFIG_UNLIMITED	_BITUL(0)	/* grant everything at once */
-#define RL_CONFIG_FED		_BITUL(1)	/* the clock adds no tokens;
-						 * RL_IOC_DEPOSIT does */
+#define RL_CONFIG_FED		_BITUL(1)	/* only RL_IOC_DEPOSIT adds tokens */
 #define RL_CONFIG_FLAGS_ALL	(RL_CONFIG_UNLIMITED | RL_CONFIG_FED)
 
 /* Priorities of a request, served USER first, then HIGH, MID, LOW. */
