@@ -279,19 +279,28 @@ static void reload(const struct opts *o, struct rls_link **links,
 	rls_reload(o->config, o->redis, o->host, o->lua, links, n);
 }
 
-static void run(const struct opts *o, struct rls_link **lp, unsigned int *np)
+/*
+ * From the start: a SIGHUP or SIGTERM during start-up is seen when the
+ * links run (a reload, or a clean exit), never the default death.
+ */
+static void catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct rls_link *links = *lp;
-	unsigned int i, n = *np;
-	struct timespec ts;
-	uint64_t now, wake;
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	/* a Redis that died under a write is an error reply, not our end */
 	signal(SIGPIPE, SIG_IGN);
+}
+
+static void run(const struct opts *o, struct rls_link **lp, unsigned int *np)
+{
+	struct rls_link *links = *lp;
+	unsigned int i, n = *np;
+	struct timespec ts;
+	uint64_t now, wake;
+
 	while (!stop) {
 		if (hup) {
 			reload(o, lp, np);
@@ -328,6 +337,7 @@ int main(int argc, char **argv)
 
 	argv[0] = PROG;
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* a journal sees each line */
+	catch_signals();
 	rls_spec_init(&o.common, "command line", NULL);
 	ret = parse_opts(argc, argv, &o);
 	if (ret >= 0)

@@ -24,11 +24,19 @@
 #define WANTS_UNKNOWN	1e12
 /* Saturated when sleepers were there this part of the time or more. */
 #define BUSY_PART	0.05
+/* A demand within this part of the last one is reported as the last. */
+#define DEADBAND	0.10
 
 bool rls_verbose;
 
 double rls_rpc_ms(const struct rls_spec *s)
 {
+	/*
+	 * Batch mode: a reply given up on loses the tokens Redis took for
+	 * it, and the module's leases do not depend on the agent's timing.
+	 */
+	if (s->batch)
+		return 1000;
 	return fmin(s->refresh_ms / 2, 1000);
 }
 
@@ -54,6 +62,13 @@ static void rate_config(const struct rls_link *l, double rate,
 		cfg->rate = (uint64_t)floor(rate * 1000);
 		cfg->period_ns = 1000000000000ULL;
 	}
+	/*
+	 * Paused, the burst of the capacity (or of the last share): requests
+	 * of any size the share allows stay valid and count as demand, and
+	 * no token comes, as the clock adds none at rate 0.
+	 */
+	if (!rate)
+		rate = fmax(l->spec.capacity, l->running);
 	cfg->burst = (uint64_t)fmax(1, llround(rate * BURST_MS / 1000));
 }
 
@@ -193,7 +208,8 @@ static double stats_demand(struct rls_link *l, uint64_t now, bool *sat)
 
 /*
  * Demand in tokens per second since the last call: what was asked
- * (granted, refused, waiting), with some headroom. When callers slept
+ * (granted, refused, waiting), with 10 % of headroom, or the last
+ * demand when within 10 % of it. When callers slept
  * (their pace is the limiter's, so what they ask hides what they want),
  * or, without the kernel's demand figures, were refused, the limiter is
  * saturated and asks for the whole capacity (the algorithm gives it its
@@ -213,9 +229,18 @@ double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated)
 	if (asked < 0)
 		return l->wants;
 	if (sat)
-		return l->spec.configure ? fmax(l->spec.capacity, asked)
-					 : WANTS_UNKNOWN;
-	return asked * 1.1;
+		asked = l->spec.configure ? fmax(l->spec.capacity, asked)
+					  : WANTS_UNKNOWN;
+	else
+		asked *= 1.1;
+	/*
+	 * Small changes are noise (a tenth of a second of a paced client
+	 * is a few dozen calls): each would move the shares, and a share
+	 * that shrinks stays reserved until its host acknowledges it.
+	 */
+	if (l->wants > 0 && fabs(asked - l->wants) <= DEADBAND * l->wants)
+		return l->wants;
+	return asked;
 }
 
 /* Lease renewed at @sent, replied at @got: apply what it allows. */

@@ -9,6 +9,7 @@
  *   redis=10.0.0.5:6379
  *   mode=lease            or batch
  *   has=2226.000          lease: the rate the limiter runs at, tokens/s
+ *   granted=2226.000      lease: the share of Redis's last reply
  *   wants=5000.000        the demand reported, tokens/s
  *   expires_ns=...        lease: its end, CLOCK_MONOTONIC ns (0: none)
  *   kernel_lease=1        lease: the module ends the lease itself
@@ -47,8 +48,8 @@ static void write_mode(FILE *f, const struct rls_link *l)
 			(unsigned long long)l->b.calls);
 		return;
 	}
-	fprintf(f, "mode=lease\nhas=%.3f\nexpires_ns=%llu\nkernel_lease=%d\n",
-		l->running < 0 ? 0 : l->running,
+	fprintf(f, "mode=lease\nhas=%.3f\ngranted=%.3f\nexpires_ns=%llu\nkernel_lease=%d\n",
+		l->running < 0 ? 0 : l->running, l->lease.has,
 		(unsigned long long)l->exp_ns, !!(l->kernel & RLS_K_LEASE));
 	if (s->safe == RLS_SAFE)
 		fprintf(f, "safe=%.3f/s\n", s->safe_rate);
