@@ -37,7 +37,8 @@
 #                   private redis-servers (selftests/global/, about 20 s; not
 #                   in check): the Redis library, rlsyncd's errors, three
 #                   agents on simulated limiters. make global: rlsyncd (needs
-#                   libhiredis-dev); install-global: it and its Lua library
+#                   libhiredis-dev); install-global: it, its Lua library,
+#                   man page and systemd unit (rlsyncd.service)
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -500,9 +501,11 @@ $(B)/global/rlsyncd-fake: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) \
 		-lhiredis -lm
 
 install-global: global
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA))
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA)) \
+		$(DESTDIR)$(UNITDIR)
 	install -m 755 $(B)/global/rlsyncd $(DESTDIR)$(BINDIR)/
 	install -m 644 tools/global/ratelimit.lua $(DESTDIR)$(RLSYNCD_LUA)
+	$(SUBST) dist/rlsyncd.service.in > $(DESTDIR)$(UNITDIR)/rlsyncd.service
 	install -d $(DESTDIR)$(MANDIR)/man8
 	install -m 644 $(GLOBAL_MANS) $(DESTDIR)$(MANDIR)/man8/
 
