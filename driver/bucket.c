@@ -61,7 +61,7 @@ u64 rl_catchup_time(const struct rl_limiter *lim)
 	u64 when;
 
 	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !lim->backlog ||
-	    lim->bucket.tokens >= p->burst)
+	    lim->bucket.tokens >= p->burst || p->fed)
 		return U64_MAX;
 	rl_catchup_params(p, &rp);
 	when = rl_bucket_ready(&lim->release, &rp, 1);

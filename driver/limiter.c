@@ -64,8 +64,9 @@ static void rl_limiter_free(struct kref *ref)
 	struct rl_limiter *lim = container_of(ref, struct rl_limiter, ref);
 
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients));
-	hrtimer_cancel(&lim->timer);
+	/* First the lease's timer: its fallback could start the other. */
 	rl_global_free(lim);
+	hrtimer_cancel(&lim->timer);
 	kfree(lim);
 }
 

@@ -39,12 +39,15 @@ void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
 void rl_dispatch(struct rl_limiter *lim, u64 now);
 enum hrtimer_restart rl_timer_fn(struct hrtimer *timer);
 
-/* Refill the bucket; inline for the common case, no catching up. */
+/*
+ * Refill the bucket; inline for the common case, no catching up. A fed
+ * limiter's backlog waits: its clock releases nothing.
+ */
 static inline void rl_refill(struct rl_limiter *lim, u64 now)
 {
 	const struct rl_params *p = &lim->params;
 
-	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog)
+	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog || p->fed)
 		rl_bucket_refill(&lim->bucket, p, now);
 	else
 		rl_refill_catchup(lim, now);

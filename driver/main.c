@@ -456,7 +456,8 @@ static void rl_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "rl-period-ns:\t%llu\n", s.params.period);
 	seq_printf(m, "rl-burst:\t%llu\n", s.params.burst);
 	seq_printf(m, "rl-flags:\t0x%x\n",
-		   s.params.unlimited ? (u32)RL_CONFIG_UNLIMITED : 0);
+		   (s.params.unlimited ? (u32)RL_CONFIG_UNLIMITED : 0) |
+		   (s.params.fed ? (u32)RL_CONFIG_FED : 0));
 	seq_printf(m, "rl-available:\t%llu\n", s.available);
 	seq_printf(m, "rl-waiters:\t%llu\n", s.waiters);
 	seq_printf(m, "rl-granted:\t%llu\n", s.counters.granted);

@@ -20,14 +20,18 @@
  *                               kobject_del() waits for them to drain)
  *   rl_limiter.lock            (spinlock, interrupts off; the hrtimer)
  *   rl_client.pollq's lock     (woken under the limiter lock)
- * The lease timer (rl_global.lease_timer, global.c) adds no lock: its
- * callback takes rl_limiter.lock like the limiter's own timer, so it is
- * started under that lock (hrtimer_start() does not wait) but cancelled
- * with hrtimer_cancel() only without it, when the limiter is freed.
  * So no sysfs callback may take the registry lock: removing a name holds
  * it while kobject_del() waits for the callbacks of the directory. A sysfs
  * callback reads the constant identity of its limiter, or takes the
  * limiter lock.
+ *
+ * The lease timer (rl_global.lease_timer, global.c) adds no lock: its
+ * callback takes rl_limiter.lock like the limiter's own timer, so under
+ * that lock it is only started or tried (hrtimer_start(),
+ * hrtimer_try_to_cancel(): they do not wait for the callback); it is
+ * cancelled with hrtimer_cancel(), which waits, only without the lock,
+ * when the limiter is freed (the lease timer first: its fallback may
+ * start the other).
  *
  * Copyright (C) 2026 The ratelimit authors
  */

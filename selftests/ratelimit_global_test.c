@@ -120,12 +120,15 @@ TEST(features)
 TEST(fed_grants_nothing)
 {
 	struct rl_acquire a;
+	__u64 v;
 	struct rl_config c;
 	int fd = fed_fd(10);
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ks_get(fd, &c));
 	EXPECT_EQ((__u32)RL_CONFIG_FED, c.flags);
+	ASSERT_EQ(0, fdinfo_get(fd, "rl-flags", &v, NULL, 0));
+	EXPECT_EQ((__u64)RL_CONFIG_FED, v);
 	sleep_ms(50);	/* 50 tokens at the rate, were it not fed */
 	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, RL_DEADLINE_NONE,
 				    RL_ACQUIRE_NONBLOCK, &a));
@@ -237,6 +240,129 @@ TEST(fed_switch_keeps_waiters)
 	close(fd);
 }
 
+/* Tokens kept for catching up are not released while fed. */
+TEST(fed_keeps_backlog)
+{
+	struct rl_stats st;
+	struct rl_acquire a;
+	struct rl_config c;
+	int fd = ks_open();
+
+	ASSERT_LE(0, fd);
+	cfg(&c, 1000, 10);
+	c.catchup = 2000;
+	c.backlog = 1000;
+	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
+	sleep_ms(100);	/* a full bucket: about 90 tokens to the backlog */
+	ASSERT_EQ(0, ks_acq(fd, 10, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	c.flags = RL_CONFIG_FED;
+	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
+	sleep_ms(50);
+	ASSERT_EQ(0, ks_stats(fd, &st));
+	EXPECT_EQ(0ULL, st.available);
+	EXPECT_LT(0ULL, st.backlog);
+	/* Unfed, catching up brings them. */
+	c.flags = 0;
+	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
+	sleep_ms(50);
+	EXPECT_LT(0ULL, ks_avail(fd));
+	close(fd);
+}
+
+static void *deposit_later(void *arg)
+{
+	int fd = *(int *)arg;
+
+	sleep_ms(50);
+	deposit(fd, 1, NULL, NULL);
+	return NULL;
+}
+
+/* A poller of a fed limiter is woken by a deposit. */
+TEST(deposit_wakes_poller)
+{
+	int fd = fed_fd(10);
+	struct pollfd pfd;
+	pthread_t th;
+
+	ASSERT_LE(0, fd);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, pthread_create(&th, NULL, deposit_later, &fd));
+	EXPECT_EQ(1, poll(&pfd, 1, 5000));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+	pthread_join(th, NULL);
+	close(fd);
+}
+
+struct taker {
+	int fd;
+	int stop;
+	unsigned int seed;
+	__u64 granted;
+	int bad;
+	pthread_t th;
+};
+
+/* Take 1 to 5 tokens at a time: non-blocking, short or longer deadlines. */
+static void *taker_fn(void *arg)
+{
+	struct taker *tk = arg;
+	struct rl_acquire a;
+	__u64 n, deadline;
+	__u32 flags;
+
+	while (!__atomic_load_n(&tk->stop, __ATOMIC_SEQ_CST)) {
+		n = 1 + rand_r(&tk->seed) % 5;
+		flags = rand_r(&tk->seed) % 3 ? 0 : RL_ACQUIRE_NONBLOCK;
+		deadline = now_ns() + (1 + rand_r(&tk->seed) % 20) * NS_PER_MS;
+		if (!ks_acq(tk->fd, n, deadline, flags, &a))
+			tk->granted += n;
+		else if (errno != EAGAIN && errno != ETIMEDOUT)
+			tk->bad++;
+	}
+	return NULL;
+}
+
+/*
+ * Tokens are neither made nor lost: with takers racing deposits, every
+ * token accepted by a deposit is granted or still in the bucket.
+ */
+TEST(deposit_conservation)
+{
+	__u64 accepted = 0, granted = 0, excess, end;
+	struct taker tk[4];
+	struct rl_stats st;
+	unsigned int i;
+	int fd = fed_fd(50);
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < ARRAY_SIZE(tk); i++) {
+		tk[i] = (struct taker){ .fd = fd, .seed = i + 1 };
+		ASSERT_EQ(0, pthread_create(&tk[i].th, NULL, taker_fn, &tk[i]));
+	}
+	end = now_ns() + NS_PER_SEC;
+	for (i = 0; now_ns() < end; i++) {
+		ASSERT_EQ(0, deposit(fd, 1 + i % 20, &excess, NULL));
+		accepted += 1 + i % 20 - excess;
+		usleep(200);
+	}
+	for (i = 0; i < ARRAY_SIZE(tk); i++) {
+		__atomic_store_n(&tk[i].stop, 1, __ATOMIC_SEQ_CST);
+		ASSERT_EQ(0, pthread_join(tk[i].th, NULL));
+		EXPECT_EQ(0, tk[i].bad);
+		granted += tk[i].granted;
+	}
+	ASSERT_EQ(0, ks_stats(fd, &st));
+	TH_LOG("accepted %llu, granted %llu, left %llu",
+	       (unsigned long long)accepted, (unsigned long long)granted,
+	       (unsigned long long)st.available);
+	EXPECT_LT(0ULL, granted);
+	EXPECT_EQ(granted + 50, st.granted);	/* fed_fd() took 50 */
+	EXPECT_EQ(accepted, granted + st.available);
+	close(fd);
+}
+
 static void try_deposit(void *arg, int *out)
 {
 	const char *name = arg;
@@ -318,6 +444,38 @@ TEST(lease_zero_ends_now)
 	ASSERT_EQ(0, lease(fd, now_ns() + 60 * NS_PER_SEC, 500, 7));
 	ASSERT_EQ(0, lease(fd, 1, 500, 6));
 	EXPECT_EQ(6ULL, rate_of(fd));
+	close(fd);
+}
+
+/* Waiters are kept and served under a lease's limits and its fallback. */
+TEST(lease_serves_waiters)
+{
+	struct rl_acquire a;
+	struct waiter w;
+	__u64 t0;
+	int fd = ks_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, 10, 0));
+	ASSERT_EQ(0, ks_acq(fd, 10, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, waiter_start(&w, fd, 2, RL_DEADLINE_NONE, 0));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
+	/* The lease's limits serve it. */
+	ASSERT_EQ(0, lease(fd, now_ns() + 60 * NS_PER_SEC, 100000, 0));
+	ASSERT_EQ(0, waiter_join(&w, 2000));
+	EXPECT_EQ(0, w.ret);
+	/* Paused by a lease, served by its fallback at the expiry. */
+	sleep_ms(1);	/* full again */
+	ASSERT_EQ(0, lease(fd, now_ns() + 60 * NS_PER_SEC, 0, 0));
+	ASSERT_EQ(0, ks_acq(fd, 10, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a));
+	t0 = now_ns();
+	ASSERT_EQ(0, waiter_start(&w, fd, 2, RL_DEADLINE_NONE, 0));
+	ASSERT_EQ(0, ks_wait_waiters(fd, 1, 2000));
+	ASSERT_EQ(0, lease(fd, t0 + 200 * NS_PER_MS, 0, 100000));
+	EXPECT_EQ(1ULL, ks_nwaiters(fd));
+	ASSERT_EQ(0, waiter_join(&w, 3000));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_LE(t0 + 200 * NS_PER_MS, w.t_end);
 	close(fd);
 }
 
@@ -459,6 +617,7 @@ TEST(demand_counters)
 	ASSERT_EQ(0, waiter_join(&w, 2000));
 	ASSERT_EQ(0, demand(fd, &d));
 	EXPECT_EQ(0ULL, d.queued);
+	EXPECT_LE(50 * NS_PER_MS, d.busy_ns);
 	sleep_ms(20);
 	ASSERT_EQ(0, demand(fd, &e));
 	EXPECT_EQ(d.busy_ns, e.busy_ns);
@@ -466,6 +625,36 @@ TEST(demand_counters)
 	EXPECT_EQ(e.busy_ns, sysfs_u64(name, "busy_ns"));
 	d.flags = 1;
 	EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_GET_DEMAND, &d));
+	close(fd);
+}
+
+/*
+ * The cost of a deposit, an acquire and a demand read, printed (no
+ * assertion on times: the guest may be emulated and the host loaded).
+ */
+TEST(cost)
+{
+	const int n = 20000;
+	struct rl_acquire a;
+	struct rl_demand d;
+	__u64 t0, t1, t2, t3;
+	int i, fails = 0, fd = fed_fd(1000000);
+
+	ASSERT_LE(0, fd);
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		fails += !!deposit(fd, 1, NULL, NULL);
+	t1 = now_ns();
+	for (i = 0; i < n; i++)
+		fails += !!ks_acq(fd, 1, RL_DEADLINE_NONE,
+				  RL_ACQUIRE_NONBLOCK, &a);
+	t2 = now_ns();
+	for (i = 0; i < n; i++)
+		fails += !!demand(fd, &d);
+	t3 = now_ns();
+	EXPECT_EQ(0, fails);
+	TH_LOG("ns per call: deposit %llu, acquire %llu, get_demand %llu",
+	       (t1 - t0) / n, (t2 - t1) / n, (t3 - t2) / n);
 	close(fd);
 }
 
