@@ -37,7 +37,8 @@
 #                   private redis-servers (selftests/global/, about 20 s; not
 #                   in check): the Redis library, rlsyncd's errors, three
 #                   agents on simulated limiters. make global: rlsyncd (needs
-#                   libhiredis-dev); install-global: it and its Lua library
+#                   libhiredis-dev); install-global: it, its Lua library,
+#                   man page and systemd unit (rlsyncd.service)
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -359,7 +360,7 @@ check-matrix: CHECK_KVERS = $(MATRIX)
 check-debug: CHECK_KVERS = debug
 check-all: CHECK_KVERS = $(MATRIX) debug
 check check-matrix check-debug check-all:
-	@scripts/deps.sh $(CHECK_KVERS)
+	@scripts/deps.sh $(CHECK_KVERS) global
 	@$(MAKE) --no-print-directory ksrc
 	@$(MAKE) --no-print-directory lib tools rlbench selftests unit WERROR=1 \
 		TOOLS_LINK=static
@@ -495,16 +496,33 @@ $(B)/global/rlsyncd: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) $(LIB_A)
 $(B)/global/rlsyncd-fake: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) \
 		selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -I tools -I tools/common $(LDFLAGS) -o $@ $(RLSYNCD_SRCS) \
-		selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o \
+	$(CC) $(USER_CFLAGS) -DRLS_FAKE -I tools -I tools/common $(LDFLAGS) \
+		-o $@ $(RLSYNCD_SRCS) selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o \
 		-lhiredis -lm
 
 install-global: global
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA))
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA)) \
+		$(DESTDIR)$(UNITDIR)
 	install -m 755 $(B)/global/rlsyncd $(DESTDIR)$(BINDIR)/
 	install -m 644 tools/global/ratelimit.lua $(DESTDIR)$(RLSYNCD_LUA)
+	$(SUBST) dist/rlsyncd.service.in > $(DESTDIR)$(UNITDIR)/rlsyncd.service
 	install -d $(DESTDIR)$(MANDIR)/man8
 	install -m 644 $(GLOBAL_MANS) $(DESTDIR)$(MANDIR)/man8/
+
+# The in-guest test of global limits, a selftest: the script, its client
+# (static, as the selftests) and rlsyncd (selftests/vm/run.sh copies it
+# and redis-server into the guest with their shared libraries). Without
+# libhiredis-dev only the script: it skips.
+GLOBAL_SELFTEST := $(B)/selftests/ratelimit_global_test
+selftests: $(GLOBAL_SELFTEST) $(B)/global/rlgclient \
+	$(if $(wildcard /usr/include/hiredis/hiredis.h),$(B)/global/rlsyncd)
+$(GLOBAL_SELFTEST): selftests/ratelimit_global_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
+$(B)/global/rlgclient: selftests/global/client.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(DEPS) -static $(LDFLAGS) -o $@ $< $(LIB_A)
 
 $(B)/global/lease_test: selftests/global/lease_test.c
 	@mkdir -p $(@D)

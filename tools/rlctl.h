@@ -95,6 +95,12 @@ int scan_limiters(struct dirent ***ents);
 
 /* rlctl_fmt.c: output (see there). */
 void json_string(const char *s);
+
+/*
+ * "rlctl show": NAME's link to a global resource, from rlsyncd's state
+ * file (rlctl_global.c); a JSON member with --json, nothing without one.
+ */
+void show_global(const char *name);
 void json_rate(double per_s);
 const char *fmt_num(char *buf, size_t len, double x);
 const char *fmt_target(char *buf, size_t len, double target);

@@ -358,9 +358,11 @@ int cmd_show(int argc, char **argv)
 			printf(",\"client_list\":");
 			show_clients_json(cl, n, total);
 		}
+		show_global(name);
 		printf("}\n");
 	} else {
 		show_text(name, &info, htext ? &h : NULL);
+		show_global(name);
 		if (clients) {
 			printf("\n");
 			show_clients_text(cl, n, total);

@@ -73,7 +73,7 @@ echo 5000 >"$tmp/h3.d"
 for h in h1 h2 h3; do
 	: >"$tmp/$h.log"
 	RLS_FAKE_DEMAND=$tmp/$h.d RLS_FAKE_OUT=$tmp/$h.log "$d" --lua "$lua" \
-		-r "unix:$sock" -H "$h" -l 1s -R 100ms -T 0s api=5000/s \
+		-r "unix:$sock" -H "$h" -S "$tmp/$h.state" -l 1s -R 100ms -T 0s api=5000/s \
 		>"$tmp/$h.out" 2>&1 &
 	pids="$pids $!"
 done

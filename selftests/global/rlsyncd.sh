@@ -45,8 +45,8 @@ printf '[api]\nrate = 1/s\n[global api]\nrate = 100/s\nlease = 10x\n' \
 expect "bad config line" "bad.conf:5: \[global api\]: bad lease '10x'" \
 	--redis "unix:$sock" -c "$tmp/bad.conf"
 printf '[global api]\nrate = 100/s\nmode = batch\n' >"$tmp/batch.conf"
-expect "batch mode not yet" "deposit ioctl (not yet)" --redis "unix:$sock" \
-	-c "$tmp/batch.conf"
+expect "batch mode without the module" "api: cannot open the local limiter" \
+	--redis "unix:$sock" -c "$tmp/batch.conf"
 expect "refresh above half the lease" "refresh must be" \
 	--redis "unix:$sock" -l 1s -R 800ms api=1/s
 # --check: Redis reachable, a valid link; nothing changed but the library.

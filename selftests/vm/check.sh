@@ -2,12 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # The part of `make check` after the userspace build. Once: the static
-# checks (against the first Debian kernel of the list) and the host unit
-# tests. Then for each guest kernel of RL_KVERS (default 6.1):
+# checks (against the first Debian kernel of the list), the host unit
+# tests and make check-global-redis (global limits against private
+# redis-servers, about 20 s). Then for each guest kernel of RL_KVERS
+# (default 6.1):
 #   6.1, 6.12, 6.12-rt  Debian's kernels (selftests/vm/kver.sh)
 #   debug               the debug kernel (scripts/kdebug.sh builds it)
 # the module's W=1 build for that kernel and the selftests in a QEMU guest
-# booting it (run.sh check), every result prefixed "KERNEL: ". Ends with
+# booting it (run.sh check), every result prefixed "KERNEL: "; for the
+# first, also two guests at once sharing one Redis on this host
+# (selftests/global/two_guests.sh, about 40 s). Ends with
 # the line "N passed, N failed" over all; exits non-zero on any failure.
 set -eu
 
@@ -105,6 +109,14 @@ for t in build/unit/*_test; do
 	rl_tap "unit/${t##*/}" "$rc" < "$t.log"
 done
 
+echo "==> global limits against private redis-servers (make check-global-redis)"
+rc=0
+$make --no-print-directory -s check-global-redis > build/global-redis.log 2>&1 || rc=$?
+cat build/global-redis.log
+# its lines are "ok - ..." and "not ok - ...": numbered for rl_tap
+awk '/^ok / { sub(/^ok/, "ok " ++n) } /^not ok / { sub(/^not ok/, "not ok " ++n) } { print }' \
+	build/global-redis.log | rl_tap "global-redis" "$rc"
+
 for k in $kvers; do
 	echo "==> $k: the kernel"
 	if ! kernel "$k"; then
@@ -127,6 +139,12 @@ for k in $kvers; do
 	RL_PREFIX="$k: " RL_KVER=$release RL_KERNEL=$image \
 		RL_VM_OUT=build/vm/$k RL_VM_MEM=$mem "$here/run.sh" check ||
 		rl_result FAIL "$k: QEMU rig ran"
+	if [ "$k" = "$first" ]; then
+		echo "==> $k: two guests, one Redis (selftests/global/two_guests.sh)"
+		RL_PREFIX="$k: " RL_KVER=$release RL_KERNEL=$image \
+			"$here/../global/two_guests.sh" ||
+			rl_result FAIL "$k: two guests ran"
+	fi
 done
 
 rl_summary

@@ -16,6 +16,8 @@
 # release RL_KVER), RL_TEST_TIMEOUT (seconds per selftest in the guest),
 # RL_VM_TIMEOUT (seconds per boot), RL_VM_MEM (MiB), RL_VM_OUT (the output
 # dir, build/vm), RL_VM_APPEND (more of the kernel command line),
+# RL_VM_NIC (QEMU's -nic, "none" by default; the guest gets the kernel's
+# e1000.ko in /global: selftests/global/two_guests.sh),
 # RL_PREFIX (put before every result, e.g. "6.12: "), RL_TESTS (only the
 # selftests whose names contain one of these words, e.g. "backlog perm").
 set -eu
@@ -82,20 +84,42 @@ chmod 755 "$root/init" "$root"/guest/*.sh
 if [ -f "$root/selftests/ratelimit_python_test" ]; then
 	"$here/python.sh" "$root" || die "no python3 for the guest"
 fi
-# bench: Redis, a peer of the benchmark, with the shared libraries it
-# needs, if Debian's redis-tools is installed (its redis-check-rdb is
-# redis-server under that name).
-if [ "$mode" = bench ]; then
-	redis=$(command -v redis-server || command -v redis-check-rdb || true)
-	if [ -n "$redis" ]; then
-		mkdir -p "$root/redis"
-		cp -L "$redis" "$root/redis/redis-server"
-		ldd "$redis" | awk '/=> \//{ print $3 } /^[ \t]*\//{ print $1 }' |
-		while read -r lib; do
-			mkdir -p "$root${lib%/*}"
-			cp -L "$lib" "$root$lib"
-		done
-	fi
+# copy_bin FILE DEST: FILE at DEST in the guest, with the shared
+# libraries it needs at their own paths.
+copy_bin()
+{
+	mkdir -p "$root${2%/*}"
+	cp -L "$1" "$root$2"
+	ldd "$1" | awk '/=> \//{ print $3 } /^[ \t]*\//{ print $1 }' |
+	while read -r lib; do
+		mkdir -p "$root${lib%/*}"
+		cp -L "$lib" "$root$lib"
+	done
+}
+# Redis, with the shared libraries it needs, if Debian's redis-server or
+# redis-tools is installed (redis-check-rdb is redis-server under that
+# name): bench's peer, and the global limits' test
+# (selftests/ratelimit_global_test.sh), which also gets rlsyncd, its
+# client and the Redis library; it skips what is missing.
+redis=$(command -v redis-server || command -v redis-check-rdb || true)
+if [ -n "$redis" ] && { [ "$mode" = bench ] ||
+	[ -f "$root/selftests/ratelimit_global_test" ]; }; then
+	copy_bin "$redis" /redis/redis-server
+fi
+if [ -f "$root/selftests/ratelimit_global_test" ]; then
+	mkdir -p "$root/global"
+	cp tools/global/ratelimit.lua "$root/global/"
+	[ ! -x build/global/rlgclient ] || cp build/global/rlgclient "$root/global/"
+	[ ! -x build/global/rlsyncd ] ||
+		copy_bin build/global/rlsyncd /global/rlsyncd
+	# a network card for RL_VM_NIC (the guest's kernel has it as a module)
+	e1000=$(find "/lib/modules/$kver/kernel/drivers/net/ethernet/intel/e1000" \
+		-name 'e1000.ko*' 2>/dev/null | head -n 1)
+	case $e1000 in
+	*.ko) cp "$e1000" "$root/global/e1000.ko" ;;
+	*.ko.xz) xz -dc "$e1000" > "$root/global/e1000.ko" ;;
+	*.ko.zst) zstd -qdc "$e1000" > "$root/global/e1000.ko" ;;
+	esac
 fi
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) |
 	gzip -1 > "$out/initramfs.cpio.gz"
@@ -107,7 +131,7 @@ fi
 # host can fail: seen once as a silent hang after "MP-BIOS bug: 8254
 # timer not connected to IO-APIC", until the host timeout.
 set -- qemu-system-x86_64 -accel tcg -m "$mem" -smp 2 -nographic -no-reboot \
-	-nic none -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
+	-nic "${RL_VM_NIC:-none}" -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
 	-append "console=ttyS0 quiet no_timer_check panic=-1 oops=panic hung_task_panic=1 rdinit=/init rl.mode=$mode rl.timeout=$test_timeout${RL_VM_APPEND:+ $RL_VM_APPEND}"
 
 if [ "$mode" = shell ]; then

@@ -33,8 +33,8 @@ TOOL_NAME(PROG);
 #endif
 #define WAKE_MAX_NS	100000000ULL	/* look at leases 10 times a second */
 
-/* Set by SIGINT and SIGTERM; read by the main loop after each sleep. */
-static sig_atomic_t stop;
+/* Set by SIGINT and SIGTERM, and SIGHUP; read by the main loop. */
+static volatile sig_atomic_t stop, hup;
 
 struct opts {
 	const char *redis;
@@ -48,7 +48,8 @@ struct opts {
 static const char usage[] =
 "Usage: rlsyncd [OPTION]... NAME[@RESOURCE][=RATE]...\n"
 "       rlsyncd [OPTION]... -c PATH\n"
-"Link local named limiters to global resources in Redis (lease mode).\n"
+"Link local named limiters to global resources in Redis (lease or batch\n"
+"mode).\n"
 "\n"
 "  -r, --redis ADDR      HOST:PORT or unix:PATH (default 127.0.0.1:6379)\n"
 "  -c, --config PATH     the [global NAME] sections of a ratelimit.d file\n"
@@ -61,7 +62,10 @@ static const char usage[] =
 "  -s, --safe MODE       pessimistic, optimistic or a RATE (default\n"
 "                        pessimistic)\n"
 "  -w, --weight W        weight in the fair share (default 1)\n"
+"  -m, --mode MODE       lease (default) or batch\n"
 "  -L, --lua PATH        the function library to load if Redis lacks it\n"
+"  -S, --state DIR       the links' state files (default /run/rlsyncd;\n"
+"                        \"\" for none)\n"
 "  -n, --check           check the links and Redis, change nothing\n"
 "  -v, --verbose         print each change of a share\n"
 "  -h, --help            this help;  --version  the version\n";
@@ -76,7 +80,9 @@ static const struct option longopts[] = {
 	{ "hold", required_argument, NULL, 'T' },
 	{ "safe", required_argument, NULL, 's' },
 	{ "weight", required_argument, NULL, 'w' },
+	{ "mode", required_argument, NULL, 'm' },
 	{ "lua", required_argument, NULL, 'L' },
+	{ "state", required_argument, NULL, 'S' },
 	{ "check", no_argument, NULL, 'n' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -86,7 +92,7 @@ static const struct option longopts[] = {
 
 static const char *const optkeys[128] = {
 	['a'] = "algorithm", ['l'] = "lease", ['R'] = "refresh", ['T'] = "hold",
-	['s'] = "safe", ['w'] = "weight",
+	['s'] = "safe", ['w'] = "weight", ['m'] = "mode",
 };
 
 /* Options; returns -1 to go on, else the exit status. */
@@ -94,7 +100,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "r:c:H:a:l:R:T:s:w:L:nvh", longopts,
+	while ((c = getopt_long(argc, argv, "r:c:H:a:l:R:T:s:w:m:L:S:nvh", longopts,
 				NULL)) != -1) {
 		if (c > 0 && c < 128 && optkeys[c]) {
 			if (rls_spec_set(&o->common, optkeys[c], optarg))
@@ -113,6 +119,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'L':
 			o->lua = optarg;
+			break;
+		case 'S':
+			rls_state_dir = optarg;
 			break;
 		case 'n':
 			o->check = true;
@@ -197,7 +206,7 @@ static int check_redis(const struct opts *o, struct rls_link *links,
 		struct rls_link *l = &links[i];
 
 		l->redis = rls_redis_connect(l->spec.redis,
-					     l->spec.refresh_ms / 2, true);
+					     RLS_START_TIMEOUT_MS, true);
 		if (!l->redis)
 			return -EIO;
 		ret = rls_redis_library(l->redis, o->lua);
@@ -230,6 +239,8 @@ static int start_links(const struct opts *o, struct rls_link *links,
 		    rls_redis_config(links[i].redis, &links[i].spec, o->host))
 			goto close_opened;
 	}
+	for (i = 0; i < n; i++)
+		rls_redis_timeout(links[i].redis, rls_rpc_ms(&links[i].spec));
 	return 0;
 
 close_opened:
@@ -240,8 +251,10 @@ close_opened:
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGHUP)
+		hup = 1;
+	else
+		stop = 1;
 }
 
 /* Before each call to Redis, which may block: every link's lease. */
@@ -254,18 +267,46 @@ static void expire_all(struct rls_link *links, unsigned int n)
 		rls_link_expire(&links[i], now);
 }
 
-static void run(const struct opts *o, struct rls_link *links, unsigned int n)
+/* SIGHUP: the configuration files again, applied whole or not at all. */
+static void reload(const struct opts *o, struct rls_link **links,
+		   unsigned int *n)
+{
+	hup = 0;
+	if (!o->config) {
+		fprintf(stderr, PROG ": SIGHUP: the links are the command line's; nothing to reload\n");
+		return;
+	}
+	rls_reload(o->config, o->redis, o->host, o->lua, links, n);
+}
+
+/*
+ * From the start: a SIGHUP or SIGTERM during start-up is seen when the
+ * links run (a reload, or a clean exit), never the default death.
+ */
+static void catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct timespec ts;
-	uint64_t now, wake;
-	unsigned int i;
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	/* a Redis that died under a write is an error reply, not our end */
 	signal(SIGPIPE, SIG_IGN);
+}
+
+static void run(const struct opts *o, struct rls_link **lp, unsigned int *np)
+{
+	struct rls_link *links = *lp;
+	unsigned int i, n = *np;
+	struct timespec ts;
+	uint64_t now, wake;
+
 	while (!stop) {
+		if (hup) {
+			reload(o, lp, np);
+			links = *lp;
+			n = *np;
+		}
 		now = rl_now_ns();
 		wake = now + WAKE_MAX_NS;
 		for (i = 0; i < n; i++) {
@@ -279,7 +320,8 @@ static void run(const struct opts *o, struct rls_link *links, unsigned int n)
 			continue;
 		ts.tv_sec = (wake - now) / 1000000000ULL;
 		ts.tv_nsec = (wake - now) % 1000000000ULL;
-		nanosleep(&ts, NULL);
+		if (!hup && !stop)
+			nanosleep(&ts, NULL);
 	}
 	for (i = 0; i < n; i++)
 		rls_link_close(&links[i], o->host);
@@ -294,6 +336,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	argv[0] = PROG;
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* a journal sees each line */
+	catch_signals();
 	rls_spec_init(&o.common, "command line", NULL);
 	ret = parse_opts(argc, argv, &o);
 	if (ret >= 0)
@@ -314,7 +358,7 @@ int main(int argc, char **argv)
 	if (!ret && !o.check)
 		ret = start_links(&o, links, n);
 	if (!ret && !o.check)
-		run(&o, links, n);
+		run(&o, &links, &n);
 	for (i = 0; links && i < n; i++)
 		rls_redis_free(links[i].redis);
 	free(links);

@@ -6,7 +6,11 @@
  *   rlsyncd.c        command line, start-up checks, the main loop
  *   rlsyncd_conf.c   the [global NAME] sections of ratelimit.d(5) files
  *   rlsyncd_redis.c  the calls into tools/global/ratelimit.lua
- *   rlsyncd_link.c   one link: demand, lease, the local limiter
+ *   rlsyncd_link.c   one link in lease mode: demand, lease, the limiter
+ *   rlsyncd_batch.c  one link in batch mode: batches fed to the limiter
+ *   rlsyncd_state.c  the state file of a link (/run/rlsyncd/NAME)
+ *   rlsyncd_reload.c SIGHUP: the configuration read again
+ *   rlsyncd_kernel.c the module's lease, demand and deposit calls
  *
  * Errors are one line on stderr, "rlsyncd: what went wrong".
  *
@@ -98,6 +102,15 @@ struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms,
 				    bool say);
 void rls_redis_free(struct rls_redis *r);
 
+/* The wait for each later reply. */
+void rls_redis_timeout(struct rls_redis *r, double timeout_ms);
+
+/* The wait at start-up and reload, when nothing runs yet: generous. */
+#define RLS_START_TIMEOUT_MS	3000.0
+
+/* The wait for a reply while running: half the refresh, at most 1 s. */
+double rls_rpc_ms(const struct rls_spec *s);
+
 /* Whether the connection broke (then free it and connect again). */
 bool rls_redis_broken(const struct rls_redis *r);
 
@@ -139,6 +152,60 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 /* rl_leave for @host; errors ignored. */
 void rls_redis_leave(struct rls_redis *r, const char *res, const char *host);
 
+/* rl_take: up to @n tokens of the batch bucket; 0 or -errno (@err). */
+int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
+		   uint64_t *got, char *err, unsigned int errlen);
+
+/* rl_give: @n unused tokens back; those taken back, or -EIO. */
+int64_t rls_redis_give(struct rls_redis *r, const char *res, uint64_t n);
+
+/* What the module offers (rls_k_features()). */
+#define RLS_K_LEASE	1U	/* RL_IOC_SET_LEASE */
+#define RLS_K_DEMAND	2U	/* RL_IOC_GET_DEMAND */
+#define RLS_K_DEPOSIT	4U	/* RL_IOC_DEPOSIT and RL_CONFIG_FED */
+
+/**
+ * struct rls_demand - RL_IOC_GET_DEMAND's figures
+ * @asked:   tokens asked since creation
+ * @refused: tokens refused (-EAGAIN, -ETIMEDOUT)
+ * @queued:  tokens waiting now
+ * @busy_ns: time with at least one sleeper
+ * @now_ns:  when they were read
+ */
+struct rls_demand {
+	uint64_t asked;
+	uint64_t refused;
+	uint64_t queued;
+	uint64_t busy_ns;
+	uint64_t now_ns;
+};
+
+/* The RLS_K_* the module behind @fd supports; 0 for an older module. */
+unsigned int rls_k_features(int fd);
+/* RL_CONFIG_FED, or 0 when built without it. */
+uint64_t rls_k_fed_flag(void);
+/* RL_IOC_SET_LEASE: @cfg until @until (0: now), then @fallback; -errno. */
+int rls_k_lease(int fd, const struct rl_config *cfg,
+		const struct rl_config *fallback, uint64_t until);
+/* RL_IOC_GET_DEMAND; 0 or -errno (-ENOTTY: an older module). */
+int rls_k_demand(int fd, struct rls_demand *d);
+/* RL_IOC_DEPOSIT of @count; what did not fit in *@excess; -errno. */
+int rls_k_deposit(int fd, uint64_t count, uint64_t *excess);
+
+/**
+ * struct rls_batch - batch mode's figures
+ * @batch:    tokens asked of Redis per round trip now
+ * @taken:    tokens Redis granted, in all
+ * @given:    tokens given back (excess, and what was left on exit)
+ * @calls:    Redis round trips that took tokens
+ */
+struct rls_batch {
+	double batch;
+	uint64_t taken;
+	uint64_t given;
+	uint64_t calls;
+};
+
 /**
  * struct rls_link - one local limiter linked to a global resource
  * @spec:    what it was asked
@@ -151,6 +218,11 @@ void rls_redis_leave(struct rls_redis *r, const char *res, const char *host);
  * @next_ns: next refresh
  * @last_ns: when the stats were read last
  * @last:    those stats
+ * @dlast:   the demand read last (with RLS_K_DEMAND)
+ * @wants:   the demand reported last, tokens per second
+ * @kernel:  RLS_K_* the module offers
+ * @leased:  a kernel lease is set on the limiter
+ * @b:       batch mode's figures
  * @down:    Redis unreachable since the last success (said once)
  */
 struct rls_link {
@@ -165,8 +237,39 @@ struct rls_link {
 	uint64_t next_ns;
 	uint64_t last_ns;
 	struct rl_stats last;
+	struct rls_demand dlast;
+	double wants;
+	unsigned int kernel;
+	bool leased;
+	struct rls_batch b;
 	bool down;
 };
+
+/* Tokens per second of @cfg (0 when paused). */
+double rls_cfg_tps(const struct rl_config *cfg);
+
+/*
+ * Demand of @l's limiter in tokens per second since the last call: what
+ * clients asked, with headroom; the whole capacity when they slept or
+ * were refused. Sets *@saturated if not NULL.
+ */
+double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated);
+
+/* Connect again if the connection broke; false while Redis is away. */
+bool rls_link_reconnect(struct rls_link *l, const char *lua);
+
+/* Say once that Redis is away. */
+void rls_link_down(struct rls_link *l, const char *why);
+
+/* Batch mode: open the fed limiter, one refresh, close (give back). */
+int rls_batch_open(struct rls_link *l);
+void rls_batch_refresh(struct rls_link *l, const char *lua);
+void rls_batch_close(struct rls_link *l);
+
+/* Write @l's state file in rls_state_dir; remove it. */
+void rls_state_write(const struct rls_link *l);
+void rls_state_remove(const struct rls_link *l);
+extern const char *rls_state_dir;
 
 /* Open the local limiter of @l (created if missing); 0 or -errno. */
 int rls_link_open(struct rls_link *l);
@@ -182,6 +285,13 @@ void rls_link_expire(struct rls_link *l, uint64_t now);
 
 /* Pause the local limiter and give the lease back (on exit). */
 void rls_link_close(struct rls_link *l, const char *host);
+
+/*
+ * SIGHUP: read @path again and apply it whole into *@links (*@n), or
+ * keep them (one line says so); 0 or -EINVAL.
+ */
+int rls_reload(const char *path, const char *redis, const char *host,
+	       const char *lua, struct rls_link **links, unsigned int *n);
 
 extern bool rls_verbose;
 

@@ -192,8 +192,6 @@ int rls_spec_check(const struct rls_spec *s)
 		return spec_err(s, "a lease shorter than 100ms");
 	if (s->refresh_ms < 10 || s->refresh_ms > s->lease_ms / 2)
 		return spec_err(s, "refresh must be 10ms .. half the lease");
-	if (s->batch)
-		return spec_err(s, "mode batch needs a kernel deposit ioctl (not yet)");
 	if (s->configure && s->capacity <= 0)
 		return spec_err(s, "a global rate of 0 admits nothing; give a rate above 0");
 	if (!strcmp(s->algorithm, "static") && s->configure &&

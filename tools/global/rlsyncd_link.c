@@ -24,38 +24,103 @@
 #define WANTS_UNKNOWN	1e12
 /* Saturated when sleepers were there this part of the time or more. */
 #define BUSY_PART	0.05
+/* A demand within this part of the last one is reported as the last. */
+#define DEADBAND	0.10
 
 bool rls_verbose;
 
-/* The wait for a reply, and the drift margin taken off a lease. */
-static double rpc_ms(const struct rls_spec *s)
+double rls_rpc_ms(const struct rls_spec *s)
 {
+	/*
+	 * Batch mode: a reply given up on loses the tokens Redis took for
+	 * it, and the module's leases do not depend on the agent's timing.
+	 */
+	if (s->batch)
+		return 1000;
 	return fmin(s->refresh_ms / 2, 1000);
 }
+
+/* The drift margin taken off a lease. */
 
 static double margin_ms(const struct rls_lease *l)
 {
 	return 10 + l->lease_ms / 50;
 }
 
-/* Run the local limiter at @rate tokens per second. */
-static void apply(struct rls_link *l, double rate)
+/* @l's limiter at @rate tokens per second, into @cfg. */
+static void rate_config(const struct rls_link *l, double rate,
+			struct rl_config *cfg)
 {
-	struct rl_config cfg = l->base;
-	int ret;
-
-	cfg.flags &= ~RL_CONFIG_UNLIMITED;
-	cfg.catchup = RL_CATCHUP_STRICT;
+	*cfg = l->base;
+	cfg->flags &= ~RL_CONFIG_UNLIMITED;
+	cfg->catchup = RL_CATCHUP_STRICT;
 	/* rounded down: the shares of all hosts must still fit */
 	if (rate >= 1000) {
-		cfg.rate = (uint64_t)floor(rate);
-		cfg.period_ns = 1000000000ULL;
+		cfg->rate = (uint64_t)floor(rate);
+		cfg->period_ns = 1000000000ULL;
 	} else {
-		cfg.rate = (uint64_t)floor(rate * 1000);
-		cfg.period_ns = 1000000000000ULL;
+		cfg->rate = (uint64_t)floor(rate * 1000);
+		cfg->period_ns = 1000000000000ULL;
 	}
-	cfg.burst = (uint64_t)fmax(1, llround(rate * BURST_MS / 1000));
-	ret = rl_set_config(l->fd, &cfg);
+	/*
+	 * Paused, the burst of the capacity (or of the last share): requests
+	 * of any size the share allows stay valid and count as demand, and
+	 * no token comes, as the clock adds none at rate 0.
+	 */
+	if (!rate)
+		rate = fmax(l->spec.capacity, l->running);
+	cfg->burst = (uint64_t)fmax(1, llround(rate * BURST_MS / 1000));
+}
+
+double rls_cfg_tps(const struct rl_config *cfg)
+{
+	if (!cfg->period_ns)
+		return 0;
+	return (double)cfg->rate * 1e9 / (double)cfg->period_ns;
+}
+
+/* What the limiter falls back to when a lease at @rate ends. */
+static double fallback(const struct rls_link *l, double rate)
+{
+	if (l->spec.safe == RLS_OPTIMISTIC)
+		return rate;
+	if (l->spec.safe == RLS_SAFE)
+		return fmin(rate, l->lease.floor);
+	return 0;
+}
+
+/*
+ * The limiter at @rate until @until (CLOCK_MONOTONIC; 0: no lease), then
+ * at @after. With the module's lease the kernel itself falls back at
+ * @until, or at once when this agent dies (its fd closed); without it
+ * (an older module) the agent does, in rls_link_expire().
+ */
+static int push(struct rls_link *l, double rate, uint64_t until, double after)
+{
+	struct rl_config cfg, fb;
+	int ret = -ENOTTY;
+
+	rate_config(l, rate, &cfg);
+	if (l->kernel & RLS_K_LEASE) {
+		if (!until)	/* no deadline: end the lease at this rate */
+			fb = cfg;
+		else
+			rate_config(l, after, &fb);
+		if (until || l->leased)
+			ret = rls_k_lease(l->fd, &cfg, &fb, until);
+		if (!ret)
+			l->leased = until != 0;
+	}
+	if (ret == -ENOTTY)
+		ret = rl_set_config(l->fd, &cfg);
+	return ret;
+}
+
+/* Run the local limiter at @rate tokens per second, leased until @until. */
+static void apply(struct rls_link *l, double rate, uint64_t until)
+{
+	int ret = push(l, rate, until, fallback(l, rate));
+
 	if (ret) {
 		fprintf(stderr, PROG ": %s: setting %.3f/s: %s\n", l->spec.name,
 			rate, strerror(-ret));
@@ -74,6 +139,8 @@ int rls_link_open(struct rls_link *l)
 	};
 	int fd, ret;
 
+	if (l->spec.batch)
+		return rls_batch_open(l);
 	fd = rl_open_named(l->spec.name, RL_ATTACH_CREATE, 0644, &paused);
 	if (fd < 0) {
 		fprintf(stderr, PROG ": %s: cannot open the local limiter: %s\n",
@@ -89,59 +156,118 @@ int rls_link_open(struct rls_link *l)
 		return ret;
 	}
 	l->fd = fd;
+	l->kernel = rls_k_features(fd);
+	if (!(l->kernel & RLS_K_LEASE))
+		fprintf(stderr, PROG ": %s: the module has no kernel lease (RL_IOC_SET_LEASE; older module): the agent ends leases itself, so a killed agent leaves the last share\n",
+			l->spec.name);
 	l->last_ns = rl_now_ns();
+	if (l->kernel & RLS_K_DEMAND)
+		rls_k_demand(fd, &l->dlast);
 	l->running = -1;
-	apply(l, 0);	/* nothing until Redis grants a share */
+	apply(l, 0, 0);	/* nothing until Redis grants a share */
+	rls_state_write(l);
 	return 0;
 }
 
-/*
- * Demand in tokens per second since the last call: the granted rate with
- * some headroom, plus what was refused; when callers slept or were
- * refused, the limiter is saturated and asks for the whole capacity
- * (the algorithm gives it its share).
- */
-static double demand(struct rls_link *l, uint64_t now)
+/* Tokens per second the clients asked, from the kernel's demand. */
+static double kernel_demand(struct rls_link *l, bool *sat)
+{
+	struct rls_demand d;
+	double dt, asked;
+
+	if (rls_k_demand(l->fd, &d))
+		return -1;
+	dt = (double)(d.now_ns - l->dlast.now_ns) / 1e9;
+	if (dt <= 0)
+		return -1;
+	/* refused tries are counted in asked: only sleepers hide demand */
+	*sat = d.queued > 0 ||
+	       (double)(d.busy_ns - l->dlast.busy_ns) / 1e9 / dt >= BUSY_PART;
+	asked = (double)(d.asked - l->dlast.asked) / dt;
+	l->dlast = d;
+	return asked;
+}
+
+/* The same from the statistics (an older module): granted, refused. */
+static double stats_demand(struct rls_link *l, uint64_t now, bool *sat)
 {
 	struct rl_stats st;
 	double dt = (double)(now - l->last_ns) / 1e9, g, refused, busy;
 
 	if (rl_get_stats(l->fd, &st) || dt <= 0)
-		return l->running;
+		return -1;
 	g = (double)(st.granted - l->last.granted) / dt;
 	refused = (double)(st.rejected - l->last.rejected +
 			   st.timeouts - l->last.timeouts) / dt;
 	busy = (double)(st.wait_ns_total - l->last.wait_ns_total) / 1e9 / dt;
 	l->last = st;
 	l->last_ns = now;
-	if (refused > 0 || st.waiters > 0 || busy >= BUSY_PART)
-		return l->spec.configure ? l->spec.capacity : WANTS_UNKNOWN;
-	return g * 1.1;
+	*sat = refused > 0 || st.waiters > 0 || busy >= BUSY_PART;
+	return g;
+}
+
+/*
+ * Demand in tokens per second since the last call: what was asked
+ * (granted, refused, waiting), with 10 % of headroom, or the last
+ * demand when within 10 % of it. When callers slept
+ * (their pace is the limiter's, so what they ask hides what they want),
+ * or, without the kernel's demand figures, were refused, the limiter is
+ * saturated and asks for the whole capacity (the algorithm gives it its
+ * share).
+ */
+double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated)
+{
+	bool sat = false;
+	double asked = -1;
+
+	if (l->kernel & RLS_K_DEMAND)
+		asked = kernel_demand(l, &sat);
+	if (asked < 0)
+		asked = stats_demand(l, now, &sat);
+	if (saturated)
+		*saturated = sat;
+	if (asked < 0)
+		return l->wants;
+	if (sat)
+		asked = l->spec.configure ? fmax(l->spec.capacity, asked)
+					  : WANTS_UNKNOWN;
+	else
+		asked *= 1.1;
+	/*
+	 * Small changes are noise (a tenth of a second of a paced client
+	 * is a few dozen calls): each would move the shares, and a share
+	 * that shrinks stays reserved until its host acknowledges it.
+	 */
+	if (l->wants > 0 && fabs(asked - l->wants) <= DEADBAND * l->wants)
+		return l->wants;
+	return asked;
 }
 
 /* Lease renewed at @sent, replied at @got: apply what it allows. */
 static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 		       uint64_t sent, uint64_t got)
 {
-	bool timely = got - sent < rpc_ms(&l->spec) * NS_PER_MS;
+	bool timely = got - sent < rls_rpc_ms(&l->spec) * NS_PER_MS;
 	double was = l->running;
 
 	l->lease = *ls;
 	l->exp_ns = sent + (uint64_t)((ls->lease_ms - margin_ms(ls)) * NS_PER_MS);
 	l->mexp_ns = l->exp_ns + (uint64_t)(ls->hold_ms * NS_PER_MS);
 	if (ls->has < l->running || (ls->has > l->running && timely))
-		apply(l, ls->has);
+		apply(l, ls->has, l->exp_ns);
+	else if (l->leased)	/* the same rate, a later end */
+		apply(l, l->running, l->exp_ns);
 	/* jittered by +-10 %; soon after a decrease, so Redis sees it done */
 	l->next_ns = got + (uint64_t)(ls->refresh_ms * NS_PER_MS *
 				      (0.9 + 0.2 * rand() / RAND_MAX));
 	if (l->running < was)
-		l->next_ns = got + (uint64_t)(rpc_ms(&l->spec) * NS_PER_MS);
+		l->next_ns = got + (uint64_t)(rls_rpc_ms(&l->spec) * NS_PER_MS);
 	if (l->down)
 		printf(PROG ": %s: redis reachable again\n", l->spec.name);
 	l->down = false;
 }
 
-static void went_down(struct rls_link *l, const char *why)
+void rls_link_down(struct rls_link *l, const char *why)
 {
 	if (!l->down)
 		fprintf(stderr, PROG ": %s: redis %s: %s; keeping the lease until it ends\n",
@@ -149,13 +275,12 @@ static void went_down(struct rls_link *l, const char *why)
 	l->down = true;
 }
 
-/* Connect again if the connection broke; false while Redis is away. */
-static bool reconnect(struct rls_link *l, const char *lua)
+bool rls_link_reconnect(struct rls_link *l, const char *lua)
 {
 	if (!rls_redis_broken(l->redis))
 		return true;
 	rls_redis_free(l->redis);
-	l->redis = rls_redis_connect(l->spec.redis, rpc_ms(&l->spec), false);
+	l->redis = rls_redis_connect(l->spec.redis, rls_rpc_ms(&l->spec), false);
 	if (l->redis && rls_redis_library(l->redis, lua)) {
 		rls_redis_free(l->redis);
 		l->redis = NULL;
@@ -171,14 +296,18 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 	double in[4];
 	int ret;
 
+	if (l->spec.batch) {
+		rls_batch_refresh(l, lua);
+		return;
+	}
 	if (now < l->next_ns)
 		return;
 	l->next_ns = now + (uint64_t)(l->spec.refresh_ms * NS_PER_MS);
-	if (!reconnect(l, lua)) {
-		went_down(l, "unreachable");
+	if (!rls_link_reconnect(l, lua)) {
+		rls_link_down(l, "unreachable");
 		return;
 	}
-	in[0] = demand(l, now);
+	in[0] = l->wants = rls_link_demand(l, now, NULL);
 	in[1] = fmax(l->running, 0);
 	in[2] = l->spec.weight;
 	in[3] = l->spec.safe == RLS_SAFE ? l->spec.safe_rate : 0;
@@ -195,8 +324,9 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 		if (!rls_redis_library(l->redis, lua))
 			l->next_ns = now;
 	} else {
-		went_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
+		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
 	}
+	rls_state_write(l);
 }
 
 void rls_link_expire(struct rls_link *l, uint64_t now)
@@ -207,26 +337,36 @@ void rls_link_expire(struct rls_link *l, uint64_t now)
 	 * A call to Redis may block the agent for two timeouts (connect,
 	 * reply): end what would end meanwhile now, not late.
 	 */
-	now += 2 * (uint64_t)(rpc_ms(&l->spec) * NS_PER_MS);
-	if (!l->exp_ns || now < l->exp_ns)
+	now += 2 * (uint64_t)(rls_rpc_ms(&l->spec) * NS_PER_MS);
+	if (l->spec.batch || !l->exp_ns || now < l->exp_ns)
 		return;
 	if (l->spec.safe == RLS_PESSIMISTIC)
 		to = 0;
 	else if (l->spec.safe == RLS_SAFE)
 		to = now < l->mexp_ns ? fmin(l->running, l->lease.floor) : 0;
-	if (to < l->running) {
-		fprintf(stderr, PROG ": %s: lease ended, running at %.3f/s\n",
-			l->spec.name, to);
-		apply(l, to);
-	}
+	if (to >= l->running)
+		return;
+	fprintf(stderr, PROG ": %s: lease ended, running at %.3f/s\n",
+		l->spec.name, to);
+	/* the floor's own end, for the kernel: then 0 */
+	if (to > 0 && (l->kernel & RLS_K_LEASE))
+		l->running = push(l, to, l->mexp_ns, 0) ? l->running : to;
+	else
+		apply(l, to, 0);
+	rls_state_write(l);
 }
 
 void rls_link_close(struct rls_link *l, const char *host)
 {
 	if (l->fd < 0)
 		return;
-	apply(l, 0);
-	rls_redis_leave(l->redis, l->spec.resource, host);
+	if (l->spec.batch) {
+		rls_batch_close(l);
+	} else {
+		apply(l, 0, 0);
+		rls_redis_leave(l->redis, l->spec.resource, host);
+	}
+	rls_state_remove(l);
 	rl_close(l->fd);
 	l->fd = -1;
 }

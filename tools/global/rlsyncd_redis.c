@@ -75,6 +75,12 @@ struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms,
 	return r;
 }
 
+void rls_redis_timeout(struct rls_redis *r, double timeout_ms)
+{
+	if (r && r->c)
+		redisSetTimeout(r->c, tv_of(timeout_ms));
+}
+
 void rls_redis_free(struct rls_redis *r)
 {
 	if (!r)
@@ -272,4 +278,45 @@ void rls_redis_leave(struct rls_redis *r, const char *res, const char *host)
 
 	if (!rls_redis_broken(r))
 		freeReplyObject(fcall(r, "rl_leave", res, 1, args));
+}
+
+int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
+		   uint64_t *got, char *err, unsigned int errlen)
+{
+	char a[32];
+	const char *args[2] = { a, "0" };
+	redisReply *rep;
+	int ret;
+
+	snprintf(a, sizeof(a), "%llu", (unsigned long long)n);
+	rep = fcall(r, "rl_take", res, 2, args);
+	if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) {
+		ret = is_err(rep, "RLNOCONF") ? -ENOENT : -EIO;
+		if (rep)
+			reply_err(rep, err, errlen);
+		else
+			snprintf(err, errlen, "%s", r->c->errstr);
+		freeReplyObject(rep);
+		return ret;
+	}
+	*got = (uint64_t)num_of(rep->element[0]);
+	freeReplyObject(rep);
+	return 0;
+}
+
+int64_t rls_redis_give(struct rls_redis *r, const char *res, uint64_t n)
+{
+	char a[32];
+	const char *args[1] = { a };
+	redisReply *rep;
+	int64_t back = -EIO;
+
+	if (rls_redis_broken(r))
+		return -EIO;
+	snprintf(a, sizeof(a), "%llu", (unsigned long long)n);
+	rep = fcall(r, "rl_give", res, 1, args);
+	if (rep && rep->type == REDIS_REPLY_INTEGER)
+		back = rep->integer;
+	freeReplyObject(rep);
+	return back;
 }

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rlsyncd_batch.c - one local named limiter linked to a global resource
+ * in batch mode (Rockset's): Redis holds one exact token bucket; the
+ * local limiter is fed (RL_CONFIG_FED: its clock adds nothing) with
+ * batches of tokens taken from it, sized to the local demand, so that
+ * only a few local grants cost a Redis round trip. Tokens that do not fit
+ * locally, and those left on exit, go back to Redis.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PROG "rlsyncd"
+#include "tool.h"
+#include "rlsyncd.h"
+
+#define NS_PER_MS	1000000ULL
+/* The local bucket holds this many refresh intervals at the capacity. */
+#define LOCAL_REFRESHES	2
+/* Without a known capacity: the local bucket's size. */
+#define LOCAL_MAX	1000000000ULL
+
+/* The largest batch: one refresh interval at the capacity. */
+static double batch_max(const struct rls_link *l)
+{
+	if (!l->spec.configure)
+		return (double)LOCAL_MAX / LOCAL_REFRESHES;
+	return fmax(1, l->spec.capacity * l->spec.refresh_ms / 1000);
+}
+
+/* The smallest: a thousandth of the capacity a second (Rockset's). */
+static double batch_min(const struct rls_link *l)
+{
+	return fmax(1, l->spec.configure ? l->spec.capacity / 1000 : 1);
+}
+
+int rls_batch_open(struct rls_link *l)
+{
+	struct rl_config cfg = {
+		.rate = 0, .period_ns = 1000000000ULL, .burst = 1,
+		.catchup = RL_CATCHUP_STRICT,
+	};
+	int fd, ret;
+
+	fd = rl_open_named(l->spec.name, RL_ATTACH_CREATE, 0644, &cfg);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": %s: cannot open the local limiter: %s\n",
+			l->spec.name, strerror(-fd));
+		return fd;
+	}
+	l->kernel = rls_k_features(fd);
+	if (!(l->kernel & RLS_K_DEPOSIT)) {
+		fprintf(stderr, PROG ": %s: mode batch needs the module's RL_IOC_DEPOSIT and RL_CONFIG_FED, which it lacks (older module)\n",
+			l->spec.name);
+		rl_close(fd);
+		return -ENOTTY;
+	}
+	/* fed: nothing but deposits; the rate is not used */
+	cfg.flags = rls_k_fed_flag();
+	cfg.rate = 1;
+	cfg.burst = (uint64_t)(batch_max(l) * LOCAL_REFRESHES);
+	ret = rl_set_config(fd, &cfg);
+	if (ret) {
+		fprintf(stderr, PROG ": %s: a fed limiter: %s\n", l->spec.name,
+			strerror(-ret));
+		rl_close(fd);
+		return ret;
+	}
+	l->fd = fd;
+	l->base = cfg;
+	l->last_ns = rl_now_ns();
+	if (l->kernel & RLS_K_DEMAND)
+		rls_k_demand(fd, &l->dlast);
+	rl_get_stats(fd, &l->last);
+	l->b.batch = batch_min(l);
+	rls_state_write(l);
+	return 0;
+}
+
+/* Tokens that did not fit locally, or were left: back to Redis. */
+static void give_back(struct rls_link *l, uint64_t n)
+{
+	int64_t back;
+
+	if (!n)
+		return;
+	back = rls_redis_give(l->redis, l->spec.resource, n);
+	if (back > 0)
+		l->b.given += (uint64_t)back;
+}
+
+/* Take up to @n from Redis and feed them to the limiter. */
+static void take(struct rls_link *l, uint64_t n)
+{
+	uint64_t got = 0, excess = 0;
+	char err[256];
+	int ret;
+
+	ret = rls_redis_take(l->redis, l->spec.resource, n, &got, err,
+			     sizeof(err));
+	l->b.calls++;
+	if (ret) {
+		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
+		return;
+	}
+	if (l->down)
+		printf(PROG ": %s: redis reachable again\n", l->spec.name);
+	l->down = false;
+	l->b.taken += got;
+	if (!got)
+		return;
+	ret = rls_k_deposit(l->fd, got, &excess);
+	if (ret) {
+		fprintf(stderr, PROG ": %s: deposit of %llu: %s\n", l->spec.name,
+			(unsigned long long)got, strerror(-ret));
+		excess = got;
+	}
+	give_back(l, excess);
+}
+
+/*
+ * Every half refresh interval: size the batch to the demand (one refresh
+ * interval of it) and, when the local bucket holds less than half a
+ * batch, take what is missing to a full one.
+ */
+void rls_batch_refresh(struct rls_link *l, const char *lua)
+{
+	uint64_t now = rl_now_ns();
+	struct rl_stats st;
+	double wants;
+
+	if (now < l->next_ns)
+		return;
+	l->next_ns = now + (uint64_t)(l->spec.refresh_ms / 2 * NS_PER_MS);
+	wants = l->wants = rls_link_demand(l, now, NULL);
+	l->b.batch = fmin(batch_max(l), fmax(batch_min(l),
+				wants * l->spec.refresh_ms / 1000));
+	if (rl_get_stats(l->fd, &st))
+		return;
+	if ((double)st.available < l->b.batch / 2 && wants > 0) {
+		if (rls_link_reconnect(l, lua))
+			take(l, (uint64_t)ceil(l->b.batch) - st.available);
+		else
+			rls_link_down(l, "unreachable");
+	}
+	rls_state_write(l);
+}
+
+/* Take what is left in the local bucket and give it back to Redis. */
+void rls_batch_close(struct rls_link *l)
+{
+	struct rl_stats st;
+
+	if (rl_get_stats(l->fd, &st) || !st.available)
+		return;
+	if (!rl_try_acquire(l->fd, st.available, NULL))
+		give_back(l, st.available);
+}
