@@ -32,6 +32,10 @@ u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
 
 /* dispatch.c */
 void rl_dispatch(struct rl_limiter *lim, u64 now);
+void rl_arm_timer_before(struct rl_limiter *lim, u64 when);
+
+/* acquire.c */
+u64 rl_lag(const struct rl_limiter *lim, u64 n);
 enum hrtimer_restart rl_timer_fn(struct hrtimer *timer);
 
 /* Refill the bucket; inline for the common case, no catching up. */
