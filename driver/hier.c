@@ -104,7 +104,7 @@ static bool rl_hier_ready_less(struct rb_node *a, const struct rb_node *b)
 	       rb_entry(b, struct rl_limiter, h.knode)->h.ready;
 }
 
-/* Put @x among its parent's kids, starting no earlier than the last. */
+/* Put @x, becoming active, among its parent's kids: no earlier than the last. */
 static void rl_hier_enqueue(struct rl_limiter *x)
 {
 	struct rl_hnode *p = &x->h.parent->h;
@@ -164,10 +164,18 @@ static void rl_hier_park(struct rl_limiter *x, u64 ready)
 	rb_add_cached(&x->h.knode, &p->parked_kids, rl_hier_ready_less);
 }
 
+/*
+ * Put a parked @x back among its parent's kids, keeping its tag: a child
+ * held back by its own limits gets its turns when it can take them again
+ * (within those limits), as a flow held back by its fd's cap.
+ */
 static void rl_hier_unpark(struct rl_limiter *x)
 {
-	rb_erase_cached(&x->h.knode, &x->h.parent->h.parked_kids);
-	rl_hier_enqueue(x);
+	struct rl_hnode *p = &x->h.parent->h;
+
+	rb_erase_cached(&x->h.knode, &p->parked_kids);
+	x->h.parked = false;
+	rb_add_cached(&x->h.knode, &p->kids, rl_hier_tag_less);
 }
 
 /* Put back the kids of @x parked until @now at the latest. */
