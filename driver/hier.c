@@ -57,6 +57,8 @@
 #include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
 #include "limiter.h"
@@ -669,10 +671,14 @@ int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
 	spin_lock_irq(ol);
 	if (nl != ol)
 		spin_lock_nested(nl, SINGLE_DEPTH_NESTING);
+	else
+		__acquire(nl);
 	lim->h.weight = weight;
 	rl_hier_move(lim, parent, nl, ktime_get_ns());
 	if (nl != ol)
 		spin_unlock(nl);
+	else
+		__release(nl);
 	spin_unlock_irq(ol);
 	if (old)
 		rl_limiter_put(old);
@@ -753,6 +759,7 @@ static void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
  */
 int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
 {
+	/* Pairs with the store publishing the limiter. */
 	struct rl_limiter *lim = smp_load_acquire(&client->lim);
 	char name[RL_NAME_MAX];
 	struct rl_parent rp;
@@ -770,4 +777,38 @@ int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
 	if (uptr && copy_to_user(u64_to_user_ptr(uptr), name, strlen(name) + 1))
 		return -EFAULT;
 	return copy_to_user(argp, &rp, sizeof(rp)) ? -EFAULT : 0;
+}
+
+/**
+ * rl_hier_show() - a sysfs file of a limiter's place in its tree
+ * @lim:  the limiter
+ * @what: RL_HIER_SHOW_PARENT (its name, empty for a root), _WEIGHT, or
+ *        _CHILDREN (their names, one a line, up to a page)
+ * @buf:  the page
+ *
+ * Takes only the tree's lock: a sysfs callback may not take the registry
+ * lock, and the links change only under both.
+ *
+ * Return: the length written.
+ */
+ssize_t rl_hier_show(struct rl_limiter *lim, int what, char *buf)
+{
+	struct rl_limiter *kid;
+	int len = 0;
+
+	rl_lock_irq(lim);
+	if (what == RL_HIER_SHOW_WEIGHT) {
+		len = sysfs_emit(buf, "%u\n", lim->h.weight);
+	} else if (what == RL_HIER_SHOW_PARENT) {
+		len = sysfs_emit(buf, "%s\n",
+				 lim->h.parent ? lim->h.parent->name : "");
+	} else {
+		list_for_each_entry(kid, &lim->h.children, h.sibling) {
+			if (len + strlen(kid->name) + 2 > PAGE_SIZE)
+				break;
+			len += sysfs_emit_at(buf, len, "%s\n", kid->name);
+		}
+	}
+	rl_unlock_irq(lim);
+	return len;
 }

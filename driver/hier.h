@@ -76,6 +76,9 @@ void rl_hier_refund(struct rl_limiter *lim, u64 count, u64 now);
 int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
 		       u32 weight);
 bool rl_hier_has_children(const struct rl_limiter *lim);
+/* What rl_hier_show() shows. */
+enum { RL_HIER_SHOW_PARENT, RL_HIER_SHOW_WEIGHT, RL_HIER_SHOW_CHILDREN };
+ssize_t rl_hier_show(struct rl_limiter *lim, int what, char *buf);
 int rl_ioctl_set_parent(struct rl_client *client, void __user *argp);
 int rl_ioctl_get_parent(struct rl_client *client, void __user *argp);
 

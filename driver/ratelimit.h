@@ -232,7 +232,7 @@ static inline bool rl_hier_linked(const struct rl_limiter *lim)
 static inline void rl_lock_irq(struct rl_limiter *lim)
 	__acquires(lim->tlock)
 {
-	spinlock_t *l;
+	spinlock_t *l;	/* the lock in force when read */
 
 	for (;;) {
 		l = READ_ONCE(lim->tlock);
@@ -253,7 +253,7 @@ static inline unsigned long rl_lock_irqsave(struct rl_limiter *lim)
 	__acquires(lim->tlock)
 {
 	unsigned long flags;
-	spinlock_t *l;
+	spinlock_t *l;	/* the lock in force when read */
 
 	for (;;) {
 		l = READ_ONCE(lim->tlock);

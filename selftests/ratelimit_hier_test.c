@@ -99,7 +99,8 @@ static struct rl_stats hstats(int fd)
 
 /* ---- tenants: processes acquiring back to back ---- */
 
-static volatile int *tenant_stop;
+/* Shared with the tenants' processes; read and written atomically. */
+static int *tenant_stop;
 
 struct tenant_thr {
 	int fd;
@@ -168,12 +169,13 @@ static int all_backlogged(const int *fds, int n)
 	__u64 end = now_ns() + 5 * NS_PER_SEC;
 	int i;
 
-	for (i = 0; i < n; i++)
-		while (!ks_nwaiters(fds[i]) || ks_nwaiters(fds[i]) == POISON64)
+	for (i = 0; i < n; i++) {
+		while (!ks_nwaiters(fds[i]) || ks_nwaiters(fds[i]) == POISON64) {
 			if (now_ns() > end)
 				return -1;
-			else
-				sleep_ms(1);
+			sleep_ms(1);
+		}
+	}
 	return 0;
 }
 
