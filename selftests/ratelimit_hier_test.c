@@ -25,12 +25,13 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
 #include "ratelimit_util.h"
+#include "ratelimit_rlctl.h"
 
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT	120
 
 /* Threads per tenant: each tenant always has requests queued. */
-#define TENANT_THREADS	8
+#define TENANT_THREADS	12
 /* Tokens per tenant of a measurement of shares. */
 #define SHARE_TOKENS	450
 
@@ -252,12 +253,13 @@ static void share_run(struct __test_metadata *_metadata, __u32 wa, __u32 wb,
 }
 
 /*
- * The tenants' rates: each within 2 % of its share @want_a (of a) of what
- * the parent delivered, as a guest on a loaded host may deliver less than
- * 150/s; and that total within 10 % of 150/s, at most the bound.
+ * The tenants' rates: each within @tol (a fraction) of its share @want_a
+ * (of a) of what the parent delivered, as a guest on a loaded host may
+ * deliver less than 150/s; and that total within 10 % of 150/s, at most
+ * the bound.
  */
 static void expect_shares(struct __test_metadata *_metadata,
-			  const double *rate, double want_a)
+			  const double *rate, double want_a, double tol)
 {
 	double sum = rate[0] + rate[1];
 
@@ -265,10 +267,10 @@ static void expect_shares(struct __test_metadata *_metadata,
 	       rate[0], sum * want_a, rate[1], sum * (1 - want_a));
 	EXPECT_LE(150 * 0.9, sum);
 	EXPECT_GE(150 * 1.02, sum);
-	EXPECT_LE(sum * want_a * 0.98, rate[0]);
-	EXPECT_GE(sum * want_a * 1.02, rate[0]);
-	EXPECT_LE(sum * (1 - want_a) * 0.98, rate[1]);
-	EXPECT_GE(sum * (1 - want_a) * 1.02, rate[1]);
+	EXPECT_LE(sum * want_a * (1 - tol), rate[0]);
+	EXPECT_GE(sum * want_a * (1 + tol), rate[0]);
+	EXPECT_LE(sum * (1 - want_a) * (1 - tol), rate[1]);
+	EXPECT_GE(sum * (1 - want_a) * (1 + tol), rate[1]);
 }
 
 /* Two tenants at 100/s under 150/s, both backlogged: 75/s each. */
@@ -277,7 +279,7 @@ TEST(hier_two_tenants_share)
 	double rate[2];
 
 	share_run(_metadata, 1, 1, 1, rate);
-	expect_shares(_metadata, rate, 0.5);
+	expect_shares(_metadata, rate, 0.5, 0.02);
 }
 
 /* One tenant idle: the other gets its own 100/s, not the parent's 150. */
@@ -290,13 +292,18 @@ TEST(hier_one_idle_gets_own_rate)
 	EXPECT_GE(100 * 1.02, rate[0]);
 }
 
-/* Weights 1:2 under 150/s: 50/s and 100/s. */
+/*
+ * Weights 1:2 under 150/s: 50/s and 100/s, within 5 % as the fds' weights
+ * of fair_weights_1_2_4: b is at its own rate, and a moment without a
+ * request queued (its threads late under emulation) loses it its turns
+ * for good, as idleness earns no credit.
+ */
 TEST(hier_weights_1_2)
 {
 	double rate[2];
 
 	share_run(_metadata, 1, 2, 1, rate);
-	expect_shares(_metadata, rate, 1.0 / 3);
+	expect_shares(_metadata, rate, 1.0 / 3, 0.05);
 }
 
 /*
@@ -520,6 +527,17 @@ TEST(hier_errors)
 	EXPECT_EQ(2, rp.children);
 	ASSERT_EQ(0, ks_parent_get(fds[5], &rp, got));
 	EXPECT_EQ(3, rp.weight);
+	/* The same in sysfs. */
+	ASSERT_EQ(0, sysfs_read(n[4], "parent", got, sizeof(got)));
+	EXPECT_STREQ(n[3], got);
+	EXPECT_EQ(3, sysfs_u64(n[5], "weight"));
+	{
+		char list[2 * RL_NAME_MAX + 2], want[2 * RL_NAME_MAX + 2];
+
+		snprintf(want, sizeof(want), "%s\n%s", n[1], n[5]);
+		ASSERT_EQ(0, sysfs_read(n[0], "children", list, sizeof(list)));
+		EXPECT_STREQ(want, list);
+	}
 	/* Back to roots, leaves first; then the names can go. */
 	for (i = 5; i > 0; i--)
 		EXPECT_EQ(0, ks_parent(fds[i], NULL, 0));
@@ -605,6 +623,47 @@ TEST(hier_parent_lives_with_children)
 	close(c);
 	EXPECT_EQ(0, sysfs_exists(nc));
 	EXPECT_EQ(0, sysfs_exists(np));
+}
+
+/* rlctl create/set --parent, --weight, --root, and rlctl tree. */
+TEST(hier_rlctl)
+{
+	char dir[64], np[RL_NAME_MAX], nc[RL_NAME_MAX], got[RL_NAME_MAX];
+	struct run r;
+
+	make_dir(dir, sizeof(dir));
+	ASSERT_NE(0, dir[0]);
+	hname(np, "rp");
+	hname(nc, "rc");
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "create", np, "150/s", "--persist",
+			   NULL));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "create", nc, "100/s", "--persist",
+			   "--parent", np, "--weight", "3", NULL));
+	EXPECT_EQ(0, r.status);
+	ASSERT_EQ(0, sysfs_read(nc, "parent", got, sizeof(got)));
+	EXPECT_STREQ(np, got);
+	EXPECT_EQ(3, sysfs_u64(nc, "weight"));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "tree", "-i", "0.1", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, nc));
+	EXPECT_NE(NULL, strstr(r.out, "share"));
+	if (r.status)
+		show(_metadata, &r);
+	/* A cycle: a clean error, nothing changed. */
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "set", np, "--parent", nc, NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "subtree"));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "rm", np, NULL));
+	EXPECT_EQ(1, r.status);
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "set", nc, "--root", NULL));
+	EXPECT_EQ(0, r.status);
+	ASSERT_EQ(0, sysfs_read(nc, "parent", got, sizeof(got)));
+	EXPECT_STREQ("", got);
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "rm", nc, NULL));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "rm", np, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(0, sysfs_exists(np));
+	remove_dir(dir);
 }
 
 TEST_HARNESS_MAIN
