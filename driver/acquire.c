@@ -27,7 +27,7 @@
 #define RL_MUST_WAIT	1
 
 /* How long the tokens of an immediate grant of @n had been waiting. */
-static u64 rl_lag(const struct rl_limiter *lim, u64 n)
+u64 rl_lag(const struct rl_limiter *lim, u64 n)
 {
 	const struct rl_params *p = &lim->params;
 	const struct rl_bucket *b = &lim->bucket;
@@ -70,6 +70,8 @@ static bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
 {
 	u64 permits = lim->params.concurrency ? req->count : 0;
 
+	if (unlikely(rl_hier_linked(lim)))
+		return rl_hier_grant_now(lim, client, req, rl_clock(now));
 	/* The checks for caps only call out when the client has one. */
 	if (lim->nwaiters || !rl_can_take(lim, req->count, permits) ||
 	    (client->cap && (req->count > rl_chunk_max(lim, client) ||
@@ -96,10 +98,12 @@ static int rl_acquire_now(struct rl_limiter *lim, struct rl_client *client,
 {
 	const struct rl_params *p = &lim->params;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	/* Never grantable: more permits than exist, or chunks when not sleeping. */
 	if ((p->concurrency && req->count > p->concurrency) ||
-	    (nonblock && req->count > rl_chunk_max(lim, client)))
+	    (nonblock && req->count > rl_chunk_max(lim, client)) ||
+	    (rl_hier_linked(lim) &&
+	     rl_hier_invalid(lim, client, req->count, nonblock)))
 		return -EINVAL;
 	lim->counters.requests++;
 	lim->counters.asked += req->count;
@@ -155,6 +159,7 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 	}
 	lim->held -= w->held;
 	client->held -= w->held;
+	rl_hier_undo(lim, w, now);
 }
 
 /*
@@ -202,13 +207,14 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 	struct rl_counters *c = &lim->counters;
 	u64 now = ktime_get_ns();
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	if (w->done) {
 		rl_credit_late(lim, now);
 		req->wait_ns = now - start;
 		req->ready_ns = w->at;
 		c->waited++;
 		c->granted += req->count;
+		rl_hier_granted(lim, req->count);
 		c->wait_ns_total += req->wait_ns;
 		c->wait_ns_max = max(c->wait_ns_max, req->wait_ns);
 		c->hist[fls64(req->wait_ns)]++;
@@ -246,7 +252,7 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 				    struct rl_client *client,
 				    struct rl_acquire *req, bool nonblock,
 				    u64 start)
-	__must_hold(&lim->lock)
+	__must_hold(lim->tlock)
 {
 	u8 level = req->priority ? req->priority - 1 : client->level;
 	struct rl_waiter w;
@@ -272,13 +278,13 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 	};
 	rl_sched_add(lim, &w);
 	rl_dispatch(lim, start);
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 
 	ret = rl_sleep(&w, req->deadline_ns);
 	seen = ret == -ERESTARTSYS && rl_signal_seen();
 
 	/* Taking the lock also waits for a waker still using @w. */
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	return rl_acquire_end(lim, req, &w, ret, seen, start);
 }
 
@@ -312,12 +318,12 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 				req->flags);
 	if (!READ_ONCE(lim->params.unlimited) || READ_ONCE(client->cap))
 		now = ktime_get_ns();
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	ret = rl_acquire_now(lim, client, req, nonblock, &now);
 	if (ret == RL_MUST_WAIT)
 		ret = rl_acquire_slow(lim, client, req, nonblock,
 				      rl_clock(&now));
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 	return ret;
 }
 
@@ -334,15 +340,16 @@ int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
 {
 	int ret = -EINVAL;
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	if (count <= client->held) {
 		client->held -= count;
 		lim->held -= count;
+		rl_hier_release(lim, count);
 		trace_ratelimit_release(lim, count, lim->held);
 		rl_dispatch(lim, ktime_get_ns());
 		ret = 0;
 	}
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 	return ret;
 }
 
@@ -362,15 +369,16 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 	u64 now = ktime_get_ns();
 	int ret = -EINVAL;
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	if (count <= client->refundable) {
 		client->refundable -= count;
 		lim->counters.refunded += count;
 		rl_sync(lim, now);
 		rl_bucket_give(&lim->bucket, &lim->params, count);
+		rl_hier_refund(lim, count, now);
 		rl_dispatch(lim, now);
 		ret = 0;
 	}
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 	return ret;
 }

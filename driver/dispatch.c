@@ -35,7 +35,7 @@ static bool rl_ready(const struct rl_limiter *lim)
 /* Start, move or stop the timer for @when, U64_MAX for never. */
 static void rl_arm_timer(struct rl_limiter *lim, u64 when)
 {
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	if (when == U64_MAX) {
 		/* A callback already running finds nothing to do. */
 		if (lim->timer_expiry)
@@ -74,7 +74,7 @@ static bool rl_wake_pollers(struct rl_limiter *lim)
 	struct rl_client *client, *next;
 	unsigned int n = 0;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	list_for_each_entry_safe(client, next, &lim->pollers, poll_node) {
 		if (n++ == RL_WAKE_MAX)
 			return false;
@@ -197,7 +197,13 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 	u64 chunk, when = U64_MAX;
 	struct rl_waiter *w;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
+	if (rl_hier_linked(lim)) {
+		/* A tree is served from its root: hier.c. */
+		rl_arm_timer(lim, rl_serve_pollers(lim, now,
+						   rl_hier_dispatch(lim, now)));
+		return;
+	}
 	rl_dispatch_start(lim, now);
 	rl_sched_unpark_due(lim, now, &budget);
 	while ((w = rl_sched_pick(lim, now, &chunk, &budget))) {
@@ -242,7 +248,7 @@ enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 	u64 now = ktime_get_ns(), expiry;
 	unsigned long flags;
 
-	spin_lock_irqsave(&lim->lock, flags);
+	flags = rl_lock_irqsave(lim);
 	/*
 	 * Not lim->timer_expiry: a cancel that found this callback already
 	 * running zeroed it.
@@ -251,12 +257,12 @@ enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 	trace_ratelimit_timer(lim, now - min(now, expiry), lim->nwaiters);
 	lim->timer_expiry = 0;
 	rl_dispatch(lim, now);
-	spin_unlock_irqrestore(&lim->lock, flags);
+	rl_unlock_irqrestore(lim, flags);
 	return HRTIMER_NORESTART;
 }
 
 /* Start the timer for @when unless it is started for earlier. */
-static void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
+void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
 {
 	if (!lim->timer_expiry || when < lim->timer_expiry)
 		rl_arm_timer(lim, when);
@@ -287,7 +293,7 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 	struct rl_params cp;
 	__poll_t mask = 0;
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	rl_sync(lim, now);
 	if (!rl_ready(lim)) {
 		/* The first poller starts the timer for when a token is there. */
@@ -303,6 +309,6 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 	} else {
 		mask = EPOLLIN | EPOLLRDNORM;
 	}
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 	return mask;
 }

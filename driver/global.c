@@ -45,7 +45,7 @@ static void rl_lease_end(struct rl_limiter *lim, u64 now)
 {
 	struct rl_global *g = &lim->global;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	g->lease_end = 0;
 	g->holder = NULL;
 	g->holder_pid = 0;
@@ -61,11 +61,11 @@ static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
 	u64 now = ktime_get_ns();
 	unsigned long flags;
 
-	spin_lock_irqsave(&lim->lock, flags);
+	flags = rl_lock_irqsave(lim);
 	/* A renewal that raced with this callback started the timer again. */
 	if (lim->global.lease_end && now >= lim->global.lease_end)
 		rl_lease_end(lim, now);
-	spin_unlock_irqrestore(&lim->lock, flags);
+	rl_unlock_irqrestore(lim, flags);
 	return HRTIMER_NORESTART;
 }
 
@@ -99,7 +99,7 @@ void rl_global_free(struct rl_limiter *lim)
 void rl_global_detach(struct rl_limiter *lim, struct rl_client *client,
 		      u64 now)
 {
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	if (lim->global.lease_end && lim->global.holder == client)
 		rl_lease_end(lim, now);
 }
@@ -111,7 +111,7 @@ static int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep)
 	u64 now = ktime_get_ns(), room;
 	int ret = 0;
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	if (!p->fed) {
 		ret = -EINVAL;
 		goto out_unlock;
@@ -125,7 +125,7 @@ static int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep)
 	rl_dispatch(lim, now);
 	dep->available = lim->bucket.tokens;
 out_unlock:
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 	return ret;
 }
 
@@ -169,7 +169,7 @@ static void rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 	struct rl_global *g = &lim->global;
 	u64 now = ktime_get_ns();
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	g->fallback = *fb;
 	if (expires <= now) {
 		rl_lease_end(lim, now);
@@ -181,7 +181,7 @@ static void rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 			      HRTIMER_MODE_ABS);
 		rl_apply_params(lim, p, now);
 	}
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 }
 
 /**
@@ -226,7 +226,7 @@ void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d)
 {
 	const struct rl_global *g = &lim->global;
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	d->now_ns = ktime_get_ns();
 	d->asked = lim->counters.asked;
 	d->refused = lim->counters.refused;
@@ -234,7 +234,7 @@ void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d)
 	d->busy_ns = g->busy_ns;
 	if (lim->nwaiters)
 		d->busy_ns += d->now_ns - g->busy_since;
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 }
 
 /**
@@ -251,13 +251,13 @@ bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid)
 	u64 now = ktime_get_ns();
 	bool ret;
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	ret = g->lease_end;
 	if (ret) {
 		*left = g->lease_end - min(now, g->lease_end);
 		*pid = g->holder_pid;
 	}
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 	return ret;
 }
 

@@ -35,6 +35,8 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	if (!lim)
 		return NULL;
 	spin_lock_init(&lim->lock);
+	lim->tlock = &lim->lock;
+	rl_hier_init(lim);
 	rl_sched_init(lim);
 	INIT_LIST_HEAD(&lim->clients);
 	INIT_LIST_HEAD(&lim->pollers);
@@ -63,7 +65,8 @@ static void rl_limiter_free(struct kref *ref)
 {
 	struct rl_limiter *lim = container_of(ref, struct rl_limiter, ref);
 
-	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients));
+	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
+		     rl_hier_linked(lim));
 	/* First the lease's timer: its fallback could start the other. */
 	rl_global_free(lim);
 	hrtimer_cancel(&lim->timer);
@@ -90,11 +93,11 @@ void rl_limiter_put(struct rl_limiter *lim)
  */
 void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
 {
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	list_add_tail(&client->node, &lim->clients);
 	/* Read without the lock by sysfs. */
 	WRITE_ONCE(lim->nclients, lim->nclients + 1);
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 	wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
 }
 
@@ -111,7 +114,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 {
 	u64 left;
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	list_del_init(&client->node);
 	list_del_init(&client->poll_node);
 	left = lim->nclients - 1;
@@ -119,11 +122,12 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	rl_global_detach(lim, client, ktime_get_ns());
 	if (client->held) {
 		lim->held -= client->held;
+		rl_hier_release(lim, client->held);
 		trace_ratelimit_release(lim, client->held, lim->held);
 		client->held = 0;
 		rl_dispatch(lim, ktime_get_ns());
 	}
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 	return left;
 }
 
@@ -142,7 +146,7 @@ void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
 	struct rl_params old, new;
 	struct rl_client *client;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	/* The caps' period and the chunks may change: look again. */
 	rl_sched_unpark_all(lim);
 	list_for_each_entry(client, &lim->clients, node) {
@@ -177,9 +181,9 @@ void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
  */
 void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p)
 {
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	rl_apply_params(lim, p, ktime_get_ns());
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 }
 
 /**
@@ -189,9 +193,9 @@ void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p)
  */
 void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
 {
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	*p = lim->params;
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 }
 
 /**
@@ -210,12 +214,12 @@ int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
 	struct rl_params p;
 	int ret;
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	p = lim->params;
 	ret = rl_tunable_set(t, &p, val) ?: rl_params_check(&p);
 	if (!ret)
 		rl_apply_params(lim, &p, ktime_get_ns());
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 	return ret;
 }
 
@@ -226,7 +230,7 @@ int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
  */
 void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 {
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	rl_sync(lim, ktime_get_ns());
 	s->params = lim->params;
 	s->counters = lim->counters;
@@ -235,7 +239,7 @@ void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 	s->held = lim->held;
 	s->clients = lim->nclients;
 	s->backlog = lim->backlog;
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 }
 
 /**
@@ -277,11 +281,11 @@ void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
 {
 	struct rl_client *client;
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	list_for_each_entry(client, &lim->clients, node)
 		if (!fn(client, arg))
 			break;
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 }
 
 /**
@@ -299,7 +303,7 @@ void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 	u64 now = ktime_get_ns();
 	struct rl_params cp;
 
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	client->level = (cc->priority ?: RL_PRIO_MID) - 1;
 	client->weight = cc->weight ?: 1;
 	if (cc->cap != client->cap) {
@@ -309,7 +313,7 @@ void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 		rl_sched_unpark_client(lim, client);
 	}
 	rl_dispatch(lim, now);
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 }
 
 /**
@@ -321,11 +325,11 @@ void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 			   struct rl_client_config *cc)
 {
-	spin_lock_irq(&lim->lock);
+	rl_lock_irq(lim);
 	cc->priority = client->level + 1;
 	cc->weight = client->weight;
 	cc->cap = client->cap;
 	cc->held = client->held;
 	cc->granted = client->granted;
-	spin_unlock_irq(&lim->lock);
+	rl_unlock_irq(lim);
 }

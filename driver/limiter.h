@@ -37,6 +37,10 @@ void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
 
 /* dispatch.c */
 void rl_dispatch(struct rl_limiter *lim, u64 now);
+void rl_arm_timer_before(struct rl_limiter *lim, u64 when);
+
+/* acquire.c */
+u64 rl_lag(const struct rl_limiter *lim, u64 n);
 enum hrtimer_restart rl_timer_fn(struct hrtimer *timer);
 
 /*

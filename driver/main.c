@@ -32,6 +32,8 @@ static_assert(sizeof(struct rl_attach) == 112);
 static_assert(sizeof(struct rl_unlink) == 32);
 static_assert(sizeof(struct rl_release) == 32);
 static_assert(sizeof(struct rl_client_config) == 64);
+static_assert(sizeof(struct rl_parent) == 40);
+static_assert(RL_DEPTH_MAX == RL_HIER_DEPTH_MAX);
 static_assert(RL_CATCHUP_STRICT == RL_TOKENS_CATCHUP_STRICT);
 static_assert(RL_CATCHUP_MAX == RL_TOKENS_CATCHUP_MAX);
 static_assert(RL_FAIRNESS_MAX == RL_TOKENS_FAIRNESS_MAX);
@@ -51,7 +53,9 @@ static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 			 BIT_ULL(_IOC_NR(RL_IOC_GET_CLIENT)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_DEPOSIT)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_SET_LEASE)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_GET_DEMAND)))
+			 BIT_ULL(_IOC_NR(RL_IOC_GET_DEMAND)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_SET_PARENT)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_GET_PARENT)))
 
 static struct rl_limiter *rl_client_limiter(struct rl_client *client)
 {
@@ -390,6 +394,10 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ioctl_set_lease(client, argp);
 	case RL_IOC_GET_DEMAND:
 		return rl_ioctl_get_demand(client, argp);
+	case RL_IOC_SET_PARENT:
+		return rl_ioctl_set_parent(client, argp);
+	case RL_IOC_GET_PARENT:
+		return rl_ioctl_get_parent(client, argp);
 	default:
 		return -ENOTTY;
 	}

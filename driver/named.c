@@ -118,8 +118,8 @@ static bool rl_permitted(const struct rl_limiter *lim, int mask)
 	return (mode & mask) == mask || capable(CAP_SYS_ADMIN);
 }
 
-/* Forget @lim's name: it leaves the registry and sysfs. */
-static void rl_name_remove(struct rl_limiter *lim)
+/* Forget the name of @lim, with no children: it leaves the registry. */
+static void rl_name_drop(struct rl_limiter *lim)
 {
 	struct rl_dir *dir = lim->dir;
 
@@ -129,6 +129,33 @@ static void rl_name_remove(struct rl_limiter *lim)
 	WRITE_ONCE(rl_nr_named, rl_nr_named - 1);
 	/* Drops the directory's reference: may free @lim. */
 	rl_sysfs_del(dir);
+}
+
+/* A parent kept only by its children: no fd, not persistent. */
+static bool rl_name_orphan(const struct rl_limiter *lim)
+{
+	return lim->dir && !lim->persistent && !lim->nclients &&
+	       !rl_hier_has_children(lim);
+}
+
+/*
+ * Forget @lim's name: it leaves its parent, the registry and sysfs. A
+ * parent left with no child, no fd and not persistent goes too, and so
+ * on up (RL_HIER_DEPTH_MAX levels at most).
+ */
+static void rl_name_remove(struct rl_limiter *lim)
+{
+	struct rl_limiter *parent;
+
+	lockdep_assert_held(&rl_registry_lock);
+	while (lim) {
+		parent = lim->h.parent;
+		/* The parent's directory still holds a reference to it. */
+		if (parent)
+			rl_hier_set_parent(lim, NULL, 1);
+		rl_name_drop(lim);
+		lim = parent && rl_name_orphan(parent) ? parent : NULL;
+	}
 }
 
 static int rl_quota_check(void)
@@ -244,7 +271,8 @@ int rl_named_attach(struct rl_client *client, const char *name,
 void rl_named_detach(struct rl_limiter *lim, struct rl_client *client)
 {
 	mutex_lock(&rl_registry_lock);
-	if (!rl_limiter_detach(lim, client) && lim->dir && !lim->persistent)
+	if (!rl_limiter_detach(lim, client) && lim->dir && !lim->persistent &&
+	    !rl_hier_has_children(lim))
 		rl_name_remove(lim);
 	mutex_unlock(&rl_registry_lock);
 }
@@ -253,8 +281,8 @@ void rl_named_detach(struct rl_limiter *lim, struct rl_client *client)
  * rl_named_unlink() - remove a name
  * @name: valid name
  *
- * Return: 0, -ENOENT, or -EPERM unless the caller owns the limiter or has
- * CAP_SYS_ADMIN.
+ * Return: 0, -ENOENT, -EPERM unless the caller owns the limiter or has
+ * CAP_SYS_ADMIN, or -EBUSY if the limiter has children.
  */
 int rl_named_unlink(const char *name)
 {
@@ -270,6 +298,10 @@ int rl_named_unlink(const char *name)
 		mutex_unlock(&rl_registry_lock);
 		return -EPERM;
 	}
+	if (rl_hier_has_children(lim)) {
+		mutex_unlock(&rl_registry_lock);
+		return -EBUSY;
+	}
 	WRITE_ONCE(lim->persistent, false);
 	rl_name_remove(lim);
 	mutex_unlock(&rl_registry_lock);
@@ -277,20 +309,64 @@ int rl_named_unlink(const char *name)
 }
 
 /**
+ * rl_named_set_parent() - move a named limiter under another one
+ * @lim:    a named limiter, whose client may reconfigure it
+ * @pname:  name of the new parent, NULL to make @lim a root
+ * @weight: share of @lim among its parent's children, 1..RL_WEIGHT_MAX
+ *
+ * Return: 0, -EINVAL if @lim's name was unlinked, -ENOENT for a missing
+ * parent, -EACCES without write permission on it, or an error of
+ * rl_hier_set_parent(); nothing changed on error.
+ */
+int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
+			u32 weight)
+{
+	struct rl_limiter *parent = NULL;
+	int ret = 0;
+
+	mutex_lock(&rl_registry_lock);
+	if (!lim->dir) {
+		ret = -EINVAL;
+	} else if (pname) {
+		parent = rl_lookup(pname);
+		if (!parent)
+			ret = -ENOENT;
+		else if (!rl_permitted(parent, MAY_WRITE))
+			ret = -EACCES;
+	}
+	if (!ret)
+		ret = rl_hier_set_parent(lim, parent, weight);
+	mutex_unlock(&rl_registry_lock);
+	return ret;
+}
+
+/* A named limiter with no children, or NULL if none is left. */
+static struct rl_limiter *rl_named_leaf(void)
+{
+	struct rl_limiter *lim;
+
+	list_for_each_entry(lim, &rl_registry, node)
+		if (!rl_hier_has_children(lim))
+			return lim;
+	return NULL;
+}
+
+/**
  * rl_named_exit() - free the persistent limiters at module unload
  *
- * No file is open any more, so only the directories hold references.
+ * No file is open any more, so only the directories (and children, of
+ * their parents) hold references. Children go before their parents.
  */
 void rl_named_exit(void)
 {
 	struct rl_limiter *lim;
 
 	mutex_lock(&rl_registry_lock);
-	while ((lim = list_first_entry_or_null(&rl_registry,
-					       struct rl_limiter, node))) {
+	while ((lim = rl_named_leaf())) {
 		WARN_ON_ONCE(!lim->persistent);
 		WRITE_ONCE(lim->persistent, false);
 		rl_name_remove(lim);
 	}
+	WARN_ON_ONCE(!list_empty(&rl_registry));
 	mutex_unlock(&rl_registry_lock);
 }

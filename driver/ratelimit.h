@@ -18,7 +18,11 @@
  *   the registry lock          (mutex, private to named.c)
  *   kernfs active references   (a sysfs callback runs holding one;
  *                               kobject_del() waits for them to drain)
- *   rl_limiter.lock            (spinlock, interrupts off; the hrtimer)
+ *   rl_limiter.lock            (spinlock, interrupts off; the hrtimer),
+ *                              through rl_limiter.tlock: one lock for a
+ *                              whole tree of limiters (hier.c); moving a
+ *                              limiter between trees holds both, under
+ *                              the registry lock
  *   rl_client.pollq's lock     (woken under the limiter lock)
  * So no sysfs callback may take the registry lock: removing a name holds
  * it while kobject_del() waits for the callbacks of the directory. A sysfs
@@ -54,6 +58,7 @@
 #include <linux/ratelimit_dev.h>
 
 #include "tokens.h"
+#include "hier.h"
 
 struct rl_dir;
 
@@ -176,7 +181,10 @@ struct rl_global {
 
 /**
  * struct rl_limiter - a token bucket with a queue of sleeping requests
- * @lock:         guards the fields from @params to @nclients
+ * @lock:         the lock of the tree whose root this limiter is
+ * @tlock:        the lock in force: guards the fields from @params to
+ *                @nclients, and @h; &@lock, or the lock of its root when
+ *                it has a parent (hier.c); lock with rl_lock_irq()
  * @params:       limits in force
  * @bucket:       tokens
  * @levels:       sleeping requests, by priority
@@ -212,9 +220,12 @@ struct rl_global {
  * @node:         entry in the registry; registry lock
  * @dir:          /sys/kernel/ratelimit/<name> while the name is in the
  *                registry, else NULL; registry lock
+ * @h:            its place in a tree of limiters (hier.c); @tlock, and
+ *                the registry lock for its links
  */
 struct rl_limiter {
 	spinlock_t lock;	/* see the kernel-doc above */
+	spinlock_t *tlock;	/* see the kernel-doc above */
 	struct rl_params params;
 	struct rl_bucket bucket;
 	struct rl_level levels[RL_NLEVELS];
@@ -242,7 +253,61 @@ struct rl_limiter {
 	bool persistent;
 	struct list_head node;
 	struct rl_dir *dir;
+	struct rl_hnode h;
 };
+
+/* Is @lim in a tree: a parent or children (hier.c)? Under its lock. */
+static inline bool rl_hier_linked(const struct rl_limiter *lim)
+{
+	return lim->h.parent || !list_empty(&lim->h.children);
+}
+
+/*
+ * Lock a limiter: its tree's lock (hier.c). The pointer changes only under
+ * the lock it points to, so it is checked again once the lock is held.
+ */
+static inline void rl_lock_irq(struct rl_limiter *lim)
+	__acquires(lim->tlock)
+{
+	spinlock_t *l;	/* the lock in force when read */
+
+	for (;;) {
+		l = READ_ONCE(lim->tlock);
+		spin_lock_irq(l);
+		if (likely(l == READ_ONCE(lim->tlock)))
+			break;
+		spin_unlock_irq(l);
+	}
+}
+
+static inline void rl_unlock_irq(struct rl_limiter *lim)
+	__releases(lim->tlock)
+{
+	spin_unlock_irq(lim->tlock);
+}
+
+static inline unsigned long rl_lock_irqsave(struct rl_limiter *lim)
+	__acquires(lim->tlock)
+{
+	unsigned long flags;
+	spinlock_t *l;	/* the lock in force when read */
+
+	for (;;) {
+		l = READ_ONCE(lim->tlock);
+		spin_lock_irqsave(l, flags);
+		if (likely(l == READ_ONCE(lim->tlock)))
+			break;
+		spin_unlock_irqrestore(l, flags);
+	}
+	return flags;
+}
+
+static inline void rl_unlock_irqrestore(struct rl_limiter *lim,
+					unsigned long flags)
+	__releases(lim->tlock)
+{
+	spin_unlock_irqrestore(lim->tlock, flags);
+}
 
 /**
  * struct rl_client - an open /dev/ratelimit file
@@ -435,6 +500,8 @@ void rl_named_detach(struct rl_limiter *lim, struct rl_client *client);
 int rl_named_unlink(const char *name);
 int rl_name_from_user(char *name, u64 uptr);
 int rl_named_count(void);
+int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
+			u32 weight);
 void rl_named_exit(void);
 
 /* main.c */

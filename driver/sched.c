@@ -111,7 +111,7 @@ void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w)
 	struct rl_flow *flow = w->flow;
 	struct rl_level *lvl = &lim->levels[flow->level];
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	if (list_empty(&flow->waiters)) {
 		if (rl_tag_before(flow->vtag, lvl->vtime))
 			flow->vtag = lvl->vtime;
@@ -119,6 +119,7 @@ void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w)
 	}
 	list_add_tail(&w->node, &flow->waiters);
 	rl_busy_add(lim);
+	rl_hier_queued(lim, true);
 	rl_queued_add(lim, w->want);
 }
 
@@ -156,7 +157,7 @@ void rl_sched_unpark_client(struct rl_limiter *lim, struct rl_client *client)
 {
 	int i;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	for (i = 0; i < RL_NLEVELS; i++)
 		if (client->flows[i].parked)
 			rl_unpark(lim, &client->flows[i]);
@@ -172,7 +173,7 @@ void rl_sched_unpark_all(struct rl_limiter *lim)
 {
 	struct rb_node *node;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	while ((node = rb_first_cached(&lim->capped)))
 		rl_unpark(lim, rb_entry(node, struct rl_flow, node));
 }
@@ -192,7 +193,7 @@ void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
 	struct rb_node *node;
 	struct rl_flow *flow;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	while (*budget && (node = rb_first_cached(&lim->capped))) {
 		flow = rb_entry(node, struct rl_flow, node);
 		if (flow->ready > now)
@@ -211,7 +212,7 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w)
 {
 	struct rl_flow *flow = w->flow;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	/* Its head request may change: look at it again. */
 	if (flow->parked)
 		rl_unpark(lim, flow);
@@ -219,6 +220,7 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w)
 	if (list_empty(&flow->waiters))
 		rb_erase_cached(&flow->node, &lim->levels[flow->level].flows);
 	rl_busy_sub(lim);
+	rl_hier_queued(lim, false);
 	rl_queued_sub(lim, w->want);
 }
 
@@ -264,7 +266,7 @@ struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
 	struct rl_waiter *w;
 	int i, level;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	if (!lim->nwaiters)
 		return NULL;
 	w = rl_pick_level(lim, &lim->levels[RL_LEVEL_USER], now, chunk, budget);
@@ -290,7 +292,7 @@ void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 	struct rl_level *lvl = &lim->levels[flow->level];
 	u32 fairness = lim->params.fairness;
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	lvl->vtime = flow->vtag;
 	flow->vtag += rl_tag_step(chunk, w->client->weight);
 	rb_erase_cached(&flow->node, &lvl->flows);
@@ -299,6 +301,7 @@ void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 	if (!w->want) {
 		list_del(&w->node);
 		rl_busy_sub(lim);
+		rl_hier_queued(lim, false);
 	} else {
 		/* Between chunks, the client's other requests go first. */
 		list_move_tail(&w->node, &flow->waiters);
@@ -319,6 +322,6 @@ u64 rl_sched_cap_ready(struct rl_limiter *lim)
 {
 	struct rb_node *node = rb_first_cached(&lim->capped);
 
-	lockdep_assert_held(&lim->lock);
+	lockdep_assert_held(lim->tlock);
 	return node ? rb_entry(node, struct rl_flow, node)->ready : U64_MAX;
 }

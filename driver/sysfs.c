@@ -293,6 +293,30 @@ static ssize_t persistent_show(struct kobject *kobj,
 			  READ_ONCE(rl_kobj_limiter(kobj)->persistent));
 }
 
+/* A limiter's place in its tree (hier.c). */
+
+static ssize_t parent_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	return rl_hier_show(rl_kobj_limiter(kobj), RL_HIER_SHOW_PARENT, buf);
+}
+
+static ssize_t weight_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	return rl_hier_show(rl_kobj_limiter(kobj), RL_HIER_SHOW_WEIGHT, buf);
+}
+
+static ssize_t children_show(struct kobject *kobj,
+			     struct kobj_attribute *attr, char *buf)
+{
+	return rl_hier_show(rl_kobj_limiter(kobj), RL_HIER_SHOW_CHILDREN,
+			    buf);
+}
+
+static struct kobj_attribute rl_attr_parent = __ATTR_RO(parent);
+static struct kobj_attribute rl_attr_weight = __ATTR_RO(weight);
+static struct kobj_attribute rl_attr_children = __ATTR_RO(children);
 static struct kobj_attribute rl_attr_clients = __ATTR_RO(clients);
 static struct kobj_attribute rl_attr_client_list = __ATTR_RO(client_list);
 static struct kobj_attribute rl_attr_backlog_tokens =
@@ -332,6 +356,9 @@ static struct attribute *rl_limiter_attrs[] = {
 	&rl_attr_queued.kattr.attr,
 	&rl_attr_busy_ns.kattr.attr,
 	&rl_attr_lease.attr,
+	&rl_attr_parent.attr,
+	&rl_attr_weight.attr,
+	&rl_attr_children.attr,
 	NULL,
 };
 

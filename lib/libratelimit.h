@@ -300,6 +300,35 @@ int rl_open_named(const char *name, uint32_t flags, uint32_t mode,
 int rl_unlink(int fd, const char *name);
 
 /**
+ * rl_set_parent() - put the fd's named limiter under another one
+ *                   (RL_IOC_SET_PARENT)
+ * @fd:     client fd attached to a named limiter it may reconfigure.
+ * @parent: name of the new parent, or NULL to make the limiter a root.
+ * @weight: share among the parent's backlogged children, 1 ..
+ *          RL_WEIGHT_MAX, 0 for 1.
+ *
+ * Return: 0, -EACCES without write rights on the limiter or the parent,
+ * -ENOENT for a missing parent, -ELOOP for a parent in the limiter's own
+ * subtree, -EMLINK past RL_DEPTH_MAX ancestors, -EINVAL for a private
+ * limiter, a bad name or weight, or another -errno; nothing changes on
+ * error.
+ */
+int rl_set_parent(int fd, const char *parent, uint32_t weight);
+
+/**
+ * rl_get_parent() - read the fd's limiter's place in its tree
+ *                   (RL_IOC_GET_PARENT)
+ * @fd:   client fd with a limiter.
+ * @p:    filled with the weight, the number of ancestors (depth) and of
+ *        children; its name_ptr is set to @name.
+ * @name: NULL, or RL_NAME_MAX bytes that receive the parent's name, ""
+ *        for a root.
+ *
+ * Return: 0, -EBADFD without a limiter, or another -errno.
+ */
+int rl_get_parent(int fd, struct rl_parent *p, char *name);
+
+/**
  * struct rl_batch - batched reservations over one client fd (opt-in)
  * @fd:        client fd the tokens come from; not owned, not closed
  * @unlimited: the limiter was unlimited at rl_batch_open()

@@ -51,6 +51,7 @@ enum fz_op {
 	OP_RANDCMD, OP_VFSIOCTL, OP_SEQ, OP_OPEN, OP_CLOSE, OP_DUP, OP_FCNTL,
 	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL,
 	OP_DEPOSIT, OP_SET_LEASE, OP_GET_DEMAND,	/* fz_global() */
+	OP_HIER,	/* RL_IOC_SET_PARENT and RL_IOC_GET_PARENT (fz_hier()) */
 	OP_NR
 };
 
@@ -61,6 +62,7 @@ static const char *const fz_op_names[OP_NR] = {
 	"fcntl", "poll", "read/write", "sysfs write", "sysfs read", "fork",
 	"signal",
 	"DEPOSIT", "SET_LEASE", "GET_DEMAND",
+	"SET/GET_PARENT",
 };
 
 static const unsigned long fz_cmds[] = {
@@ -514,7 +516,7 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 	switch (op) {
 	case OP_FEATURES:
 		if (f->version != RL_ABI_VERSION || f->flags ||
-		    (~f->ioctls & 0x7ff) || !zero(f->reserved, sizeof(f->reserved)))
+		    (~f->ioctls & 0xffff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;
 	case OP_GET_CONFIG:
@@ -734,6 +736,57 @@ static void fz_global(struct fz_thread *t)
 		fz_global_out(t, op, &u);
 }
 
+/* What SET_PARENT and GET_PARENT may fail with, beyond the others'. */
+static const int fz_hier_errs[] = {
+	EINVAL, EBADFD, EFAULT, EACCES, ENOENT, ELOOP, EMLINK, EBADF,
+	ENOTTY, 0
+};
+
+/*
+ * RL_IOC_SET_PARENT (random reparenting among the fuzzer's names, while
+ * the other threads acquire from them) or RL_IOC_GET_PARENT.
+ */
+static void fz_hier(struct fz_thread *t)
+{
+	char name[RL_NAME_MAX + 8];
+	struct rl_parent p;
+	unsigned long cmd;
+	int fd = fz_fd(t), err;
+	void *arg = &p;
+	char what[64];
+	long ret;
+
+	memset(&p, 0, sizeof(p));
+	memset(name, POISON_BYTE, sizeof(name));
+	if (chance(t, 60)) {
+		cmd = RL_IOC_SET_PARENT;
+		p.name_ptr = chance(t, 15) ? 0 : fz_name(t);
+		p.weight = chance(t, 10) ? rnd_u32(t) :
+			   (__u32)below(t, RL_WEIGHT_MAX + 1);
+	} else {
+		cmd = RL_IOC_GET_PARENT;
+		p.name_ptr = chance(t, 10) ? fz_name(t) :
+			     chance(t, 10) ? 0 : (__u64)(uintptr_t)name;
+	}
+	if (chance(t, 5))
+		p.flags = rnd_u32(t);
+	if (chance(t, 5))
+		p.reserved[below(t, 2)] = rnd_u64(t);
+	if (chance(t, 4))
+		arg = fz_bad_ptr(t, sizeof(p));
+	t->op = OP_HIER;
+	ret = ioctl(fd, cmd, arg);
+	err = errno;
+	snprintf(what, sizeof(what), "fd %d cmd %#lx arg %p", fd, cmd, arg);
+	fz_check(t, OP_HIER, ret, err, fz_hier_errs, what,
+		 arg == &p ? (void *)&p : NULL, sizeof(p));
+	if (!ret && cmd == RL_IOC_GET_PARENT && arg == &p &&
+	    (p.depth > RL_DEPTH_MAX || !p.weight || p.weight > RL_WEIGHT_MAX ||
+	     !zero(p.reserved, sizeof(p.reserved))))
+		fz_fail(t->sh, "GET_PARENT: bad output: depth %u weight %u",
+			p.depth, p.weight);
+}
+
 /* The generic ioctls of fs/ioctl.c: any other type reaches the driver. */
 static bool fz_vfs_type(unsigned int type)
 {
@@ -772,7 +825,8 @@ static void fz_randcmd(struct fz_thread *t)
 	if (cmd == RL_IOC_ACQUIRE) {
 		/* Never sleep on random bytes. */
 		a->flags = RL_ACQUIRE_NONBLOCK;
-	} else if (cmd == RL_IOC_ATTACH || cmd == RL_IOC_UNLINK) {
+	} else if (cmd == RL_IOC_ATTACH || cmd == RL_IOC_UNLINK ||
+		   cmd == RL_IOC_SET_PARENT || cmd == RL_IOC_GET_PARENT) {
 		/* Random pointers could name anything: no name at all. */
 		*(__u64 *)t->buf = 0;
 	}
@@ -968,7 +1022,7 @@ static const char *const fz_sysfs_files[] = {
 	"wait_ns_max", "timeouts", "interrupted", "rejected", "waiters",
 	"available", "held", "clients", "owner", "group", "mode",
 	"persistent", "client_list", "wait_histogram", "backlog_tokens",
-	"refunded", "nonexistent",
+	"refunded", "parent", "weight", "children", "nonexistent",
 	"fed", "asked", "refused", "queued", "busy_ns", "lease",
 };
 
@@ -1144,6 +1198,11 @@ static void fz_one(struct fz_thread *t)
 
 	if (r < 40) {
 		fz_global(t);
+		return;
+	}
+
+	if (r < 80) {
+		fz_hier(t);
 		return;
 	}
 

@@ -105,6 +105,7 @@ struct st_shared {
 	__u64 victims;
 	__u64 signals;
 	__u64 churn;
+	__u64 reparents;
 	int nfails;
 	char fails[ST_FAILS][200];
 	struct st_lim lim[L_NR];
@@ -618,6 +619,63 @@ static void *st_reconfig(void *arg)
 	return NULL;
 }
 
+/*
+ * Trees of limiters (RL_IOC_SET_PARENT): move the named limiters under a
+ * parent of their own and back, at random, while the workers acquire. The
+ * parent's limits are far above theirs, so the invariants of each hold as
+ * they are; its held and waiters must come back to 0 with them.
+ */
+static int st_top = -1;
+
+static int st_set_parent(int fd, const char *parent)
+{
+	struct rl_parent p;
+
+	memset(&p, 0, sizeof(p));
+	p.name_ptr = (__u64)(uintptr_t)parent;
+	p.weight = 1;
+	return ioctl(fd, RL_IOC_SET_PARENT, &p);
+}
+
+static void *st_reparent(void *arg)
+{
+	struct st_ctl *c = arg;
+	__u64 rng = c->seed ^ 0x55;
+	char top[RL_NAME_MAX];
+	int l;
+
+	st_name(top, sizeof(top), "top");
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
+		sleep_ms(5 + below(&rng, 30));
+		l = below(&rng, 2) ? L_RATE : L_CONC;
+		if (st_set_parent(st_master[l], below(&rng, 2) ? top : NULL))
+			st_fail("%s: set parent: %s", st_defs[l].tag,
+				strerror(errno));
+		__atomic_fetch_add(&sh->reparents, 1, __ATOMIC_RELAXED);
+	}
+	/* Back to roots before the checks. */
+	if (st_set_parent(st_master[L_RATE], NULL) ||
+	    st_set_parent(st_master[L_CONC], NULL))
+		st_fail("set parent back: %s", strerror(errno));
+	return NULL;
+}
+
+/* The parent of st_reparent(), with room for everything under it. */
+static int st_top_create(void)
+{
+	struct rl_config cfg = {
+		.rate = 1000000, .period_ns = NS_PER_SEC, .burst = 100000,
+		.concurrency = 1000,
+	};
+	char top[RL_NAME_MAX];
+
+	st_name(top, sizeof(top), "top");
+	st_top = ks_open();
+	return st_top < 0 ? -1 :
+	       ks_att_cfg(st_top, top, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
+			  &cfg);
+}
+
 /* ---- the invariants ---- */
 
 static int st_cmp(const void *a, const void *b)
@@ -762,7 +820,7 @@ FIXTURE_TEARDOWN(stress)
 
 TEST_F_TIMEOUT(stress, invariants, 600)
 {
-	pthread_t victims, signals, reconfig;
+	pthread_t victims, signals, reconfig, reparent;
 	const char *env = getenv("RL_STRESS_SECS");
 	__u64 secs = env && *env ? strtoull(env, NULL, 10) : ST_SECS;
 	char name[RL_NAME_MAX];
@@ -824,6 +882,8 @@ TEST_F_TIMEOUT(stress, invariants, 600)
 	ASSERT_EQ(0, pthread_create(&victims, NULL, st_victims, &ctl));
 	ASSERT_EQ(0, pthread_create(&signals, NULL, st_signals, &ctl));
 	ASSERT_EQ(0, pthread_create(&reconfig, NULL, st_reconfig, &ctl));
+	ASSERT_EQ(0, st_top_create());
+	ASSERT_EQ(0, pthread_create(&reparent, NULL, st_reparent, &ctl));
 
 	while (now_ns() < sh->deadline)
 		sleep_ms(50);
@@ -831,6 +891,7 @@ TEST_F_TIMEOUT(stress, invariants, 600)
 	pthread_join(signals, NULL);
 	pthread_join(reconfig, NULL);
 	pthread_join(victims, NULL);
+	pthread_join(reparent, NULL);
 
 	end = sh->deadline + ST_GRACE_NS;
 	for (alive = ST_PROCS; alive && now_ns() < end;) {
@@ -866,12 +927,24 @@ TEST_F_TIMEOUT(stress, invariants, 600)
 		       (unsigned long long)sh->victims,
 		       (unsigned long long)sh->signals,
 		       (unsigned long long)sh->churn);
+	ksft_print_msg("%llu moves between trees\n",
+		       (unsigned long long)sh->reparents);
 	for (i = 0; i < sh->nfails && i < ST_FAILS; i++)
 		TH_LOG("FAIL: %s", sh->fails[i]);
 	EXPECT_EQ(0, sh->nfails);
 
 	for (l = 0; l < L_NR; l++)
 		st_check_end(_metadata, l);
+	{
+		struct rl_stats ts;
+
+		ASSERT_EQ(0, ks_stats(st_top, &ts));
+		EXPECT_EQ(0, ts.held) TH_LOG("top: permits never came back");
+		EXPECT_EQ(0, ts.waiters);
+		close(st_top);
+		st_name(name, sizeof(name), "top");
+		EXPECT_FALSE(sysfs_exists(name)) TH_LOG("%s still exists", name);
+	}
 
 	/* Close everything: no name may stay behind. */
 	for (l = 0; l < L_NR; l++)

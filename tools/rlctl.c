@@ -33,11 +33,16 @@ static void print_usage(void)
 		"usage: rlctl [--json] COMMAND [ARGS]\n"
 		"  create NAME RATESPEC [--burst N] [--mode OCTAL] [--persist]\n"
 		"         [--concurrency N] [--fairness N] [--catchup PERMILLE] [--backlog N]\n"
+		"         [--parent NAME [--weight W]]\n"
 		"                       create a named limiter (mode default 0644)\n"
 		"  set NAME KEY=VALUE...  change it; keys: rate (a rate spec or a\n"
 		"                       number), period_ns, burst, unlimited (0 or 1),\n"
 		"                       concurrency, fairness, catchup, backlog,\n"
 		"                       fed (0 or 1)\n"
+		"  set NAME --parent PARENT [--weight W] | --root\n"
+		"                       move it under PARENT, or make it a root\n"
+		"  tree [-i SECONDS]    the trees of limiters: rate, achieved rate\n"
+		"                       and share of the parent's, per level\n"
 		"  show NAME            configuration, statistics, wait percentiles\n"
 		"                       and clients with their shares\n"
 		"  list                 one line per limiter\n"
@@ -115,6 +120,7 @@ static const struct {
 	{ "watch", cmd_watch },
 	{ "apply", cmd_apply },
 	{ "export", cmd_export },
+	{ "tree", cmd_tree },
 };
 
 /* Drop "--json" from the operands of commands without options. */

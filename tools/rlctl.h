@@ -122,4 +122,18 @@ int cmd_export(int argc, char **argv);
 /* rlctl apply [--dry-run] [--prune] PATH... (rlctl_apply.c) */
 int cmd_apply(int argc, char **argv);
 
+/* rlctl_tree.c: --parent NAME, --weight W, --root of create and set. */
+struct tree_opts {
+	bool set;		/* one of them was given */
+	bool root;		/* --root */
+	const char *parent;	/* --parent */
+	uint32_t weight;	/* --weight, 0 for 1 */
+};
+
+int tree_option(int argc, char **argv, struct tree_opts *t);
+int tree_options(int *argc, char **argv, struct tree_opts *t);
+int tree_apply(int fd, const char *name, const struct tree_opts *t);
+/* rlctl tree [-i SECONDS] (rlctl_tree.c) */
+int cmd_tree(int argc, char **argv);
+
 #endif /* RLCTL_H */

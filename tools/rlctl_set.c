@@ -184,12 +184,17 @@ int cmd_create(int argc, char **argv)
 		.mode = DEFAULT_MODE,
 	};
 	const char *name, *spec;
+	struct tree_opts t = { 0 };
 	struct rl_config cfg;
 	bool options;
 	size_t i;
 	int fd, ret;
 
-	ret = create_options(argc, argv, &cr);
+	ret = tree_options(&argc, argv, &t);
+	if (t.root)
+		return usage("create: --root is the default");
+	if (!ret)
+		ret = create_options(argc, argv, &cr);
 	if (!ret)
 		ret = check_operands("create", argc - optind, argv + optind, 2,
 				     (const char *const[]){ "NAME", "RATESPEC" });
@@ -214,6 +219,13 @@ int cmd_create(int argc, char **argv)
 			    name, spec, options ? " with those options" : "");
 	if (ret)
 		return name_error(name, ret);
+	ret = tree_apply(fd, name, &t);
+	if (ret) {
+		/* Not left behind, half made. */
+		rl_unlink(fd, name);
+		rl_close(fd);
+		return ret;
+	}
 	if (!(cr.flags & RL_ATTACH_PERSIST))
 		fprintf(stderr,
 			"rlctl: note: '%s' is not persistent: it dies as rlctl exits (use --persist)\n",
@@ -381,12 +393,18 @@ static int set_error(const char *name, const struct write *failed)
 int cmd_set(int argc, char **argv)
 {
 	struct write w[MAX_WRITES], *failed;
+	struct tree_opts t = { 0 };
 	struct change c = { 0 };
 	uint64_t period, burst, product;
 	const char *name;
 	struct info cur;
 	int i, ret;
 
+	ret = tree_options(&argc, argv, &t);
+	if (ret)
+		return ret;
+	if (t.set && argc == 2)
+		return check_name(argv[1]) ?: tree_apply(-1, argv[1], &t);
 	if (argc < 3)
 		return usage("set: missing %s", argc < 2 ? "NAME" : "KEY=VALUE");
 	name = argv[1];
@@ -410,5 +428,7 @@ int cmd_set(int argc, char **argv)
 			    (unsigned long long)RL_BURST_PERIOD_MAX);
 
 	failed = do_writes(name, w, plan_writes(&c, &cur, w));
-	return failed ? set_error(name, failed) : 0;
+	if (failed)
+		return set_error(name, failed);
+	return tree_apply(-1, name, &t);
 }

@@ -176,4 +176,7 @@ void bench_peers(void);
 /* batch.c */
 void bench_batch(void);
 
+/* hier.c */
+void bench_hier(void);
+
 #endif /* RL_BENCH_H */

@@ -47,6 +47,7 @@ static const struct {
 	{ "fairness", bench_fairness },
 	{ "peers", bench_peers },
 	{ "batch", bench_batch },
+	{ "hier", bench_hier },
 };
 
 #define NSECTIONS	(ARRAY_SIZE(sections))

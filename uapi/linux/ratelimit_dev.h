@@ -422,6 +422,48 @@ struct rl_demand {
 	__u64 reserved[4];
 };
 
+/* Most ancestors of a named limiter (struct rl_parent). */
+#define RL_DEPTH_MAX		4
+
+/**
+ * struct rl_parent - a named limiter's place in a tree of limiters
+ *                    (RL_IOC_SET_PARENT, RL_IOC_GET_PARENT)
+ * @name_ptr: SET: in: pointer to the NUL-terminated name of the new
+ *            parent, or 0 to make the limiter a root. GET: in: pointer to
+ *            a buffer of RL_NAME_MAX bytes that receives the parent's
+ *            name ("" for a root), or 0.
+ * @weight:   share of the limiter among its parent's backlogged children,
+ *            1 .. RL_WEIGHT_MAX; 0 on SET means 1. Out on GET.
+ * @flags:    must be zero.
+ * @depth:    GET: out: ancestors of the limiter. SET: must be zero.
+ * @children: GET: out: its children. SET: must be zero.
+ * @reserved: must be zero on SET; zeroed on GET.
+ *
+ * A grant of n tokens at a limiter takes n tokens (and, when a level of
+ * the path limits concurrency, n permits) at the limiter and at every
+ * ancestor, at once: all levels or none. Backlogged children share their
+ * parent by weight, each within its own limits. See ratelimit(4).
+ *
+ * SET applies to the named limiter of this fd; it needs the right to
+ * reconfigure it (as RL_IOC_SET_CONFIG) and write permission on the new
+ * parent, else -EACCES. A private limiter, or one whose name was unlinked,
+ * is -EINVAL; a missing parent -ENOENT; a parent in the limiter's own
+ * subtree (itself included) -ELOOP; a tree in which a limiter would get
+ * more than RL_DEPTH_MAX ancestors -EMLINK. Nothing changes on error.
+ * Sleeping requests, held permits and tokens stay; the new parent's
+ * counts take the subtree's held permits. A limiter with children cannot
+ * be unlinked (-EBUSY), and keeps its name while it has children even
+ * when its last fd is closed.
+ */
+struct rl_parent {
+	__u64 name_ptr;
+	__u32 weight;
+	__u32 flags;
+	__u32 depth;
+	__u32 children;
+	__u64 reserved[2];
+};
+
 #define RL_IOC_MAGIC		0xBA	/* unassigned in ioctl-number.rst */
 
 #define RL_IOC_GET_FEATURES	_IOR(RL_IOC_MAGIC, 0, struct rl_features)
@@ -438,5 +480,7 @@ struct rl_demand {
 #define RL_IOC_DEPOSIT		_IOWR(RL_IOC_MAGIC, 11, struct rl_deposit)
 #define RL_IOC_SET_LEASE	_IOW(RL_IOC_MAGIC, 12, struct rl_lease)
 #define RL_IOC_GET_DEMAND	_IOWR(RL_IOC_MAGIC, 13, struct rl_demand)
+#define RL_IOC_SET_PARENT	_IOW(RL_IOC_MAGIC, 14, struct rl_parent)
+#define RL_IOC_GET_PARENT	_IOWR(RL_IOC_MAGIC, 15, struct rl_parent)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */

@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Selftests of /dev/ratelimit: trees of named limiters (RL_IOC_SET_PARENT).
+ * Shares of backlogged children under a parent (equal, one idle, weights),
+ * the token bucket bound at every level of three, all or nothing at every
+ * level (timeout, signal, kill -9 of a permit holder), and the errors
+ * (cycles, depth, unlinking a parent, permissions) that change nothing.
+ *
+ * Shares are measured like the fair tests: every tenant is a process with
+ * several threads acquiring back to back, so it is backlogged all the
+ * time, and the kernel's own `granted` counters of the tenants are read
+ * twice while both are backlogged (after a settling time); the rates are
+ * the differences over the real time between the reads, so a slow guest
+ * measures the same shares over the same number of tokens.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+/* The harness has unused parameters (variant, ucontext) by design. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#include "ratelimit_util.h"
+#include "ratelimit_rlctl.h"
+
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT	120
+
+/* Threads per tenant: each tenant always has requests queued. */
+#define TENANT_THREADS	12
+/* Tokens per tenant of a measurement of shares. */
+#define SHARE_TOKENS	450
+
+static int ks_parent(int fd, const char *parent, __u32 weight)
+{
+	struct rl_parent p;
+
+	memset(&p, 0, sizeof(p));
+	p.name_ptr = (__u64)(uintptr_t)parent;
+	p.weight = weight;
+	return ioctl(fd, RL_IOC_SET_PARENT, &p);
+}
+
+static int ks_parent_get(int fd, struct rl_parent *p, char *name)
+{
+	memset(p, 0, sizeof(*p));
+	p->name_ptr = (__u64)(uintptr_t)name;
+	return ioctl(fd, RL_IOC_GET_PARENT, p);
+}
+
+/* A unique name for @what in this test process. */
+static const char *hname(char *buf, const char *what)
+{
+	snprintf(buf, RL_NAME_MAX, "hier-%d-%s", getpid(), what);
+	return buf;
+}
+
+/* A new named limiter (not persistent), held by the returned fd. */
+static int hmake(const char *name, __u64 rate, __u64 burst, __u32 flags,
+		 __u64 concurrency)
+{
+	struct rl_config c;
+	int fd = ks_open();
+
+	if (fd < 0)
+		return -1;
+	memset(&c, 0, sizeof(c));
+	c.rate = rate;
+	c.period_ns = NS_PER_SEC;
+	c.burst = burst;
+	c.flags = flags;
+	c.concurrency = concurrency;
+	if (ks_att_cfg(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
+		       &c)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static __u64 hgranted(int fd)
+{
+	struct rl_stats s;
+
+	return ks_stats(fd, &s) ? ~0ULL : s.granted;
+}
+
+static struct rl_stats hstats(int fd)
+{
+	struct rl_stats s;
+
+	if (ks_stats(fd, &s))
+		memset(&s, 0xff, sizeof(s));
+	return s;
+}
+
+/* ---- tenants: processes acquiring back to back ---- */
+
+/* Shared with the tenants' processes; read and written atomically. */
+static int *tenant_stop;
+
+struct tenant_thr {
+	int fd;
+};
+
+static void *tenant_thread(void *arg)
+{
+	struct tenant_thr *t = arg;
+	struct rl_acquire a;
+
+	while (!__atomic_load_n(tenant_stop, __ATOMIC_SEQ_CST))
+		if (ks_acq(t->fd, 1, now_ns() + NS_PER_SEC, 0, &a) &&
+		    errno != ETIMEDOUT)
+			break;
+	return NULL;
+}
+
+/* Start a process acquiring from @name with TENANT_THREADS threads. */
+static pid_t tenant_start(const char *name)
+{
+	struct tenant_thr t;
+	pthread_t th[TENANT_THREADS];
+	pid_t pid;
+	int i;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid)
+		return pid;
+	t.fd = ks_open();
+	if (t.fd < 0 || ks_att(t.fd, name, 0, 0, 1, NS_PER_SEC, 0))
+		_exit(1);
+	for (i = 0; i < TENANT_THREADS; i++)
+		if (pthread_create(&th[i], NULL, tenant_thread, &t))
+			_exit(1);
+	for (i = 0; i < TENANT_THREADS; i++)
+		pthread_join(th[i], NULL);
+	_exit(0);
+}
+
+static int tenants_stop(pid_t *pids, int n)
+{
+	int i, status, ret = 0;
+
+	__atomic_store_n(tenant_stop, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < n; i++) {
+		if (waitpid(pids[i], &status, 0) != pids[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			ret = -1;
+	}
+	__atomic_store_n(tenant_stop, 0, __ATOMIC_SEQ_CST);
+	return ret;
+}
+
+static void tenant_shm(void)
+{
+	if (!tenant_stop)
+		tenant_stop = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+}
+
+/* Wait until every fd of @fds (n) has a sleeping request. */
+static int all_backlogged(const int *fds, int n)
+{
+	__u64 end = now_ns() + 5 * NS_PER_SEC;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		while (!ks_nwaiters(fds[i]) || ks_nwaiters(fds[i]) == POISON64) {
+			if (now_ns() > end)
+				return -1;
+			sleep_ms(1);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Rates, tokens/s, of the limiters of @fds (n) while they are backlogged:
+ * from two reads of their `granted`, after the first has SHARE_TOKENS more
+ * (or 30 s); each is still backlogged at the second read.
+ */
+static int measure(const int *fds, int n, double *rate)
+{
+	__u64 g0[4], g1, t0, t1;
+	int i;
+
+	if (all_backlogged(fds, n))
+		return -1;
+	/* A tenant alone drains its full bucket at 50/s in a second. */
+	sleep_ms(1500);
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		g0[i] = hgranted(fds[i]);
+	do {
+		sleep_ms(100);
+		t1 = now_ns();
+	} while (hgranted(fds[0]) - g0[0] < SHARE_TOKENS &&
+		 t1 - t0 < 30 * NS_PER_SEC);
+	for (i = 0; i < n; i++) {
+		g1 = hgranted(fds[i]);
+		rate[i] = (double)(g1 - g0[i]) * NS_PER_SEC / (now_ns() - t0);
+		if (!ks_nwaiters(fds[i]))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Two tenants of 100/s each under a parent of 150/s, weights @wa and @wb,
+ * @nb tenants processes on b (0: b idle): their measured rates.
+ */
+static void share_run(struct __test_metadata *_metadata, __u32 wa, __u32 wb,
+		      int busy_b, double *rate)
+{
+	char np[RL_NAME_MAX], na[RL_NAME_MAX], nb[RL_NAME_MAX];
+	int p, a, b, fds[2];
+	pid_t pids[2];
+	int n = 1;
+
+	tenant_shm();
+	ASSERT_NE(MAP_FAILED, tenant_stop);
+	p = hmake(hname(np, "p"), 150, 15, 0, 0);
+	/*
+	 * A burst of half a second of their own rate: a tenant at its
+	 * ceiling loses no token to a guest stalled for less (TCG on a
+	 * shared host), so its rate is its ceiling.
+	 */
+	a = hmake(hname(na, "a"), 100, 50, 0, 0);
+	b = hmake(hname(nb, "b"), 100, 50, 0, 0);
+	ASSERT_LE(0, p);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, ks_parent(a, np, wa));
+	ASSERT_EQ(0, ks_parent(b, np, wb));
+	pids[0] = tenant_start(na);
+	if (busy_b)
+		pids[n++] = tenant_start(nb);
+	fds[0] = a;
+	fds[1] = b;
+	EXPECT_EQ(0, measure(fds, n, rate));
+	EXPECT_EQ(0, tenants_stop(pids, n));
+	TH_LOG("weights %u:%u, b %s: a %.2f/s, b %.2f/s", wa, wb,
+	       busy_b ? "busy" : "idle", rate[0], busy_b ? rate[1] : 0.0);
+	close(a);
+	close(b);
+	close(p);
+}
+
+/*
+ * The tenants' rates: each within @tol (a fraction) of its share @want_a
+ * (of a) of what the parent delivered, as a guest on a loaded host may
+ * deliver less than 150/s; and that total within 10 % of 150/s, at most
+ * the bound.
+ */
+static void expect_shares(struct __test_metadata *_metadata,
+			  const double *rate, double want_a, double tol)
+{
+	double sum = rate[0] + rate[1];
+
+	TH_LOG("total %.2f/s; a %.2f/s, want %.2f; b %.2f/s, want %.2f", sum,
+	       rate[0], sum * want_a, rate[1], sum * (1 - want_a));
+	EXPECT_LE(150 * 0.9, sum);
+	EXPECT_GE(150 * 1.02, sum);
+	EXPECT_LE(sum * want_a * (1 - tol), rate[0]);
+	EXPECT_GE(sum * want_a * (1 + tol), rate[0]);
+	EXPECT_LE(sum * (1 - want_a) * (1 - tol), rate[1]);
+	EXPECT_GE(sum * (1 - want_a) * (1 + tol), rate[1]);
+}
+
+/* Two tenants at 100/s under 150/s, both backlogged: 75/s each. */
+TEST(hier_two_tenants_share)
+{
+	double rate[2];
+
+	share_run(_metadata, 1, 1, 1, rate);
+	expect_shares(_metadata, rate, 0.5, 0.02);
+}
+
+/* One tenant idle: the other gets its own 100/s, not the parent's 150. */
+TEST(hier_one_idle_gets_own_rate)
+{
+	double rate[2];
+
+	share_run(_metadata, 1, 1, 0, rate);
+	EXPECT_LE(100 * 0.9, rate[0]);
+	EXPECT_GE(100 * 1.02, rate[0]);
+}
+
+/*
+ * Weights 1:2 under 150/s: 50/s and 100/s, within 5 % as the fds' weights
+ * of fair_weights_1_2_4: b is at its own rate, and a moment without a
+ * request queued (its threads late under emulation) loses it its turns
+ * for good, as idleness earns no credit.
+ */
+TEST(hier_weights_1_2)
+{
+	double rate[2];
+
+	share_run(_metadata, 1, 2, 1, rate);
+	expect_shares(_metadata, rate, 1.0 / 3, 0.05);
+}
+
+/*
+ * Three levels: root 120/s; mid 90/s under it, with leaves l1 and l2 at
+ * 60/s; l3 at 60/s under the root. Every level's `granted` stays within
+ * its token bucket bound over the run, and each parent's is the sum of
+ * its children's.
+ */
+TEST(hier_three_levels_bound)
+{
+	static const __u64 rate[6] = { 120, 90, 60, 60, 60 };
+	static const __u64 burst[6] = { 12, 9, 6, 6, 6 };
+	static const char *const what[5] = { "r", "m", "l1", "l2", "l3" };
+	static const int parent[5] = { -1, 0, 1, 1, 0 };
+	char names[5][RL_NAME_MAX];
+	__u64 g[5], t0, t1;
+	pid_t pids[3];
+	int fds[5], i;
+
+	tenant_shm();
+	ASSERT_NE(MAP_FAILED, tenant_stop);
+	t0 = now_ns();
+	for (i = 0; i < 5; i++) {
+		fds[i] = hmake(hname(names[i], what[i]), rate[i], burst[i], 0,
+			       0);
+		ASSERT_LE(0, fds[i]);
+		if (parent[i] >= 0)
+			ASSERT_EQ(0, ks_parent(fds[i], names[parent[i]], 1));
+	}
+	for (i = 0; i < 3; i++)
+		pids[i] = tenant_start(names[2 + i]);
+	EXPECT_EQ(0, all_backlogged(fds + 2, 3));
+	sleep_ms(3000);
+	EXPECT_EQ(0, tenants_stop(pids, 3));
+	t1 = now_ns();
+	for (i = 0; i < 5; i++) {
+		double bound = burst[i] + (double)rate[i] * (t1 - t0) /
+				NS_PER_SEC + 1;
+
+		g[i] = hgranted(fds[i]);
+		TH_LOG("%s: %llu granted, bound %.1f", what[i],
+		       (unsigned long long)g[i], bound);
+		EXPECT_GE(bound, (double)g[i]);
+		EXPECT_LT(0, g[i]);
+	}
+	EXPECT_EQ(g[0], g[1] + g[4]);
+	EXPECT_EQ(g[1], g[2] + g[3]);
+	for (i = 0; i < 5; i++)
+		close(fds[i]);
+}
+
+/* Make a paused tree: p (burst 5) over c (burst 10), both full. */
+static void paused_pair(struct __test_metadata *_metadata, int *p, int *c,
+			char *np, char *nc)
+{
+	*p = hmake(hname(np, "pp"), 1, 5, 0, 0);
+	*c = hmake(hname(nc, "pc"), 1, 10, 0, 0);
+	ASSERT_LE(0, *p);
+	ASSERT_LE(0, *c);
+	/* 1 token per 1000 s: nothing comes back during the test. */
+	ASSERT_EQ(0, ks_set(*p, 1, 1000 * NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, ks_set(*c, 1, 1000 * NS_PER_SEC, 10, 0));
+	ASSERT_EQ(0, ks_parent(*c, np, 1));
+}
+
+static void expect_unchanged(struct __test_metadata *_metadata, int p,
+			     int c)
+{
+	struct rl_stats sp = hstats(p), sc = hstats(c);
+
+	EXPECT_EQ(5, sp.available);
+	EXPECT_EQ(10, sc.available);
+	EXPECT_EQ(0, sp.granted);
+	EXPECT_EQ(0, sc.granted);
+	EXPECT_EQ(0, sp.held);
+	EXPECT_EQ(0, sc.held);
+	EXPECT_EQ(0, sp.waiters);
+	EXPECT_EQ(0, sc.waiters);
+}
+
+/*
+ * A request of 8 is served in chunks of 5 (the parent's burst): the first
+ * chunk is taken at both levels, the second never comes. Timing out gives
+ * the first back at both: nothing charged anywhere.
+ */
+TEST(hier_timeout_charges_no_level)
+{
+	char np[RL_NAME_MAX], nc[RL_NAME_MAX];
+	struct rl_acquire a;
+	int p, c;
+
+	paused_pair(_metadata, &p, &c, np, nc);
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(c, 8, now_ns() + 200 * NS_PER_MS, 0,
+				       &a));
+	expect_unchanged(_metadata, p, c);
+	/* Never grantable without sleeping: more than the parent's burst. */
+	EXPECT_ERRNO(EINVAL, ks_acq(c, 8, 0, RL_ACQUIRE_NONBLOCK, &a));
+	expect_unchanged(_metadata, p, c);
+	close(c);
+	close(p);
+}
+
+/* The same request ended by a signal charges no level either. */
+TEST(hier_interrupt_charges_no_level)
+{
+	char np[RL_NAME_MAX], nc[RL_NAME_MAX];
+	struct waiter w;
+	int p, c;
+
+	paused_pair(_metadata, &p, &c, np, nc);
+	ASSERT_EQ(0, catch_signal(SIGUSR1, 0));
+	ASSERT_EQ(0, waiter_start(&w, c, 8, RL_DEADLINE_NONE, 0));
+	ASSERT_EQ(0, ks_wait_waiters(c, 1, 5000));
+	/* The first chunk was granted: the parent is empty now. */
+	EXPECT_EQ(0, hstats(p).available);
+	pthread_kill(w.th, SIGUSR1);
+	ASSERT_EQ(0, waiter_join(&w, 5000));
+	EXPECT_EQ(-1, w.ret);
+	EXPECT_EQ(EINTR, w.err);
+	expect_unchanged(_metadata, p, c);
+	close(c);
+	close(p);
+}
+
+/* Hold 3 permits of c (under p, concurrency 4) in a child, then die. */
+static void holder(int wr, const char *name)
+{
+	struct rl_acquire a;
+	char x = 'x';
+	int fd = ks_open();
+
+	if (fd < 0 || ks_att(fd, name, 0, 0, 1, NS_PER_SEC, 0) ||
+	    ks_acq(fd, 3, RL_DEADLINE_NONE, 0, &a) ||
+	    write(wr, &x, 1) != 1)
+		_exit(1);
+	/* Until killed. */
+	for (;;)
+		pause();
+}
+
+/* kill -9 of a holder of a child's permits returns them at the parent. */
+TEST(hier_kill9_returns_permits_at_parent)
+{
+	char np[RL_NAME_MAX], nc[RL_NAME_MAX];
+	struct rl_acquire a;
+	int p, c, status, pi[2];
+	char x;
+	pid_t pid;
+
+	p = hmake(hname(np, "kp"), 0, 0, RL_CONFIG_UNLIMITED, 4);
+	c = hmake(hname(nc, "kc"), 0, 0, RL_CONFIG_UNLIMITED, 0);
+	ASSERT_LE(0, p);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, ks_parent(c, np, 1));
+	ASSERT_EQ(0, pipe(pi));
+	fflush(stdout);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		holder(pi[1], nc);
+	ASSERT_EQ(1, read(pi[0], &x, 1));
+	EXPECT_EQ(3, hstats(p).held);
+	EXPECT_EQ(3, hstats(c).held);
+	/* The parent's limit bounds the child's holders. */
+	EXPECT_ERRNO(EAGAIN, ks_acq(c, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, hstats(p).held);
+	EXPECT_EQ(0, hstats(c).held);
+	EXPECT_EQ(0, ks_acq(c, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(4, hstats(p).held);
+	EXPECT_EQ(0, ks_release(c, 4));
+	EXPECT_EQ(0, hstats(p).held);
+	close(pi[0]);
+	close(pi[1]);
+	close(c);
+	close(p);
+}
+
+/* Cycles, depth, unlinking a parent, bad arguments: nothing changes. */
+TEST(hier_errors)
+{
+	char n[6][RL_NAME_MAX], got[RL_NAME_MAX];
+	struct rl_parent rp;
+	int fds[6], i, priv;
+
+	for (i = 0; i < 6; i++) {
+		char what[8];
+
+		snprintf(what, sizeof(what), "e%d", i);
+		fds[i] = hmake(hname(n[i], what), 10, 0, 0, 0);
+		ASSERT_LE(0, fds[i]);
+	}
+	/* A chain e0 <- e1 <- e2 <- e3 <- e4: e4 has 4 ancestors. */
+	for (i = 1; i < 5; i++)
+		ASSERT_EQ(0, ks_parent(fds[i], n[i - 1], 1));
+	EXPECT_ERRNO(EMLINK, ks_parent(fds[5], n[4], 1));
+	EXPECT_ERRNO(ELOOP, ks_parent(fds[0], n[4], 1));
+	EXPECT_ERRNO(ELOOP, ks_parent(fds[2], n[2], 1));
+	EXPECT_ERRNO(ENOENT, ks_parent(fds[5], "hier-no-such", 1));
+	EXPECT_ERRNO(EINVAL, ks_parent(fds[5], n[0], RL_WEIGHT_MAX + 1));
+	EXPECT_ERRNO(EBUSY, ks_unl(fds[0], n[3]));
+	/* e1 and the 3 levels below it cannot go under e5 (depth 5). */
+	ASSERT_EQ(0, ks_parent(fds[5], n[0], 3));
+	EXPECT_ERRNO(EMLINK, ks_parent(fds[1], n[5], 1));
+	priv = ks_open();
+	ASSERT_LE(0, priv);
+	ASSERT_EQ(0, ks_set(priv, 10, NS_PER_SEC, 0, 0));
+	EXPECT_ERRNO(EINVAL, ks_parent(priv, n[0], 1));
+	ASSERT_EQ(0, ks_parent_get(priv, &rp, got));
+	EXPECT_STREQ("", got);
+	close(priv);
+	/* Nothing changed. */
+	ASSERT_EQ(0, ks_parent_get(fds[4], &rp, got));
+	EXPECT_STREQ(n[3], got);
+	EXPECT_EQ(4, rp.depth);
+	EXPECT_EQ(0, rp.children);
+	ASSERT_EQ(0, ks_parent_get(fds[0], &rp, got));
+	EXPECT_STREQ("", got);
+	EXPECT_EQ(0, rp.depth);
+	EXPECT_EQ(2, rp.children);
+	ASSERT_EQ(0, ks_parent_get(fds[5], &rp, got));
+	EXPECT_EQ(3, rp.weight);
+	/* The same in sysfs. */
+	ASSERT_EQ(0, sysfs_read(n[4], "parent", got, sizeof(got)));
+	EXPECT_STREQ(n[3], got);
+	EXPECT_EQ(3, sysfs_u64(n[5], "weight"));
+	{
+		char list[2 * RL_NAME_MAX + 2], want[2 * RL_NAME_MAX + 2];
+
+		snprintf(want, sizeof(want), "%s\n%s", n[1], n[5]);
+		ASSERT_EQ(0, sysfs_read(n[0], "children", list, sizeof(list)));
+		EXPECT_STREQ(want, list);
+	}
+	/* Back to roots, leaves first; then the names can go. */
+	for (i = 5; i > 0; i--)
+		EXPECT_EQ(0, ks_parent(fds[i], NULL, 0));
+	EXPECT_EQ(0, ks_unl(fds[0], n[3]));
+	for (i = 0; i < 6; i++)
+		close(fds[i]);
+}
+
+struct perm_arg {
+	const char *mine;	/* the user's own limiter */
+	const char *parent;	/* root's, mode 0644 */
+	const char *child;	/* root's, mode 0644 */
+};
+
+static void perm_try(void *arg, int *out)
+{
+	struct perm_arg *pa = arg;
+	int fd = ks_open(), fd2 = ks_open();
+
+	out[0] = fd < 0 || ks_att(fd, pa->mine,
+				  RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0666,
+				  10, NS_PER_SEC, 0) ? errno : 0;
+	/* No write permission on the parent. */
+	out[1] = ret_err(ks_parent(fd, pa->parent, 1));
+	/* Read permission on a child is not enough to move it. */
+	out[2] = fd2 < 0 || ks_att(fd2, pa->child, 0, 0, 10, NS_PER_SEC, 0) ?
+		 errno : 0;
+	out[3] = ret_err(ks_parent(fd2, pa->mine, 1));
+	close(fd2);
+	close(fd);
+}
+
+/* Moving a limiter needs write rights on it and on the new parent. */
+TEST(hier_permission_denied)
+{
+	static const struct ks_cred user = { 4247, 4247, 0, { 0 } };
+	char np[RL_NAME_MAX], nc[RL_NAME_MAX], nm[RL_NAME_MAX];
+	char got[RL_NAME_MAX];
+	struct perm_arg pa = {
+		hname(nm, "um"), hname(np, "up"), hname(nc, "uc"),
+	};
+	struct rl_config cfg = { .rate = 10, .period_ns = NS_PER_SEC };
+	struct rl_parent rp;
+	int out[RUN_AS_MAX], p, c;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	p = ks_open();
+	c = ks_open();
+	ASSERT_LE(0, p);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, ks_att_cfg(p, np, RL_ATTACH_CREATE, 0644, &cfg));
+	ASSERT_EQ(0, ks_att_cfg(c, nc, RL_ATTACH_CREATE, 0644, &cfg));
+	ASSERT_EQ(0, run_as(&user, perm_try, &pa, out, 5000));
+	EXPECT_EQ(0, out[0]);
+	EXPECT_EQ(EACCES, out[1]);
+	EXPECT_EQ(0, out[2]);
+	EXPECT_EQ(EACCES, out[3]);
+	ASSERT_EQ(0, ks_parent_get(p, &rp, got));
+	EXPECT_EQ(0, rp.children);
+	ASSERT_EQ(0, ks_parent_get(c, &rp, got));
+	EXPECT_STREQ("", got);
+	close(c);
+	close(p);
+}
+
+/*
+ * A parent whose last fd closes keeps its name while it has a child; the
+ * child's name going takes the parent's with it.
+ */
+TEST(hier_parent_lives_with_children)
+{
+	char np[RL_NAME_MAX], nc[RL_NAME_MAX];
+	int p, c;
+
+	p = hmake(hname(np, "lp"), 10, 0, 0, 0);
+	c = hmake(hname(nc, "lc"), 10, 0, 0, 0);
+	ASSERT_LE(0, p);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, ks_parent(c, np, 1));
+	close(p);
+	EXPECT_EQ(1, sysfs_exists(np));
+	close(c);
+	EXPECT_EQ(0, sysfs_exists(nc));
+	EXPECT_EQ(0, sysfs_exists(np));
+}
+
+/* rlctl create/set --parent, --weight, --root, and rlctl tree. */
+TEST(hier_rlctl)
+{
+	char dir[64], np[RL_NAME_MAX], nc[RL_NAME_MAX], got[RL_NAME_MAX];
+	struct run r;
+
+	make_dir(dir, sizeof(dir));
+	ASSERT_NE(0, dir[0]);
+	hname(np, "rp");
+	hname(nc, "rc");
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "create", np, "150/s", "--persist",
+			   NULL));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "create", nc, "100/s", "--persist",
+			   "--parent", np, "--weight", "3", NULL));
+	EXPECT_EQ(0, r.status);
+	ASSERT_EQ(0, sysfs_read(nc, "parent", got, sizeof(got)));
+	EXPECT_STREQ(np, got);
+	EXPECT_EQ(3, sysfs_u64(nc, "weight"));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "tree", "-i", "0.1", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, nc));
+	EXPECT_NE(NULL, strstr(r.out, "share"));
+	if (r.status)
+		show(_metadata, &r);
+	/* A cycle: a clean error, nothing changed. */
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "set", np, "--parent", nc, NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "subtree"));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "rm", np, NULL));
+	EXPECT_EQ(1, r.status);
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "set", nc, "--root", NULL));
+	EXPECT_EQ(0, r.status);
+	ASSERT_EQ(0, sysfs_read(nc, "parent", got, sizeof(got)));
+	EXPECT_STREQ("", got);
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "rm", nc, NULL));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "rm", np, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(0, sysfs_exists(np));
+	remove_dir(dir);
+}
+
+TEST_HARNESS_MAIN
