@@ -180,7 +180,7 @@ fair()
 	for h in h1 h2 h3; do agent $h "api.$h@api=${C}/s"; done
 	# shellcheck disable=SC2086 # the pids, one word each
 	set -- $pids
-	a1=$1 a2=$2 a3=$3
+	a3=$3
 	client api.h1 paced 10 $((C / 10))
 	c1=$!
 	client api.h2 block 10
@@ -299,7 +299,6 @@ kill_redis()
 	check "redis killed: leases held, then safe" "$held >= $LEASE / 2 && $held <= $LEASE + $REFRESH && $down <= $bursts" \
 		"h2 kept its share $held ms after Redis died (lease $LEASE ms, less margins, + a refresh interval of polling), then 0 (pessimistic); $down tokens on h1, h2 in the next 500 ms (N x safe = 0, bursts $bursts)"
 	start_redis
-	ts=$(now)
 	ms=$(wait_for 5000 "h2 >= $C * 0.98")
 	check "redis restarted empty" "$ms >= 0 && $ms <= 2 * $LEASE + 10 * $REFRESH" \
 		"library and resource loaded again by the agents; h2 back at $(st api.h2 has) after $ms ms (learning: one lease, $LEASE ms)"

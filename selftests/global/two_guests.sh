@@ -43,14 +43,16 @@ fi
 
 # A free port on the loopback: redis-server refuses one in use.
 port=$((20000 + $$ % 20000))
-for i in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
 	"$redis" --bind 127.0.0.1 --port "$port" --dir "$PWD/$out" --save '' \
 		--appendonly no --logfile "$PWD/$out/redis.log" &
 	rpid=$!
 	j=0
 	until redis-cli -p "$port" PING >/dev/null 2>&1; do
 		j=$((j + 1))
-		kill -0 "$rpid" 2>/dev/null && [ "$j" -lt 50 ] || break
+		if ! kill -0 "$rpid" 2>/dev/null || [ "$j" -ge 50 ]; then
+			break
+		fi
 		sleep 0.1
 	done
 	redis-cli -p "$port" PING >/dev/null 2>&1 && break

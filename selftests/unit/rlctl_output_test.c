@@ -339,4 +339,47 @@ TEST_F(tree, export_errors)
 	EXPECT_HAS(self->r.err, "invalid name 'a/b'");
 }
 
+/*
+ * A limiter that rlsyncd(8) links: show prints its state file
+ * (RLCTL_RLSYNCD_DIR), text and JSON; without one, nothing of it.
+ */
+TEST_F(tree, global_link)
+{
+	static const char *const text[] = { "show", "api", NULL };
+	static const char *const jsn[] = { "--json", "show", "api", NULL };
+	char dir[PATH_LEN], state[256];
+
+	ASSERT_EQ(0, fake_limiter(self->root, "api", 100, SEC, "", ""));
+	snprintf(dir, sizeof(dir), "%s/rlsyncd", self->root);
+	ASSERT_EQ(0, mkdir(dir, 0755));
+	ASSERT_EQ(0, setenv("RLCTL_RLSYNCD_DIR", dir, 1));
+	run_rlctl(_metadata, self->root, text, &self->r);
+	EXPECT_EQ(NULL, strstr(self->r.out, "global"));
+	snprintf(state, sizeof(state),
+		 "pid=%d\nresource=partner\nredis=10.0.0.5:6379\nmode=lease\n"
+		 "has=2226.000\ngranted=2226.000\nexpires_ns=1\nkernel_lease=1\n"
+		 "safe=100.000/s\nwants=5000.000\nredis_up=1\n", (int)getpid());
+	ASSERT_EQ(0, put_file(dir, "api", state));
+	run_rlctl(_metadata, self->root, text, &self->r);
+	EXPECT_HAS(self->r.out,
+		   "global         partner (lease mode, redis 10.0.0.5:6379, rlsyncd pid");
+	EXPECT_HAS(self->r.out, "has            2226.000/s (wants 5000.000/s)");
+	EXPECT_HAS(self->r.out, "lease          ended");
+	EXPECT_HAS(self->r.out, "safe           100.000/s");
+	run_rlctl(_metadata, self->root, jsn, &self->r);
+	EXPECT_HAS(self->r.out, ",\"global\":{\"resource\":\"partner\",\"mode\":\"lease\"");
+	EXPECT_HAS(self->r.out, "\"agent_running\":true,\"wants_per_s\":5000.000");
+	EXPECT_HAS(self->r.out,
+		   "\"has_per_s\":2226.000,\"kernel_lease\":true,\"safe\":\"100.000/s\"");
+	EXPECT_HAS(self->r.out, "}}\n");
+	ASSERT_EQ(0, put_file(dir, "api", "pid=1\nresource=api\nredis=unix:/r\n"
+			      "mode=batch\nbatch=300.000\ntaken=12345\ngiven=10\n"
+			      "calls=41\nwants=3000.000\nredis_up=0\n"));
+	run_rlctl(_metadata, self->root, text, &self->r);
+	EXPECT_HAS(self->r.out, "(batch mode, redis unix:/r unreachable");
+	EXPECT_HAS(self->r.out, "batch          300.000 tokens, wants 3000.000/s; ");
+	EXPECT_HAS(self->r.out, "taken 12345, given back 10, 41 round trips");
+	unsetenv("RLCTL_RLSYNCD_DIR");
+}
+
 TEST_HARNESS_MAIN

@@ -34,7 +34,7 @@ TOOL_NAME(PROG);
 #define WAKE_MAX_NS	100000000ULL	/* look at leases 10 times a second */
 
 /* Set by SIGINT and SIGTERM, and SIGHUP; read by the main loop. */
-static volatile sig_atomic_t stop, hup;
+static sig_atomic_t stop, hup;
 
 struct opts {
 	const char *redis;
@@ -273,7 +273,8 @@ static void reload(const struct opts *o, struct rls_link **links,
 {
 	hup = 0;
 	if (!o->config) {
-		fprintf(stderr, PROG ": SIGHUP: the links are the command line's; nothing to reload\n");
+		fprintf(stderr, PROG ": SIGHUP: %s\n",
+			"the links are the command line's; nothing to read again");
 		return;
 	}
 	rls_reload(o->config, o->redis, o->host, o->lua, links, n);

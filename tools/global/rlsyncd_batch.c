@@ -54,8 +54,8 @@ int rls_batch_open(struct rls_link *l)
 	}
 	l->kernel = rls_k_features(fd);
 	if (!(l->kernel & RLS_K_DEPOSIT)) {
-		fprintf(stderr, PROG ": %s: mode batch needs the module's RL_IOC_DEPOSIT and RL_CONFIG_FED, which it lacks (older module)\n",
-			l->spec.name);
+		fprintf(stderr, PROG ": %s: mode batch needs %s\n", l->spec.name,
+			"the module's RL_IOC_DEPOSIT and RL_CONFIG_FED, which it lacks (older module)");
 		rl_close(fd);
 		return -ENOTTY;
 	}
@@ -136,9 +136,10 @@ void rls_batch_refresh(struct rls_link *l, const char *lua)
 	if (now < l->next_ns)
 		return;
 	l->next_ns = now + (uint64_t)(l->spec.refresh_ms / 2 * NS_PER_MS);
-	wants = l->wants = rls_link_demand(l, now, NULL);
-	l->b.batch = fmin(batch_max(l), fmax(batch_min(l),
-				wants * l->spec.refresh_ms / 1000));
+	wants = rls_link_demand(l, now, NULL);
+	l->wants = wants;
+	l->b.batch = fmin(batch_max(l),
+			  fmax(batch_min(l), wants * l->spec.refresh_ms / 1000));
 	if (rl_get_stats(l->fd, &st))
 		return;
 	if ((double)st.available < l->b.batch / 2 && wants > 0) {

@@ -158,8 +158,8 @@ int rls_link_open(struct rls_link *l)
 	l->fd = fd;
 	l->kernel = rls_k_features(fd);
 	if (!(l->kernel & RLS_K_LEASE))
-		fprintf(stderr, PROG ": %s: the module has no kernel lease (RL_IOC_SET_LEASE; older module): the agent ends leases itself, so a killed agent leaves the last share\n",
-			l->spec.name);
+		fprintf(stderr, PROG ": %s: %s\n", l->spec.name,
+			"the module has no kernel lease (RL_IOC_SET_LEASE; older module): the agent ends leases itself, so a killed agent leaves the last share");
 	l->last_ns = rl_now_ns();
 	if (l->kernel & RLS_K_DEMAND)
 		rls_k_demand(fd, &l->dlast);
@@ -307,7 +307,8 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 		rls_link_down(l, "unreachable");
 		return;
 	}
-	in[0] = l->wants = rls_link_demand(l, now, NULL);
+	l->wants = rls_link_demand(l, now, NULL);
+	in[0] = l->wants;
 	in[1] = fmax(l->running, 0);
 	in[2] = l->spec.weight;
 	in[3] = l->spec.safe == RLS_SAFE ? l->spec.safe_rate : 0;

@@ -21,10 +21,10 @@ SYS=/sys/kernel/ratelimit
 T=/tmp/gbench
 csv=$dir/global.csv
 pids=''
-[ -x $G/rlsyncd ] && [ -x $G/rlgclient ] && [ -x /redis/redis-server ] || {
+if [ ! -x $G/rlsyncd ] || [ ! -x $G/rlgclient ] || [ ! -x /redis/redis-server ]; then
 	echo "global: no rlsyncd, rlgclient or redis-server in the guest"
 	exit 0
-}
+fi
 mkdir -p $T
 secs=$(awk "BEGIN { s = int(6 * $scale); print s < 2 ? 2 : s }")
 
@@ -50,7 +50,7 @@ hosts()
 		pids="$pids $!"
 	done
 	for h in h1 h2 h3; do
-		while [ ! -e $SYS/$2.$h ]; do sleep 0.05; done
+		while [ ! -e "$SYS/$2.$h" ]; do sleep 0.05; done
 		$G/rlgclient "$2.$h" block "$5" &
 		pids="$pids $!"
 	done
