@@ -31,4 +31,29 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #define rl_ownership_const
 #endif
 
+/*
+ * Acquires through io_uring (uring.c) need a command that io_uring can
+ * cancel: io_uring_cmd_mark_cancelable(), since 6.7. Without it a queued
+ * command would hang the exit of its ring and of its task, so the
+ * feature is left out: io_uring fails such commands with -EOPNOTSUPP.
+ */
+struct rl_waiter;
+#ifdef RL_HAVE_URING_CMD
+struct io_uring_cmd;
+int rl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+void rl_uring_wake(struct rl_waiter *w);
+u32 rl_uring_features(void);
+#define RL_URING_FOPS	.uring_cmd = rl_uring_cmd,
+#else
+#define RL_URING_FOPS
+static inline void rl_uring_wake(struct rl_waiter *w)
+{
+}
+
+static inline u32 rl_uring_features(void)
+{
+	return 0;
+}
+#endif
+
 #endif /* _RL_COMPAT_H */
