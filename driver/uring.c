@@ -10,7 +10,7 @@
  * timer fires, or io_uring cancels it (its ring or its task goes away,
  * or RL_URING_CANCEL). Whichever comes first, under the limiter lock,
  * sets ->ending and asks io_uring to run rl_uring_end() in the task's
- * context, which accounts for the request exactly as a sleeping request
+ * context (io_uring's cancellation runs it itself), which accounts for the request exactly as a sleeping request
  * accounts for itself when it wakes (rl_limiter_acquire_end(): served by
  * then, it keeps its tokens; else it gives everything back), writes the
  * results to user space and posts the completion.
@@ -70,7 +70,8 @@ static bool rl_uring_task_gone(void)
 
 /*
  * Account for the request, report and complete it; in the submitter's
- * context (or a kernel thread's, when the task is gone: no results then).
+ * context, or in io_uring's cancellation (no results then when that runs
+ * in a kernel thread or the exiting task).
  */
 static void rl_uring_end(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
@@ -120,14 +121,27 @@ static enum hrtimer_restart rl_uring_deadline(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-/* io_uring cancels the command: its ring or its task goes away. */
-static void rl_uring_cancel(struct io_uring_cmd *cmd)
+/*
+ * io_uring cancels the command: its ring or its task goes away. It asks
+ * again and again until the command completes, so it is completed here,
+ * not in a task work of the submitter (which may not run for a while),
+ * unless that is on its way already.
+ */
+static void rl_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
 	struct rl_async *a = *rl_uring_pdu(cmd);
+	bool mine;
 
 	spin_lock_irq(&a->lim->lock);
-	rl_uring_finish(a, -ECANCELED);
+	mine = !a->ending;
+	if (mine) {
+		a->ending = true;
+		a->why = -ECANCELED;
+		list_del_init(&a->node);
+	}
 	spin_unlock_irq(&a->lim->lock);
+	if (mine)
+		rl_uring_end(cmd, issue_flags);
 }
 
 /* Complete an acquire that did not wait; -EAGAIN must not reach io_uring. */
@@ -252,7 +266,7 @@ static void rl_uring_issue_tw(struct io_uring_cmd *cmd,
 int rl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
 	if (issue_flags & IO_URING_F_CANCEL) {
-		rl_uring_cancel(cmd);
+		rl_uring_cancel(cmd, issue_flags);
 		return 0;
 	}
 	/* From io-wq: issue it in the submitter's context, as rl_uring_end(). */

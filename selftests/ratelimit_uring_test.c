@@ -186,6 +186,7 @@ FIXTURE_TEARDOWN(uring)
 /* The feature bit tells the truth either way. */
 TEST(feature_matches_behaviour)
 {
+	char line[256], padded[260];
 	struct rl_features f;
 	struct io_uring ring;
 	struct rl_acquire a;
@@ -201,12 +202,17 @@ TEST(feature_matches_behaviour)
 	ASSERT_EQ(0, submit(&ring, fd, &a, 7));
 	ASSERT_EQ(0, reap(&ring, WAIT_MS, &data, &res));
 	EXPECT_EQ(7, data);
+	ASSERT_EQ(0, file_read("/sys/kernel/ratelimit/features", line,
+			       sizeof(line)));
+	snprintf(padded, sizeof(padded), " %s ", line);
 	if (f.flags & RL_FEATURE_URING_CMD) {
 		EXPECT_EQ(0, res);
 		EXPECT_EQ(1, rl_async_supported(fd));
+		EXPECT_NE(NULL, strstr(padded, " io_uring "));
 	} else {
 		EXPECT_EQ(-EOPNOTSUPP, res);
 		EXPECT_EQ(0, rl_async_supported(fd));
+		EXPECT_EQ(NULL, strstr(padded, " io_uring "));
 	}
 	io_uring_queue_exit(&ring);
 	close(fd);
