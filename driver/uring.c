@@ -7,18 +7,20 @@
  * A request that must wait is queued like a sleeping one (struct
  * rl_waiter, with no task), in the same order of service, and ends in one
  * of three ways: rl_dispatch() serves it (rl_uring_wake()), its deadline
- * timer fires, or io_uring cancels it (its ring or its task goes away,
- * or RL_URING_CANCEL). Whichever comes first, under the limiter lock,
- * sets ->ending and asks io_uring to run rl_uring_end() in the task's
- * context (io_uring's cancellation runs it itself), which accounts for the request exactly as a sleeping request
+ * timer fires, or it is cancelled (RL_URING_CANCEL, or io_uring when its
+ * ring or its task goes away). Whichever comes first, under the limiter
+ * lock, sets ->ending and has rl_uring_end() run: io_uring's cancellation
+ * runs it at once, the others ask io_uring to run it in the submitter's
+ * context. It accounts for the request exactly as a sleeping request
  * accounts for itself when it wakes (rl_limiter_acquire_end(): served by
  * then, it keeps its tokens; else it gives everything back), writes the
  * results to user space and posts the completion.
  *
  * Issue, cancellation and rl_uring_end() all run under the ring's
  * uring_lock, in the task that submitted (an issue from io-wq is sent to
- * it first): none of them runs while another does, so the issue may
- * finish setting the request up after queueing it.
+ * it first) or in io_uring's cancellation: none of them runs while
+ * another does, so the issue may finish setting the request up after
+ * queueing it.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
