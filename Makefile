@@ -209,7 +209,8 @@ $(B)/tools/%: tools/%.c $(TOOL_DEPS) $(TOOL_MODE)
 		$(TOOL_LIBS)
 
 $(RLBENCH): $(BENCH_OBJS) $(TOOL_COMMON) $(TOOL_DEPS) $(TOOL_MODE)
-	$(CC) $(USER_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TOOL_LIBS)
+	$(CC) $(USER_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TOOL_LIBS) \
+		-luring
 
 $(B)/selftests/%: selftests/%.c $(LIB_A) $(KSFT)
 	@mkdir -p $(@D)

@@ -176,4 +176,7 @@ void bench_peers(void);
 /* batch.c */
 void bench_batch(void);
 
+/* async.c */
+void bench_async(void);
+
 #endif /* RL_BENCH_H */

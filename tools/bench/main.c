@@ -47,6 +47,7 @@ static const struct {
 	{ "fairness", bench_fairness },
 	{ "peers", bench_peers },
 	{ "batch", bench_batch },
+	{ "async", bench_async },
 };
 
 #define NSECTIONS	(ARRAY_SIZE(sections))
