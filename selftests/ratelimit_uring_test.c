@@ -249,6 +249,36 @@ TEST_F(uring, immediate_results)
 	close(fd);
 }
 
+/* Issued from io-wq (IOSQE_ASYNC): at once, and after a wait. */
+TEST_F(uring, io_wq_issue)
+{
+	struct io_uring_sqe *sqe;
+	struct rl_acquire a[2];
+	__u64 data;
+	int fd, i, res;
+
+	if (!self->supported)
+		SKIP(return, NO_REASON);
+	/* One token left; the next one 100 ms later. */
+	fd = limiter(_metadata, 10, NS_PER_SEC, 1, 0, 1);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 2; i++) {
+		areq(&a[i], 1, soon(), 0);
+		sqe = io_uring_get_sqe(&self->ring);
+		ASSERT_NE(NULL, sqe);
+		rl_prep_acquire_async(sqe, fd, &a[i]);
+		io_uring_sqe_set_data64(sqe, i);
+		sqe->flags |= IOSQE_ASYNC;
+		ASSERT_EQ(1, io_uring_submit(&self->ring));
+		ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &res));
+		EXPECT_EQ(i, data);
+		EXPECT_EQ(0, res);
+	}
+	EXPECT_EQ(0, a[0].wait_ns);
+	EXPECT_LT(20 * NS_PER_MS, a[1].wait_ns);
+	close(fd);
+}
+
 /* An async request takes its turn among sleeping ones, in arrival order. */
 TEST_F(uring, order_among_blocking_waiters)
 {

@@ -42,21 +42,36 @@ static uint64_t guest_busy_ns(void)
 	return (uint64_t)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tck;
 }
 
+/*
+ * The ends of a measurement: time and tokens together, then the CPU times,
+ * read so that neither end's reading (cpu_ns() walks /proc) is inside it.
+ */
 struct async_clock {
-	uint64_t t, busy, self;
+	uint64_t t, tokens, busy, self;
 };
 
-static void async_clock(struct async_clock *c)
+static void async_start(struct async_clock *c,
+			const atomic_uint_fast64_t *tokens)
+{
+	c->self = cpu_ns();
+	c->busy = guest_busy_ns();
+	c->t = rl_now_ns();
+	c->tokens = atomic_load(tokens);
+}
+
+static void async_stop(struct async_clock *c,
+		       const atomic_uint_fast64_t *tokens)
 {
 	c->t = rl_now_ns();
+	c->tokens = atomic_load(tokens);
 	c->busy = guest_busy_ns();
 	c->self = cpu_ns();
 }
 
 static void async_result(const struct async_clock *a,
-			 const struct async_clock *b, uint64_t tokens,
-			 struct async_res *r)
+			 const struct async_clock *b, struct async_res *r)
 {
+	uint64_t tokens = b->tokens - a->tokens;
 	double n = tokens ? (double)tokens : 1;
 
 	r->tput = (double)tokens * NSEC_PER_SEC / (double)(b->t - a->t);
@@ -100,9 +115,10 @@ static void async_ring(uint64_t rate, uint64_t dur, struct async_res *r)
 	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
 				     .cq_entries = 2 * ASYNC_N };
 	struct rl_acquire *req = xcalloc(ASYNC_N, sizeof(*req));
+	atomic_uint_fast64_t got = 0;
 	struct async_clock c0, c1;
 	struct io_uring ring;
-	uint64_t got = 0, i;
+	uint64_t i, t0;
 	int fd, ret;
 
 	fd = open_private(rate, 0, 0);
@@ -115,16 +131,19 @@ static void async_ring(uint64_t rate, uint64_t dur, struct async_res *r)
 		if (rl_acquire_async(&ring, fd, &req[i], i))
 			die("rl_acquire_async", EBUSY);
 	}
-	async_clock(&c0);
+	/* Measured after half a second, as the threads are. */
+	t0 = rl_now_ns();
+	c0.t = 0;
 	do {
 		ret = io_uring_submit_and_wait(&ring, 1);
 		if (ret < 0 && ret != -EINTR)
 			die("io_uring_submit_and_wait", -ret);
 		got += async_reap(&ring, fd, req, true);
-		c1.t = rl_now_ns();
-	} while (c1.t - c0.t < dur);
-	async_clock(&c1);
-	async_result(&c0, &c1, got, r);
+		if (!c0.t && rl_now_ns() - t0 >= NSEC_PER_SEC / 2)
+			async_start(&c0, &got);
+	} while (!c0.t || rl_now_ns() - c0.t < dur);
+	async_stop(&c1, &got);
+	async_result(&c0, &c1, r);
 	/* Closing the ring cancels the rest; the limiter sees it. */
 	io_uring_queue_exit(&ring);
 	rl_close(fd);
@@ -164,7 +183,6 @@ static void async_threads(uint64_t rate, uint64_t dur, struct async_res *r)
 	atomic_int stop = 0;
 	struct async_thr a;
 	pthread_attr_t attr;
-	uint64_t n;
 	int i, ret;
 
 	a.fd = open_private(rate, 0, 0);
@@ -180,11 +198,10 @@ static void async_threads(uint64_t rate, uint64_t dur, struct async_res *r)
 	}
 	/* Once they are all queued, or the tokens of one second went. */
 	sleep_ns(NSEC_PER_SEC / 2);
-	n = atomic_load(&got);
-	async_clock(&c0);
+	async_start(&c0, &got);
 	sleep_ns(dur);
-	async_clock(&c1);
-	async_result(&c0, &c1, atomic_load(&got) - n, r);
+	async_stop(&c1, &got);
+	async_result(&c0, &c1, r);
 	atomic_store(&stop, 1);
 	for (i = 0; i < ASYNC_N; i++)
 		pthread_join(th[i], NULL);
