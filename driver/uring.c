@@ -85,7 +85,7 @@ static void rl_uring_end(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	ret = rl_limiter_acquire_end(lim, &a->req, &a->w, a->why, a->start);
 	if ((!ret || ret == -ETIMEDOUT) && !rl_uring_task_gone() &&
 	    rl_acquire_write(a->uptr, &a->req))
-		ret = ret ?: -EFAULT;
+		ret = -EFAULT;
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
 	kfree(a);
 }

@@ -7,7 +7,7 @@
  * middle of a request above the burst, and 10,000 requests outstanding
  * from one thread.
  *
- * On a kernel without RL_FEATURE_URING_CMD (before 6.7: io_uring there
+ * On a kernel without RL_FEATURE_URING_CMD (before 6.8: io_uring there
  * cannot cancel a command of a file) the commands must fail with
  * -EOPNOTSUPP, and the other tests are skipped.
  *
@@ -29,7 +29,7 @@
 #define SAFETY_NS	(3000 * NS_PER_MS)
 /* How long a completion may take to come under TCG. */
 #define WAIT_MS		3000
-#define NO_REASON	"RL_FEATURE_URING_CMD not reported: io_uring cannot cancel a command of a file on this kernel (before 6.7)"
+#define NO_REASON	"RL_FEATURE_URING_CMD not reported: io_uring cannot cancel a command of a file on this kernel (before 6.8)"
 #define MANY		10000
 
 static __u64 soon(void)

@@ -342,7 +342,7 @@ struct rl_unlink {
 /*
  * Acquires through io_uring, where struct rl_features.flags has
  * RL_FEATURE_URING_CMD (kernels whose io_uring can cancel a command of a
- * file, 6.7 and later; elsewhere io_uring fails such commands with
+ * file, 6.8 and later; elsewhere io_uring fails such commands with
  * -EOPNOTSUPP). An IORING_OP_URING_CMD SQE on a /dev/ratelimit fd, with
  * cmd_op:
  *  RL_URING_ACQUIRE  sqe->addr points to a struct rl_acquire, read at
