@@ -242,7 +242,8 @@ void bench_async(void)
 	if (rl_async_supported(fd) != 1) {
 		row("async", "acquires through io_uring", NAN, "", NULL, 0,
 		    "RL_FEATURE_URING_CMD", V_SKIP);
-		note("async", "skipped: the kernel's io_uring cannot cancel a command of a file (before 6.8)");
+		note("async", "skipped: %s",
+		     "this kernel's io_uring cannot cancel a command of a file (before 6.8)");
 		rl_close(fd);
 		return;
 	}
