@@ -210,12 +210,17 @@ $(B)/tools/%: tools/%.c $(TOOL_DEPS) $(TOOL_MODE)
 		$(TOOL_LIBS)
 
 $(RLBENCH): $(BENCH_OBJS) $(TOOL_COMMON) $(TOOL_DEPS) $(TOOL_MODE)
-	$(CC) $(USER_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TOOL_LIBS)
+	$(CC) $(USER_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TOOL_LIBS) \
+		-luring
 
 $(B)/selftests/%: selftests/%.c $(LIB_A) $(KSFT)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(DEPS) -static -pthread \
-		$(LDFLAGS) -o $@ $< $(LIB_A)
+		$(LDFLAGS) -o $@ $< $(LIB_A) $(SELFTEST_LIBS)
+
+# Acquires through io_uring, on liburing (liburing-dev: scripts/deps.sh).
+$(B)/selftests/ratelimit_uring_test $(B)/selftests/ratelimit_fuzz_test: \
+	SELFTEST_LIBS := -luring
 
 $(B)/selftests/lib_%: selftests/lib/%.c $(LIB_A) $(KSFT)
 	@mkdir -p $(@D)

@@ -243,22 +243,13 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 }
 
 /*
- * A request rl_acquire_now() could not grant, at time @start: fail it
- * (-EAGAIN, -ETIMEDOUT, with req->ready_ns the predicted grant time), or
- * queue it, sleep and account for it. Entered and left with the lock held;
- * drops it to sleep.
+ * Fail a request that cannot be granted now and may not wait: -EAGAIN,
+ * -ETIMEDOUT, with req->ready_ns the predicted grant time. Returns 0 if
+ * it may wait.
  */
-static noinline int rl_acquire_slow(struct rl_limiter *lim,
-				    struct rl_client *client,
-				    struct rl_acquire *req, bool nonblock,
-				    u64 start)
-	__must_hold(lim->tlock)
+static int rl_acquire_refuse(struct rl_limiter *lim, struct rl_client *client,
+			     struct rl_acquire *req, bool nonblock, u64 start)
 {
-	u8 level = req->priority ? req->priority - 1 : client->level;
-	struct rl_waiter w;
-	bool seen;
-	int ret;
-
 	req->ready_ns = rl_predict(lim, client, req->count, start);
 	if (nonblock) {
 		lim->counters.rejected++;
@@ -272,12 +263,44 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 		trace_ratelimit_timeout(lim, req->count, 0);
 		return -ETIMEDOUT;
 	}
-	w = (struct rl_waiter) {
+	return 0;
+}
+
+/* Queue @w for @req of @client, on behalf of @task (NULL: io_uring's). */
+static void rl_acquire_queue(struct rl_limiter *lim, struct rl_client *client,
+			     struct rl_acquire *req, struct rl_waiter *w,
+			     struct task_struct *task, u64 start)
+{
+	u8 level = req->priority ? req->priority - 1 : client->level;
+
+	*w = (struct rl_waiter) {
 		.flow = &client->flows[level], .client = client,
-		.task = current, .want = req->count,
+		.task = task, .want = req->count,
 	};
-	rl_sched_add(lim, &w);
+	rl_sched_add(lim, w);
 	rl_dispatch(lim, start);
+}
+
+/*
+ * A request rl_acquire_now() could not grant, at time @start: fail it
+ * (-EAGAIN, -ETIMEDOUT, with req->ready_ns the predicted grant time), or
+ * queue it, sleep and account for it. Entered and left with the lock held;
+ * drops it to sleep.
+ */
+static noinline int rl_acquire_slow(struct rl_limiter *lim,
+				    struct rl_client *client,
+				    struct rl_acquire *req, bool nonblock,
+				    u64 start)
+	__must_hold(lim->tlock)
+{
+	struct rl_waiter w;
+	bool seen;
+	int ret;
+
+	ret = rl_acquire_refuse(lim, client, req, nonblock, start);
+	if (ret)
+		return ret;
+	rl_acquire_queue(lim, client, req, &w, current, start);
 	rl_unlock_irq(lim);
 
 	ret = rl_sleep(&w, req->deadline_ns);
@@ -286,6 +309,24 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 	/* Taking the lock also waits for a waker still using @w. */
 	rl_lock_irq(lim);
 	return rl_acquire_end(lim, req, &w, ret, seen, start);
+}
+
+/*
+ * Trace a request arriving. An unlimited limiter grants without looking
+ * at the clock: returns the time, read here outside the lock when the
+ * limits will need it, or 0. This peek is only a hint: rl_clock() reads it
+ * under the lock if they changed.
+ */
+static u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
+			    const struct rl_acquire *req)
+{
+	trace_ratelimit_acquire(lim, req->count,
+				req->priority ? req->priority - 1 :
+						READ_ONCE(client->level),
+				req->flags);
+	if (!READ_ONCE(lim->params.unlimited) || READ_ONCE(client->cap))
+		return ktime_get_ns();
+	return 0;
 }
 
 /**
@@ -307,22 +348,78 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 	u64 now = 0;
 	int ret;
 
-	/*
-	 * An unlimited limiter grants without looking at the clock. Read it
-	 * here, outside the lock, when the limits will need it; this peek is
-	 * only a hint: rl_clock() reads it under the lock if they changed.
-	 */
-	trace_ratelimit_acquire(lim, req->count,
-				req->priority ? req->priority - 1 :
-						READ_ONCE(client->level),
-				req->flags);
-	if (!READ_ONCE(lim->params.unlimited) || READ_ONCE(client->cap))
-		now = ktime_get_ns();
+	now = rl_acquire_start(lim, client, req);
 	rl_lock_irq(lim);
 	ret = rl_acquire_now(lim, client, req, nonblock, &now);
 	if (ret == RL_MUST_WAIT)
 		ret = rl_acquire_slow(lim, client, req, nonblock,
 				      rl_clock(&now));
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_acquire_async() - take tokens, or queue a request for them
+ * @lim:      the limiter
+ * @client:   the client asking, attached to @lim
+ * @req:      validated request; ready_ns and lag_ns are filled in
+ * @nonblock: fail with -EAGAIN instead of queueing
+ * @w:        the request's entry in the queue, owned by the caller
+ * @start:    set to the time the request arrived, for
+ *            rl_limiter_acquire_end()
+ *
+ * As rl_limiter_acquire(), but a request that must wait is queued on @w,
+ * with no task: rl_dispatch() calls rl_uring_wake() when it is served,
+ * under the limiter lock. The caller ends it with rl_limiter_acquire_end()
+ * once served, or to give up on it.
+ *
+ * Return: 0 when granted; RL_QUEUED when queued; -EAGAIN, -ETIMEDOUT or
+ * -EINVAL with nothing consumed.
+ */
+int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
+			     struct rl_acquire *req, bool nonblock,
+			     struct rl_waiter *w, u64 *start)
+{
+	u64 now;
+	int ret;
+
+	now = rl_acquire_start(lim, client, req);
+	rl_lock_irq(lim);
+	ret = rl_acquire_now(lim, client, req, nonblock, &now);
+	if (ret == RL_MUST_WAIT) {
+		*start = rl_clock(&now);
+		ret = rl_acquire_refuse(lim, client, req, nonblock, *start);
+		if (!ret) {
+			rl_acquire_queue(lim, client, req, w, NULL, *start);
+			ret = RL_QUEUED;
+		}
+	}
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_acquire_end() - account for a request rl_limiter_acquire_async()
+ *                            queued
+ * @lim:   the limiter
+ * @req:   the request; wait_ns and ready_ns are filled in
+ * @w:     its entry, served or still queued
+ * @why:   why it ends if it is not served yet: -ETIMEDOUT (its deadline
+ *         passed) or -ECANCELED (counted as interrupted)
+ * @start: the time it arrived
+ *
+ * A request served by now keeps its tokens, as a sleeping one woken at its
+ * deadline does; any other leaves the queue and gives back what it got.
+ *
+ * Return: 0 when granted, else @why.
+ */
+int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
+			   struct rl_waiter *w, int why, u64 start)
+{
+	int ret;
+
+	rl_lock_irq(lim);
+	ret = rl_acquire_end(lim, req, w, why, true, start);
 	rl_unlock_irq(lim);
 	return ret;
 }

@@ -31,4 +31,36 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #define rl_ownership_const
 #endif
 
+/*
+ * Acquires through io_uring (uring.c) need a command that io_uring can
+ * cancel: io_uring_cmd_mark_cancelable(), since 6.7, in
+ * <linux/io_uring/cmd.h> since 6.8 (where Kbuild looks). Without it a
+ * queued command would hang the exit of its ring and of its task (6.1),
+ * so the feature is left out: io_uring fails such commands with
+ * -EOPNOTSUPP. The same signatures of io_uring_cmd_done() and of the task
+ * work callback hold from 6.8 to 6.12 at least.
+ */
+struct rl_waiter;
+#ifdef RL_HAVE_URING_CMD
+struct io_uring_cmd;
+int rl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+void rl_uring_wake(struct rl_waiter *w);
+u32 rl_uring_features(void);
+#define RL_URING_FOPS	.uring_cmd = rl_uring_cmd,
+#ifndef RL_HAVE_URING_CMD_TO_PDU
+/* io_uring_cmd_to_pdu() came in 6.11; the pdu is there since 6.0. */
+#define io_uring_cmd_to_pdu(cmd, type)	((type *)&(cmd)->pdu)
+#endif
+#else
+#define RL_URING_FOPS
+static inline void rl_uring_wake(struct rl_waiter *w)
+{
+}
+
+static inline u32 rl_uring_features(void)
+{
+	return 0;
+}
+#endif
+
 #endif /* _RL_COMPAT_H */

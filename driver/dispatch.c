@@ -147,7 +147,7 @@ static void rl_grant_chunk(struct rl_limiter *lim, struct rl_waiter *w,
 	if (!w->want) {
 		/* Pairs with set_current_state() in rl_sleep(). */
 		WRITE_ONCE(w->done, true);
-		wake_up_process(w->task);
+		rl_waiter_wake(w);
 	}
 }
 

@@ -14,6 +14,7 @@
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 
+#include "compat.h"
 #include "ratelimit.h"
 
 /* bucket.c */
@@ -119,6 +120,15 @@ static inline u64 rl_take(struct rl_limiter *lim, struct rl_client *client,
 		return 0;
 	rl_bucket_take(&lim->bucket, n);
 	return n;
+}
+
+/* Tell a request that it is served: wake its task, or its io_uring. */
+static inline void rl_waiter_wake(struct rl_waiter *w)
+{
+	if (likely(w->task))
+		wake_up_process(w->task);
+	else
+		rl_uring_wake(w);
 }
 
 #endif /* _RL_LIMITER_H */

@@ -19,6 +19,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "compat.h"
 #include "ratelimit.h"
 
 #define CREATE_TRACE_POINTS
@@ -87,6 +88,7 @@ static int rl_ioctl_get_features(void __user *argp)
 {
 	struct rl_features f = {
 		.version = RL_ABI_VERSION,
+		.flags = rl_uring_features(),
 		.ioctls = RL_IOCTLS_ALL,
 		.config_flags = RL_CONFIG_FLAGS_ALL,
 		.acquire_flags = RL_ACQUIRE_FLAGS_ALL,
@@ -252,8 +254,14 @@ efault:
 	return -EFAULT;
 }
 
-static int rl_acquire_write(struct rl_acquire __user *u,
-			    const struct rl_acquire *req)
+/**
+ * rl_acquire_write() - report an ACQUIRE's outputs
+ * @u:   the caller's request
+ * @req: the request, with its outputs filled in
+ *
+ * Return: 0, or -EFAULT.
+ */
+int rl_acquire_write(struct rl_acquire __user *u, const struct rl_acquire *req)
 {
 	if (!user_access_begin(u, sizeof(*u)))
 		return -EFAULT;
@@ -267,23 +275,45 @@ efault:
 	return -EFAULT;
 }
 
-static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
-			    struct rl_acquire __user *argp)
+/**
+ * rl_acquire_prepare() - read and check an ACQUIRE's request
+ * @client: the client asking
+ * @req:    filled in from @u, outputs zeroed
+ * @u:      the caller's request, whose outputs are cleared
+ * @limp:   set to the client's limiter
+ *
+ * Return: 0, or -EFAULT, -EINVAL, -EBADFD, -EPERM with nothing taken.
+ */
+int rl_acquire_prepare(struct rl_client *client, struct rl_acquire *req,
+		       struct rl_acquire __user *u, struct rl_limiter **limp)
 {
 	struct rl_limiter *lim = rl_client_limiter(client);
-	struct rl_acquire req;
-	bool nonblock;
 	int ret;
 
-	if (rl_acquire_read(&req, argp))
+	if (rl_acquire_read(req, u))
 		return -EFAULT;
-	ret = rl_acquire_check(&req);
+	ret = rl_acquire_check(req);
 	if (ret)
 		return ret;
 	if (!lim)
 		return -EBADFD;
-	if (!rl_may_boost(client, req.priority, 1))
+	if (!rl_may_boost(client, req->priority, 1))
 		return -EPERM;
+	*limp = lim;
+	return 0;
+}
+
+static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
+			    struct rl_acquire __user *argp)
+{
+	struct rl_limiter *lim;
+	struct rl_acquire req;
+	bool nonblock;
+	int ret;
+
+	ret = rl_acquire_prepare(client, &req, argp, &lim);
+	if (ret)
+		return ret;
 
 	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
 	req.wait_ns = 0;
@@ -413,6 +443,7 @@ static int rl_open(struct inode *inode, struct file *file)
 	init_waitqueue_head(&client->pollq);
 	INIT_LIST_HEAD(&client->node);
 	INIT_LIST_HEAD(&client->poll_node);
+	INIT_LIST_HEAD(&client->async);
 	mutex_init(&client->setup);
 	rl_client_init(client);
 	client->tgid = task_tgid_nr(current);
@@ -482,6 +513,7 @@ static const struct file_operations rl_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.poll = rl_poll,
 	.show_fdinfo = rl_show_fdinfo,
+	RL_URING_FOPS
 };
 
 static struct miscdevice rl_misc = {

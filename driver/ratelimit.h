@@ -331,6 +331,8 @@ static inline void rl_unlock_irqrestore(struct rl_limiter *lim,
  * @held:   permits held
  * @refundable: tokens taken from the bucket and not refunded
  * @flows:  its sleeping requests, by level
+ * @async:  its requests queued through io_uring (struct rl_async in
+ *          uring.c)
  *
  * The fields from @granted on are guarded by the limiter's lock.
  */
@@ -351,6 +353,7 @@ struct rl_client {
 	u64 held;
 	u64 refundable;
 	struct rl_flow flows[RL_NLEVELS];
+	struct list_head async;
 };
 
 /**
@@ -358,7 +361,7 @@ struct rl_client {
  * @node:   entry in its flow's waiters
  * @flow:   the flow of its client and priority
  * @client: the client asking
- * @task:   the sleeping task
+ * @task:   the sleeping task; NULL for a request of io_uring (uring.c)
  * @want:   tokens still to be granted
  * @got:    tokens granted so far, in chunks
  * @taken:  of those, tokens taken from the bucket (not when unlimited)
@@ -465,6 +468,13 @@ void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
 /* acquire.c */
 int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 		       struct rl_acquire *req, bool nonblock);
+/* rl_limiter_acquire_async() queued the request. */
+#define RL_QUEUED	1
+int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
+			     struct rl_acquire *req, bool nonblock,
+			     struct rl_waiter *w, u64 *start);
+int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
+			   struct rl_waiter *w, int why, u64 start);
 int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
 		       u64 count);
 int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
@@ -517,6 +527,11 @@ void rl_global_detach(struct rl_limiter *lim, struct rl_client *client,
 		      u64 now);
 void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d);
 bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid);
+
+/* main.c: an ACQUIRE's request, for uring.c */
+int rl_acquire_prepare(struct rl_client *client, struct rl_acquire *req,
+		       struct rl_acquire __user *u, struct rl_limiter **limp);
+int rl_acquire_write(struct rl_acquire __user *u, const struct rl_acquire *req);
 
 /* sysfs.c */
 int rl_sysfs_init(void);

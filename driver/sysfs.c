@@ -494,6 +494,8 @@ static ssize_t features_show(struct kobject *kobj, struct kobj_attribute *attr,
 	for (t = rl_tunables; t->name; t++)
 		if (t->feature && !rl_feature_listed(t->feature, t))
 			len += sysfs_emit_at(buf, len, " %s", t->feature);
+	if (rl_uring_features() & RL_FEATURE_URING_CMD)
+		len += sysfs_emit_at(buf, len, " io_uring");
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 

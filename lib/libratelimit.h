@@ -463,6 +463,86 @@ int rl_parse_priority(const char *arg);
  */
 int rl_format_rate(const struct rl_config *cfg, char *buf, size_t len);
 
+/*
+ * Acquires through io_uring (ratelimit(4), "io_uring"): the request goes
+ * to a ring of liburing and completes there, for event loops that wait for
+ * tokens without a thread per waiter. The library does not link with
+ * liburing; a program that calls these does (-luring).
+ */
+struct io_uring;
+struct io_uring_sqe;
+struct io_uring_cqe;
+
+/**
+ * rl_async_supported() - may acquires go through io_uring on this kernel?
+ * @fd: client fd.
+ *
+ * Return: 1 when the module reports RL_FEATURE_URING_CMD, 0 when not
+ * (io_uring fails the commands with -EOPNOTSUPP there), or -errno.
+ */
+int rl_async_supported(int fd);
+
+/**
+ * rl_acquire_async() - queue an acquire on an io_uring
+ * @ring:      the ring (liburing's struct io_uring).
+ * @fd:        client fd.
+ * @req:       the request, as for rl_acquire_ex(); its outputs are written
+ *             before the completion is posted, so it must stay valid (and
+ *             unchanged) until then.
+ * @user_data: the completion's user_data.
+ *
+ * Only queues the SQE: io_uring_submit() sends it. The completion's result
+ * (rl_async_result()) is what rl_acquire_ex() would return: 0 once granted,
+ * -EAGAIN, -ETIMEDOUT at the deadline, -ECANCELED when cancelled (by
+ * rl_cancel_async(), closing the ring or the exit of the task), another
+ * -errno. The fd's O_NONBLOCK does not apply; RL_ACQUIRE_NONBLOCK does.
+ *
+ * Return: 0, -EBUSY when the submission queue is full, -EINVAL.
+ */
+int rl_acquire_async(struct io_uring *ring, int fd, struct rl_acquire *req,
+		     uint64_t user_data);
+
+/**
+ * rl_cancel_async() - queue the cancellation of acquires on an io_uring
+ * @ring:      the ring of the acquires.
+ * @fd:        the client fd they went to.
+ * @target:    their user_data.
+ * @user_data: the cancellation's own completion's user_data.
+ *
+ * The acquires complete with -ECANCELED, unless served by then, and give
+ * back every token and permit they got. The cancellation's result: how
+ * many, or -ENOENT. (IORING_OP_ASYNC_CANCEL does not reach them.)
+ *
+ * Return: 0, -EBUSY when the submission queue is full, -EINVAL.
+ */
+int rl_cancel_async(struct io_uring *ring, int fd, uint64_t target,
+		    uint64_t user_data);
+
+/**
+ * rl_prep_acquire_async() - fill an SQE with an acquire
+ * @sqe: from io_uring_get_sqe(); every field is written (user_data 0).
+ * @fd:  client fd.
+ * @req: as for rl_acquire_async().
+ */
+void rl_prep_acquire_async(struct io_uring_sqe *sqe, int fd,
+			   struct rl_acquire *req);
+
+/**
+ * rl_prep_cancel_async() - fill an SQE with a cancellation
+ * @sqe:    from io_uring_get_sqe(); every field is written (user_data 0).
+ * @fd:     client fd.
+ * @target: user_data of the acquires to cancel.
+ */
+void rl_prep_cancel_async(struct io_uring_sqe *sqe, int fd, uint64_t target);
+
+/**
+ * rl_async_result() - the result of an acquire or cancellation's completion
+ * @cqe: the completion.
+ *
+ * Return: its result (cqe->res): 0 or -errno for an acquire.
+ */
+int rl_async_result(const struct io_uring_cqe *cqe);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,7 +25,8 @@
 set -eu
 
 base="gcc make libc6-dev perl linux-source-6.1
-qemu-system-x86 busybox-static sparse cpio kmod xz-utils gzip python3 python3-prometheus-client"
+qemu-system-x86 busybox-static sparse cpio kmod xz-utils gzip python3 python3-prometheus-client
+liburing-dev"
 pkgs=
 
 for k in "${@:-6.1}"; do

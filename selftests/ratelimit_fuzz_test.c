@@ -29,6 +29,8 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
 #include "ratelimit_util.h"
+#include <liburing.h>
+#include "libratelimit.h"
 
 #define FZ_PROCS	3		/* worker processes */
 #define FZ_THREADS	3		/* fuzzing threads per worker */
@@ -52,7 +54,7 @@ enum fz_op {
 	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL,
 	OP_DEPOSIT, OP_SET_LEASE, OP_GET_DEMAND,	/* fz_global() */
 	OP_HIER,	/* RL_IOC_SET_PARENT and RL_IOC_GET_PARENT (fz_hier()) */
-	OP_NR
+	OP_URING, OP_NR
 };
 
 static const char *const fz_op_names[OP_NR] = {
@@ -62,7 +64,7 @@ static const char *const fz_op_names[OP_NR] = {
 	"fcntl", "poll", "read/write", "sysfs write", "sysfs read", "fork",
 	"signal",
 	"DEPOSIT", "SET_LEASE", "GET_DEMAND",
-	"SET/GET_PARENT",
+	"SET/GET_PARENT", "io_uring",
 };
 
 static const unsigned long fz_cmds[] = {
@@ -515,7 +517,8 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 
 	switch (op) {
 	case OP_FEATURES:
-		if (f->version != RL_ABI_VERSION || f->flags ||
+		if (f->version != RL_ABI_VERSION ||
+		    f->flags & ~(__u32)RL_FEATURE_URING_CMD ||
 		    (~f->ioctls & 0xffff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;
@@ -1191,6 +1194,154 @@ static void fz_fork(struct fz_thread *t)
 	fz_check(t, OP_FORK, 0, 0, NULL, "fork", NULL, 0);
 }
 
+/* ---- acquires through io_uring (RL_URING_ACQUIRE, RL_URING_CANCEL) ---- */
+
+#define FZ_URING_SLOTS	8
+#define FZ_URING_WAIT_NS (2 * NS_PER_SEC)	/* past every deadline */
+
+/*
+ * A thread's ring, made on first use (and again in a child of fz_fork(),
+ * which leaves its parent's alone), and its requests in flight: the
+ * kernel writes their results until they complete.
+ */
+struct fz_ring {
+	struct io_uring ring;
+	pid_t pid;
+	int busy;
+	struct rl_acquire req[FZ_URING_SLOTS];
+	bool used[FZ_URING_SLOTS];
+};
+
+static __thread struct fz_ring *fz_ring;
+
+/* What a completion may carry: the ioctl's errnos, cancellation, none. */
+static const int fz_uring_errs[] = {
+	EINVAL, EAGAIN, ETIMEDOUT, EBADFD, EFAULT, ENOTTY, EPERM, ENOMEM,
+	ECANCELED, ENOENT, EOPNOTSUPP, EBADF, EINTR, 0
+};
+
+static struct fz_ring *fz_ring_get(void)
+{
+	struct fz_ring *r = fz_ring;
+
+	if (r && r->pid == getpid())
+		return r;
+	r = calloc(1, sizeof(*r));
+	if (!r || io_uring_queue_init(2 * FZ_URING_SLOTS, &r->ring, 0)) {
+		free(r);
+		return NULL;
+	}
+	r->pid = getpid();
+	fz_ring = r;
+	return r;
+}
+
+/* Collect completions; @wait_ns: for all of them, at most that long. */
+static void fz_uring_reap(struct fz_thread *t, struct fz_ring *r,
+			  __u64 wait_ns)
+{
+	__u64 end = now_ns() + wait_ns;
+	struct io_uring_cqe *cqe;
+	int res;
+	__u64 d;
+
+	for (;;) {
+		if (io_uring_peek_cqe(&r->ring, &cqe)) {
+			if (!r->busy || now_ns() >= end)
+				break;
+			sleep_ms(1);
+			continue;
+		}
+		d = io_uring_cqe_get_data64(cqe);
+		res = rl_async_result(cqe);
+		io_uring_cqe_seen(&r->ring, cqe);
+		if (d < FZ_URING_SLOTS && r->used[d]) {
+			r->used[d] = false;
+			r->busy--;
+		}
+		fz_check(t, OP_URING, res < 0 ? -1 : 0, -res, fz_uring_errs,
+			 "completion", NULL, 0);
+	}
+	if (wait_ns && r->busy)
+		fz_fail(t->sh, "io_uring: %d acquires not completed after their deadlines",
+			r->busy);
+}
+
+/* An acquire whose deadline ends it before the run does. */
+static void fz_uring_acquire(struct fz_thread *t, struct fz_ring *r,
+			     struct io_uring_sqe *sqe, int fd)
+{
+	__u64 now = now_ns(), d = below(t, FZ_URING_SLOTS);
+	struct rl_acquire *a = &r->req[d];
+
+	if (r->used[d] || chance(t, 5)) {
+		rl_prep_acquire_async(sqe, fd, fz_bad_ptr(t, sizeof(*a)));
+		d = FZ_URING_SLOTS;
+	} else {
+		gen_acquire(t, a);
+		if (a->deadline_ns == RL_DEADLINE_NONE ||
+		    (a->deadline_ns < 1ULL << 63 &&
+		     a->deadline_ns > now + 300 * NS_PER_MS))
+			a->deadline_ns = now + below(t, 300 * NS_PER_MS);
+		rl_prep_acquire_async(sqe, fd, a);
+		r->used[d] = true;
+		r->busy++;
+	}
+	io_uring_sqe_set_data64(sqe, d);
+}
+
+/* One command through the thread's ring, and the completions so far. */
+static void fz_uring(struct fz_thread *t)
+{
+	struct io_uring_sqe *sqe;
+	struct fz_ring *r;
+	unsigned int k;
+	int ret;
+	__u64 d;
+
+	t->op = OP_URING;
+	r = fz_ring_get();
+	if (!r)
+		return;
+	sqe = io_uring_get_sqe(&r->ring);
+	if (!sqe)
+		return;
+	k = below(t, 10);
+	if (k < 7) {
+		fz_uring_acquire(t, r, sqe, fz_fd(t));
+	} else {
+		rl_prep_cancel_async(sqe, fz_fd(t), below(t, FZ_URING_SLOTS));
+		if (k == 9)
+			sqe->cmd_op = rnd_u32(t);
+		io_uring_sqe_set_data64(sqe, FZ_URING_SLOTS);
+	}
+	ret = io_uring_submit(&r->ring);
+	if (ret < 0) {
+		/* Refused at submission: no completion will come. */
+		fz_check(t, OP_URING, -1, -ret, fz_uring_errs, "submit",
+			 NULL, 0);
+		d = sqe->user_data;
+		if (d < FZ_URING_SLOTS && r->used[d]) {
+			r->used[d] = false;
+			r->busy--;
+		}
+	}
+	fz_uring_reap(t, r, 0);
+}
+
+/* The end of a thread: every acquire completes by its deadline. */
+static void fz_uring_end(struct fz_thread *t)
+{
+	struct fz_ring *r = fz_ring;
+
+	if (!r || r->pid != getpid())
+		return;
+	fz_uring_reap(t, r, FZ_URING_WAIT_NS);
+	io_uring_queue_exit(&r->ring);
+	free(r);
+	fz_ring = NULL;
+}
+
 /* One random operation. */
 static void fz_one(struct fz_thread *t)
 {
@@ -1232,6 +1383,8 @@ static void fz_one(struct fz_thread *t)
 		fz_sysfs_read(t);
 	else if (r < 970 && !t->child)
 		fz_fork(t);
+	else if (r < 985)
+		fz_uring(t);
 	else if (!t->child)
 		fz_signal(t);
 }
@@ -1261,6 +1414,7 @@ static void *fz_thread_fn(void *arg)
 		fz_one(t);
 		fz_reap(t, false);
 	}
+	fz_uring_end(t);
 	fz_reap(t, true);
 	t->op = -1;
 	__atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);

@@ -179,4 +179,7 @@ void bench_batch(void);
 /* hier.c */
 void bench_hier(void);
 
+/* async.c */
+void bench_async(void);
+
 #endif /* RL_BENCH_H */

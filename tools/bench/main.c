@@ -48,6 +48,7 @@ static const struct {
 	{ "peers", bench_peers },
 	{ "batch", bench_batch },
 	{ "hier", bench_hier },
+	{ "async", bench_async },
 };
 
 #define NSECTIONS	(ARRAY_SIZE(sections))

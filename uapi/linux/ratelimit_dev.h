@@ -261,7 +261,7 @@ struct rl_client_config {
 /**
  * struct rl_features - what this module supports (RL_IOC_GET_FEATURES)
  * @version:       RL_ABI_VERSION of the module.
- * @flags:         zero for now.
+ * @flags:         RL_FEATURE_* bits: RL_FEATURE_URING_CMD.
  * @ioctls:        bit N set when ioctl number N (_IOC_NR) is supported.
  * @config_flags:  supported struct rl_config flags.
  * @acquire_flags: supported struct rl_acquire flags.
@@ -463,6 +463,33 @@ struct rl_parent {
 	__u32 children;
 	__u64 reserved[2];
 };
+/*
+ * Acquires through io_uring, where struct rl_features.flags has
+ * RL_FEATURE_URING_CMD (kernels whose io_uring can cancel a command of a
+ * file, 6.8 and later; elsewhere io_uring fails such commands with
+ * -EOPNOTSUPP). An IORING_OP_URING_CMD SQE on a /dev/ratelimit fd, with
+ * cmd_op:
+ *  RL_URING_ACQUIRE  sqe->addr points to a struct rl_acquire, read at
+ *                    submission. Completes when RL_IOC_ACQUIRE would
+ *                    return, with the same semantics, order of service and
+ *                    statistics: cqe->res is 0 when granted, else -errno
+ *                    (-EAGAIN, -ETIMEDOUT, -ECANCELED...); the outputs of
+ *                    the struct are written before the completion is
+ *                    posted, so it must stay valid until then. The fd's
+ *                    O_NONBLOCK does not apply; RL_ACQUIRE_NONBLOCK does.
+ *  RL_URING_CANCEL   cancels the acquires of this fd submitted to the same
+ *                    ring whose user_data is sqe->addr: each completes
+ *                    with -ECANCELED (unless served by then) and gives
+ *                    back everything it got. cqe->res: how many, or
+ *                    -ENOENT. IORING_OP_ASYNC_CANCEL does not reach
+ *                    commands of files.
+ * Closing the ring, or the exit of the submitting task, cancels them too.
+ * A cancelled request counts as interrupted in struct rl_stats. Leave the
+ * other SQE fields zero: they are reserved.
+ */
+#define RL_FEATURE_URING_CMD	_BITUL(0)	/* struct rl_features.flags */
+#define RL_URING_ACQUIRE	_IOWR(0xBA, 3, struct rl_acquire)
+#define RL_URING_CANCEL		_IOW(0xBA, 17, __u64)
 
 #define RL_IOC_MAGIC		0xBA	/* unassigned in ioctl-number.rst */
 

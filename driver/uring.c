@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Acquires through io_uring: an IORING_OP_URING_CMD of cmd_op
+ * RL_URING_ACQUIRE on a /dev/ratelimit fd takes tokens as RL_IOC_ACQUIRE
+ * does, and completes when they are granted instead of sleeping.
+ *
+ * A request that must wait is queued like a sleeping one (struct
+ * rl_waiter, with no task), in the same order of service, and ends in one
+ * of three ways: rl_dispatch() serves it (rl_uring_wake()), its deadline
+ * timer fires, or it is cancelled (RL_URING_CANCEL, or io_uring when its
+ * ring or its task goes away). Whichever comes first, under the limiter
+ * lock, sets ->ending and has rl_uring_end() run: io_uring's cancellation
+ * runs it at once, the others ask io_uring to run it in the submitter's
+ * context. It accounts for the request exactly as a sleeping request
+ * accounts for itself when it wakes (rl_limiter_acquire_end(): served by
+ * then, it keeps its tokens; else it gives everything back), writes the
+ * results to user space and posts the completion.
+ *
+ * Issue, cancellation and rl_uring_end() all run under the ring's
+ * uring_lock, in the task that submitted (an issue from io-wq is sent to
+ * it first) or in io_uring's cancellation: none of them runs while
+ * another does, so the issue may finish setting the request up after
+ * queueing it.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <linux/hrtimer.h>
+#include <linux/io_uring/cmd.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+
+#include "compat.h"
+#include "ratelimit.h"
+
+/**
+ * struct rl_async - an acquire queued through io_uring
+ * @w:         its entry in the limiter's queue
+ * @req:       the request, then its results
+ * @timer:     fires at the deadline, if any
+ * @node:      entry in the client's rl_client.async; limiter lock
+ * @cmd:       the io_uring command
+ * @lim:       the limiter
+ * @uptr:      the caller's struct rl_acquire, for the results
+ * @start:     when it arrived
+ * @why:       how it ends if not served by then: -ETIMEDOUT or
+ *             -ECANCELED; limiter lock
+ * @ending:    rl_uring_end() is on its way; limiter lock
+ */
+struct rl_async {
+	struct rl_waiter w;
+	struct rl_acquire req;
+	struct hrtimer timer;
+	struct list_head node;
+	struct io_uring_cmd *cmd;
+	struct rl_limiter *lim;
+	struct rl_acquire __user *uptr;
+	u64 start;
+	int why;
+	bool ending;
+};
+
+static struct rl_async **rl_uring_pdu(struct io_uring_cmd *cmd)
+{
+	return io_uring_cmd_to_pdu(cmd, struct rl_async *);
+}
+
+static bool rl_uring_task_gone(void)
+{
+	return current->flags & (PF_EXITING | PF_KTHREAD);
+}
+
+/*
+ * Account for the request, report and complete it; in the submitter's
+ * context, or in io_uring's cancellation (no results then when that runs
+ * in a kernel thread or the exiting task).
+ */
+static void rl_uring_end(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct rl_async *a = *rl_uring_pdu(cmd);
+	struct rl_limiter *lim = a->lim;
+	int ret;
+
+	hrtimer_cancel(&a->timer);
+	ret = rl_limiter_acquire_end(lim, &a->req, &a->w, a->why, a->start);
+	if ((!ret || ret == -ETIMEDOUT) && !rl_uring_task_gone() &&
+	    rl_acquire_write(a->uptr, &a->req))
+		ret = -EFAULT;
+	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	kfree(a);
+}
+
+/* End @a for @why, unless it is ending already. Limiter lock held. */
+static void rl_uring_finish(struct rl_async *a, int why)
+{
+	lockdep_assert_held(a->lim->tlock);
+	if (a->ending)
+		return;
+	a->ending = true;
+	a->why = why;
+	list_del_init(&a->node);
+	io_uring_cmd_complete_in_task(a->cmd, rl_uring_end);
+}
+
+/**
+ * rl_uring_wake() - a queued request of io_uring is served
+ * @w: its entry, all granted; under the limiter lock
+ */
+void rl_uring_wake(struct rl_waiter *w)
+{
+	/* Served: rl_limiter_acquire_end() has no use for a reason. */
+	rl_uring_finish(container_of(w, struct rl_async, w), 0);
+}
+
+static enum hrtimer_restart rl_uring_deadline(struct hrtimer *timer)
+{
+	struct rl_async *a = container_of(timer, struct rl_async, timer);
+	unsigned long flags;
+
+	flags = rl_lock_irqsave(a->lim);
+	rl_uring_finish(a, -ETIMEDOUT);
+	rl_unlock_irqrestore(a->lim, flags);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * io_uring cancels the command: its ring or its task goes away. It asks
+ * again and again until the command completes, so it is completed here,
+ * not in a task work of the submitter (which may not run for a while),
+ * unless that is on its way already.
+ */
+static void rl_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct rl_async *a = *rl_uring_pdu(cmd);
+	bool mine;
+
+	rl_lock_irq(a->lim);
+	mine = !a->ending;
+	if (mine) {
+		a->ending = true;
+		a->why = -ECANCELED;
+		list_del_init(&a->node);
+	}
+	rl_unlock_irq(a->lim);
+	if (mine)
+		rl_uring_end(cmd, issue_flags);
+}
+
+/* Complete an acquire that did not wait; -EAGAIN must not reach io_uring. */
+static int rl_uring_now(struct io_uring_cmd *cmd, struct rl_async *a,
+			int ret, unsigned int issue_flags)
+{
+	if ((!ret || ret == -EAGAIN || ret == -ETIMEDOUT) &&
+	    rl_acquire_write(a->uptr, &a->req))
+		ret = -EFAULT;
+	kfree(a);
+	if (ret != -EAGAIN)
+		return ret;
+	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	return -EIOCBQUEUED;
+}
+
+/* Watch the deadline of a queued request, as rl_sleep() does. */
+static void rl_uring_start_timer(struct rl_async *a)
+{
+	hrtimer_start_range_ns(&a->timer, ns_to_ktime(a->req.deadline_ns),
+			       current->timer_slack_ns, HRTIMER_MODE_ABS);
+}
+
+static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct rl_client *client = cmd->file->private_data;
+	struct rl_async *a;
+	bool nonblock;
+	int ret;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	if (!a)
+		return -ENOMEM;
+	a->cmd = cmd;
+	INIT_LIST_HEAD(&a->node);
+	a->uptr = u64_to_user_ptr(READ_ONCE(cmd->sqe->addr));
+	ret = rl_acquire_prepare(client, &a->req, a->uptr, &a->lim);
+	if (ret) {
+		kfree(a);
+		return ret;
+	}
+	hrtimer_setup(&a->timer, rl_uring_deadline, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_ABS);
+	*rl_uring_pdu(cmd) = a;
+	/* Not the fd's O_NONBLOCK: the caller does not wait here anyway. */
+	nonblock = a->req.flags & RL_ACQUIRE_NONBLOCK;
+	ret = rl_limiter_acquire_async(a->lim, client, &a->req, nonblock,
+				       &a->w, &a->start);
+	if (ret != RL_QUEUED)
+		return rl_uring_now(cmd, a, ret, issue_flags);
+
+	/* Served already, it ends after this: see the top of this file. */
+	rl_lock_irq(a->lim);
+	if (!a->ending)
+		list_add_tail(&a->node, &client->async);
+	rl_unlock_irq(a->lim);
+	if (a->req.deadline_ns != RL_DEADLINE_NONE)
+		rl_uring_start_timer(a);
+	io_uring_cmd_mark_cancelable(cmd, issue_flags);
+	return -EIOCBQUEUED;
+}
+
+/*
+ * RL_URING_CANCEL: cancel the acquires of this fd submitted to the same
+ * ring with user_data sqe->addr. io_uring's own IORING_OP_ASYNC_CANCEL
+ * does not reach commands of files.
+ */
+static int rl_uring_cancel_op(struct io_uring_cmd *cmd)
+{
+	struct io_kiocb *self = cmd_to_io_kiocb(cmd), *req;
+	struct rl_client *client = cmd->file->private_data;
+	u64 data = READ_ONCE(cmd->sqe->addr);
+	struct rl_limiter *lim = READ_ONCE(client->lim);
+	struct rl_async *a, *next;
+	int n = 0;
+
+	if (!lim)
+		return -EBADFD;
+	rl_lock_irq(lim);
+	list_for_each_entry_safe(a, next, &client->async, node) {
+		req = cmd_to_io_kiocb(a->cmd);
+		if (req->ctx != self->ctx || req->cqe.user_data != data)
+			continue;
+		rl_uring_finish(a, -ECANCELED);
+		n++;
+	}
+	rl_unlock_irq(lim);
+	return n ?: -ENOENT;
+}
+
+static int rl_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	switch (cmd->cmd_op) {
+	case RL_URING_ACQUIRE:
+		return rl_uring_acquire(cmd, issue_flags);
+	case RL_URING_CANCEL:
+		return rl_uring_cancel_op(cmd);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* An issue from io-wq, in the submitter's context and its ring's lock. */
+static void rl_uring_issue_tw(struct io_uring_cmd *cmd,
+			      unsigned int issue_flags)
+{
+	int ret = -ECANCELED;
+
+	if (!rl_uring_task_gone())
+		ret = rl_uring_issue(cmd, issue_flags);
+	if (ret != -EIOCBQUEUED)
+		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+}
+
+/**
+ * rl_uring_cmd() - file_operations.uring_cmd of /dev/ratelimit
+ * @cmd:         the command
+ * @issue_flags: io_uring's flags for it
+ *
+ * Return: the result, or -EIOCBQUEUED when the command completes later.
+ */
+int rl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	if (issue_flags & IO_URING_F_CANCEL) {
+		rl_uring_cancel(cmd, issue_flags);
+		return 0;
+	}
+	/* From io-wq: issue it in the submitter's context, as rl_uring_end(). */
+	if (issue_flags & IO_URING_F_UNLOCKED) {
+		io_uring_cmd_complete_in_task(cmd, rl_uring_issue_tw);
+		return -EIOCBQUEUED;
+	}
+	return rl_uring_issue(cmd, issue_flags);
+}
+
+/**
+ * rl_uring_features() - what this build offers through io_uring
+ *
+ * Return: RL_FEATURE_URING_CMD where the kernel has io_uring.
+ */
+u32 rl_uring_features(void)
+{
+	return IS_ENABLED(CONFIG_IO_URING) ? RL_FEATURE_URING_CMD : 0;
+}
