@@ -354,7 +354,7 @@ static void rl_hier_grant(struct rl_hier_walk *hw, struct rl_waiter *w,
 	if (!w->want) {
 		/* Pairs with set_current_state() in rl_sleep(). */
 		WRITE_ONCE(w->done, true);
-		wake_up_process(w->task);
+		rl_waiter_wake(w);
 	}
 }
 
