@@ -469,11 +469,13 @@ static struct miscdevice rl_misc = {
 
 static int __init rl_init(void)
 {
-	int ret;
+	int ret = rl_named_init();
 
-	ret = rl_sysfs_init();
 	if (ret)
 		return ret;
+	ret = rl_sysfs_init();
+	if (ret)
+		goto err_named;
 	ret = misc_register(&rl_misc);
 	if (ret)
 		goto err_sysfs;
@@ -481,6 +483,8 @@ static int __init rl_init(void)
 
 err_sysfs:
 	rl_sysfs_exit();
+err_named:
+	rl_named_exit();
 	return ret;
 }
 

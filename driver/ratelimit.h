@@ -38,6 +38,7 @@
 #include <linux/list.h>
 #include <linux/poll.h>
 #include <linux/rbtree.h>
+#include <linux/rhashtable-types.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -174,6 +175,7 @@ struct rl_flow {
  * @mode:         permission bits of a named limiter, constant
  * @persistent:   the name stays when the last client leaves; registry lock
  * @node:         entry in the registry; registry lock
+ * @hnode:        entry in the registry's table of names; registry lock
  * @dir:          /sys/kernel/ratelimit/<name> while the name is in the
  *                registry, else NULL; registry lock
  */
@@ -204,6 +206,7 @@ struct rl_limiter {
 	umode_t mode;
 	bool persistent;
 	struct list_head node;
+	struct rhash_head hnode;
 	struct rl_dir *dir;
 };
 
@@ -398,6 +401,7 @@ void rl_named_detach(struct rl_limiter *lim, struct rl_client *client);
 int rl_named_unlink(const char *name);
 int rl_name_from_user(char *name, u64 uptr);
 int rl_named_count(void);
+int rl_named_init(void);
 void rl_named_exit(void);
 
 /* sysfs.c */
