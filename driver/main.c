@@ -32,6 +32,7 @@ static_assert(sizeof(struct rl_attach) == 112);
 static_assert(sizeof(struct rl_unlink) == 32);
 static_assert(sizeof(struct rl_release) == 32);
 static_assert(sizeof(struct rl_client_config) == 64);
+static_assert(sizeof(struct rl_cycle) == 96);
 static_assert(RL_CATCHUP_STRICT == RL_TOKENS_CATCHUP_STRICT);
 static_assert(RL_CATCHUP_MAX == RL_TOKENS_CATCHUP_MAX);
 static_assert(RL_FAIRNESS_MAX == RL_TOKENS_FAIRNESS_MAX);
@@ -48,7 +49,8 @@ static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 			 BIT_ULL(_IOC_NR(RL_IOC_RELEASE)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_REFUND)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_SET_CLIENT)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_GET_CLIENT)))
+			 BIT_ULL(_IOC_NR(RL_IOC_GET_CLIENT)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_CYCLE)))
 
 static struct rl_limiter *rl_client_limiter(struct rl_client *client)
 {
@@ -184,21 +186,33 @@ static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
 	return copy_to_user(argp, &cfg, sizeof(cfg)) ? -EFAULT : 0;
 }
 
-/*
- * May @client be served ahead of the limiter's other clients, at priority
- * @prio with weight @weight? HIGH and USER, and weights above 1, take from
- * everyone else: they are for whoever may reconfigure the limiter (the
- * owner of the budget; always so for a private one) or has CAP_SYS_NICE.
- * LOW, MID, weight 1 and caps only ever take less.
+/**
+ * rl_may_boost() - may a client go ahead of the others?
+ * @client: the client
+ * @prio:   priority it asks for, RL_PRIO_*
+ * @weight: weight it asks for
+ *
+ * HIGH and USER, and weights above 1, take from everyone else: they are
+ * for whoever may reconfigure the limiter (the owner of the budget; always
+ * so for a private one) or has CAP_SYS_NICE. LOW, MID, weight 1 and caps
+ * only ever take less.
+ *
+ * Return: true if it may.
  */
-static bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight)
+bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight)
 {
 	if (prio <= RL_PRIO_MID && weight <= 1)
 		return true;
 	return client->may_config || capable(CAP_SYS_NICE);
 }
 
-static int rl_acquire_check(const struct rl_acquire *req)
+/**
+ * rl_acquire_check() - validate the in fields of an acquire request
+ * @req: the request, as read from userspace
+ *
+ * Return: 0, or -EINVAL.
+ */
+int rl_acquire_check(const struct rl_acquire *req)
 {
 	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
 	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL ||
@@ -375,6 +389,8 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ioctl_set_client(client, argp);
 	case RL_IOC_GET_CLIENT:
 		return rl_ioctl_get_client(client, argp);
+	case RL_IOC_CYCLE:
+		return rl_ioctl_cycle(client, file, argp);
 	default:
 		return -ENOTTY;
 	}

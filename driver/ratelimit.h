@@ -366,10 +366,21 @@ void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
 /* acquire.c */
 int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 		       struct rl_acquire *req, bool nonblock);
+int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
+		     u64 release, struct rl_acquire *req, bool nonblock,
+		     bool *released);
 int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
 		       u64 count);
 int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 		      u64 count);
+
+/* main.c: checks of an acquire request shared with cycle.c */
+int rl_acquire_check(const struct rl_acquire *req);
+bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight);
+
+/* cycle.c */
+long rl_ioctl_cycle(struct rl_client *client, struct file *file,
+		    struct rl_cycle __user *argp);
 
 /* dispatch.c */
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);

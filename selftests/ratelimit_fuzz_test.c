@@ -49,7 +49,8 @@ enum fz_op {
 	OP_ATTACH, OP_UNLINK, OP_RELEASE, OP_REFUND, OP_SET_CLIENT,
 	OP_GET_CLIENT,	/* the 11 commands, in _IOC_NR order */
 	OP_RANDCMD, OP_VFSIOCTL, OP_SEQ, OP_OPEN, OP_CLOSE, OP_DUP, OP_FCNTL,
-	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL, OP_NR
+	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL,
+	OP_CYCLE, OP_NR
 };
 
 static const char *const fz_op_names[OP_NR] = {
@@ -57,7 +58,7 @@ static const char *const fz_op_names[OP_NR] = {
 	"ATTACH", "UNLINK", "RELEASE", "REFUND", "SET_CLIENT", "GET_CLIENT",
 	"random cmd", "vfs ioctl", "sequence", "open", "close", "dup",
 	"fcntl", "poll", "read/write", "sysfs write", "sysfs read", "fork",
-	"signal",
+	"signal", "CYCLE",
 };
 
 static const unsigned long fz_cmds[] = {
@@ -511,7 +512,8 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 	switch (op) {
 	case OP_FEATURES:
 		if (f->version != RL_ABI_VERSION || f->flags ||
-		    f->ioctls != 0x7ff || !zero(f->reserved, sizeof(f->reserved)))
+		    f->ioctls != (0x7ff | 1ULL << _IOC_NR(RL_IOC_CYCLE)) ||
+		    !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;
 	case OP_GET_CONFIG:
@@ -614,6 +616,47 @@ static void fz_ioctl(struct fz_thread *t, int op)
 				(unsigned long long)u.a.wait_ns,
 				(unsigned long long)u.a.lag_ns);
 	}
+}
+
+/*
+ * RL_IOC_CYCLE with a generated request: permits to give back (mostly
+ * few), the acquire of gen_acquire(). Once the permits were given back
+ * (granted, -EAGAIN, -ETIMEDOUT, -EINTR) the kernel must have zeroed
+ * @release; the acquire's outputs are checked as for ACQUIRE.
+ */
+static void fz_cycle(struct fz_thread *t)
+{
+	struct rl_cycle c;
+	void *arg = &c;
+	char what[64];
+	int fd = fz_fd(t), err;
+	long ret;
+
+	memset(&c, 0, sizeof(c));
+	c.release = chance(t, 80) ? below(t, 3) : rnd_u64(t);
+	c.flags = chance(t, 4) ? rnd_u32(t) : 0;
+	c.reserved0 = chance(t, 4) ? rnd_u32(t) : 0;
+	c.reserved[below(t, 2)] = chance(t, 4) ? rnd_u64(t) : 0;
+	gen_acquire(t, &c.acquire);
+	if (chance(t, 4))
+		arg = fz_bad_ptr(t, sizeof(c));
+	t->op = OP_CYCLE;
+	ret = ioctl(fd, RL_IOC_CYCLE, arg);
+	err = errno;
+	snprintf(what, sizeof(what), "fd %d CYCLE arg %p", fd, arg);
+	fz_check(t, OP_CYCLE, ret, err, fz_ioctl_errs, what,
+		 arg == &c ? (void *)&c : NULL, sizeof(c));
+	if (arg != &c || (ret && err != EAGAIN && err != ETIMEDOUT &&
+			  err != EINTR))
+		return;
+	if (c.release || !zero(c.acquire.reserved, sizeof(c.acquire.reserved)) ||
+	    (ret && err != EINTR && c.acquire.ready_ns == POISON64) ||
+	    (!ret && (c.acquire.wait_ns == POISON64 ||
+		      c.acquire.lag_ns == POISON64)))
+		fz_fail(t->sh, "CYCLE out (%s): release %#llx ready %#llx",
+			ret ? strerror(err) : "granted",
+			(unsigned long long)c.release,
+			(unsigned long long)c.acquire.ready_ns);
 }
 
 /* The generic ioctls of fs/ioctl.c: any other type reaches the driver. */
@@ -1023,8 +1066,10 @@ static void fz_one(struct fz_thread *t)
 {
 	unsigned int r = below(t, 1000);
 
-	if (r < 550)
+	if (r < 520)
 		fz_ioctl(t, below(t, OP_GET_CLIENT + 1));
+	else if (r < 550)
+		fz_cycle(t);
 	else if (r < 600)
 		fz_randcmd(t);
 	else if (r < 620)

@@ -59,7 +59,7 @@ TEST(features)
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
 	EXPECT_EQ(0U, f.flags);
-	EXPECT_EQ(0x7ffULL, f.ioctls);
+	EXPECT_EQ(0x7ffULL | 1ULL << _IOC_NR(RL_IOC_CYCLE), f.ioctls);
 	EXPECT_EQ((__u64)RL_CONFIG_FLAGS_ALL, f.config_flags);
 	EXPECT_EQ((__u64)RL_ACQUIRE_FLAGS_ALL, f.acquire_flags);
 	EXPECT_EQ((__u64)RL_ATTACH_FLAGS_ALL, f.attach_flags);
@@ -79,7 +79,7 @@ TEST(features_after_config)
 	memset(&f, POISON_BYTE, sizeof(f));
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
-	EXPECT_EQ(0x7ffULL, f.ioctls);
+	EXPECT_EQ(0x7ffULL | 1ULL << _IOC_NR(RL_IOC_CYCLE), f.ioctls);
 	close(fd);
 }
 
