@@ -80,6 +80,7 @@ efault:
 long rl_ioctl_cycle(struct rl_client *client, struct file *file,
 		    struct rl_cycle __user *argp)
 {
+	/* Pairs with the smp_store_release() publishing the limiter. */
 	struct rl_limiter *lim = smp_load_acquire(&client->lim);
 	struct rl_acquire *req;
 	bool nonblock, released = false;

@@ -26,7 +26,7 @@ static void many_name(char *buf, size_t len, uint64_t i)
 }
 
 /* A field of /proc/meminfo, bytes. */
-static uint64_t meminfo(const char *field)
+static uint64_t mem_field(const char *field)
 {
 	char line[256];
 	unsigned long long kb = 0;
@@ -37,7 +37,8 @@ static uint64_t meminfo(const char *field)
 		return 0;
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, field, len) && line[len] == ':') {
-			sscanf(line + len + 1, "%llu", &kb);
+			if (sscanf(line + len + 1, "%llu", &kb) != 1)
+				kb = 0;
 			break;
 		}
 	fclose(f);
@@ -117,8 +118,8 @@ static uint64_t many_size(uint64_t n, struct many_cost *c)
 	long ev;
 	int fd;
 
-	free0 = meminfo("MemFree");
-	slab0 = meminfo("Slab");
+	free0 = mem_field("MemFree");
+	slab0 = mem_field("Slab");
 	t0 = rl_now_ns();
 	for (made = 0; made < n; made++) {
 		many_name(name, sizeof(name), made);
@@ -131,8 +132,8 @@ static uint64_t many_size(uint64_t n, struct many_cost *c)
 		rl_close(fd);
 	}
 	c->create = made ? (double)(rl_now_ns() - t0) / made : NAN;
-	c->mem = made ? ((double)free0 - meminfo("MemFree")) / made : NAN;
-	c->slab = made ? ((double)meminfo("Slab") - slab0) / made : NAN;
+	c->mem = made ? ((double)free0 - mem_field("MemFree")) / made : NAN;
+	c->slab = made ? ((double)mem_field("Slab") - slab0) / made : NAN;
 	t0 = rl_now_ns();
 	for (i = 0; made && i < looks; i++) {
 		many_name(name, sizeof(name), (i * 7919) % made);
@@ -166,15 +167,15 @@ static void many_clients(int n)
 
 	fd = xcalloc(n, sizeof(int));
 	rl_unlink(-1, "rlbench-many-clients");
-	free0 = meminfo("MemFree");
-	slab0 = meminfo("Slab");
+	free0 = mem_field("MemFree");
+	slab0 = mem_field("Slab");
 	for (i = 0; i < n; i++) {
 		fd[i] = rl_open_named("rlbench-many-clients", RL_ATTACH_CREATE,
 				      0600, &cfg);
 		got += fd[i] >= 0;
 	}
-	mem = ((double)free0 - meminfo("MemFree")) / got;
-	slab = ((double)meminfo("Slab") - slab0) / got;
+	mem = ((double)free0 - mem_field("MemFree")) / got;
+	slab = ((double)mem_field("Slab") - slab0) / got;
 	for (i = 0; i < n; i++)
 		if (fd[i] >= 0)
 			rl_close(fd[i]);
