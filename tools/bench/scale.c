@@ -42,6 +42,10 @@ struct sc_run {
 	atomic_uint_fast64_t tokens;
 };
 
+/* Where the threads wait for the start, without polling. */
+static pthread_mutex_t sc_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sc_cond = PTHREAD_COND_INITIALIZER;
+
 struct sc_slot {
 	struct sc_run *r;
 	struct sc_client c;
@@ -116,9 +120,11 @@ static void *sc_thread(void *arg)
 {
 	struct sc_slot *s = arg;
 
+	pthread_mutex_lock(&sc_lock);
 	atomic_fetch_add(&s->r->ready, 1);
 	while (!atomic_load(&s->r->go))
-		usleep(1000);
+		pthread_cond_wait(&sc_cond, &sc_lock);
+	pthread_mutex_unlock(&sc_lock);
 	if (s->r->poll)
 		sc_poll_loop(s->r, &s->c);
 	else
@@ -146,7 +152,7 @@ static int sc_start(struct sc_run *r, struct sc_slot *slot)
 	}
 	pthread_attr_destroy(&attr);
 	while (atomic_load(&r->ready) < i)
-		usleep(1000);
+		usleep(10000);
 	return i;
 }
 
@@ -171,7 +177,10 @@ static int sc_run(struct sc_run *r, struct sc_slot *slot, int fd0,
 
 	r->end = rl_now_ns() + settle + dur + 60 * NSEC_PER_SEC;
 	started = sc_start(r, slot);
+	pthread_mutex_lock(&sc_lock);
 	atomic_store(&r->go, 1);
+	pthread_cond_broadcast(&sc_cond);
+	pthread_mutex_unlock(&sc_lock);
 	sleep_ns(settle);
 	rl_get_stats(fd0, &st0);
 	b0 = sys_busy_ns();
