@@ -62,6 +62,12 @@ struct rl_dir;
 #define RL_DISPATCH_MAX		256
 /* Most clients' pollers one dispatch wakes; the timer wakes the rest. */
 #define RL_WAKE_MAX		64
+/*
+ * A ready limiter wakes as many listed pollers as could take a token now,
+ * then waits this long for them to take it before it wakes the next ones
+ * (rl_serve_pollers()).
+ */
+#define RL_POLL_GRACE_NS	(2 * NSEC_PER_MSEC)
 
 /*
  * Most lateness, ns, that the schedule makes up for: tokens stay owed to
