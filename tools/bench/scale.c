@@ -108,8 +108,9 @@ static void sc_poll_loop(struct sc_run *r, struct sc_client *c)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
 
+	/* No timeout: its wake-ups would count; the end wakes them all. */
 	while (atomic_load(&r->go) < 3 && rl_now_ns() < r->end) {
-		if (poll(&p, 1, 100) != 1)
+		if (poll(&p, 1, -1) != 1)
 			continue;
 		if (atomic_load(&r->go) == 2)
 			atomic_fetch_add(&r->wakes, 1);
