@@ -14,8 +14,10 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "bench.h"
 
@@ -39,20 +41,36 @@ struct sc_run {
 	uint64_t *lat;
 	uint64_t end;
 	bool poll;
+	bool procs;		/* a process per client, else a thread */
 	atomic_uint_fast64_t wakes;
 	atomic_uint_fast64_t tokens;
+	pthread_mutex_t lock;	/* where the clients wait for the start */
+	pthread_cond_t cond;
 };
-
-/* Where the threads wait for the start, without polling. */
-static pthread_mutex_t sc_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t sc_cond = PTHREAD_COND_INITIALIZER;
 
 struct sc_slot {
 	struct sc_run *r;
 	struct sc_client c;
 	pthread_t th;
 	pid_t tid;
+	pid_t pid;		/* the client's process, in procs runs */
 };
+
+/* @r (in memory shared with the children when r->procs) ready to run. */
+static void sc_init(struct sc_run *r)
+{
+	pthread_mutexattr_t ma;
+	pthread_condattr_t ca;
+
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&r->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+	pthread_cond_init(&r->cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
 
 /* Busy time of all CPUs, ns, from /proc/stat (user .. softirq, steal). */
 uint64_t sys_busy_ns(void)
@@ -124,11 +142,11 @@ static void *sc_thread(void *arg)
 	struct sc_slot *s = arg;
 
 	s->tid = (pid_t)syscall(SYS_gettid);
-	pthread_mutex_lock(&sc_lock);
+	pthread_mutex_lock(&s->r->lock);
 	atomic_fetch_add(&s->r->ready, 1);
 	while (!atomic_load(&s->r->go))
-		pthread_cond_wait(&sc_cond, &sc_lock);
-	pthread_mutex_unlock(&sc_lock);
+		pthread_cond_wait(&s->r->cond, &s->r->lock);
+	pthread_mutex_unlock(&s->r->lock);
 	if (s->r->poll)
 		sc_poll_loop(s->r, &s->c);
 	else
@@ -136,7 +154,20 @@ static void *sc_thread(void *arg)
 	return NULL;
 }
 
-/* Start up to r->n threads with an fd each on r->name: how many. */
+/* Start client @s in a process of its own, with an fd of its own. */
+static int sc_fork(struct sc_slot *s)
+{
+	s->pid = fork();
+	if (s->pid)
+		return s->pid < 0 ? -1 : 0;
+	s->c.fd = rl_open_named(s->r->name, 0, 0, NULL);
+	if (s->c.fd < 0)
+		_exit(1);
+	sc_thread(s);
+	_exit(0);
+}
+
+/* Start up to r->n clients with an fd each on r->name: how many. */
 static int sc_start(struct sc_run *r, struct sc_slot *slot)
 {
 	pthread_attr_t attr;
@@ -146,6 +177,11 @@ static int sc_start(struct sc_run *r, struct sc_slot *slot)
 	pthread_attr_setstacksize(&attr, SC_STACK);
 	for (i = 0; i < r->n; i++) {
 		slot[i].r = r;
+		if (r->procs) {
+			if (sc_fork(&slot[i]))
+				break;
+			continue;
+		}
 		slot[i].c.fd = rl_open_named(r->name, 0, 0, NULL);
 		if (slot[i].c.fd < 0)
 			break;
@@ -204,11 +240,12 @@ static int sc_run(struct sc_run *r, struct sc_slot *slot, int fd0,
 	int i, started;
 
 	r->end = rl_now_ns() + settle + dur + 60 * NSEC_PER_SEC;
+	sc_init(r);
 	started = sc_start(r, slot);
-	pthread_mutex_lock(&sc_lock);
+	pthread_mutex_lock(&r->lock);
 	atomic_store(&r->go, 1);
-	pthread_cond_broadcast(&sc_cond);
-	pthread_mutex_unlock(&sc_lock);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
 	sleep_ns(settle);
 	w->sleeps = r->poll ? sc_nvcsw(slot, started) : 0;
 	rl_get_stats(fd0, &st0);
@@ -224,6 +261,10 @@ static int sc_run(struct sc_run *r, struct sc_slot *slot, int fd0,
 	w->granted = st1.granted - st0.granted;
 	rl_set_config(fd0, &cfg);
 	for (i = 0; i < started; i++) {
+		if (r->procs) {
+			waitpid(slot[i].pid, NULL, 0);
+			continue;
+		}
 		pthread_join(slot[i].th, NULL);
 		rl_close(slot[i].c.fd);
 	}
@@ -241,58 +282,63 @@ static int sc_named(const char *name, uint64_t rate)
 }
 
 /* One size of the scale section: per-grant CPU, latency, Jain. */
-static void scale_size(int n, double *cost, double *base)
+static void scale_size(int n, bool procs, double *cost, double *base)
 {
-	struct sc_run r = { .name = "rlbench-scale", .n = n };
+	const char *what = procs ? "processes" : "clients";
+	struct sc_run *r = shared_alloc(sizeof(*r));
 	uint64_t dur, settle, *got;
 	struct sc_window w;
 	struct sc_slot *slot;
 	double lat50, lat99, j;
-	char name[96];
+	char name[96], base_name[32];
 	int fd0, started, i;
 
 	dur = scaled((double)SC_GRANTS_EACH * n * NSEC_PER_SEC / SC_RATE,
 		     0);
 	dur = dur < 2 * NSEC_PER_SEC ? 2 * NSEC_PER_SEC : dur;
 	settle = NSEC_PER_SEC + (uint64_t)n * NSEC_PER_SEC / SC_RATE;
-	fd0 = sc_named(r.name, SC_RATE);
+	*r = (struct sc_run){ .name = "rlbench-scale", .n = n, .procs = procs };
+	fd0 = sc_named(r->name, SC_RATE);
 	if (fd0 < 0)
-		die(r.name, fd0);
-	slot = xcalloc(n, sizeof(*slot));
-	r.lat = xcalloc(SC_LAT_MAX, sizeof(uint64_t));
-	started = sc_run(&r, slot, fd0, settle, dur, &w);
+		die(r->name, fd0);
+	slot = shared_alloc(n * sizeof(*slot));
+	r->lat = shared_alloc(SC_LAT_MAX * sizeof(uint64_t));
+	started = sc_run(r, slot, fd0, settle, dur, &w);
 	rl_close(fd0);
 	got = xcalloc(n, sizeof(uint64_t));
 	for (i = 0; i < started; i++)
 		got[i] = slot[i].c.got;
 	j = jain(got, started);
-	i = atomic_load(&r.nlat) < SC_LAT_MAX ? (int)atomic_load(&r.nlat) :
+	i = atomic_load(&r->nlat) < SC_LAT_MAX ? (int)atomic_load(&r->nlat) :
 						SC_LAT_MAX;
-	qsort(r.lat, i, sizeof(uint64_t), tool_cmp_u64);
-	lat50 = pct(r.lat, i, 50);
-	lat99 = pct(r.lat, i, 99);
+	qsort(r->lat, i, sizeof(uint64_t), tool_cmp_u64);
+	lat50 = pct(r->lat, i, 50);
+	lat99 = pct(r->lat, i, 99);
 	*cost = w.granted ? (double)w.busy / w.granted : NAN;
 	if (!*base)
 		*base = *cost;
-	printf("scale: %d of %d threads, %llu grants in %.1f s (%.0f/s), busy %.2f s\n",
-	       started, n, (unsigned long long)w.granted, w.wall / 1e9,
+	printf("scale: %d of %d %s, %llu grants in %.1f s (%.0f/s), busy %.2f s\n",
+	       started, n, procs ? "processes" : "threads",
+	       (unsigned long long)w.granted, w.wall / 1e9,
 	       w.granted * 1e9 / w.wall, w.busy / 1e9);
-	snprintf(name, sizeof(name), "CPU per grant, %d backlogged clients", n);
-	row("scale", name, *cost, "ns", "same, 10 clients", *base, "<= 2x",
+	snprintf(name, sizeof(name), "CPU per grant, %d backlogged %s", n, what);
+	snprintf(base_name, sizeof(base_name), "same, 10 %s", what);
+	row("scale", name, *cost, "ns", base_name, *base, "<= 2x",
 	    at_most(*cost / *base, 2.0));
-	snprintf(name, sizeof(name), "wake latency p50, %d clients", n);
+	snprintf(name, sizeof(name), "wake latency p50, %d %s", n, what);
 	row("scale", name, lat50, "ns", NULL, 0, NULL, V_INFO);
-	snprintf(name, sizeof(name), "wake latency p99, %d clients", n);
+	snprintf(name, sizeof(name), "wake latency p99, %d %s", n, what);
 	row("scale", name, lat99, "ns", NULL, 0, NULL, V_INFO);
-	snprintf(name, sizeof(name), "Jain's index, %d clients (%d grants each)",
-		 n, SC_GRANTS_EACH);
+	snprintf(name, sizeof(name), "Jain's index, %d %s (%d grants each)",
+		 n, what, SC_GRANTS_EACH);
 	row("scale", name, j, "", NULL, 0, ">= 0.99", at_least(j, 0.99));
 	if (started < n)
-		note("scale", "only %d of %d threads started", started, n);
+		note("scale", "only %d of %d %s started", started, n, what);
 	free(got);
-	free(r.lat);
-	free(slot);
-	rl_unlink(-1, r.name);
+	munmap(r->lat, SC_LAT_MAX * sizeof(uint64_t));
+	munmap(slot, n * sizeof(*slot));
+	munmap(r, sizeof(*r));
+	rl_unlink(-1, "rlbench-scale");
 }
 
 void bench_scale(void)
@@ -304,10 +350,14 @@ void bench_scale(void)
 	printf("scale: N threads, one fd each on one named limiter at %llu/s,\n",
 	       (unsigned long long)SC_RATE);
 	printf("  burst 1, all backlogged; guest CPU (/proc/stat) per grant,\n");
-	printf("  wake latency = return - ready_ns, Jain's index of grants\n");
+	printf("  wake latency = return - ready_ns, Jain's index of grants;\n");
+	printf("  then processes, 10 to 1000 (the guest's memory)\n");
 	raise_nofile(10000);
 	for (i = 0; i < ARRAY_SIZE(sizes); i++)
-		scale_size(sizes[i], &cost, &base);
+		scale_size(sizes[i], false, &cost, &base);
+	base = 0;
+	for (i = 0; i < ARRAY_SIZE(sizes) - 1; i++)
+		scale_size(sizes[i], true, &cost, &base);
 }
 
 /* One size of the pollers section: wake-ups per token. */
