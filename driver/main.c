@@ -485,10 +485,13 @@ static struct miscdevice rl_misc = {
 
 static int __init rl_init(void)
 {
-	int ret = rl_named_init();
+	int ret = rl_limiter_init();
 
 	if (ret)
 		return ret;
+	ret = rl_named_init();
+	if (ret)
+		goto err_limiter;
 	ret = rl_sysfs_init();
 	if (ret)
 		goto err_named;
@@ -501,6 +504,8 @@ err_sysfs:
 	rl_sysfs_exit();
 err_named:
 	rl_named_exit();
+err_limiter:
+	rl_limiter_exit();
 	return ret;
 }
 
@@ -509,6 +514,7 @@ static void __exit rl_exit(void)
 	misc_deregister(&rl_misc);
 	rl_named_exit();
 	rl_sysfs_exit();
+	rl_limiter_exit();
 }
 
 module_init(rl_init);

@@ -351,6 +351,8 @@ int rl_tunable_set(const struct rl_tunable *t, struct rl_params *p, u64 val);
 int rl_params_from_config(const struct rl_config *cfg, struct rl_params *p);
 void rl_params_to_config(const struct rl_params *p, struct rl_config *cfg);
 
+int rl_limiter_init(void);
+void rl_limiter_exit(void);
 struct rl_limiter *rl_limiter_create(const struct rl_params *p);
 void rl_limiter_get(struct rl_limiter *lim);
 void rl_limiter_put(struct rl_limiter *lim);
