@@ -21,28 +21,59 @@
 #include "ratelimit_trace.h"
 
 /*
- * Limiters, in a cache of their own: struct rl_limiter is a little over
- * 1 KiB, and kmalloc() would round every one up to 2 KiB.
+ * Limiters and clients, in caches of their own: struct rl_limiter is a
+ * little over 1 KiB and struct rl_client a little under 512 bytes, and
+ * kmalloc() would round them up to 2 KiB and 512 bytes.
  */
 static struct kmem_cache *rl_limiter_cache;
+static struct kmem_cache *rl_client_cache;
 
 /**
- * rl_limiter_init() - set up the allocation of limiters, at module load
+ * rl_limiter_init() - set up the allocation of limiters and clients, at
+ * module load
  *
  * Return: 0, or -ENOMEM.
  */
 int rl_limiter_init(void)
 {
 	rl_limiter_cache = KMEM_CACHE(rl_limiter, SLAB_ACCOUNT);
-	return rl_limiter_cache ? 0 : -ENOMEM;
+	if (!rl_limiter_cache)
+		return -ENOMEM;
+	rl_client_cache = KMEM_CACHE(rl_client, SLAB_ACCOUNT);
+	if (!rl_client_cache) {
+		kmem_cache_destroy(rl_limiter_cache);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /**
- * rl_limiter_exit() - undo rl_limiter_init(), every limiter freed
+ * rl_limiter_exit() - undo rl_limiter_init(), every limiter and client
+ * freed
  */
 void rl_limiter_exit(void)
 {
+	kmem_cache_destroy(rl_client_cache);
 	kmem_cache_destroy(rl_limiter_cache);
+}
+
+/**
+ * rl_client_alloc() - allocate a zeroed client, for open()
+ *
+ * Return: the client, or NULL when out of memory.
+ */
+struct rl_client *rl_client_alloc(void)
+{
+	return kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
+}
+
+/**
+ * rl_client_free() - free a client of rl_client_alloc()
+ * @client: the client, detached
+ */
+void rl_client_free(struct rl_client *client)
+{
+	kmem_cache_free(rl_client_cache, client);
 }
 
 /**

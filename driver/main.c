@@ -400,7 +400,7 @@ static int rl_open(struct inode *inode, struct file *file)
 {
 	struct rl_client *client;
 
-	client = kzalloc(sizeof(*client), GFP_KERNEL_ACCOUNT);
+	client = rl_client_alloc();
 	if (!client)
 		return -ENOMEM;
 	init_waitqueue_head(&client->pollq);
@@ -428,7 +428,7 @@ static int rl_release(struct inode *inode, struct file *file)
 		rl_limiter_put(lim);
 	}
 	mutex_destroy(&client->setup);
-	kfree(client);
+	rl_client_free(client);
 	return 0;
 }
 
