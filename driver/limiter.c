@@ -179,7 +179,11 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	return left;
 }
 
-/* Carry the buckets over to limits @p and serve the queue under them. */
+/*
+ * Carry the buckets over to limits @p and serve the queue under them.
+ * Walks the clients with caps (O(clients) under the lock): a
+ * reconfiguration is process context and rare, never the grant path.
+ */
 static void rl_apply_params(struct rl_limiter *lim,
 			    const struct rl_params *p, u64 now)
 {
