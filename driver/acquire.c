@@ -88,6 +88,19 @@ static bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
 	return true;
 }
 
+/* More permits than exist, or chunks when not sleeping? */
+static bool rl_never_grantable(struct rl_limiter *lim,
+			       struct rl_client *client,
+			       const struct rl_acquire *req, bool nonblock)
+{
+	const struct rl_params *p = &lim->params;
+
+	return (p->concurrency && req->count > p->concurrency) ||
+	       (nonblock && req->count > rl_chunk_max(lim, client)) ||
+	       (rl_hier_linked(lim) &&
+		rl_hier_invalid(lim, client, req->count, nonblock));
+}
+
 /*
  * Validate @req, bring the bucket up to *@now (0 if the clock was not read
  * yet) and grant the request at once if it can be. Returns 0 when granted,
@@ -99,11 +112,7 @@ static int rl_acquire_now(struct rl_limiter *lim, struct rl_client *client,
 	const struct rl_params *p = &lim->params;
 
 	lockdep_assert_held(lim->tlock);
-	/* Never grantable: more permits than exist, or chunks when not sleeping. */
-	if ((p->concurrency && req->count > p->concurrency) ||
-	    (nonblock && req->count > rl_chunk_max(lim, client)) ||
-	    (rl_hier_linked(lim) &&
-	     rl_hier_invalid(lim, client, req->count, nonblock)))
+	if (rl_never_grantable(lim, client, req, nonblock))
 		return -EINVAL;
 	lim->counters.requests++;
 	lim->counters.asked += req->count;
@@ -420,6 +429,58 @@ int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 
 	rl_lock_irq(lim);
 	ret = rl_acquire_end(lim, req, w, why, true, start);
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_cycle() - give back permits and take tokens, atomically
+ * @lim:      the limiter
+ * @client:   the client, attached to @lim
+ * @release:  permits @client holds to give back first, or 0
+ * @req:      validated request, as for rl_limiter_acquire()
+ * @nonblock: fail with -EAGAIN instead of sleeping
+ * @released: set once the permits are given back
+ *
+ * One hold of the lock does what an RL_IOC_RELEASE and an RL_IOC_ACQUIRE
+ * would: the queue is served from what came back, then the request is
+ * granted or queued behind it. Only when someone waits or polls does the
+ * release dispatch, so that a cycle with nobody else around costs what an
+ * acquire does.
+ *
+ * Return: as rl_limiter_acquire(); -EINVAL with nothing done when @client
+ * holds fewer than @release permits or @req can never be granted.
+ */
+int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
+		     u64 release, struct rl_acquire *req, bool nonblock,
+		     bool *released)
+{
+	u64 now = ktime_get_ns();
+	int ret = -EINVAL;
+
+	trace_ratelimit_acquire(lim, req->count,
+				req->priority ? req->priority - 1 :
+						READ_ONCE(client->level),
+				req->flags);
+	rl_lock_irq(lim);
+	if (release > client->held ||
+	    rl_never_grantable(lim, client, req, nonblock))
+		goto out_unlock;
+	if (release) {
+		client->held -= release;
+		lim->held -= release;
+		rl_hier_release(lim, release);
+		*released = true;
+		trace_ratelimit_release(lim, release, lim->held);
+		/* In a tree, a sibling may wait for the ancestors' permits. */
+		if (lim->nwaiters || !list_empty(&lim->pollers) ||
+		    rl_hier_linked(lim))
+			rl_dispatch(lim, now);
+	}
+	ret = rl_acquire_now(lim, client, req, nonblock, &now);
+	if (ret == RL_MUST_WAIT)
+		ret = rl_acquire_slow(lim, client, req, nonblock, now);
+out_unlock:
 	rl_unlock_irq(lim);
 	return ret;
 }

@@ -65,18 +65,32 @@ static u64 rl_poll_time(const struct rl_limiter *lim)
 }
 
 /*
- * Wake the pollers of the clients listed in lim->pollers, RL_WAKE_MAX at
- * most. Returns false if some are left: the caller starts the timer at
- * once for them, and they stay listed until then.
+ * Listed pollers to wake when the limiter is ready: as many as could take
+ * a token now (tokens, free permits), from 1 to RL_WAKE_MAX.
  */
-static bool rl_wake_pollers(struct rl_limiter *lim)
+static unsigned int rl_poll_quota(const struct rl_limiter *lim)
+{
+	const struct rl_params *p = &lim->params;
+	u64 n = p->unlimited ? RL_WAKE_MAX : lim->bucket.tokens;
+
+	if (p->concurrency)
+		n = min(n, p->concurrency - lim->held);
+	return clamp_t(u64, n, 1, RL_WAKE_MAX);
+}
+
+/*
+ * Wake the pollers of the first @quota clients listed in lim->pollers, in
+ * the order they were listed. Returns false if some are left: they stay
+ * listed.
+ */
+static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
 {
 	struct rl_client *client, *next;
 	unsigned int n = 0;
 
 	lockdep_assert_held(lim->tlock);
 	list_for_each_entry_safe(client, next, &lim->pollers, poll_node) {
-		if (n++ == RL_WAKE_MAX)
+		if (n++ == quota)
 			return false;
 		list_del_init(&client->poll_node);
 		wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
@@ -85,16 +99,24 @@ static bool rl_wake_pollers(struct rl_limiter *lim)
 }
 
 /*
- * Wake the listed pollers if the limiter is ready; else, if time is what
- * they wait for, bring the timer's time @when forward to when it is.
- * Returns the time to start the timer for.
+ * Wake listed pollers if the limiter is ready; else, if time is what they
+ * wait for, bring the timer's time @when forward to when it is. Returns
+ * the time to start the timer for.
+ *
+ * A token wakes one poller, not all of them: a woken poller that finds
+ * the token taken by another sleeps again inside poll() and costs a
+ * wake-up for nothing, and 1000 pollers would cost 1000 per token. Those
+ * left listed are woken RL_POLL_GRACE_NS later if the limiter is still
+ * ready then (nobody took what was there), so every poller of a limiter
+ * that stays ready hears of it in the end.
  */
 static u64 rl_serve_pollers(struct rl_limiter *lim, u64 now, u64 when)
 {
 	if (list_empty(&lim->pollers))
 		return when;
 	if (rl_ready(lim))
-		return rl_wake_pollers(lim) ? when : now;
+		return rl_wake_pollers(lim, rl_poll_quota(lim)) ?
+		       when : min(when, now + RL_POLL_GRACE_NS);
 	if (!lim->nwaiters)
 		return min(when, rl_poll_time(lim));
 	return when;
@@ -276,12 +298,13 @@ void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
  * The caller is already on its client's poll queue. Finding the limiter
  * not ready, we list the client among its pollers under the lock we look
  * under, and whatever makes the limiter ready changes the state under that
- * lock and runs rl_dispatch(), which wakes the listed clients: a wake-up
+ * lock and runs rl_dispatch(), which wakes listed clients: a wake-up
  * cannot fall between the check and the sleep. A client leaves the list
- * only when it is woken or closed. rl_dispatch() wakes RL_WAKE_MAX of them
- * at a time and starts the timer for the same instant for the rest, so
- * they are not forgotten; should the limiter be taken first, they stay
- * listed and are woken when it is ready again, as their poll would find.
+ * only when it is woken or closed. rl_dispatch() wakes as many of them as
+ * could take a token then, in the order they were listed, and starts the
+ * timer RL_POLL_GRACE_NS later for the rest, so they are not forgotten;
+ * should the limiter be taken first, they stay listed and are woken when
+ * it is ready again, as their poll would find.
  *
  * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token by @client
  * would be granted at once; otherwise the timer is started to wake

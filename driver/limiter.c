@@ -20,6 +20,62 @@
 #include "limiter.h"
 #include "ratelimit_trace.h"
 
+/*
+ * Limiters and clients, in caches of their own: struct rl_limiter is a
+ * little over 1 KiB and struct rl_client a little under 512 bytes, and
+ * kmalloc() would round them up to 2 KiB and 512 bytes.
+ */
+static struct kmem_cache *rl_limiter_cache;
+static struct kmem_cache *rl_client_cache;
+
+/**
+ * rl_limiter_init() - set up the allocation of limiters and clients, at
+ * module load
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int rl_limiter_init(void)
+{
+	rl_limiter_cache = KMEM_CACHE(rl_limiter, SLAB_ACCOUNT);
+	if (!rl_limiter_cache)
+		return -ENOMEM;
+	rl_client_cache = KMEM_CACHE(rl_client, SLAB_ACCOUNT);
+	if (!rl_client_cache) {
+		kmem_cache_destroy(rl_limiter_cache);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * rl_limiter_exit() - undo rl_limiter_init(), every limiter and client
+ * freed
+ */
+void rl_limiter_exit(void)
+{
+	kmem_cache_destroy(rl_client_cache);
+	kmem_cache_destroy(rl_limiter_cache);
+}
+
+/**
+ * rl_client_alloc() - allocate a zeroed client, for open()
+ *
+ * Return: the client, or NULL when out of memory.
+ */
+struct rl_client *rl_client_alloc(void)
+{
+	return kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
+}
+
+/**
+ * rl_client_free() - free a client of rl_client_alloc()
+ * @client: the client, detached
+ */
+void rl_client_free(struct rl_client *client)
+{
+	kmem_cache_free(rl_client_cache, client);
+}
+
 /**
  * rl_limiter_create() - allocate a limiter with a full bucket
  * @p: its limits, validated by rl_params_check()
@@ -31,7 +87,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 {
 	struct rl_limiter *lim;
 
-	lim = kzalloc(sizeof(*lim), GFP_KERNEL_ACCOUNT);
+	lim = kmem_cache_zalloc(rl_limiter_cache, GFP_KERNEL_ACCOUNT);
 	if (!lim)
 		return NULL;
 	spin_lock_init(&lim->lock);
@@ -70,7 +126,7 @@ static void rl_limiter_free(struct kref *ref)
 	/* First the lease's timer: its fallback could start the other. */
 	rl_global_free(lim);
 	hrtimer_cancel(&lim->timer);
-	kfree(lim);
+	kmem_cache_free(rl_limiter_cache, lim);
 }
 
 /**
@@ -138,7 +194,9 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
  * @now: current time, ns
  *
  * Tokens, permits and queued requests are kept; the queue is served at
- * once under the new limits.
+ * once under the new limits. Walks the clients with caps (O(clients)
+ * under the lock): a reconfiguration is process context and rare, never
+ * the grant path.
  */
 void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
 		     u64 now)

@@ -35,6 +35,7 @@ static_assert(sizeof(struct rl_release) == 32);
 static_assert(sizeof(struct rl_client_config) == 64);
 static_assert(sizeof(struct rl_parent) == 40);
 static_assert(RL_DEPTH_MAX == RL_HIER_DEPTH_MAX);
+static_assert(sizeof(struct rl_cycle) == 96);
 static_assert(RL_CATCHUP_STRICT == RL_TOKENS_CATCHUP_STRICT);
 static_assert(RL_CATCHUP_MAX == RL_TOKENS_CATCHUP_MAX);
 static_assert(RL_FAIRNESS_MAX == RL_TOKENS_FAIRNESS_MAX);
@@ -56,7 +57,8 @@ static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 			 BIT_ULL(_IOC_NR(RL_IOC_SET_LEASE)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_GET_DEMAND)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_SET_PARENT)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_GET_PARENT)))
+			 BIT_ULL(_IOC_NR(RL_IOC_GET_PARENT)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_CYCLE)))
 
 static struct rl_limiter *rl_client_limiter(struct rl_client *client)
 {
@@ -199,21 +201,33 @@ static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
 	return copy_to_user(argp, &cfg, sizeof(cfg)) ? -EFAULT : 0;
 }
 
-/*
- * May @client be served ahead of the limiter's other clients, at priority
- * @prio with weight @weight? HIGH and USER, and weights above 1, take from
- * everyone else: they are for whoever may reconfigure the limiter (the
- * owner of the budget; always so for a private one) or has CAP_SYS_NICE.
- * LOW, MID, weight 1 and caps only ever take less.
+/**
+ * rl_may_boost() - may a client go ahead of the others?
+ * @client: the client
+ * @prio:   priority it asks for, RL_PRIO_*
+ * @weight: weight it asks for
+ *
+ * HIGH and USER, and weights above 1, take from everyone else: they are
+ * for whoever may reconfigure the limiter (the owner of the budget; always
+ * so for a private one) or has CAP_SYS_NICE. LOW, MID, weight 1 and caps
+ * only ever take less.
+ *
+ * Return: true if it may.
  */
-static bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight)
+bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight)
 {
 	if (prio <= RL_PRIO_MID && weight <= 1)
 		return true;
 	return client->may_config || capable(CAP_SYS_NICE);
 }
 
-static int rl_acquire_check(const struct rl_acquire *req)
+/**
+ * rl_acquire_check() - validate the in fields of an acquire request
+ * @req: the request, as read from userspace
+ *
+ * Return: 0, or -EINVAL.
+ */
+int rl_acquire_check(const struct rl_acquire *req)
 {
 	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
 	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL ||
@@ -428,6 +442,8 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ioctl_set_parent(client, argp);
 	case RL_IOC_GET_PARENT:
 		return rl_ioctl_get_parent(client, argp);
+	case RL_IOC_CYCLE:
+		return rl_ioctl_cycle(client, file, argp);
 	default:
 		return -ENOTTY;
 	}
@@ -437,7 +453,7 @@ static int rl_open(struct inode *inode, struct file *file)
 {
 	struct rl_client *client;
 
-	client = kzalloc(sizeof(*client), GFP_KERNEL_ACCOUNT);
+	client = rl_client_alloc();
 	if (!client)
 		return -ENOMEM;
 	init_waitqueue_head(&client->pollq);
@@ -466,7 +482,7 @@ static int rl_release(struct inode *inode, struct file *file)
 		rl_limiter_put(lim);
 	}
 	mutex_destroy(&client->setup);
-	kfree(client);
+	rl_client_free(client);
 	return 0;
 }
 
@@ -525,11 +541,16 @@ static struct miscdevice rl_misc = {
 
 static int __init rl_init(void)
 {
-	int ret;
+	int ret = rl_limiter_init();
 
-	ret = rl_sysfs_init();
 	if (ret)
 		return ret;
+	ret = rl_named_init();
+	if (ret)
+		goto err_limiter;
+	ret = rl_sysfs_init();
+	if (ret)
+		goto err_named;
 	ret = misc_register(&rl_misc);
 	if (ret)
 		goto err_sysfs;
@@ -537,6 +558,10 @@ static int __init rl_init(void)
 
 err_sysfs:
 	rl_sysfs_exit();
+err_named:
+	rl_named_exit();
+err_limiter:
+	rl_limiter_exit();
 	return ret;
 }
 
@@ -545,6 +570,7 @@ static void __exit rl_exit(void)
 	misc_deregister(&rl_misc);
 	rl_named_exit();
 	rl_sysfs_exit();
+	rl_limiter_exit();
 }
 
 module_init(rl_init);

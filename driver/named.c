@@ -16,12 +16,15 @@
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/ctype.h>
+#include <linux/jhash.h>
 #include <linux/list.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/xarray.h>
 
 #include "ratelimit.h"
 
@@ -36,13 +39,67 @@ MODULE_PARM_DESC(max_named_per_user,
 
 /*
  * Guards the registry, the name fields of every limiter (persistent, node,
- * dir) and the attaching and detaching of the clients of named limiters.
+ * hnode, dir) and the attaching and detaching of the clients of named
+ * limiters.
  */
 static DEFINE_MUTEX(rl_registry_lock);
-/* Named limiters, by rl_limiter.node; rl_registry_lock. */
+/* Named limiters, by rl_limiter.node, for the unload; rl_registry_lock. */
 static LIST_HEAD(rl_registry);
 /* Entries of rl_registry; rl_registry_lock for writes. */
 static int rl_nr_named;
+
+/*
+ * The same limiters by name (rl_limiter.hnode), for lookups: a resizable
+ * hash table, so that a lookup costs the same with 10 names or max_named
+ * of them. Changed under rl_registry_lock, and looked up under it too.
+ */
+static struct rhashtable rl_names;
+
+/*
+ * Named limiters each uid owns, as xa_mk_value() counts by uid; an uid
+ * that owns none has no entry. rl_registry_lock.
+ */
+static DEFINE_XARRAY(rl_owners);
+
+static u32 rl_name_hash(const void *data, u32 len, u32 seed)
+{
+	const char *name = data;
+
+	return jhash(name, strnlen(name, RL_NAME_MAX), seed);
+}
+
+static u32 rl_name_obj_hash(const void *obj, u32 len, u32 seed)
+{
+	const struct rl_limiter *lim = obj;
+
+	return rl_name_hash(lim->name, len, seed);
+}
+
+static int rl_name_cmp(struct rhashtable_compare_arg *arg, const void *obj)
+{
+	const struct rl_limiter *lim = obj;
+
+	return strncmp(lim->name, arg->key, RL_NAME_MAX);
+}
+
+static const struct rhashtable_params rl_names_params = {
+	.head_offset = offsetof(struct rl_limiter, hnode),
+	.key_offset = offsetof(struct rl_limiter, name),
+	.hashfn = rl_name_hash,
+	.obj_hashfn = rl_name_obj_hash,
+	.obj_cmpfn = rl_name_cmp,
+	.automatic_shrinking = true,
+};
+
+/**
+ * rl_named_init() - set up the registry at module load
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int rl_named_init(void)
+{
+	return rhashtable_init(&rl_names, &rl_names_params);
+}
 
 /**
  * rl_named_count() - number of named limiters
@@ -97,13 +154,43 @@ int rl_name_from_user(char *name, u64 uptr)
 
 static struct rl_limiter *rl_lookup(const char *name)
 {
-	struct rl_limiter *lim;
+	lockdep_assert_held(&rl_registry_lock);
+	return rhashtable_lookup_fast(&rl_names, name, rl_names_params);
+}
+
+/* Named limiters @uid owns. */
+static unsigned long rl_owned(kuid_t uid)
+{
+	void *entry = xa_load(&rl_owners, __kuid_val(uid));
+
+	return entry ? xa_to_value(entry) : 0;
+}
+
+/* Count one more named limiter for @uid: 0 or -ENOMEM. */
+static int rl_owner_charge(kuid_t uid)
+{
+	void *old;
 
 	lockdep_assert_held(&rl_registry_lock);
-	list_for_each_entry(lim, &rl_registry, node)
-		if (!strcmp(lim->name, name))
-			return lim;
-	return NULL;
+	old = xa_store(&rl_owners, __kuid_val(uid),
+		       xa_mk_value(rl_owned(uid) + 1), GFP_KERNEL_ACCOUNT);
+	return xa_err(old);
+}
+
+/* Undo rl_owner_charge(); cannot fail. */
+static void rl_owner_uncharge(kuid_t uid)
+{
+	unsigned long n = rl_owned(uid);
+
+	lockdep_assert_held(&rl_registry_lock);
+	if (WARN_ON_ONCE(!n))
+		return;
+	/* Replacing an entry allocates nothing. */
+	if (n == 1)
+		xa_erase(&rl_owners, __kuid_val(uid));
+	else
+		xa_store(&rl_owners, __kuid_val(uid), xa_mk_value(n - 1),
+			 GFP_NOWAIT);
 }
 
 /* May the current task do @mask (MAY_READ, MAY_WRITE) to @lim? */
@@ -125,6 +212,9 @@ static void rl_name_drop(struct rl_limiter *lim)
 
 	lockdep_assert_held(&rl_registry_lock);
 	list_del_init(&lim->node);
+	/* Cannot fail: @lim is in the table. */
+	rhashtable_remove_fast(&rl_names, &lim->hnode, rl_names_params);
+	rl_owner_uncharge(lim->uid);
 	lim->dir = NULL;
 	WRITE_ONCE(rl_nr_named, rl_nr_named - 1);
 	/* Drops the directory's reference: may free @lim. */
@@ -160,15 +250,10 @@ static void rl_name_remove(struct rl_limiter *lim)
 
 static int rl_quota_check(void)
 {
-	struct rl_limiter *lim;
-	unsigned int mine = 0;
-
 	lockdep_assert_held(&rl_registry_lock);
 	if (rl_nr_named >= max_named)
 		return -ENOSPC;
-	list_for_each_entry(lim, &rl_registry, node)
-		mine += uid_eq(lim->uid, current_fsuid());
-	return mine >= max_named_per_user ? -EDQUOT : 0;
+	return rl_owned(current_fsuid()) >= max_named_per_user ? -EDQUOT : 0;
 }
 
 /* Create and register a named limiter, with a reference for the caller. */
@@ -181,29 +266,38 @@ static struct rl_limiter *rl_named_create(const char *name,
 	int ret;
 
 	lockdep_assert_held(&rl_registry_lock);
-	ret = rl_quota_check();
+	ret = rl_quota_check() ?: rl_owner_charge(current_fsuid());
 	if (ret)
 		return ERR_PTR(ret);
 	lim = rl_limiter_create(p);
-	if (!lim)
-		return ERR_PTR(-ENOMEM);
+	if (!lim) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
 	strscpy(lim->name, name, sizeof(lim->name));
 	lim->uid = current_fsuid();
 	lim->gid = current_fsgid();
 	lim->mode = at->mode;
 	lim->persistent = at->flags & RL_ATTACH_PERSIST;
+	ret = rhashtable_insert_fast(&rl_names, &lim->hnode, rl_names_params);
+	if (ret)
+		goto err_put_limiter;
 	dir = rl_sysfs_add(lim);
 	if (IS_ERR(dir)) {
 		ret = PTR_ERR(dir);
-		goto err_put_limiter;
+		goto err_unhash;
 	}
 	lim->dir = dir;
 	list_add_tail(&lim->node, &rl_registry);
 	WRITE_ONCE(rl_nr_named, rl_nr_named + 1);
 	return lim;
 
+err_unhash:
+	rhashtable_remove_fast(&rl_names, &lim->hnode, rl_names_params);
 err_put_limiter:
 	rl_limiter_put(lim);
+err_uncharge:
+	rl_owner_uncharge(current_fsuid());
 	return ERR_PTR(ret);
 }
 
@@ -356,6 +450,7 @@ static struct rl_limiter *rl_named_leaf(void)
  *
  * No file is open any more, so only the directories (and children, of
  * their parents) hold references. Children go before their parents.
+ * Undoes rl_named_init().
  */
 void rl_named_exit(void)
 {
@@ -369,4 +464,6 @@ void rl_named_exit(void)
 	}
 	WARN_ON_ONCE(!list_empty(&rl_registry));
 	mutex_unlock(&rl_registry_lock);
+	rhashtable_destroy(&rl_names);
+	WARN_ON_ONCE(!xa_empty(&rl_owners));
 }

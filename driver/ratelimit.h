@@ -50,6 +50,7 @@
 #include <linux/list.h>
 #include <linux/poll.h>
 #include <linux/rbtree.h>
+#include <linux/rhashtable-types.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -74,6 +75,12 @@ struct rl_dir;
 #define RL_DISPATCH_MAX		256
 /* Most clients' pollers one dispatch wakes; the timer wakes the rest. */
 #define RL_WAKE_MAX		64
+/*
+ * A ready limiter wakes as many listed pollers as could take a token now,
+ * then waits this long for them to take it before it wakes the next ones
+ * (rl_serve_pollers()).
+ */
+#define RL_POLL_GRACE_NS	(2 * NSEC_PER_MSEC)
 
 /*
  * Most lateness, ns, that the schedule makes up for: tokens stay owed to
@@ -218,6 +225,7 @@ struct rl_global {
  * @mode:         permission bits of a named limiter, constant
  * @persistent:   the name stays when the last client leaves; registry lock
  * @node:         entry in the registry; registry lock
+ * @hnode:        entry in the registry's table of names; registry lock
  * @dir:          /sys/kernel/ratelimit/<name> while the name is in the
  *                registry, else NULL; registry lock
  * @h:            its place in a tree of limiters (hier.c); @tlock, and
@@ -252,6 +260,7 @@ struct rl_limiter {
 	umode_t mode;
 	bool persistent;
 	struct list_head node;
+	struct rhash_head hnode;
 	struct rl_dir *dir;
 	struct rl_hnode h;
 };
@@ -447,6 +456,10 @@ int rl_tunable_set(const struct rl_tunable *t, struct rl_params *p, u64 val);
 int rl_params_from_config(const struct rl_config *cfg, struct rl_params *p);
 void rl_params_to_config(const struct rl_params *p, struct rl_config *cfg);
 
+int rl_limiter_init(void);
+void rl_limiter_exit(void);
+struct rl_client *rl_client_alloc(void);
+void rl_client_free(struct rl_client *client);
 struct rl_limiter *rl_limiter_create(const struct rl_params *p);
 void rl_limiter_get(struct rl_limiter *lim);
 void rl_limiter_put(struct rl_limiter *lim);
@@ -475,10 +488,21 @@ int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
 			     struct rl_waiter *w, u64 *start);
 int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 			   struct rl_waiter *w, int why, u64 start);
+int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
+		     u64 release, struct rl_acquire *req, bool nonblock,
+		     bool *released);
 int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
 		       u64 count);
 int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 		      u64 count);
+
+/* main.c: checks of an acquire request shared with cycle.c */
+int rl_acquire_check(const struct rl_acquire *req);
+bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight);
+
+/* cycle.c */
+long rl_ioctl_cycle(struct rl_client *client, struct file *file,
+		    struct rl_cycle __user *argp);
 
 /* dispatch.c */
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);
@@ -512,6 +536,7 @@ int rl_name_from_user(char *name, u64 uptr);
 int rl_named_count(void);
 int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
 			u32 weight);
+int rl_named_init(void);
 void rl_named_exit(void);
 
 /* main.c */

@@ -140,6 +140,37 @@ int rl_acquire_ex(int fd, struct rl_acquire *req);
 int rl_release(int fd, uint64_t count);
 
 /**
+ * rl_cycle() - give back permits and acquire again, in one call
+ *              (RL_IOC_CYCLE)
+ * @fd:       client fd of a limiter with a concurrency limit.
+ * @release:  permits @fd holds to give back first, 0 .. the number it
+ *            holds.
+ * @count:    tokens (permits) wanted, >= 1; waits as long as it takes.
+ * @released: if not NULL, set to the permits given back: @release, or 0
+ *            when the call failed before giving them back.
+ *
+ * What rl_release() then rl_acquire() do, in one syscall and atomically:
+ * requests already waiting are served from what comes back first.
+ *
+ * Return: 0 once granted; -EINVAL (nothing given back) for @release above
+ * what @fd holds, a @count of 0 or above the concurrency limit; -EINTR on
+ * a signal (the permits are given back); -EBADFD without a limiter, or
+ * another -errno.
+ */
+int rl_cycle(int fd, uint64_t release, uint64_t count, uint64_t *released);
+
+/**
+ * rl_cycle_ex() - the raw RL_IOC_CYCLE
+ * @fd:  client fd.
+ * @req: request, filled in by the caller (reserved fields zero); the
+ *       kernel sets @req->release to 0 once it gave the permits back and
+ *       writes the acquire's outputs as for rl_acquire_ex().
+ *
+ * Return: 0 or -errno, as documented for struct rl_cycle.
+ */
+int rl_cycle_ex(int fd, struct rl_cycle *req);
+
+/**
  * rl_refund() - give back rate tokens not used (RL_IOC_REFUND)
  * @fd:    client fd.
  * @count: tokens, 1 .. those acquired through @fd and not refunded yet.

@@ -54,7 +54,7 @@ enum fz_op {
 	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL,
 	OP_DEPOSIT, OP_SET_LEASE, OP_GET_DEMAND,	/* fz_global() */
 	OP_HIER,	/* RL_IOC_SET_PARENT and RL_IOC_GET_PARENT (fz_hier()) */
-	OP_URING, OP_NR
+	OP_URING, OP_CYCLE, OP_NR
 };
 
 static const char *const fz_op_names[OP_NR] = {
@@ -64,7 +64,7 @@ static const char *const fz_op_names[OP_NR] = {
 	"fcntl", "poll", "read/write", "sysfs write", "sysfs read", "fork",
 	"signal",
 	"DEPOSIT", "SET_LEASE", "GET_DEMAND",
-	"SET/GET_PARENT", "io_uring",
+	"SET/GET_PARENT", "io_uring", "CYCLE",
 };
 
 static const unsigned long fz_cmds[] = {
@@ -519,7 +519,7 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 	case OP_FEATURES:
 		if (f->version != RL_ABI_VERSION ||
 		    f->flags & ~(__u32)RL_FEATURE_URING_CMD ||
-		    (~f->ioctls & 0xffff) || !zero(f->reserved, sizeof(f->reserved)))
+		    (~f->ioctls & 0x1ffff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;
 	case OP_GET_CONFIG:
@@ -788,6 +788,47 @@ static void fz_hier(struct fz_thread *t)
 	     !zero(p.reserved, sizeof(p.reserved))))
 		fz_fail(t->sh, "GET_PARENT: bad output: depth %u weight %u",
 			p.depth, p.weight);
+}
+
+/*
+ * RL_IOC_CYCLE with a generated request: permits to give back (mostly
+ * few), the acquire of gen_acquire(). Once the permits were given back
+ * (granted, -EAGAIN, -ETIMEDOUT, -EINTR) the kernel must have zeroed
+ * @release; the acquire's outputs are checked as for ACQUIRE.
+ */
+static void fz_cycle(struct fz_thread *t)
+{
+	struct rl_cycle c;
+	void *arg = &c;
+	char what[64];
+	int fd = fz_fd(t), err;
+	long ret;
+
+	memset(&c, 0, sizeof(c));
+	c.release = chance(t, 80) ? below(t, 3) : rnd_u64(t);
+	c.flags = chance(t, 4) ? rnd_u32(t) : 0;
+	c.reserved0 = chance(t, 4) ? rnd_u32(t) : 0;
+	c.reserved[below(t, 2)] = chance(t, 4) ? rnd_u64(t) : 0;
+	gen_acquire(t, &c.acquire);
+	if (chance(t, 4))
+		arg = fz_bad_ptr(t, sizeof(c));
+	t->op = OP_CYCLE;
+	ret = ioctl(fd, RL_IOC_CYCLE, arg);
+	err = errno;
+	snprintf(what, sizeof(what), "fd %d CYCLE arg %p", fd, arg);
+	fz_check(t, OP_CYCLE, ret, err, fz_ioctl_errs, what,
+		 arg == &c ? (void *)&c : NULL, sizeof(c));
+	if (arg != &c || (ret && err != EAGAIN && err != ETIMEDOUT &&
+			  err != EINTR))
+		return;
+	if (c.release || !zero(c.acquire.reserved, sizeof(c.acquire.reserved)) ||
+	    (ret && err != EINTR && c.acquire.ready_ns == POISON64) ||
+	    (!ret && (c.acquire.wait_ns == POISON64 ||
+		      c.acquire.lag_ns == POISON64)))
+		fz_fail(t->sh, "CYCLE out (%s): release %#llx ready %#llx",
+			ret ? strerror(err) : "granted",
+			(unsigned long long)c.release,
+			(unsigned long long)c.acquire.ready_ns);
 }
 
 /* The generic ioctls of fs/ioctl.c: any other type reaches the driver. */
@@ -1357,8 +1398,10 @@ static void fz_one(struct fz_thread *t)
 		return;
 	}
 
-	if (r < 550)
+	if (r < 520)
 		fz_ioctl(t, below(t, OP_GET_CLIENT + 1));
+	else if (r < 550)
+		fz_cycle(t);
 	else if (r < 600)
 		fz_randcmd(t);
 	else if (r < 620)

@@ -64,7 +64,8 @@ struct redis {
 
 enum kind {
 	K_CLOCK, K_GETPPID, K_NOOP, K_FEATURES, K_ACQ_UNL, K_ACQ_RATE,
-	K_SHM, K_SEM, K_CONC, K_REDIS, K_PING, K_GETCFG, K_STATS, NKINDS
+	K_SHM, K_SEM, K_CONC, K_REDIS, K_PING, K_GETCFG, K_STATS, K_CYCLE,
+	NKINDS
 };
 
 struct ctx {
@@ -72,6 +73,7 @@ struct ctx {
 	struct shmb *shm;
 	sem_t *sem;
 	struct redis redis;
+	uint64_t cycling;	/* permits K_CYCLE holds on fdc: 0, then 1 */
 };
 
 struct race {
@@ -181,5 +183,17 @@ void bench_hier(void);
 
 /* async.c */
 void bench_async(void);
+
+/* scale.c */
+uint64_t sys_busy_ns(void);
+void raise_nofile(uint64_t n);
+void bench_scale(void);
+void bench_pollers(void);
+
+/* many.c */
+void bench_many(void);
+
+/* cycle.c */
+void bench_cycle(void);
 
 #endif /* RL_BENCH_H */

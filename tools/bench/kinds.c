@@ -17,13 +17,13 @@ const char *const kind_name[NKINDS] = {
 	"shm pthread bucket acquire(1)", "sem_wait+sem_post",
 	"ACQUIRE(1)+RELEASE(1) concurrency", "Redis EVALSHA token bucket",
 	"Redis PING (round trip only)", "RL_IOC_GET_CONFIG",
-	"RL_IOC_GET_STATS",
+	"RL_IOC_GET_STATS", "CYCLE(1, 1) concurrency",
 };
 
 static const char *const kind_file[NKINDS] = {
 	"clock", "getppid", "noop_ioctl", "get_features", "acquire_unlimited",
 	"acquire_rate", "shm_bucket", "posix_sem", "rl_concurrency", "redis",
-	"redis_ping", "get_config", "get_stats",
+	"redis_ping", "get_config", "get_stats", "cycle",
 };
 
 int do_op(enum kind k, struct ctx *c)
@@ -61,6 +61,12 @@ int do_op(enum kind k, struct ctx *c)
 		return rl_get_config(c->fdr, &cfg);
 	case K_STATS:
 		return rl_get_stats(c->fdr, &st);
+	case K_CYCLE:
+		/* The first call holds nothing yet: it gives back none. */
+		if (rl_cycle(c->fdc, c->cycling, 1, NULL))
+			return 1;
+		c->cycling = 1;
+		return 0;
 	default:
 		return 1;
 	}

@@ -14,6 +14,12 @@
  *   fairness    Jain's index of 2, 8, 32 clients vs a pthread bucket
  *   peers       shm pthread bucket, POSIX semaphore, Redis + Lua
  *   batch       rl_batch_*() vs plain acquires at several rates
+ *   scale       CPU per grant, wake latency, Jain's index with 10 to
+ *               10000 backlogged clients of one limiter
+ *   many        1000 to 100000 named limiters: create, lookup, memory,
+ *               idle timers; memory per idle client
+ *   pollers     pollers woken per token with 10 to 1000 pollers
+ *   cycle       RL_IOC_CYCLE vs ACQUIRE+RELEASE vs sem_wait+sem_post
  *
  * One file per section under tools/bench/, bench.h between them.
  * Prints a table; with -o DIR also writes DIR/results.csv,
@@ -49,6 +55,10 @@ static const struct {
 	{ "batch", bench_batch },
 	{ "hier", bench_hier },
 	{ "async", bench_async },
+	{ "scale", bench_scale },
+	{ "many", bench_many },
+	{ "pollers", bench_pollers },
+	{ "cycle", bench_cycle },
 };
 
 #define NSECTIONS	(ARRAY_SIZE(sections))

@@ -26,7 +26,7 @@ struct row {
 	enum verdict v;
 };
 
-static struct row rows[256];
+static struct row rows[512];
 static int nrows;
 
 void row(const char *sec, const char *name, double val,

@@ -491,6 +491,36 @@ struct rl_parent {
 #define RL_URING_ACQUIRE	_IOWR(0xBA, 3, struct rl_acquire)
 #define RL_URING_CANCEL		_IOW(0xBA, 17, __u64)
 
+/**
+ * struct rl_cycle - give back permits and take tokens in one call
+ *                   (RL_IOC_CYCLE)
+ * @release:   in: concurrency permits this fd holds, given back first;
+ *             0 to give back none. More than the fd holds is -EINVAL with
+ *             nothing done. Out: set to 0 once they are given back,
+ *             whatever the acquire's result, so that a call restarted
+ *             after a signal (SA_RESTART) does not give them back twice
+ *             and the caller knows what it holds on any error.
+ * @flags:     in: must be zero.
+ * @reserved0: must be zero.
+ * @acquire:   the request, in and out, as for RL_IOC_ACQUIRE.
+ * @reserved:  must be zero.
+ *
+ * The permits are given back and the request made under one hold of the
+ * limiter's lock: requests already waiting are served from what came back
+ * first, as after an RL_IOC_RELEASE, and the request then takes its place
+ * behind them or is granted at once, as an RL_IOC_ACQUIRE. Errors of the
+ * request are those of RL_IOC_ACQUIRE; one that can never be granted
+ * (-EINVAL) gives nothing back. Stats count the release and the request
+ * as those two calls would.
+ */
+struct rl_cycle {
+	__u64 release;
+	__u32 flags;
+	__u32 reserved0;
+	struct rl_acquire acquire;
+	__u64 reserved[2];
+};
+
 #define RL_IOC_MAGIC		0xBA	/* unassigned in ioctl-number.rst */
 
 #define RL_IOC_GET_FEATURES	_IOR(RL_IOC_MAGIC, 0, struct rl_features)
@@ -509,5 +539,6 @@ struct rl_parent {
 #define RL_IOC_GET_DEMAND	_IOWR(RL_IOC_MAGIC, 13, struct rl_demand)
 #define RL_IOC_SET_PARENT	_IOW(RL_IOC_MAGIC, 14, struct rl_parent)
 #define RL_IOC_GET_PARENT	_IOWR(RL_IOC_MAGIC, 15, struct rl_parent)
+#define RL_IOC_CYCLE		_IOWR(RL_IOC_MAGIC, 16, struct rl_cycle)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */
