@@ -518,10 +518,10 @@ install-global: global
 # (static, as the selftests) and rlsyncd (selftests/vm/run.sh copies it
 # and redis-server into the guest with their shared libraries). Without
 # libhiredis-dev only the script: it skips.
-GLOBAL_SELFTEST := $(B)/selftests/ratelimit_global_test
+GLOBAL_SELFTEST := $(B)/selftests/ratelimit_rlsyncd_test
 selftests: $(GLOBAL_SELFTEST) $(B)/global/rlgclient \
 	$(if $(wildcard /usr/include/hiredis/hiredis.h),$(B)/global/rlsyncd)
-$(GLOBAL_SELFTEST): selftests/ratelimit_global_test.sh
+$(GLOBAL_SELFTEST): selftests/ratelimit_rlsyncd_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 

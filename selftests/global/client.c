@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * client.c - rlgclient, a client process of the in-guest tests of global
- * limits (selftests/ratelimit_global_test.sh): takes tokens from a named
+ * limits (selftests/ratelimit_rlsyncd_test.sh): takes tokens from a named
  * limiter that rlsyncd links, until killed.
  *
  *   rlgclient NAME block SIZE         acquire SIZE, again and again

@@ -6,7 +6,7 @@
 # 1000/s through one redis-server on this host's loopback, which each
 # guest reaches at 10.0.2.100:6379 through QEMU's user-mode network
 # (restrict=on: a guestfwd to 127.0.0.1:PORT is all the guest can reach).
-# Runs selftests/ratelimit_global_test.sh's two-guest part in each
+# Runs selftests/ratelimit_rlsyncd_test.sh's two-guest part in each
 # (rl.global=, rl.ghost= on the kernel command line), then checks the two
 # together: the sum of their grants within the global bound, and Jain's
 # index of the two. Run from the top of the tree after a build for the
@@ -65,7 +65,7 @@ done
 
 start=$(date +%s)
 for g in g1 g2; do
-	RL_TESTS=ratelimit_global_test RL_VM_OUT=$out/$g RL_VM_MEM=512 \
+	RL_TESTS=ratelimit_rlsyncd_test RL_VM_OUT=$out/$g RL_VM_MEM=512 \
 		RL_PREFIX="${pfx}two guests, $g: " RL_VM_TIMEOUT=300 \
 		RL_VM_NIC="user,restrict=on,guestfwd=tcp:10.0.2.100:6379-tcp:127.0.0.1:$port" \
 		RL_VM_APPEND="rl.global=10.0.2.100:6379 rl.ghost=$g" \

@@ -99,14 +99,14 @@ copy_bin()
 # Redis, with the shared libraries it needs, if Debian's redis-server or
 # redis-tools is installed (redis-check-rdb is redis-server under that
 # name): bench's peer, and the global limits' test
-# (selftests/ratelimit_global_test.sh), which also gets rlsyncd, its
+# (selftests/ratelimit_rlsyncd_test.sh), which also gets rlsyncd, its
 # client and the Redis library; it skips what is missing.
 redis=$(command -v redis-server || command -v redis-check-rdb || true)
 if [ -n "$redis" ] && { [ "$mode" = bench ] ||
-	[ -f "$root/selftests/ratelimit_global_test" ]; }; then
+	[ -f "$root/selftests/ratelimit_rlsyncd_test" ]; }; then
 	copy_bin "$redis" /redis/redis-server
 fi
-if [ -f "$root/selftests/ratelimit_global_test" ]; then
+if [ -f "$root/selftests/ratelimit_rlsyncd_test" ]; then
 	mkdir -p "$root/global"
 	cp tools/global/ratelimit.lua "$root/global/"
 	[ ! -x build/global/rlgclient ] || cp build/global/rlgclient "$root/global/"

@@ -6,7 +6,7 @@
 # several "hosts", each an rlsyncd with its own named limiter (api.h1,
 # api.h2, api.h3 linked to resource api) and its own client processes
 # (rlgclient, selftests/global/client.c). The Makefile installs this as
-# build/selftests/ratelimit_global_test; selftests/vm/run.sh puts
+# build/selftests/ratelimit_rlsyncd_test; selftests/vm/run.sh puts
 # redis-server, rlsyncd, rlgclient and ratelimit.lua into the guest.
 # Lease 2.5 s, refresh 250 ms, hold 0: every wait is a few of those.
 #
