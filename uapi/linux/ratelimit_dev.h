@@ -463,6 +463,7 @@ struct rl_parent {
 	__u32 children;
 	__u64 reserved[2];
 };
+
 /*
  * Acquires through io_uring, where struct rl_features.flags has
  * RL_FEATURE_URING_CMD (kernels whose io_uring can cancel a command of a
