@@ -60,12 +60,6 @@ static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 			 BIT_ULL(_IOC_NR(RL_IOC_GET_PARENT)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_CYCLE)))
 
-static struct rl_limiter *rl_client_limiter(struct rl_client *client)
-{
-	/* Pairs with the cmpxchg() publishing the limiter. */
-	return smp_load_acquire(&client->lim);
-}
-
 static bool rl_reserved_zero(const void *p, size_t size)
 {
 	return !memchr_inv(p, 0, size);
@@ -219,126 +213,6 @@ bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight)
 	if (prio <= RL_PRIO_MID && weight <= 1)
 		return true;
 	return client->may_config || capable(CAP_SYS_NICE);
-}
-
-/**
- * rl_acquire_check() - validate the in fields of an acquire request
- * @req: the request, as read from userspace
- *
- * Return: 0, or -EINVAL.
- */
-int rl_acquire_check(const struct rl_acquire *req)
-{
-	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
-	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL ||
-	    req->priority > RL_PRIO_USER ||
-	    req->reserved[0] || req->reserved[1])
-		return -EINVAL;
-	if (req->deadline_ns > KTIME_MAX && req->deadline_ns != RL_DEADLINE_NONE)
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * ACQUIRE is the hot path: read its inputs and write its outputs field by
- * field, in one user access window each, rather than copying the whole
- * block both ways (copy_*_user() add out-of-line calls and the hardened
- * usercopy checks: 0.07x of a no-op ioctl in the benchmark's guest).
- * Reading also clears the outputs, so that a block the caller may read
- * but not write fails before anything is taken.
- */
-static int rl_acquire_read(struct rl_acquire *req,
-			   struct rl_acquire __user *u)
-{
-	if (!user_access_begin(u, sizeof(*u)))
-		return -EFAULT;
-	unsafe_get_user(req->count, &u->count, efault);
-	unsafe_get_user(req->deadline_ns, &u->deadline_ns, efault);
-	unsafe_get_user(req->flags, &u->flags, efault);
-	unsafe_get_user(req->priority, &u->priority, efault);
-	unsafe_get_user(req->reserved[0], &u->reserved[0], efault);
-	unsafe_get_user(req->reserved[1], &u->reserved[1], efault);
-	unsafe_put_user(0, &u->wait_ns, efault);
-	unsafe_put_user(0, &u->ready_ns, efault);
-	unsafe_put_user(0, &u->lag_ns, efault);
-	user_access_end();
-	return 0;
-efault:
-	user_access_end();
-	return -EFAULT;
-}
-
-/**
- * rl_acquire_write() - report an ACQUIRE's outputs
- * @u:   the caller's request
- * @req: the request, with its outputs filled in
- *
- * Return: 0, or -EFAULT.
- */
-int rl_acquire_write(struct rl_acquire __user *u, const struct rl_acquire *req)
-{
-	if (!user_access_begin(u, sizeof(*u)))
-		return -EFAULT;
-	unsafe_put_user(req->wait_ns, &u->wait_ns, efault);
-	unsafe_put_user(req->ready_ns, &u->ready_ns, efault);
-	unsafe_put_user(req->lag_ns, &u->lag_ns, efault);
-	user_access_end();
-	return 0;
-efault:
-	user_access_end();
-	return -EFAULT;
-}
-
-/**
- * rl_acquire_prepare() - read and check an ACQUIRE's request
- * @client: the client asking
- * @req:    filled in from @u, outputs zeroed
- * @u:      the caller's request, whose outputs are cleared
- * @limp:   set to the client's limiter
- *
- * Return: 0, or -EFAULT, -EINVAL, -EBADFD, -EPERM with nothing taken.
- */
-int rl_acquire_prepare(struct rl_client *client, struct rl_acquire *req,
-		       struct rl_acquire __user *u, struct rl_limiter **limp)
-{
-	struct rl_limiter *lim = rl_client_limiter(client);
-	int ret;
-
-	if (rl_acquire_read(req, u))
-		return -EFAULT;
-	ret = rl_acquire_check(req);
-	if (ret)
-		return ret;
-	if (!lim)
-		return -EBADFD;
-	if (!rl_may_boost(client, req->priority, 1))
-		return -EPERM;
-	*limp = lim;
-	return 0;
-}
-
-static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
-			    struct rl_acquire __user *argp)
-{
-	struct rl_limiter *lim;
-	struct rl_acquire req;
-	bool nonblock;
-	int ret;
-
-	ret = rl_acquire_prepare(client, &req, argp, &lim);
-	if (ret)
-		return ret;
-
-	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
-	req.wait_ns = 0;
-	req.ready_ns = 0;
-	req.lag_ns = 0;
-	ret = rl_limiter_acquire(lim, client, &req, nonblock);
-	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
-		return ret;
-	if (rl_acquire_write(argp, &req))
-		return -EFAULT;
-	return ret;
 }
 
 static int rl_ioctl_get_stats(struct rl_client *client, void __user *argp)

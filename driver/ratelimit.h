@@ -365,6 +365,13 @@ struct rl_client {
 	struct list_head async;
 };
 
+/* The client's limiter, or NULL before its first SET_CONFIG or ATTACH. */
+static inline struct rl_limiter *rl_client_limiter(struct rl_client *client)
+{
+	/* Pairs with the cmpxchg() publishing the limiter. */
+	return smp_load_acquire(&client->lim);
+}
+
 /**
  * struct rl_waiter - a request sleeping in a limiter
  * @node:   entry in its flow's waiters
@@ -497,7 +504,6 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 		      u64 count);
 
 /* main.c: checks of an acquire request shared with cycle.c */
-int rl_acquire_check(const struct rl_acquire *req);
 bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight);
 
 /* cycle.c */
@@ -553,7 +559,10 @@ void rl_global_detach(struct rl_limiter *lim, struct rl_client *client,
 void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d);
 bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid);
 
-/* main.c: an ACQUIRE's request, for uring.c */
+/* request.c: an ACQUIRE's request from user space */
+int rl_acquire_check(const struct rl_acquire *req);
+int rl_ioctl_acquire(struct rl_client *client, struct file *file,
+		     struct rl_acquire __user *argp);
 int rl_acquire_prepare(struct rl_client *client, struct rl_acquire *req,
 		       struct rl_acquire __user *u, struct rl_limiter **limp);
 int rl_acquire_write(struct rl_acquire __user *u, const struct rl_acquire *req);
