@@ -20,8 +20,15 @@
 #include "kselftest_harness.h"
 #include "ratelimit_util.h"
 
-/* Limiters of the many-names tests: enough to fill any small table. */
-#define NMANY		3000
+/*
+ * Limiters of the many-names tests: enough to grow the table of names
+ * several times. Each has a sysfs directory of some 30 files, slow to
+ * make on the debug kernel: the tests get minutes, not the default 30 s,
+ * for a fixture whose teardown must run (a killed test leaves its
+ * limiters to the next tests).
+ */
+#define NMANY		1000
+#define MANY_TIMEOUT	90
 
 FIXTURE(many) {
 	__u64 max_named;
@@ -96,7 +103,7 @@ static __u64 many_burst(const char *base, int i)
 	return burst;
 }
 
-TEST_F(many, create_lookup_unlink)
+TEST_F_TIMEOUT(many, create_lookup_unlink, MANY_TIMEOUT)
 {
 	char name[RL_NAME_MAX];
 	int i, bad = 0;
@@ -130,7 +137,7 @@ TEST_F(many, create_lookup_unlink)
 	EXPECT_EQ(self->count0, ks_named_count());
 }
 
-TEST_F(many, per_user_count_follows_unlink)
+TEST_F_TIMEOUT(many, per_user_count_follows_unlink, MANY_TIMEOUT)
 {
 	char name[RL_NAME_MAX];
 	int i;
@@ -150,7 +157,7 @@ TEST_F(many, per_user_count_follows_unlink)
 	EXPECT_EQ(self->count0 + 10, ks_named_count());
 }
 
-TEST_F(many, nonpersistent_die_with_their_fds)
+TEST_F_TIMEOUT(many, nonpersistent_die_with_their_fds, MANY_TIMEOUT)
 {
 	char name[RL_NAME_MAX];
 	int i;
