@@ -67,7 +67,8 @@ static void rl_limiter_free(struct kref *ref)
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
 		     rl_hier_linked(lim));
 	hrtimer_cancel(&lim->timer);
-	kfree(lim);
+	/* A former child may be in rl_lock_irq() on our lock. */
+	kfree_rcu(lim, rcu);
 }
 
 /**
