@@ -14,6 +14,7 @@
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/slab.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 
 #include "compat.h"
@@ -53,6 +54,8 @@ int rl_limiter_init(void)
  */
 void rl_limiter_exit(void)
 {
+	/* Limiters freed after a grace period (rl_limiter_free()) first. */
+	rcu_barrier();
 	kmem_cache_destroy(rl_client_cache);
 	kmem_cache_destroy(rl_limiter_cache);
 }
@@ -116,6 +119,13 @@ void rl_limiter_get(struct rl_limiter *lim)
 	kref_get(&lim->ref);
 }
 
+/* The grace period after rl_limiter_free() is over: nobody sees @lim. */
+static void rl_limiter_free_rcu(struct rcu_head *rcu)
+{
+	kmem_cache_free(rl_limiter_cache,
+			container_of(rcu, struct rl_limiter, rcu));
+}
+
 /* The last reference is gone: no client, no sysfs directory. */
 static void rl_limiter_free(struct kref *ref)
 {
@@ -126,7 +136,8 @@ static void rl_limiter_free(struct kref *ref)
 	/* First the lease's timer: its fallback could start the other. */
 	rl_global_free(lim);
 	hrtimer_cancel(&lim->timer);
-	kmem_cache_free(rl_limiter_cache, lim);
+	/* A former child may be in rl_lock_irq() on our lock. */
+	call_rcu(&lim->rcu, rl_limiter_free_rcu);
 }
 
 /**

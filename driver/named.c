@@ -415,7 +415,7 @@ int rl_named_unlink(const char *name)
 int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
 			u32 weight)
 {
-	struct rl_limiter *parent = NULL;
+	struct rl_limiter *parent = NULL, *old;
 	int ret = 0;
 
 	mutex_lock(&rl_registry_lock);
@@ -428,8 +428,12 @@ int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
 		else if (!rl_permitted(parent, MAY_WRITE))
 			ret = -EACCES;
 	}
+	old = lim->h.parent;
 	if (!ret)
 		ret = rl_hier_set_parent(lim, parent, weight);
+	/* A parent left with no child, no fd, not persistent, goes. */
+	if (!ret && old && old != parent && rl_name_orphan(old))
+		rl_name_remove(old);
 	mutex_unlock(&rl_registry_lock);
 	return ret;
 }

@@ -51,6 +51,7 @@
 #include <linux/poll.h>
 #include <linux/rbtree.h>
 #include <linux/rhashtable-types.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -230,6 +231,8 @@ struct rl_global {
  *                registry, else NULL; registry lock
  * @h:            its place in a tree of limiters (hier.c); @tlock, and
  *                the registry lock for its links
+ * @rcu:          frees it after a grace period: rl_lock_irq() of a former
+ *                child may still be looking at its lock
  */
 struct rl_limiter {
 	spinlock_t lock;	/* see the kernel-doc above */
@@ -263,6 +266,7 @@ struct rl_limiter {
 	struct rhash_head hnode;
 	struct rl_dir *dir;
 	struct rl_hnode h;
+	struct rcu_head rcu;
 };
 
 /* Is @lim in a tree: a parent or children (hier.c)? Under its lock. */
@@ -273,7 +277,10 @@ static inline bool rl_hier_linked(const struct rl_limiter *lim)
 
 /*
  * Lock a limiter: its tree's lock (hier.c). The pointer changes only under
- * the lock it points to, so it is checked again once the lock is held.
+ * the lock it points to, so it is checked again once the lock is held. The
+ * lock read may be that of a root the limiter just left, which may be
+ * freed then: limiters are freed after an RCU grace period, and the lock
+ * is taken, and let go if it is not the one, under rcu_read_lock().
  */
 static inline void rl_lock_irq(struct rl_limiter *lim)
 	__acquires(lim->tlock)
@@ -281,11 +288,15 @@ static inline void rl_lock_irq(struct rl_limiter *lim)
 	spinlock_t *l;	/* the lock in force when read */
 
 	for (;;) {
+		rcu_read_lock();
 		l = READ_ONCE(lim->tlock);
 		spin_lock_irq(l);
-		if (likely(l == READ_ONCE(lim->tlock)))
+		if (likely(l == READ_ONCE(lim->tlock))) {
+			rcu_read_unlock();
 			break;
+		}
 		spin_unlock_irq(l);
+		rcu_read_unlock();
 	}
 }
 
@@ -302,11 +313,15 @@ static inline unsigned long rl_lock_irqsave(struct rl_limiter *lim)
 	spinlock_t *l;	/* the lock in force when read */
 
 	for (;;) {
+		rcu_read_lock();
 		l = READ_ONCE(lim->tlock);
 		spin_lock_irqsave(l, flags);
-		if (likely(l == READ_ONCE(lim->tlock)))
+		if (likely(l == READ_ONCE(lim->tlock))) {
+			rcu_read_unlock();
 			break;
+		}
 		spin_unlock_irqrestore(l, flags);
+		rcu_read_unlock();
 	}
 	return flags;
 }

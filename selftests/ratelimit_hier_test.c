@@ -428,6 +428,37 @@ TEST(hier_interrupt_charges_no_level)
 	close(p);
 }
 
+/*
+ * Reconfiguring a level re-evaluates the waiters below it: a request of a
+ * child sleeps while its parent is paused, and is granted as soon as the
+ * parent gets a rate back; the tokens the parent had stay.
+ */
+TEST(hier_reconfig_parent_wakes_child)
+{
+	char np[RL_NAME_MAX], nc[RL_NAME_MAX];
+	struct waiter w;
+	int p, c;
+
+	paused_pair(_metadata, &p, &c, np, nc);
+	/* Empty the parent: the child's next request must wait for it. */
+	EXPECT_EQ(0, ks_acq(c, 5, 0, RL_ACQUIRE_NONBLOCK, &w.a));
+	EXPECT_EQ(0, hstats(p).available);
+	ASSERT_EQ(0, ks_set(p, 0, NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, waiter_start(&w, c, 2, now_ns() + 10 * NS_PER_SEC, 0));
+	ASSERT_EQ(0, ks_wait_waiters(c, 1, 5000));
+	sleep_ms(100);
+	EXPECT_EQ(1, ks_nwaiters(c));
+	EXPECT_EQ(0, __atomic_load_n(&w.done, __ATOMIC_SEQ_CST));
+	/* 1000/s: 2 tokens within milliseconds. */
+	ASSERT_EQ(0, ks_set(p, 1000, NS_PER_SEC, 5, 0));
+	ASSERT_EQ(0, waiter_join(&w, 5000));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(7, hstats(c).granted);
+	EXPECT_EQ(7, hstats(p).granted);
+	close(c);
+	close(p);
+}
+
 /* Hold 3 permits of c (under p, concurrency 4) in a child, then die. */
 static void holder(int wr, const char *name)
 {

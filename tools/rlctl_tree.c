@@ -84,7 +84,8 @@ int tree_option(int argc, char **argv, struct tree_opts *t)
 	uint64_t w;
 
 	if (!strcmp(argv[0], "--root")) {
-		t->root = t->set = true;
+		t->root = true;
+		t->set = true;
 		return 1;
 	}
 	if (strcmp(argv[0], "--parent") && strcmp(argv[0], "--weight"))
