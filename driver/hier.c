@@ -2,6 +2,8 @@
 /*
  * Trees of limiters: a named limiter may have a parent, whose tokens and
  * permits bound the sum of its children's (Documentation/hierarchy.md).
+ * Serving a tree is here; its shape (moves, the ioctls, sysfs) is in
+ * hier_tree.c.
  *
  * One lock per tree. Every limiter of a tree locks its root's lock
  * (rl_limiter.tlock, taken with rl_lock_irq()), so a grant that takes
@@ -14,42 +16,22 @@
  * the new one (rl_lock_irq()).
  *
  * All or nothing. A grant of a chunk checks the tokens and permits of its
- * limiter and of every ancestor, then takes them at all levels at once. A
- * request that fails (timeout, signal) gives back at every level what its
- * chunks took (rl_hier_undo()); releases and refunds go back at every
- * level. A request in a tree never counts at an ancestor until granted:
- * an ancestor's `granted` counts the tokens granted in its subtree.
- * Permits: when any level of a limiter's path has a concurrency limit, a
- * grant takes its permits at every level, so that each level's `held` is
- * the sum of its own clients' and its children's.
+ * limiter and of every ancestor, then takes them at all levels at once;
+ * a request that fails gives back at every level (rl_hier_undo()), as do
+ * releases and refunds. An ancestor's `granted` counts its subtree's.
  *
- * Sharing. A limiter's sleeping requests are queued at it (sched.c,
- * unchanged); @h.queued counts those of its subtree. A child with queued
- * requests is active at its parent: in the parent's @kids, by a virtual
- * time tag that grows by chunk / weight with each chunk granted in its
- * subtree (start-time fair queuing, as fds within a limiter). A dispatch
- * starts at the root and walks down: a limiter's own requests first (in
- * their usual order: priorities, fds' weights and caps), then the child
- * with the smallest tag, recursively. The request found is granted if
- * every level has the tokens and permits; if a level below the root does
- * not (a child at its own rate, its ceiling), that child is parked at its
- * parent until it has them and the walk goes on with its siblings: so
- * backlogged children share their parent by weight, none beyond its own
- * rate, and one that wants little gets all it wants (max-min). If the
- * root lacks them, the tree waits for the root.
- *
- * Timers. Each limiter keeps its one hrtimer. The root's is started for
- * when the root has the tokens; a parent's for when its earliest parked
- * child can go on (and for its own fds' caps, as before). A timer runs
- * the dispatch of its limiter, which walks from the root. Timers are
- * started only while their limiter's subtree has sleeping requests or
- * pollers; a timer left started for a need that went away fires once and
- * is not started again. A dispatch is bounded as before (RL_DISPATCH_MAX
- * grants, parks and unparks), its walk by the depth, RL_HIER_DEPTH_MAX.
+ * Sharing. Requests sleep at their own limiter (sched.c, unchanged); a
+ * child with sleeping requests in its subtree is active at its parent,
+ * ordered by a virtual time tag that grows by chunk / weight. A dispatch
+ * walks from the root: a limiter's own requests, then the child with the
+ * smallest tag. A child without the tokens or permits of its own rate is
+ * parked at its parent until it has them, and its siblings go on
+ * (max-min); if the root lacks them, the tree waits for the root's timer.
+ * Each limiter keeps its one hrtimer, started only while its subtree
+ * waits; a dispatch is bounded by RL_DISPATCH_MAX and the depth.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
-#include <linux/cred.h>
 #include <linux/ktime.h>
 #include <linux/lockdep.h>
 #include <linux/math64.h>
@@ -57,29 +39,12 @@
 #include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
-#include <linux/string.h>
-#include <linux/sysfs.h>
-#include <linux/uaccess.h>
 
 #include "limiter.h"
 #include "ratelimit_trace.h"
 
 /* Chunks count for at most this many tokens in a virtual time step. */
 #define RL_HIER_CHUNK_MAX	BIT_ULL(50)
-
-/**
- * rl_hier_init() - a new limiter is a root with no children
- * @lim: the limiter
- */
-void rl_hier_init(struct rl_limiter *lim)
-{
-	INIT_LIST_HEAD(&lim->h.children);
-	INIT_LIST_HEAD(&lim->h.sibling);
-	lim->h.weight = 1;
-	lim->h.kids = RB_ROOT_CACHED;
-	lim->h.parked_kids = RB_ROOT_CACHED;
-	RB_CLEAR_NODE(&lim->h.knode);
-}
 
 static struct rl_limiter *rl_hier_root(struct rl_limiter *lim)
 {
@@ -107,7 +72,7 @@ static bool rl_hier_ready_less(struct rb_node *a, const struct rb_node *b)
 }
 
 /* Put @x, becoming active, among its parent's kids: no earlier than the last. */
-static void rl_hier_enqueue(struct rl_limiter *x)
+void rl_hier_enqueue(struct rl_limiter *x)
 {
 	struct rl_hnode *p = &x->h.parent->h;
 
@@ -117,7 +82,7 @@ static void rl_hier_enqueue(struct rl_limiter *x)
 	rb_add_cached(&x->h.knode, &p->kids, rl_hier_tag_less);
 }
 
-static void rl_hier_dequeue(struct rl_limiter *x)
+void rl_hier_dequeue(struct rl_limiter *x)
 {
 	struct rl_hnode *p = &x->h.parent->h;
 
@@ -126,7 +91,7 @@ static void rl_hier_dequeue(struct rl_limiter *x)
 }
 
 /* Add @n sleeping requests to the subtrees from @x up, or take them. */
-static void rl_hier_count(struct rl_limiter *x, u64 n, bool add)
+void rl_hier_count(struct rl_limiter *x, u64 n, bool add)
 {
 	bool was, is;
 
@@ -512,303 +477,4 @@ void rl_hier_granted(struct rl_limiter *lim, u64 count)
 
 	for (x = lim->h.parent; x; x = x->h.parent)
 		x->counters.granted += count;
-}
-
-/**
- * rl_hier_release() - permits come back at the ancestors
- * @lim:   the limiter they were held at
- * @count: permits
- */
-void rl_hier_release(struct rl_limiter *lim, u64 count)
-{
-	struct rl_limiter *x;
-
-	lockdep_assert_held(lim->tlock);
-	for (x = lim->h.parent; x; x = x->h.parent)
-		x->held -= count;
-}
-
-/**
- * rl_hier_refund() - unused tokens come back at the ancestors
- * @lim:   the limiter they were taken at
- * @count: tokens
- * @now:   current time, ns
- *
- * Each bucket still holds at most its burst.
- */
-void rl_hier_refund(struct rl_limiter *lim, u64 count, u64 now)
-{
-	struct rl_limiter *x;
-
-	lockdep_assert_held(lim->tlock);
-	for (x = lim->h.parent; x; x = x->h.parent) {
-		if (x->params.unlimited)
-			continue;
-		rl_sync(x, now);
-		rl_bucket_give(&x->bucket, &x->params, count);
-	}
-}
-
-/* Levels below @x: 0 for a leaf. */
-static unsigned int rl_hier_height(const struct rl_limiter *x)
-{
-	const struct rl_limiter *kid;
-	unsigned int h = 0;
-
-	list_for_each_entry(kid, &x->h.children, h.sibling)
-		h = max(h, rl_hier_height(kid) + 1);
-	return h;
-}
-
-/* Point the locks of the subtree of @x at @l. */
-static void rl_hier_set_lock(struct rl_limiter *x, spinlock_t *l)
-{
-	struct rl_limiter *kid;
-
-	WRITE_ONCE(x->tlock, l);
-	list_for_each_entry(kid, &x->h.children, h.sibling)
-		rl_hier_set_lock(kid, l);
-}
-
-/* Take the subtree of @x out of its parent's counts. */
-static void rl_hier_cut(struct rl_limiter *x)
-{
-	struct rl_limiter *p = x->h.parent;
-
-	if (x->h.active) {
-		rl_hier_dequeue(x);
-		x->h.active = false;
-	}
-	rl_hier_count(p, x->h.queued, false);
-	rl_hier_release(x, x->held);
-	list_del_init(&x->h.sibling);
-	x->h.parent = NULL;
-}
-
-/* Put the subtree of @x, parentless, under @p. */
-static void rl_hier_join(struct rl_limiter *x, struct rl_limiter *p)
-{
-	struct rl_limiter *y;
-
-	x->h.parent = p;
-	list_add_tail(&x->h.sibling, &p->h.children);
-	for (y = p; y; y = y->h.parent)
-		y->held += x->held;
-	if (x->h.queued) {
-		x->h.active = true;
-		rl_hier_enqueue(x);
-		rl_hier_count(p, x->h.queued, true);
-	}
-}
-
-/* Can @x go under @parent? */
-static int rl_hier_check(struct rl_limiter *x, struct rl_limiter *parent)
-{
-	struct rl_limiter *y;
-	unsigned int depth = 1;
-
-	for (y = parent; y; y = y->h.parent, depth++)
-		if (y == x)
-			return -ELOOP;
-	/* depth counts the ancestors @x would have, plus one. */
-	if (depth - 1 + rl_hier_height(x) > RL_HIER_DEPTH_MAX)
-		return -EMLINK;
-	return 0;
-}
-
-/* Move @x under @parent (NULL: a root), with both trees locked. */
-static void rl_hier_move(struct rl_limiter *x, struct rl_limiter *parent,
-			 spinlock_t *l, u64 now)
-{
-	struct rl_limiter *old = x->h.parent;
-
-	if (old)
-		rl_hier_cut(x);
-	rl_hier_set_lock(x, l);
-	if (parent)
-		rl_hier_join(x, parent);
-	if (old)
-		rl_dispatch(old, now);
-	rl_dispatch(x, now);
-}
-
-/**
- * rl_hier_set_parent() - move a limiter under another one
- * @lim:    a named limiter in the registry
- * @parent: another one, or NULL to make @lim a root
- * @weight: @lim's share among its parent's children, 1..RL_WEIGHT_MAX
- *
- * Called under the registry lock, which serialises all moves. Sleeping
- * requests, permits held and tokens stay where they are; the counts of
- * the ancestors follow the subtree. The old parent's reference is dropped
- * and one is taken on the new one.
- *
- * Return: 0, -ELOOP if @parent is in the subtree of @lim, -EMLINK if a
- * limiter would get more than RL_HIER_DEPTH_MAX ancestors; nothing
- * changed on error.
- */
-int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
-		       u32 weight)
-{
-	struct rl_limiter *old = lim->h.parent;
-	spinlock_t *ol, *nl;
-	int ret;
-
-	if (parent == old) {
-		rl_lock_irq(lim);
-		lim->h.weight = weight;
-		rl_unlock_irq(lim);
-		return 0;
-	}
-	ret = parent ? rl_hier_check(lim, parent) : 0;
-	if (ret)
-		return ret;
-	if (parent)
-		rl_limiter_get(parent);
-	/* Both stable: only moves change them, under the registry lock. */
-	ol = lim->tlock;
-	nl = parent ? parent->tlock : &lim->lock;
-	spin_lock_irq(ol);
-	if (nl != ol)
-		spin_lock_nested(nl, SINGLE_DEPTH_NESTING);
-	else
-		__acquire(nl);
-	lim->h.weight = weight;
-	rl_hier_move(lim, parent, nl, ktime_get_ns());
-	if (nl != ol)
-		spin_unlock(nl);
-	else
-		__release(nl);
-	spin_unlock_irq(ol);
-	if (old)
-		rl_limiter_put(old);
-	return 0;
-}
-
-/**
- * rl_hier_has_children() - does a limiter have children?
- * @lim: the limiter
- *
- * Return: the answer, stable under the registry lock.
- */
-bool rl_hier_has_children(const struct rl_limiter *lim)
-{
-	return !list_empty(&lim->h.children);
-}
-
-/**
- * rl_ioctl_set_parent() - RL_IOC_SET_PARENT
- * @client: the calling fd's client
- * @argp:   its struct rl_parent
- *
- * Return: 0 or a negative errno, see struct rl_parent.
- */
-int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
-{
-	/* Pairs with the store publishing the limiter. */
-	struct rl_limiter *lim = smp_load_acquire(&client->lim);
-	char name[RL_NAME_MAX];
-	struct rl_parent rp;
-	int ret;
-
-	if (copy_from_user(&rp, argp, sizeof(rp)))
-		return -EFAULT;
-	if (rp.flags || rp.depth || rp.children || rp.weight > RL_WEIGHT_MAX ||
-	    memchr_inv(rp.reserved, 0, sizeof(rp.reserved)))
-		return -EINVAL;
-	if (rp.name_ptr) {
-		ret = rl_name_from_user(name, rp.name_ptr);
-		if (ret)
-			return ret;
-	}
-	if (!lim)
-		return -EBADFD;
-	if (!rl_limiter_named(lim))
-		return -EINVAL;
-	if (!client->may_config)
-		return -EACCES;
-	return rl_named_set_parent(lim, rp.name_ptr ? name : NULL,
-				   rp.weight ?: 1);
-}
-
-/* Fill @rp and @name with @lim's place, under its lock. */
-static void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
-			char *name)
-{
-	struct rl_limiter *x;
-	struct list_head *pos;
-
-	rl_lock_irq(lim);
-	name[0] = '\0';
-	if (lim->h.parent)
-		strscpy(name, lim->h.parent->name, RL_NAME_MAX);
-	rp->weight = lim->h.weight;
-	for (x = lim->h.parent; x; x = x->h.parent)
-		rp->depth++;
-	list_for_each(pos, &lim->h.children)
-		rp->children++;
-	rl_unlock_irq(lim);
-}
-
-/**
- * rl_ioctl_get_parent() - RL_IOC_GET_PARENT
- * @client: the calling fd's client
- * @argp:   its struct rl_parent
- *
- * Return: 0 or a negative errno, see struct rl_parent.
- */
-int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
-{
-	/* Pairs with the store publishing the limiter. */
-	struct rl_limiter *lim = smp_load_acquire(&client->lim);
-	char name[RL_NAME_MAX];
-	struct rl_parent rp;
-	u64 uptr;
-
-	if (copy_from_user(&rp, argp, sizeof(rp)))
-		return -EFAULT;
-	if (rp.flags)
-		return -EINVAL;
-	if (!lim)
-		return -EBADFD;
-	uptr = rp.name_ptr;
-	rp = (struct rl_parent) { .name_ptr = uptr };
-	rl_hier_get(lim, &rp, name);
-	if (uptr && copy_to_user(u64_to_user_ptr(uptr), name, strlen(name) + 1))
-		return -EFAULT;
-	return copy_to_user(argp, &rp, sizeof(rp)) ? -EFAULT : 0;
-}
-
-/**
- * rl_hier_show() - a sysfs file of a limiter's place in its tree
- * @lim:  the limiter
- * @what: RL_HIER_SHOW_PARENT (its name, empty for a root), _WEIGHT, or
- *        _CHILDREN (their names, one a line, up to a page)
- * @buf:  the page
- *
- * Takes only the tree's lock: a sysfs callback may not take the registry
- * lock, and the links change only under both.
- *
- * Return: the length written.
- */
-ssize_t rl_hier_show(struct rl_limiter *lim, int what, char *buf)
-{
-	struct rl_limiter *kid;
-	int len = 0;
-
-	rl_lock_irq(lim);
-	if (what == RL_HIER_SHOW_WEIGHT) {
-		len = sysfs_emit(buf, "%u\n", lim->h.weight);
-	} else if (what == RL_HIER_SHOW_PARENT) {
-		len = sysfs_emit(buf, "%s\n",
-				 lim->h.parent ? lim->h.parent->name : "");
-	} else {
-		list_for_each_entry(kid, &lim->h.children, h.sibling) {
-			if (len + strlen(kid->name) + 2 > PAGE_SIZE)
-				break;
-			len += sysfs_emit_at(buf, len, "%s\n", kid->name);
-		}
-	}
-	rl_unlock_irq(lim);
-	return len;
 }

@@ -72,6 +72,11 @@ void rl_hier_granted(struct rl_limiter *lim, u64 count);
 void rl_hier_release(struct rl_limiter *lim, u64 count);
 void rl_hier_refund(struct rl_limiter *lim, u64 count, u64 now);
 
+/* Between hier.c and hier_tree.c, under the tree's lock. */
+void rl_hier_enqueue(struct rl_limiter *x);
+void rl_hier_dequeue(struct rl_limiter *x);
+void rl_hier_count(struct rl_limiter *x, u64 n, bool add);
+
 /* registry side, under the registry lock (named.c) */
 int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
 		       u32 weight);

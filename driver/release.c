@@ -7,6 +7,7 @@
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <linux/ktime.h>
+#include <linux/lockdep.h>
 #include <linux/spinlock.h>
 
 #include "limiter.h"
@@ -66,4 +67,39 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 	}
 	rl_unlock_irq(lim);
 	return ret;
+}
+
+/**
+ * rl_hier_release() - permits come back at the ancestors
+ * @lim:   the limiter they were held at
+ * @count: permits
+ */
+void rl_hier_release(struct rl_limiter *lim, u64 count)
+{
+	struct rl_limiter *x;
+
+	lockdep_assert_held(lim->tlock);
+	for (x = lim->h.parent; x; x = x->h.parent)
+		x->held -= count;
+}
+
+/**
+ * rl_hier_refund() - unused tokens come back at the ancestors
+ * @lim:   the limiter they were taken at
+ * @count: tokens
+ * @now:   current time, ns
+ *
+ * Each bucket still holds at most its burst.
+ */
+void rl_hier_refund(struct rl_limiter *lim, u64 count, u64 now)
+{
+	struct rl_limiter *x;
+
+	lockdep_assert_held(lim->tlock);
+	for (x = lim->h.parent; x; x = x->h.parent) {
+		if (x->params.unlimited)
+			continue;
+		rl_sync(x, now);
+		rl_bucket_give(&x->bucket, &x->params, count);
+	}
 }

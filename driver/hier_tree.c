@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The shape of trees of limiters (Documentation/hierarchy.md): a new
+ * limiter is a root; moving a limiter under another checks depth, cycles
+ * and permissions and carries its subtree's locks, queued requests and
+ * held permits over; RL_IOC_SET_PARENT, RL_IOC_GET_PARENT and the sysfs
+ * files. Serving a tree is in hier.c.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <linux/cred.h>
+#include <linux/lockdep.h>
+#include <linux/rbtree.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <linux/uaccess.h>
+
+#include "limiter.h"
+
+/**
+ * rl_hier_init() - a new limiter is a root with no children
+ * @lim: the limiter
+ */
+void rl_hier_init(struct rl_limiter *lim)
+{
+	INIT_LIST_HEAD(&lim->h.children);
+	INIT_LIST_HEAD(&lim->h.sibling);
+	lim->h.weight = 1;
+	lim->h.kids = RB_ROOT_CACHED;
+	lim->h.parked_kids = RB_ROOT_CACHED;
+	RB_CLEAR_NODE(&lim->h.knode);
+}
+
+/* Levels below @x: 0 for a leaf. */
+static unsigned int rl_hier_height(const struct rl_limiter *x)
+{
+	const struct rl_limiter *kid;
+	unsigned int h = 0;
+
+	list_for_each_entry(kid, &x->h.children, h.sibling)
+		h = max(h, rl_hier_height(kid) + 1);
+	return h;
+}
+
+/* Point the locks of the subtree of @x at @l. */
+static void rl_hier_set_lock(struct rl_limiter *x, spinlock_t *l)
+{
+	struct rl_limiter *kid;
+
+	WRITE_ONCE(x->tlock, l);
+	list_for_each_entry(kid, &x->h.children, h.sibling)
+		rl_hier_set_lock(kid, l);
+}
+
+/* Take the subtree of @x out of its parent's counts. */
+static void rl_hier_cut(struct rl_limiter *x)
+{
+	struct rl_limiter *p = x->h.parent;
+
+	if (x->h.active) {
+		rl_hier_dequeue(x);
+		x->h.active = false;
+	}
+	rl_hier_count(p, x->h.queued, false);
+	rl_hier_release(x, x->held);
+	list_del_init(&x->h.sibling);
+	x->h.parent = NULL;
+}
+
+/* Put the subtree of @x, parentless, under @p. */
+static void rl_hier_join(struct rl_limiter *x, struct rl_limiter *p)
+{
+	struct rl_limiter *y;
+
+	x->h.parent = p;
+	list_add_tail(&x->h.sibling, &p->h.children);
+	for (y = p; y; y = y->h.parent)
+		y->held += x->held;
+	if (x->h.queued) {
+		x->h.active = true;
+		rl_hier_enqueue(x);
+		rl_hier_count(p, x->h.queued, true);
+	}
+}
+
+/* Can @x go under @parent? */
+static int rl_hier_check(struct rl_limiter *x, struct rl_limiter *parent)
+{
+	struct rl_limiter *y;
+	unsigned int depth = 1;
+
+	for (y = parent; y; y = y->h.parent, depth++)
+		if (y == x)
+			return -ELOOP;
+	/* depth counts the ancestors @x would have, plus one. */
+	if (depth - 1 + rl_hier_height(x) > RL_HIER_DEPTH_MAX)
+		return -EMLINK;
+	return 0;
+}
+
+/* Move @x under @parent (NULL: a root), with both trees locked. */
+static void rl_hier_move(struct rl_limiter *x, struct rl_limiter *parent,
+			 spinlock_t *l, u64 now)
+{
+	struct rl_limiter *old = x->h.parent;
+
+	if (old)
+		rl_hier_cut(x);
+	rl_hier_set_lock(x, l);
+	if (parent)
+		rl_hier_join(x, parent);
+	if (old)
+		rl_dispatch(old, now);
+	rl_dispatch(x, now);
+}
+
+/**
+ * rl_hier_set_parent() - move a limiter under another one
+ * @lim:    a named limiter in the registry
+ * @parent: another one, or NULL to make @lim a root
+ * @weight: @lim's share among its parent's children, 1..RL_WEIGHT_MAX
+ *
+ * Called under the registry lock, which serialises all moves. Sleeping
+ * requests, permits held and tokens stay where they are; the counts of
+ * the ancestors follow the subtree. The old parent's reference is dropped
+ * and one is taken on the new one.
+ *
+ * Return: 0, -ELOOP if @parent is in the subtree of @lim, -EMLINK if a
+ * limiter would get more than RL_HIER_DEPTH_MAX ancestors; nothing
+ * changed on error.
+ */
+int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
+		       u32 weight)
+{
+	struct rl_limiter *old = lim->h.parent;
+	spinlock_t *ol, *nl;
+	int ret;
+
+	if (parent == old) {
+		rl_lock_irq(lim);
+		lim->h.weight = weight;
+		rl_unlock_irq(lim);
+		return 0;
+	}
+	ret = parent ? rl_hier_check(lim, parent) : 0;
+	if (ret)
+		return ret;
+	if (parent)
+		rl_limiter_get(parent);
+	/* Both stable: only moves change them, under the registry lock. */
+	ol = lim->tlock;
+	nl = parent ? parent->tlock : &lim->lock;
+	spin_lock_irq(ol);
+	if (nl != ol)
+		spin_lock_nested(nl, SINGLE_DEPTH_NESTING);
+	else
+		__acquire(nl);
+	lim->h.weight = weight;
+	rl_hier_move(lim, parent, nl, ktime_get_ns());
+	if (nl != ol)
+		spin_unlock(nl);
+	else
+		__release(nl);
+	spin_unlock_irq(ol);
+	if (old)
+		rl_limiter_put(old);
+	return 0;
+}
+
+/**
+ * rl_hier_has_children() - does a limiter have children?
+ * @lim: the limiter
+ *
+ * Return: the answer, stable under the registry lock.
+ */
+bool rl_hier_has_children(const struct rl_limiter *lim)
+{
+	return !list_empty(&lim->h.children);
+}
+
+/**
+ * rl_ioctl_set_parent() - RL_IOC_SET_PARENT
+ * @client: the calling fd's client
+ * @argp:   its struct rl_parent
+ *
+ * Return: 0 or a negative errno, see struct rl_parent.
+ */
+int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
+{
+	/* Pairs with the store publishing the limiter. */
+	struct rl_limiter *lim = smp_load_acquire(&client->lim);
+	char name[RL_NAME_MAX];
+	struct rl_parent rp;
+	int ret;
+
+	if (copy_from_user(&rp, argp, sizeof(rp)))
+		return -EFAULT;
+	if (rp.flags || rp.depth || rp.children || rp.weight > RL_WEIGHT_MAX ||
+	    memchr_inv(rp.reserved, 0, sizeof(rp.reserved)))
+		return -EINVAL;
+	if (rp.name_ptr) {
+		ret = rl_name_from_user(name, rp.name_ptr);
+		if (ret)
+			return ret;
+	}
+	if (!lim)
+		return -EBADFD;
+	if (!rl_limiter_named(lim))
+		return -EINVAL;
+	if (!client->may_config)
+		return -EACCES;
+	return rl_named_set_parent(lim, rp.name_ptr ? name : NULL,
+				   rp.weight ?: 1);
+}
+
+/* Fill @rp and @name with @lim's place, under its lock. */
+static void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
+			char *name)
+{
+	struct rl_limiter *x;
+	struct list_head *pos;
+
+	rl_lock_irq(lim);
+	name[0] = '\0';
+	if (lim->h.parent)
+		strscpy(name, lim->h.parent->name, RL_NAME_MAX);
+	rp->weight = lim->h.weight;
+	for (x = lim->h.parent; x; x = x->h.parent)
+		rp->depth++;
+	list_for_each(pos, &lim->h.children)
+		rp->children++;
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_ioctl_get_parent() - RL_IOC_GET_PARENT
+ * @client: the calling fd's client
+ * @argp:   its struct rl_parent
+ *
+ * Return: 0 or a negative errno, see struct rl_parent.
+ */
+int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
+{
+	/* Pairs with the store publishing the limiter. */
+	struct rl_limiter *lim = smp_load_acquire(&client->lim);
+	char name[RL_NAME_MAX];
+	struct rl_parent rp;
+	u64 uptr;
+
+	if (copy_from_user(&rp, argp, sizeof(rp)))
+		return -EFAULT;
+	if (rp.flags)
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	uptr = rp.name_ptr;
+	rp = (struct rl_parent) { .name_ptr = uptr };
+	rl_hier_get(lim, &rp, name);
+	if (uptr && copy_to_user(u64_to_user_ptr(uptr), name, strlen(name) + 1))
+		return -EFAULT;
+	return copy_to_user(argp, &rp, sizeof(rp)) ? -EFAULT : 0;
+}
+
+/**
+ * rl_hier_show() - a sysfs file of a limiter's place in its tree
+ * @lim:  the limiter
+ * @what: RL_HIER_SHOW_PARENT (its name, empty for a root), _WEIGHT, or
+ *        _CHILDREN (their names, one a line, up to a page)
+ * @buf:  the page
+ *
+ * Takes only the tree's lock: a sysfs callback may not take the registry
+ * lock, and the links change only under both.
+ *
+ * Return: the length written.
+ */
+ssize_t rl_hier_show(struct rl_limiter *lim, int what, char *buf)
+{
+	struct rl_limiter *kid;
+	int len = 0;
+
+	rl_lock_irq(lim);
+	if (what == RL_HIER_SHOW_WEIGHT) {
+		len = sysfs_emit(buf, "%u\n", lim->h.weight);
+	} else if (what == RL_HIER_SHOW_PARENT) {
+		len = sysfs_emit(buf, "%s\n",
+				 lim->h.parent ? lim->h.parent->name : "");
+	} else {
+		list_for_each_entry(kid, &lim->h.children, h.sibling) {
+			if (len + strlen(kid->name) + 2 > PAGE_SIZE)
+				break;
+			len += sysfs_emit_at(buf, len, "%s\n", kid->name);
+		}
+	}
+	rl_unlock_irq(lim);
+	return len;
+}
