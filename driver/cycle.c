@@ -13,9 +13,10 @@
 #include "ratelimit.h"
 
 /*
- * Read the request, in one user access window as rl_acquire_read() does
- * for ACQUIRE, clearing the outputs and writing @release back as it is:
- * a block the caller cannot write fails before anything is given back.
+ * Read the request: its own fields, writing @release back as it is, then
+ * the embedded ACQUIRE as rl_acquire_read() reads one, clearing its
+ * outputs; a block the caller cannot write fails before anything is given
+ * back.
  */
 static int rl_cycle_read(struct rl_cycle *c, struct rl_cycle __user *u)
 {
@@ -29,18 +30,9 @@ static int rl_cycle_read(struct rl_cycle *c, struct rl_cycle __user *u)
 	unsafe_get_user(c->reserved0, &u->reserved0, efault);
 	unsafe_get_user(c->reserved[0], &u->reserved[0], efault);
 	unsafe_get_user(c->reserved[1], &u->reserved[1], efault);
-	unsafe_get_user(req->count, &ureq->count, efault);
-	unsafe_get_user(req->deadline_ns, &ureq->deadline_ns, efault);
-	unsafe_get_user(req->flags, &ureq->flags, efault);
-	unsafe_get_user(req->priority, &ureq->priority, efault);
-	unsafe_get_user(req->reserved[0], &ureq->reserved[0], efault);
-	unsafe_get_user(req->reserved[1], &ureq->reserved[1], efault);
 	unsafe_put_user(c->release, &u->release, efault);
-	unsafe_put_user(0, &ureq->wait_ns, efault);
-	unsafe_put_user(0, &ureq->ready_ns, efault);
-	unsafe_put_user(0, &ureq->lag_ns, efault);
 	user_access_end();
-	return 0;
+	return rl_acquire_read(req, ureq);
 efault:
 	user_access_end();
 	return -EFAULT;
@@ -50,21 +42,9 @@ efault:
 static int rl_cycle_write(struct rl_cycle __user *u, const struct rl_cycle *c,
 			  bool released, bool out)
 {
-	if (!user_access_begin(u, sizeof(*u)))
+	if (released && put_user(0, &u->release))
 		return -EFAULT;
-	if (released)
-		unsafe_put_user(0, &u->release, efault);
-	if (out) {
-		unsafe_put_user(c->acquire.wait_ns, &u->acquire.wait_ns, efault);
-		unsafe_put_user(c->acquire.ready_ns, &u->acquire.ready_ns,
-				efault);
-		unsafe_put_user(c->acquire.lag_ns, &u->acquire.lag_ns, efault);
-	}
-	user_access_end();
-	return 0;
-efault:
-	user_access_end();
-	return -EFAULT;
+	return out ? rl_acquire_write(&u->acquire, &c->acquire) : 0;
 }
 
 /**
@@ -80,8 +60,7 @@ efault:
 long rl_ioctl_cycle(struct rl_client *client, struct file *file,
 		    struct rl_cycle __user *argp)
 {
-	/* Pairs with the smp_store_release() publishing the limiter. */
-	struct rl_limiter *lim = smp_load_acquire(&client->lim);
+	struct rl_limiter *lim;
 	struct rl_acquire *req;
 	bool nonblock, released = false;
 	struct rl_cycle c;
@@ -92,18 +71,11 @@ long rl_ioctl_cycle(struct rl_client *client, struct file *file,
 	req = &c.acquire;
 	if (c.flags || c.reserved0 || c.reserved[0] || c.reserved[1])
 		return -EINVAL;
-	ret = rl_acquire_check(req);
+	ret = rl_acquire_admit(client, req, &lim);
 	if (ret)
 		return ret;
-	if (!lim)
-		return -EBADFD;
-	if (!rl_may_boost(client, req->priority, 1))
-		return -EPERM;
 
 	nonblock = req->flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
-	req->wait_ns = 0;
-	req->ready_ns = 0;
-	req->lag_ns = 0;
 	ret = rl_limiter_cycle(lim, client, c.release, req, nonblock,
 			       &released);
 	if (rl_cycle_write(argp, &c, released,

@@ -575,6 +575,9 @@ void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d);
 bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid);
 
 /* request.c: an ACQUIRE's request from user space */
+int rl_acquire_read(struct rl_acquire *req, struct rl_acquire __user *u);
+int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
+		     struct rl_limiter **limp);
 int rl_acquire_check(const struct rl_acquire *req);
 int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 		     struct rl_acquire __user *argp);

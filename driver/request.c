@@ -35,10 +35,10 @@ int rl_acquire_check(const struct rl_acquire *req)
  * block both ways (copy_*_user() add out-of-line calls and the hardened
  * usercopy checks: 0.07x of a no-op ioctl in the benchmark's guest).
  * Reading also clears the outputs, so that a block the caller may read
- * but not write fails before anything is taken.
+ * but not write fails before anything is taken. Also for RL_IOC_CYCLE's
+ * embedded request (cycle.c).
  */
-static int rl_acquire_read(struct rl_acquire *req,
-			   struct rl_acquire __user *u)
+int rl_acquire_read(struct rl_acquire *req, struct rl_acquire __user *u)
 {
 	if (!user_access_begin(u, sizeof(*u)))
 		return -EFAULT;
@@ -52,6 +52,9 @@ static int rl_acquire_read(struct rl_acquire *req,
 	unsafe_put_user(0, &u->ready_ns, efault);
 	unsafe_put_user(0, &u->lag_ns, efault);
 	user_access_end();
+	req->wait_ns = 0;
+	req->ready_ns = 0;
+	req->lag_ns = 0;
 	return 0;
 efault:
 	user_access_end();
@@ -80,6 +83,31 @@ efault:
 }
 
 /**
+ * rl_acquire_admit() - may @client make request @req?
+ * @client: the client asking
+ * @req:    the request, read from user space
+ * @limp:   set to the client's limiter
+ *
+ * Return: 0, or -EINVAL, -EBADFD, -EPERM.
+ */
+int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
+		     struct rl_limiter **limp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	int ret;
+
+	ret = rl_acquire_check(req);
+	if (ret)
+		return ret;
+	if (!lim)
+		return -EBADFD;
+	if (!rl_may_boost(client, req->priority, 1))
+		return -EPERM;
+	*limp = lim;
+	return 0;
+}
+
+/**
  * rl_acquire_prepare() - read and check an ACQUIRE's request
  * @client: the client asking
  * @req:    filled in from @u, outputs zeroed
@@ -91,20 +119,9 @@ efault:
 int rl_acquire_prepare(struct rl_client *client, struct rl_acquire *req,
 		       struct rl_acquire __user *u, struct rl_limiter **limp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
-	int ret;
-
 	if (rl_acquire_read(req, u))
 		return -EFAULT;
-	ret = rl_acquire_check(req);
-	if (ret)
-		return ret;
-	if (!lim)
-		return -EBADFD;
-	if (!rl_may_boost(client, req->priority, 1))
-		return -EPERM;
-	*limp = lim;
-	return 0;
+	return rl_acquire_admit(client, req, limp);
 }
 
 /**
@@ -129,9 +146,6 @@ int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 		return ret;
 
 	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
-	req.wait_ns = 0;
-	req.ready_ns = 0;
-	req.lag_ns = 0;
 	ret = rl_limiter_acquire(lim, client, &req, nonblock);
 	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
 		return ret;
