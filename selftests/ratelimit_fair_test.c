@@ -316,16 +316,21 @@ TEST(fair_max_min_small_client)
 	sc_free(r);
 }
 
-/* Shares are per fd: 8 threads do not beat 1 (one process each). */
+/*
+ * Shares are per fd: 8 threads do not beat 1 (one process each). The one
+ * thread is queued only between its call and its grant: the rate leaves
+ * it 10 ms a token to come back, which the debug kernel under emulation
+ * needs (at 5 ms it lost turns: 0.44 of the tokens).
+ */
 TEST(fair_threads_do_not_win)
 {
 	struct sc_run *r = sc_alloc();
 	double share;
 
 	ASSERT_NE(NULL, r);
-	fair_cfg(&r->cfg, 200, NS_PER_SEC, 1);
+	fair_cfg(&r->cfg, 100, NS_PER_SEC, 1);
 	r->dur_ns = DEADLINE_NS;
-	r->want = 300;
+	r->want = 200;
 	r->nclients = 2;
 	r->c[0].nthreads = 8;
 	r->c[0].process = 1;
