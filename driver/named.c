@@ -16,12 +16,14 @@
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/ctype.h>
+#include <linux/delay.h>
 #include <linux/jhash.h>
 #include <linux/list.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/rhashtable.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -402,23 +404,14 @@ int rl_named_unlink(const char *name)
 	return 0;
 }
 
-/**
- * rl_named_set_parent() - move a named limiter under another one
- * @lim:    a named limiter, whose client may reconfigure it
- * @pname:  name of the new parent, NULL to make @lim a root
- * @weight: share of @lim among its parent's children, 1..RL_WEIGHT_MAX
- *
- * Return: 0, -EINVAL if @lim's name was unlinked, -ENOENT for a missing
- * parent, -EACCES without write permission on it, or an error of
- * rl_hier_set_parent(); nothing changed on error.
- */
-int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
-			u32 weight)
+/* rl_named_set_parent(), under the registry lock. */
+static int rl_named_move(struct rl_limiter *lim, const char *pname,
+			 u32 weight)
 {
 	struct rl_limiter *parent = NULL, *old;
 	int ret = 0;
 
-	mutex_lock(&rl_registry_lock);
+	lockdep_assert_held(&rl_registry_lock);
 	if (!lim->dir) {
 		ret = -EINVAL;
 	} else if (pname) {
@@ -434,8 +427,86 @@ int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
 	/* A parent left with no child, no fd, not persistent, goes. */
 	if (!ret && old && old != parent && rl_name_orphan(old))
 		rl_name_remove(old);
+	return ret;
+}
+
+/**
+ * rl_named_set_parent() - move a named limiter under another one
+ * @lim:    a named limiter, whose client may reconfigure it
+ * @pname:  name of the new parent, NULL to make @lim a root
+ * @weight: share of @lim among its parent's children, 1..RL_WEIGHT_MAX
+ *
+ * Return: 0, -EINVAL if @lim's name was unlinked, -ENOENT for a missing
+ * parent, -EACCES without write permission on it, or an error of
+ * rl_hier_set_parent(); nothing changed on error.
+ */
+int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
+			u32 weight)
+{
+	int ret;
+
+	mutex_lock(&rl_registry_lock);
+	ret = rl_named_move(lim, pname, weight);
 	mutex_unlock(&rl_registry_lock);
 	return ret;
+}
+
+/**
+ * rl_named_set_parent_sysfs() - rl_named_set_parent() for a sysfs store
+ * @lim:    the limiter of the sysfs directory written to
+ * @pname:  name of the new parent, "" to make @lim a root, NULL to keep
+ *          its parent
+ * @weight: share of @lim among its parent's children, 1..RL_WEIGHT_MAX,
+ *          0 to keep its weight
+ *
+ * A sysfs callback may not wait for the registry lock: removing a name
+ * holds it while waiting for the callbacks of its directory. So the lock
+ * is only tried; when it is busy the write sleeps a little and is
+ * restarted from scratch (as lock_device_hotplug_sysfs() does), which
+ * lets a removal drain the callbacks meanwhile.
+ *
+ * Return: as rl_named_set_parent(), or -ERESTARTNOINTR when the registry
+ * is busy.
+ */
+int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname,
+			      u32 weight)
+{
+	struct rl_limiter *parent;
+	int ret;
+
+	if (!mutex_trylock(&rl_registry_lock)) {
+		usleep_range(1000, 5000);
+		return restart_syscall();
+	}
+	/* Stable under the registry lock, which all moves hold. */
+	parent = lim->h.parent;
+	if (!pname)
+		pname = parent ? parent->name : NULL;
+	else if (!*pname)
+		pname = NULL;
+	ret = rl_named_move(lim, pname, weight ?: lim->h.weight);
+	mutex_unlock(&rl_registry_lock);
+	return ret;
+}
+
+/**
+ * rl_name_from_sysfs() - copy in and check a limiter name written to sysfs
+ * @name:  buffer of RL_NAME_MAX bytes
+ * @buf:   the written text, one trailing newline allowed
+ * @count: its length
+ *
+ * Return: 0, with "" in @name for an empty write, or -EINVAL for a name
+ * rl_name_from_user() refuses.
+ */
+int rl_name_from_sysfs(char *name, const char *buf, size_t count)
+{
+	if (count && buf[count - 1] == '\n')
+		count--;
+	if (count >= RL_NAME_MAX || memchr(buf, '\0', count))
+		return -EINVAL;
+	memcpy(name, buf, count);
+	name[count] = '\0';
+	return !count || rl_name_valid(name) ? 0 : -EINVAL;
 }
 
 /* A named limiter with no children, or NULL if none is left. */

@@ -24,10 +24,12 @@
  *                              limiter between trees holds both, under
  *                              the registry lock
  *   rl_client.pollq's lock     (woken under the limiter lock)
- * So no sysfs callback may take the registry lock: removing a name holds
- * it while kobject_del() waits for the callbacks of the directory. A sysfs
- * callback reads the constant identity of its limiter, or takes the
- * limiter lock.
+ * So no sysfs callback may wait for the registry lock: removing a name
+ * holds it while kobject_del() waits for the callbacks of the directory.
+ * A sysfs callback reads the constant identity of its limiter, or takes
+ * the limiter lock; the stores of parent and weight only try the registry
+ * lock, and restart the write when it is busy (restart_syscall(), in
+ * rl_named_set_parent_sysfs()), so they never wait for it either.
  *
  * The lease timer (rl_global.lease_timer, global.c) adds no lock: its
  * callback takes rl_limiter.lock like the limiter's own timer, so under
@@ -557,6 +559,9 @@ int rl_name_from_user(char *name, u64 uptr);
 int rl_named_count(void);
 int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
 			u32 weight);
+int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname,
+			      u32 weight);
+int rl_name_from_sysfs(char *name, const char *buf, size_t count);
 int rl_named_init(void);
 void rl_named_exit(void);
 

@@ -284,10 +284,38 @@ static ssize_t parent_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return rl_hier_show(rl_kobj_limiter(kobj), RL_HIER_SHOW_PARENT, buf);
 }
 
+/* A name moves the limiter under that one, keeping its weight; "" to a root. */
+static ssize_t parent_store(struct kobject *kobj, struct kobj_attribute *attr,
+			    const char *buf, size_t count)
+{
+	char name[RL_NAME_MAX];
+	int ret;
+
+	ret = rl_name_from_sysfs(name, buf, count);
+	if (!ret)
+		ret = rl_named_set_parent_sysfs(rl_kobj_limiter(kobj), name, 0);
+	return ret ?: count;
+}
+
 static ssize_t weight_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
 {
 	return rl_hier_show(rl_kobj_limiter(kobj), RL_HIER_SHOW_WEIGHT, buf);
+}
+
+/* A new weight, 1..RL_WEIGHT_MAX, under the same parent. */
+static ssize_t weight_store(struct kobject *kobj, struct kobj_attribute *attr,
+			    const char *buf, size_t count)
+{
+	u32 weight;
+	int ret;
+
+	/* Digits only, as for the tunables. */
+	if (!isdigit(buf[0]) || kstrtou32(buf, 10, &weight) || !weight ||
+	    weight > RL_WEIGHT_MAX)
+		return -EINVAL;
+	ret = rl_named_set_parent_sysfs(rl_kobj_limiter(kobj), NULL, weight);
+	return ret ?: count;
 }
 
 static ssize_t children_show(struct kobject *kobj,
@@ -297,8 +325,8 @@ static ssize_t children_show(struct kobject *kobj,
 			    buf);
 }
 
-static struct kobj_attribute rl_attr_parent = __ATTR_RO(parent);
-static struct kobj_attribute rl_attr_weight = __ATTR_RO(weight);
+static struct kobj_attribute rl_attr_parent = __ATTR_RW(parent);
+static struct kobj_attribute rl_attr_weight = __ATTR_RW(weight);
 static struct kobj_attribute rl_attr_children = __ATTR_RO(children);
 static struct kobj_attribute rl_attr_clients = __ATTR_RO(clients);
 static struct kobj_attribute rl_attr_client_list = __ATTR_RO(client_list);

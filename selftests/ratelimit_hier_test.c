@@ -635,6 +635,160 @@ TEST(hier_permission_denied)
 	close(p);
 }
 
+/* @fd's parent (into @got) and weight, or ~0 on error. */
+static __u32 hplace(int fd, char *got)
+{
+	struct rl_parent rp;
+
+	return ks_parent_get(fd, &rp, got) ? ~0U : rp.weight;
+}
+
+/* Writing parent and weight in sysfs moves a limiter as the ioctl does. */
+TEST(hier_sysfs_move)
+{
+	char np[RL_NAME_MAX], nc[RL_NAME_MAX], ng[RL_NAME_MAX];
+	char got[RL_NAME_MAX], line[RL_NAME_MAX + 1];
+	int p, c, g;
+
+	p = hmake(hname(np, "sp"), 10, 0, 0, 0);
+	c = hmake(hname(nc, "sc"), 10, 0, 0, 0);
+	g = hmake(hname(ng, "sg"), 10, 0, 0, 0);
+	ASSERT_LE(0, p);
+	ASSERT_LE(0, c);
+	ASSERT_LE(0, g);
+	/* No newline, then one: both name the parent. */
+	ASSERT_EQ(0, sysfs_write(nc, "parent", np));
+	EXPECT_EQ(1, hplace(c, got));
+	EXPECT_STREQ(np, got);
+	ASSERT_EQ(0, sysfs_read(nc, "parent", got, sizeof(got)));
+	EXPECT_STREQ(np, got);
+	/* A weight keeps the parent. */
+	ASSERT_EQ(0, sysfs_write(nc, "weight", "7\n"));
+	EXPECT_EQ(7, hplace(c, got));
+	EXPECT_STREQ(np, got);
+	EXPECT_EQ(7, sysfs_u64(nc, "weight"));
+	/* A move keeps the weight; the old parent has no child left. */
+	snprintf(line, sizeof(line), "%s\n", ng);
+	ASSERT_EQ(0, sysfs_write(nc, "parent", line));
+	EXPECT_EQ(7, hplace(c, got));
+	EXPECT_STREQ(ng, got);
+	ASSERT_EQ(0, sysfs_read(np, "children", got, sizeof(got)));
+	EXPECT_STREQ("", got);
+	ASSERT_EQ(0, sysfs_read(ng, "children", got, sizeof(got)));
+	EXPECT_STREQ(nc, got);
+	/* An empty line makes a root. */
+	ASSERT_EQ(0, sysfs_write(nc, "parent", "\n"));
+	EXPECT_EQ(7, hplace(c, got));
+	EXPECT_STREQ("", got);
+	ASSERT_EQ(0, sysfs_read(nc, "parent", got, sizeof(got)));
+	EXPECT_STREQ("", got);
+	ASSERT_EQ(0, sysfs_read(ng, "children", got, sizeof(got)));
+	EXPECT_STREQ("", got);
+	close(g);
+	close(c);
+	close(p);
+}
+
+/* The errors of RL_IOC_SET_PARENT, through sysfs; nothing changes. */
+TEST(hier_sysfs_errors)
+{
+	static const char *const bad_weights[] = {
+		"0", "1001", "-1", "+3", "3x", "x", " 3", "\n",
+	};
+	static const char *const bad_names[] = {
+		".hidden", "a/b", "a b", "count", "x\n\n",
+		"0123456789012345678901234567890123456789012345678901234567890123456789",
+	};
+	char n[6][RL_NAME_MAX], got[RL_NAME_MAX];
+	int fds[6], i;
+
+	for (i = 0; i < 6; i++) {
+		char what[8];
+
+		snprintf(what, sizeof(what), "s%d", i);
+		fds[i] = hmake(hname(n[i], what), 10, 0, 0, 0);
+		ASSERT_LE(0, fds[i]);
+	}
+	/* A chain s0 <- s1 <- s2 <- s3 <- s4, s1 of weight 2. */
+	for (i = 1; i < 5; i++)
+		ASSERT_EQ(0, sysfs_write(n[i], "parent", n[i - 1]));
+	ASSERT_EQ(0, sysfs_write(n[1], "weight", "2"));
+	EXPECT_ERRNO(EMLINK, sysfs_write(n[5], "parent", n[4]));
+	EXPECT_ERRNO(ELOOP, sysfs_write(n[0], "parent", n[4]));
+	EXPECT_ERRNO(ELOOP, sysfs_write(n[2], "parent", n[2]));
+	EXPECT_ERRNO(ENOENT, sysfs_write(n[1], "parent", "hier-no-such"));
+	for (i = 0; i < (int)ARRAY_SIZE(bad_weights); i++)
+		EXPECT_ERRNO(EINVAL, sysfs_write(n[1], "weight",
+						 bad_weights[i]));
+	for (i = 0; i < (int)ARRAY_SIZE(bad_names); i++)
+		EXPECT_ERRNO(EINVAL, sysfs_write(n[1], "parent",
+						 bad_names[i]));
+	/* Nothing changed. */
+	EXPECT_EQ(2, hplace(fds[1], got));
+	EXPECT_STREQ(n[0], got);
+	EXPECT_EQ(1, hplace(fds[0], got));
+	EXPECT_STREQ("", got);
+	EXPECT_EQ(1, hplace(fds[5], got));
+	EXPECT_STREQ("", got);
+	for (i = 4; i > 0; i--)
+		EXPECT_EQ(0, sysfs_write(n[i], "parent", "\n"));
+	for (i = 0; i < 6; i++)
+		close(fds[i]);
+}
+
+static void perm_sysfs_try(void *arg, int *out)
+{
+	struct perm_arg *pa = arg;
+	int fd = ks_open();
+
+	out[0] = fd < 0 || ks_att(fd, pa->mine,
+				  RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0666,
+				  10, NS_PER_SEC, 0) ? errno : 0;
+	/* No write permission on the parent. */
+	out[1] = ret_err(sysfs_write(pa->mine, "parent", pa->parent));
+	/* Nor on root's child: its files are root's. */
+	out[2] = ret_err(sysfs_write(pa->child, "parent", pa->mine));
+	out[3] = ret_err(sysfs_write(pa->child, "weight", "5"));
+	/* Its own limiter, as a root, takes a weight. */
+	out[4] = ret_err(sysfs_write(pa->mine, "weight", "5"));
+	close(fd);
+}
+
+/* The sysfs files check the same rights as RL_IOC_SET_PARENT. */
+TEST(hier_sysfs_permission_denied)
+{
+	static const struct ks_cred user = { 4248, 4248, 0, { 0 } };
+	char np[RL_NAME_MAX], nc[RL_NAME_MAX], nm[RL_NAME_MAX];
+	char got[RL_NAME_MAX];
+	struct perm_arg pa = {
+		hname(nm, "sm"), hname(np, "sup"), hname(nc, "suc"),
+	};
+	struct rl_config cfg = { .rate = 10, .period_ns = NS_PER_SEC };
+	struct rl_parent rp;
+	int out[RUN_AS_MAX], p, c;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	p = ks_open();
+	c = ks_open();
+	ASSERT_LE(0, p);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, ks_att_cfg(p, np, RL_ATTACH_CREATE, 0644, &cfg));
+	ASSERT_EQ(0, ks_att_cfg(c, nc, RL_ATTACH_CREATE, 0644, &cfg));
+	ASSERT_EQ(0, run_as(&user, perm_sysfs_try, &pa, out, 5000));
+	EXPECT_EQ(0, out[0]);
+	EXPECT_EQ(EACCES, out[1]);
+	EXPECT_EQ(EACCES, out[2]);
+	EXPECT_EQ(EACCES, out[3]);
+	EXPECT_EQ(0, out[4]);
+	ASSERT_EQ(0, ks_parent_get(p, &rp, got));
+	EXPECT_EQ(0, rp.children);
+	EXPECT_EQ(1, hplace(c, got));
+	EXPECT_STREQ("", got);
+	close(c);
+	close(p);
+}
+
 /*
  * A parent whose last fd closes keeps its name while it has a child; the
  * child's name going takes the parent's with it.

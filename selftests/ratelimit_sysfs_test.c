@@ -44,6 +44,12 @@ static const char *const rw_files[] = {
 	"fed",
 };
 
+/*
+ * Writable too, but a limiter's place in a tree, not a number: their
+ * writes are tested in ratelimit_hier_test.c.
+ */
+static const char *const tree_files[] = { "parent", "weight" };
+
 static const char *const ro_files[] = {
 	"granted", "requests", "immediate", "waited", "wait_ns_total",
 	"wait_ns_max", "timeouts", "interrupted", "rejected", "waiters",
@@ -185,6 +191,11 @@ TEST(limiter_files_and_modes)
 		EXPECT_EQ(0644, st.st_mode & 07777);
 		EXPECT_EQ(0U, st.st_uid);
 		EXPECT_EQ(0U, st.st_gid);
+	}
+	for (i = 0; i < ARRAY_SIZE(tree_files); i++) {
+		ASSERT_EQ(0, stat(sysfs_path(path, sizeof(path), name,
+					     tree_files[i]), &st));
+		EXPECT_EQ(0644, st.st_mode & 07777);
 	}
 	for (i = 0; i < ARRAY_SIZE(ro_files); i++) {
 		ASSERT_EQ(0, stat(sysfs_path(path, sizeof(path), name,
@@ -449,7 +460,7 @@ TEST(sysfs_invalid_writes)
 	close(fd);
 }
 
-/* The files of @name's directory with a write bit, as in rw_files. */
+/* The files of @name's directory with a write bit: rw_files, tree_files. */
 TEST(sysfs_writable_files)
 {
 	char name[RL_NAME_MAX], path[512];
@@ -475,13 +486,15 @@ TEST(sysfs_writable_files)
 		known = 0;
 		for (i = 0; i < ARRAY_SIZE(rw_files); i++)
 			known |= !strcmp(de->d_name, rw_files[i]);
+		for (i = 0; i < ARRAY_SIZE(tree_files); i++)
+			known |= !strcmp(de->d_name, tree_files[i]);
 		if (!known)
 			TH_LOG("%s is writable but not in rw_files", de->d_name);
 		EXPECT_TRUE(known);
 		n++;
 	}
 	closedir(d);
-	EXPECT_EQ(ARRAY_SIZE(rw_files), n);
+	EXPECT_EQ(ARRAY_SIZE(rw_files) + ARRAY_SIZE(tree_files), n);
 	close(fd);
 }
 
