@@ -790,6 +790,59 @@ TEST(hier_sysfs_permission_denied)
 }
 
 /*
+ * Write @name's parent and weight for @ns: a write may find the directory
+ * gone (ENOENT) or going (ENODEV), nothing else. Exits 0, or 1.
+ */
+static void sysfs_writer(const char *name, __u64 ns)
+{
+	__u64 end = now_ns() + ns;
+	int bad = 0;
+
+	while (now_ns() < end && !bad) {
+		if (sysfs_write(name, "weight", "2") && errno != ENOENT &&
+		    errno != ENODEV)
+			bad = 1;
+		if (sysfs_write(name, "parent", "\n") && errno != ENOENT &&
+		    errno != ENODEV)
+			bad = 1;
+	}
+	_exit(bad);
+}
+
+/*
+ * Unlinking a name holds the registry lock while its directory's
+ * callbacks drain: a store of parent or weight waiting for that lock
+ * would hang both. They only try it, and restart.
+ */
+TEST(hier_sysfs_store_races_unlink)
+{
+	char n[RL_NAME_MAX];
+	__u64 end;
+	pid_t pid;
+	int fd, status, made = 0;
+
+	hname(n, "race");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		sysfs_writer(n, 2 * NS_PER_SEC);
+	end = now_ns() + 2 * NS_PER_SEC;
+	while (now_ns() < end) {
+		/* The last close unlinks the name. */
+		fd = hmake(n, 10, 0, 0, 0);
+		if (fd >= 0) {
+			made++;
+			close(fd);
+		}
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_LT(0, made);
+	EXPECT_EQ(0, sysfs_exists(n));
+}
+
+/*
  * A parent whose last fd closes keeps its name while it has a child; the
  * child's name going takes the parent's with it.
  */
