@@ -37,18 +37,6 @@ static __u64 soon(void)
 	return now_ns() + SAFETY_NS;
 }
 
-static void areq(struct rl_acquire *a, __u64 count, __u64 deadline,
-		 __u32 flags)
-{
-	memset(a, 0, sizeof(*a));
-	a->count = count;
-	a->deadline_ns = deadline;
-	a->flags = flags;
-	a->wait_ns = POISON64;
-	a->ready_ns = POISON64;
-	a->lag_ns = POISON64;
-}
-
 /* Queue and submit one acquire; 0 or -errno. */
 static int submit(struct io_uring *ring, int fd, struct rl_acquire *a,
 		  __u64 data)
@@ -193,7 +181,7 @@ TEST(feature_matches_behaviour)
 	ASSERT_EQ(0, rl_get_features(fd, &f));
 	EXPECT_EQ(0, f.flags & ~(__u32)RL_FEATURE_URING_CMD);
 	ASSERT_EQ(0, io_uring_queue_init(8, &ring, 0));
-	areq(&a, 1, soon(), 0);
+	ks_acq_req(&a, 1, soon(), 0);
 	ASSERT_EQ(0, submit(&ring, fd, &a, 7));
 	ASSERT_EQ(0, reap(&ring, WAIT_MS, &data, &res));
 	EXPECT_EQ(7, data);
@@ -224,19 +212,19 @@ TEST_F(uring, immediate_results)
 		SKIP(return, NO_REASON);
 	fd = limiter(_metadata, 10, NS_PER_SEC, 2, 0, 2);
 	ASSERT_LE(0, fd);
-	areq(&a, 2, soon(), 0);
+	ks_acq_req(&a, 2, soon(), 0);
 	ASSERT_EQ(0, submit(&self->ring, fd, &a, 1));
 	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &res));
 	EXPECT_EQ(0, res);
 	EXPECT_EQ(0, a.wait_ns);
 	/* Nonblocking, as RL_IOC_ACQUIRE: -EAGAIN with the predicted time. */
-	areq(&a, 1, soon(), RL_ACQUIRE_NONBLOCK);
+	ks_acq_req(&a, 1, soon(), RL_ACQUIRE_NONBLOCK);
 	ASSERT_EQ(0, submit(&self->ring, fd, &a, 2));
 	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &res));
 	EXPECT_EQ(-EAGAIN, res);
 	EXPECT_LT(now_ns(), a.ready_ns + 1);
 	/* Bad requests fail as the ioctl's do. */
-	areq(&a, 0, soon(), 0);
+	ks_acq_req(&a, 0, soon(), 0);
 	ASSERT_EQ(0, submit(&self->ring, fd, &a, 3));
 	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &res));
 	EXPECT_EQ(-EINVAL, res);
@@ -263,7 +251,7 @@ TEST_F(uring, io_wq_issue)
 	fd = limiter(_metadata, 10, NS_PER_SEC, 1, 0, 1);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 2; i++) {
-		areq(&a[i], 1, soon(), 0);
+		ks_acq_req(&a[i], 1, soon(), 0);
 		sqe = io_uring_get_sqe(&self->ring);
 		ASSERT_NE(NULL, sqe);
 		rl_prep_acquire_async(sqe, fd, &a[i]);
@@ -294,7 +282,7 @@ TEST_F(uring, order_among_blocking_waiters)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, waiter_start_ordered(&wa, fd, 1, soon(), 0, order, &len, 1));
 	ASSERT_EQ(0, ks_wait_waiters(fd, 1, WAIT_MS));
-	areq(&a, 1, soon(), 0);
+	ks_acq_req(&a, 1, soon(), 0);
 	ASSERT_EQ(0, submit(&self->ring, fd, &a, 2));
 	ASSERT_EQ(0, ks_wait_waiters(fd, 2, WAIT_MS));
 	ASSERT_EQ(0, waiter_start_ordered(&wc, fd, 1, soon(), 0, order, &len, 3));
@@ -324,7 +312,7 @@ TEST_F(uring, deadline)
 	fd = limiter(_metadata, 0, NS_PER_SEC, 1, 0, 0);
 	ASSERT_LE(0, fd);
 	t0 = now_ns();
-	areq(&a, 1, t0 + 200 * NS_PER_MS, 0);
+	ks_acq_req(&a, 1, t0 + 200 * NS_PER_MS, 0);
 	ASSERT_EQ(0, submit(&self->ring, fd, &a, 1));
 	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &res));
 	EXPECT_EQ(-ETIMEDOUT, res);
@@ -349,7 +337,7 @@ static void mid_chunk_start(struct __test_metadata *_metadata, int fd,
 {
 	struct rl_stats s;
 
-	areq(a, 25, soon() + 2 * SAFETY_NS, 0);
+	ks_acq_req(a, 25, soon() + 2 * SAFETY_NS, 0);
 	ASSERT_EQ(0, submit(ring, fd, a, 42));
 	ASSERT_EQ(0, ks_wait_waiters(fd, 1, WAIT_MS));
 	/* Chunks at 500 and 1000 ms. */
@@ -475,7 +463,7 @@ TEST_F(uring, exit_with_queued_requests)
 		if (io_uring_queue_init(8, &r, 0))
 			_exit(2);
 		for (i = 0; i < 4; i++) {
-			areq(&a[i], 20, RL_DEADLINE_NONE, 0);
+			ks_acq_req(&a[i], 20, RL_DEADLINE_NONE, 0);
 			if (submit(&r, fd, &a[i], i))
 				_exit(3);
 		}
@@ -517,7 +505,7 @@ TEST(many_outstanding)
 	ASSERT_NE(NULL, a);
 	ASSERT_EQ(0, io_uring_queue_init_params(1024, &ring, &p));
 	for (i = 0; i < MANY; i++) {
-		areq(&a[i], 1, soon() + 60 * NS_PER_SEC, 0);
+		ks_acq_req(&a[i], 1, soon() + 60 * NS_PER_SEC, 0);
 		if (rl_acquire_async(&ring, fd, &a[i], i) == -EBUSY) {
 			ASSERT_LT(0, io_uring_submit(&ring));
 			ASSERT_EQ(0, rl_acquire_async(&ring, fd, &a[i], i));

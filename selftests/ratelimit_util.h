@@ -103,9 +103,9 @@ static inline int ks_stats(int fd, struct rl_stats *s)
 	return ioctl(fd, RL_IOC_GET_STATS, s);
 }
 
-/* ACQUIRE with the output fields poisoned. */
-static inline int ks_acq(int fd, __u64 count, __u64 deadline, __u32 flags,
-			 struct rl_acquire *a)
+/* An ACQUIRE request with the output fields poisoned. */
+static inline void ks_acq_req(struct rl_acquire *a, __u64 count,
+			      __u64 deadline, __u32 flags)
 {
 	memset(a, 0, sizeof(*a));
 	a->count = count;
@@ -114,6 +114,13 @@ static inline int ks_acq(int fd, __u64 count, __u64 deadline, __u32 flags,
 	a->wait_ns = POISON64;
 	a->ready_ns = POISON64;
 	a->lag_ns = POISON64;
+}
+
+/* ACQUIRE with the output fields poisoned. */
+static inline int ks_acq(int fd, __u64 count, __u64 deadline, __u32 flags,
+			 struct rl_acquire *a)
+{
+	ks_acq_req(a, count, deadline, flags);
 	return ioctl(fd, RL_IOC_ACQUIRE, a);
 }
 
