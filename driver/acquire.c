@@ -26,19 +26,6 @@
 /* rl_acquire_now() could not grant the request: it must wait or fail. */
 #define RL_MUST_WAIT	1
 
-/* How long the tokens of an immediate grant of @n had been waiting. */
-u64 rl_lag(const struct rl_limiter *lim, u64 n)
-{
-	const struct rl_params *p = &lim->params;
-	const struct rl_bucket *b = &lim->bucket;
-
-	if (p->unlimited || !p->rate || p->fed || b->tokens < n ||
-	    (b->tokens == n && !b->units))
-		return 0;
-	/* At most burst * period + period - 1: no overflow. */
-	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
-}
-
 /* Read the clock once per request, and only if something needs it. */
 static u64 rl_clock(u64 *now)
 {
@@ -89,7 +76,7 @@ static bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
 }
 
 /* More permits than exist, or chunks when not sleeping? */
-static bool rl_never_grantable(struct rl_limiter *lim,
+static __always_inline bool rl_never_grantable(struct rl_limiter *lim,
 			       struct rl_client *client,
 			       const struct rl_acquire *req, bool nonblock)
 {
@@ -106,8 +93,10 @@ static bool rl_never_grantable(struct rl_limiter *lim,
  * yet) and grant the request at once if it can be. Returns 0 when granted,
  * -EINVAL when it never can be, RL_MUST_WAIT otherwise.
  */
-static int rl_acquire_now(struct rl_limiter *lim, struct rl_client *client,
-			  struct rl_acquire *req, bool nonblock, u64 *now)
+static __always_inline int rl_acquire_now(struct rl_limiter *lim,
+					  struct rl_client *client,
+					  struct rl_acquire *req, bool nonblock,
+					  u64 *now)
 {
 	const struct rl_params *p = &lim->params;
 

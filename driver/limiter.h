@@ -41,7 +41,6 @@ void rl_dispatch(struct rl_limiter *lim, u64 now);
 void rl_arm_timer_before(struct rl_limiter *lim, u64 when);
 
 /* acquire.c */
-u64 rl_lag(const struct rl_limiter *lim, u64 n);
 enum hrtimer_restart rl_timer_fn(struct hrtimer *timer);
 
 /*
@@ -120,6 +119,19 @@ static inline u64 rl_take(struct rl_limiter *lim, struct rl_client *client,
 		return 0;
 	rl_bucket_take(&lim->bucket, n);
 	return n;
+}
+
+/* How long the tokens of an immediate grant of @n had been waiting. */
+static inline u64 rl_lag(const struct rl_limiter *lim, u64 n)
+{
+	const struct rl_params *p = &lim->params;
+	const struct rl_bucket *b = &lim->bucket;
+
+	if (p->unlimited || !p->rate || p->fed || b->tokens < n ||
+	    (b->tokens == n && !b->units))
+		return 0;
+	/* At most burst * period + period - 1: no overflow. */
+	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
 }
 
 /* Tell a request that it is served: wake its task, or its io_uring. */

@@ -38,7 +38,8 @@ int rl_acquire_check(const struct rl_acquire *req)
  * but not write fails before anything is taken. Also for RL_IOC_CYCLE's
  * embedded request (cycle.c).
  */
-int rl_acquire_read(struct rl_acquire *req, struct rl_acquire __user *u)
+static __always_inline int __rl_acquire_read(struct rl_acquire *req,
+					     struct rl_acquire __user *u)
 {
 	if (!user_access_begin(u, sizeof(*u)))
 		return -EFAULT;
@@ -61,14 +62,14 @@ efault:
 	return -EFAULT;
 }
 
-/**
- * rl_acquire_write() - report an ACQUIRE's outputs
- * @u:   the caller's request
- * @req: the request, with its outputs filled in
- *
- * Return: 0, or -EFAULT.
- */
-int rl_acquire_write(struct rl_acquire __user *u, const struct rl_acquire *req)
+/* rl_acquire_read(), inline in the ioctl. */
+int rl_acquire_read(struct rl_acquire *req, struct rl_acquire __user *u)
+{
+	return __rl_acquire_read(req, u);
+}
+
+static __always_inline int __rl_acquire_write(struct rl_acquire __user *u,
+					      const struct rl_acquire *req)
 {
 	if (!user_access_begin(u, sizeof(*u)))
 		return -EFAULT;
@@ -83,6 +84,37 @@ efault:
 }
 
 /**
+ * rl_acquire_write() - report an ACQUIRE's outputs
+ * @u:   the caller's request
+ * @req: the request, with its outputs filled in
+ *
+ * Return: 0, or -EFAULT.
+ */
+int rl_acquire_write(struct rl_acquire __user *u, const struct rl_acquire *req)
+{
+	return __rl_acquire_write(u, req);
+}
+
+/* Only priorities above RL_PRIO_MID need rl_may_boost() (main.c) to ask. */
+static __always_inline int __rl_acquire_admit(struct rl_client *client,
+					      const struct rl_acquire *req,
+					      struct rl_limiter **limp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	int ret;
+
+	ret = rl_acquire_check(req);
+	if (ret)
+		return ret;
+	if (!lim)
+		return -EBADFD;
+	if (req->priority > RL_PRIO_MID && !rl_may_boost(client, req->priority, 1))
+		return -EPERM;
+	*limp = lim;
+	return 0;
+}
+
+/**
  * rl_acquire_admit() - may @client make request @req?
  * @client: the client asking
  * @req:    the request, read from user space
@@ -93,18 +125,7 @@ efault:
 int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
 		     struct rl_limiter **limp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
-	int ret;
-
-	ret = rl_acquire_check(req);
-	if (ret)
-		return ret;
-	if (!lim)
-		return -EBADFD;
-	if (!rl_may_boost(client, req->priority, 1))
-		return -EPERM;
-	*limp = lim;
-	return 0;
+	return __rl_acquire_admit(client, req, limp);
 }
 
 /**
@@ -119,9 +140,9 @@ int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
 int rl_acquire_prepare(struct rl_client *client, struct rl_acquire *req,
 		       struct rl_acquire __user *u, struct rl_limiter **limp)
 {
-	if (rl_acquire_read(req, u))
+	if (__rl_acquire_read(req, u))
 		return -EFAULT;
-	return rl_acquire_admit(client, req, limp);
+	return __rl_acquire_admit(client, req, limp);
 }
 
 /**
@@ -141,7 +162,9 @@ int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 	bool nonblock;
 	int ret;
 
-	ret = rl_acquire_prepare(client, &req, argp, &lim);
+	if (__rl_acquire_read(&req, argp))
+		return -EFAULT;
+	ret = __rl_acquire_admit(client, &req, &lim);
 	if (ret)
 		return ret;
 
@@ -149,7 +172,7 @@ int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 	ret = rl_limiter_acquire(lim, client, &req, nonblock);
 	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
 		return ret;
-	if (rl_acquire_write(argp, &req))
+	if (__rl_acquire_write(argp, &req))
 		return -EFAULT;
 	return ret;
 }

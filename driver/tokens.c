@@ -96,38 +96,6 @@ static u64 rl_div_up(u64 a, u64 b)
 }
 
 /**
- * rl_bucket_refill() - add the tokens earned since the last refill
- * @b:   bucket
- * @p:   its limits
- * @now: current time, ns; a time before the last refill adds nothing
- */
-void rl_bucket_refill(struct rl_bucket *b, const struct rl_params *p, u64 now)
-{
-	u64 dt, need, units;
-
-	if (now <= b->stamp)
-		return;
-	dt = now - b->stamp;
-	b->stamp = now;
-	if (b->tokens >= p->burst) {
-		b->units = 0;
-		return;
-	}
-	if (!p->rate || p->fed)
-		return;
-	/* Units still missing to a full bucket: at most burst * period. */
-	need = (p->burst - b->tokens) * p->period - b->units;
-	if (check_mul_overflow(dt, p->rate, &units) || units >= need) {
-		b->tokens = p->burst;
-		b->units = 0;
-		return;
-	}
-	/* Here dt * rate < need <= 2^63, so the sum does not wrap. */
-	units += b->units;
-	b->tokens += div64_u64_rem(units, p->period, &b->units);
-}
-
-/**
  * rl_bucket_give() - put back tokens taken but not used
  * @b: bucket
  * @p: its limits

@@ -15,6 +15,8 @@
 #define _RL_TOKENS_H
 
 #include <linux/bits.h>
+#include <linux/math64.h>
+#include <linux/overflow.h>
 #include <linux/types.h>
 
 /* Bounds of struct rl_params, mirrored from the uapi header. */
@@ -70,7 +72,6 @@ struct rl_bucket {
 int rl_params_check(const struct rl_params *p);
 u64 rl_default_burst(u64 rate, u64 period);
 void rl_bucket_init(struct rl_bucket *b, const struct rl_params *p, u64 now);
-void rl_bucket_refill(struct rl_bucket *b, const struct rl_params *p, u64 now);
 void rl_bucket_give(struct rl_bucket *b, const struct rl_params *p, u64 n);
 u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
 		    u64 n);
@@ -79,6 +80,41 @@ void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
 u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
 		       u64 now);
 void rl_catchup_params(const struct rl_params *p, struct rl_params *rp);
+
+/**
+ * rl_bucket_refill() - add the tokens earned since the last refill
+ * @b:   bucket
+ * @p:   its limits
+ * @now: current time, ns; a time before the last refill adds nothing
+ *
+ * Inline: every immediate grant of a limited bucket refills it first.
+ */
+static inline void rl_bucket_refill(struct rl_bucket *b,
+				    const struct rl_params *p, u64 now)
+{
+	u64 dt, need, units;
+
+	if (now <= b->stamp)
+		return;
+	dt = now - b->stamp;
+	b->stamp = now;
+	if (b->tokens >= p->burst) {
+		b->units = 0;
+		return;
+	}
+	if (!p->rate || p->fed)
+		return;
+	/* Units still missing to a full bucket: at most burst * period. */
+	need = (p->burst - b->tokens) * p->period - b->units;
+	if (check_mul_overflow(dt, p->rate, &units) || units >= need) {
+		b->tokens = p->burst;
+		b->units = 0;
+		return;
+	}
+	/* Here dt * rate < need <= 2^63, so the sum does not wrap. */
+	units += b->units;
+	b->tokens += div64_u64_rem(units, p->period, &b->units);
+}
 
 /**
  * rl_bucket_take() - take tokens if the bucket holds enough
