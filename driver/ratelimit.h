@@ -282,13 +282,21 @@ static inline bool rl_hier_linked(const struct rl_limiter *lim)
  * the lock it points to, so it is checked again once the lock is held. The
  * lock read may be that of a root the limiter just left, which may be
  * freed then: limiters are freed after an RCU grace period, and the lock
- * is taken, and let go if it is not the one, under rcu_read_lock().
+ * is taken, and let go if it is not the one, under rcu_read_lock(). The
+ * limiter's own lock lives as long as the caller's reference to it: no
+ * RCU for a limiter outside a tree, the immediate grant's case.
  */
 static inline void rl_lock_irq(struct rl_limiter *lim)
 	__acquires(lim->tlock)
 {
-	spinlock_t *l;	/* the lock in force when read */
+	spinlock_t *l = READ_ONCE(lim->tlock);	/* the lock in force when read */
 
+	if (likely(l == &lim->lock)) {
+		spin_lock_irq(l);
+		if (likely(l == READ_ONCE(lim->tlock)))
+			return;
+		spin_unlock_irq(l);
+	}
 	for (;;) {
 		rcu_read_lock();
 		l = READ_ONCE(lim->tlock);
