@@ -52,8 +52,9 @@ static inline void rl_sync_arrival(struct rl_limiter *lim, u64 now)
 }
 
 /* Grant an acquire of @req at once if nobody waits and everything fits. */
-static bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
-			 struct rl_acquire *req, u64 *now)
+static __always_inline bool rl_grant_now(struct rl_limiter *lim,
+					 struct rl_client *client,
+					 struct rl_acquire *req, u64 *now)
 {
 	u64 permits = lim->params.concurrency ? req->count : 0;
 
