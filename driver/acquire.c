@@ -78,8 +78,9 @@ static __always_inline bool rl_grant_now(struct rl_limiter *lim,
 
 /* More permits than exist, or chunks when not sleeping? */
 static __always_inline bool rl_never_grantable(struct rl_limiter *lim,
-			       struct rl_client *client,
-			       const struct rl_acquire *req, bool nonblock)
+					       struct rl_client *client,
+					       const struct rl_acquire *req,
+					       bool nonblock)
 {
 	const struct rl_params *p = &lim->params;
 
@@ -92,7 +93,9 @@ static __always_inline bool rl_never_grantable(struct rl_limiter *lim,
 /*
  * Validate @req, bring the bucket up to *@now (0 if the clock was not read
  * yet) and grant the request at once if it can be. Returns 0 when granted,
- * -EINVAL when it never can be, RL_MUST_WAIT otherwise.
+ * -EINVAL when it never can be, RL_MUST_WAIT otherwise. Inline, with what
+ * it calls: under TCG every call and return of the immediate grant showed
+ * in its cost (Documentation/performance.md, "The floor").
  */
 static __always_inline int rl_acquire_now(struct rl_limiter *lim,
 					  struct rl_client *client,
@@ -336,7 +339,7 @@ static u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
  * @nonblock: fail with -EAGAIN instead of sleeping
  *
  * The immediate grant is the hot path: it takes the lock once and calls
- * out of this file only to refill the bucket (and for a client's cap).
+ * out of this file only for the clock, the lock (and for a client's cap).
  *
  * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL
  * with nothing consumed.

@@ -35,8 +35,9 @@ int rl_acquire_check(const struct rl_acquire *req)
  * block both ways (copy_*_user() add out-of-line calls and the hardened
  * usercopy checks: 0.07x of a no-op ioctl in the benchmark's guest).
  * Reading also clears the outputs, so that a block the caller may read
- * but not write fails before anything is taken. Also for RL_IOC_CYCLE's
- * embedded request (cycle.c).
+ * but not write fails before anything is taken. Inline in
+ * rl_ioctl_acquire(), as are the admission and the write-back; called
+ * for RL_IOC_CYCLE's embedded request (cycle.c) and io_uring (uring.c).
  */
 static __always_inline int __rl_acquire_read(struct rl_acquire *req,
 					     struct rl_acquire __user *u)
@@ -62,7 +63,13 @@ efault:
 	return -EFAULT;
 }
 
-/* rl_acquire_read(), inline in the ioctl. */
+/**
+ * rl_acquire_read() - read an ACQUIRE's inputs, clear its outputs
+ * @req: filled in from @u, outputs zeroed
+ * @u:   the caller's request
+ *
+ * Return: 0, or -EFAULT.
+ */
 int rl_acquire_read(struct rl_acquire *req, struct rl_acquire __user *u)
 {
 	return __rl_acquire_read(req, u);
