@@ -25,26 +25,6 @@ static void many_name(char *buf, size_t len, uint64_t i)
 	snprintf(buf, len, "rlbench-many-%llu", (unsigned long long)i);
 }
 
-/* A field of /proc/meminfo, bytes. */
-static uint64_t mem_field(const char *field)
-{
-	char line[256];
-	unsigned long long kb = 0;
-	size_t len = strlen(field);
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, len) && line[len] == ':') {
-			if (sscanf(line + len + 1, "%llu", &kb) != 1)
-				kb = 0;
-			break;
-		}
-	fclose(f);
-	return kb * 1024;
-}
-
 static void put_param(const char *name, uint64_t v)
 {
 	char path[128], buf[32];
