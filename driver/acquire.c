@@ -219,7 +219,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 		rl_hier_granted(lim, req->count);
 		c->wait_ns_total += req->wait_ns;
 		c->wait_ns_max = max(c->wait_ns_max, req->wait_ns);
-		c->hist[fls64(req->wait_ns)]++;
+		rl_hist_record(lim, req->wait_ns);
 		w->client->granted += req->count;
 		w->client->refundable += w->taken;
 		trace_ratelimit_grant(lim, req->count, req->wait_ns, 0);
@@ -305,6 +305,7 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 	rl_acquire_queue(lim, client, req, &w, current, start);
 	rl_unlock_irq(lim);
 
+	rl_limiter_hist_alloc(lim);
 	ret = rl_sleep(&w, req->deadline_ns);
 	seen = ret == -ERESTARTSYS && rl_signal_seen();
 
@@ -397,6 +398,9 @@ int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
 		}
 	}
 	rl_unlock_irq(lim);
+	/* Before the caller can end it: see rl_limiter_hist_alloc(). */
+	if (ret == RL_QUEUED)
+		rl_limiter_hist_alloc(lim);
 	return ret;
 }
 

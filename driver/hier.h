@@ -49,6 +49,8 @@ struct rl_hnode {
 	struct list_head children;
 	struct list_head sibling;
 	u32 weight;
+	bool active;
+	bool parked;
 	u64 queued;
 	u64 vtag;
 	u64 ready;
@@ -56,8 +58,6 @@ struct rl_hnode {
 	struct rb_node knode;
 	struct rb_root_cached kids;
 	struct rb_root_cached parked_kids;
-	bool active;
-	bool parked;
 };
 
 void rl_hier_init(struct rl_limiter *lim);

@@ -9,6 +9,7 @@
  *
  * Copyright (C) 2026 The ratelimit authors
  */
+#include <linux/atomic.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/lockdep.h>
@@ -16,22 +17,27 @@
 #include <linux/slab.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 
 #include "compat.h"
 #include "limiter.h"
 #include "ratelimit_trace.h"
 
 /*
- * Limiters and clients, in caches of their own: struct rl_limiter is a
- * little over 1 KiB and struct rl_client a little under 512 bytes, and
- * kmalloc() would round them up to 2 KiB and 512 bytes.
+ * Limiters, clients and wait histograms, in caches of their own: struct
+ * rl_limiter is a little under 1 KiB, struct rl_client a little under 512
+ * bytes and a histogram 520 bytes, and kmalloc() would round them up to
+ * 1 KiB, 512 bytes and 1 KiB. A limiter gets its histogram when a request
+ * first waits: an idle one, or one that always grants at once, has none.
  */
+#define RL_HIST_SIZE	(RL_HIST_BUCKETS * sizeof(u64))
 static struct kmem_cache *rl_limiter_cache;
 static struct kmem_cache *rl_client_cache;
+static struct kmem_cache *rl_hist_cache;
 
 /**
- * rl_limiter_init() - set up the allocation of limiters and clients, at
- * module load
+ * rl_limiter_init() - set up the allocation of limiters, clients and wait
+ * histograms, at module load
  *
  * Return: 0, or -ENOMEM.
  */
@@ -41,11 +47,19 @@ int rl_limiter_init(void)
 	if (!rl_limiter_cache)
 		return -ENOMEM;
 	rl_client_cache = KMEM_CACHE(rl_client, SLAB_ACCOUNT);
-	if (!rl_client_cache) {
-		kmem_cache_destroy(rl_limiter_cache);
-		return -ENOMEM;
-	}
+	if (!rl_client_cache)
+		goto out_limiters;
+	rl_hist_cache = kmem_cache_create("rl_hist", RL_HIST_SIZE,
+					  __alignof__(u64), SLAB_ACCOUNT, NULL);
+	if (!rl_hist_cache)
+		goto out_clients;
 	return 0;
+
+out_clients:
+	kmem_cache_destroy(rl_client_cache);
+out_limiters:
+	kmem_cache_destroy(rl_limiter_cache);
+	return -ENOMEM;
 }
 
 /**
@@ -56,6 +70,7 @@ void rl_limiter_exit(void)
 {
 	/* Limiters freed after a grace period (rl_limiter_free()) first. */
 	rcu_barrier();
+	kmem_cache_destroy(rl_hist_cache);
 	kmem_cache_destroy(rl_client_cache);
 	kmem_cache_destroy(rl_limiter_cache);
 }
@@ -122,8 +137,11 @@ void rl_limiter_get(struct rl_limiter *lim)
 /* The grace period after rl_limiter_free() is over: nobody sees @lim. */
 static void rl_limiter_free_rcu(struct rcu_head *rcu)
 {
-	kmem_cache_free(rl_limiter_cache,
-			container_of(rcu, struct rl_limiter, rcu));
+	struct rl_limiter *lim = container_of(rcu, struct rl_limiter, rcu);
+
+	if (lim->hist)
+		kmem_cache_free(rl_hist_cache, lim->hist);
+	kmem_cache_free(rl_limiter_cache, lim);
 }
 
 /* The last reference is gone: no client, no sysfs directory. */
@@ -308,6 +326,48 @@ void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 	s->held = lim->held;
 	s->clients = lim->nclients;
 	s->backlog = lim->backlog;
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_hist_alloc() - give a limiter its wait histogram
+ * @lim: the limiter, of which the caller holds a reference
+ *
+ * Called without the limiter's lock by a request that has just been
+ * queued, before its grant can be accounted for (rl_hist_record()): may
+ * sleep. Does nothing if the limiter has its histogram. Out of memory,
+ * the limiter goes on without one, and the next request to wait tries
+ * again: the waits in between are in its counters but not in the
+ * histogram.
+ */
+void rl_limiter_hist_alloc(struct rl_limiter *lim)
+{
+	u64 *hist;
+
+	might_sleep();
+	if (READ_ONCE(lim->hist))
+		return;
+	hist = kmem_cache_zalloc(rl_hist_cache, GFP_KERNEL_ACCOUNT);
+	/* Another request may have been first; full barrier on success. */
+	if (hist && cmpxchg(&lim->hist, NULL, hist))
+		kmem_cache_free(rl_hist_cache, hist);
+}
+
+/**
+ * rl_limiter_get_hist() - read the wait histogram
+ * @lim:  the limiter
+ * @hist: filled with its RL_HIST_BUCKETS counts, zeros if it has none
+ */
+void rl_limiter_get_hist(struct rl_limiter *lim, u64 *hist)
+{
+	const u64 *h;
+
+	rl_lock_irq(lim);
+	h = READ_ONCE(lim->hist);
+	if (h)
+		memcpy(hist, h, RL_HIST_SIZE);
+	else
+		memset(hist, 0, RL_HIST_SIZE);
 	rl_unlock_irq(lim);
 }
 

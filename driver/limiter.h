@@ -11,8 +11,10 @@
 #ifndef _RL_LIMITER_H
 #define _RL_LIMITER_H
 
+#include <linux/bitops.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/lockdep.h>
 
 #include "compat.h"
 #include "ratelimit.h"
@@ -105,6 +107,19 @@ static inline bool rl_permits_free(const struct rl_limiter *lim, u64 permits)
 	return !p->concurrency ||
 	       (permits <= p->concurrency &&
 		lim->held <= p->concurrency - permits);
+}
+
+/*
+ * Count a grant that waited @wait_ns in the wait histogram, which the
+ * request allocated when it was queued (rl_limiter_hist_alloc()).
+ */
+static inline void rl_hist_record(struct rl_limiter *lim, u64 wait_ns)
+{
+	u64 *hist = READ_ONCE(lim->hist);
+
+	lockdep_assert_held(lim->tlock);
+	if (likely(hist))
+		hist[fls64(wait_ns)]++;
 }
 
 /* Take @n tokens and @permits for @client; returns the tokens taken. */

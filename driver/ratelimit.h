@@ -115,7 +115,8 @@ struct rl_dir;
  * @refused:       tokens of -EAGAIN and -ETIMEDOUT results
  * @dropped_late:  tokens owed to queued requests but dropped because the
  *                 queue was served more than RL_LATE_MAX_NS late
- * @hist:          waited grants by fls64() of their wait in ns
+ *
+ * The histogram of the waits is apart: rl_limiter.hist.
  */
 struct rl_counters {
 	u64 granted;
@@ -131,7 +132,6 @@ struct rl_counters {
 	u64 asked;
 	u64 refused;
 	u64 dropped_late;
-	u64 hist[RL_HIST_BUCKETS];
 };
 
 /**
@@ -192,9 +192,12 @@ struct rl_global {
 /**
  * struct rl_limiter - a token bucket with a queue of sleeping requests
  * @lock:         the lock of the tree whose root this limiter is
- * @tlock:        the lock in force: guards the fields from @params to
- *                @nclients, and @h; &@lock, or the lock of its root when
- *                it has a parent (hier.c); lock with rl_lock_irq()
+ * @low_first:    the next grant serves the lowest priority first (in the
+ *                hole after @lock)
+ * @tlock:        the lock in force: guards @low_first, the fields from
+ *                @params to @nclients, and @h; &@lock, or the lock of its
+ *                root when it has a parent (hier.c); lock with
+ *                rl_lock_irq()
  * @params:       limits in force
  * @bucket:       tokens
  * @levels:       sleeping requests, by priority
@@ -207,7 +210,6 @@ struct rl_global {
  * @backlog:      tokens kept for catching up (params.catchup)
  * @release:      the catch-up pace: tokens of @backlog that may go to
  *                @bucket now
- * @low_first:    the next grant serves the lowest priority first
  * @clients:      attached clients (struct rl_client.node)
  * @pollers:      clients (struct rl_client.poll_node) whose poller found
  *                the limiter not ready: rl_dispatch() wakes them when it is
@@ -216,6 +218,11 @@ struct rl_global {
  *                is owed the tokens of that time, ns
  * @timer_expiry: time the timer was last started for, 0 if not started
  * @counters:     statistics
+ * @hist:         waited grants by fls64() of their wait in ns,
+ *                RL_HIST_BUCKETS of them (rl_hist_record()), guarded by
+ *                @tlock; the pointer is NULL until a request first waits,
+ *                then set once without the lock (rl_limiter_hist_alloc()):
+ *                read it with READ_ONCE()
  * @global:       demand, and the lease of global limits
  * @nclients:     entries of @clients; written with WRITE_ONCE() for the
  *                lockless read of sysfs
@@ -238,6 +245,7 @@ struct rl_global {
  */
 struct rl_limiter {
 	spinlock_t lock;	/* see the kernel-doc above */
+	bool low_first;
 	spinlock_t *tlock;	/* see the kernel-doc above */
 	struct rl_params params;
 	struct rl_bucket bucket;
@@ -249,12 +257,12 @@ struct rl_limiter {
 	u64 held;
 	u64 backlog;
 	struct rl_bucket release;
-	bool low_first;
 	struct list_head clients;
 	struct list_head pollers;
 	u64 late;
 	u64 timer_expiry;
 	struct rl_counters counters;
+	u64 *hist;
 	struct rl_global global;
 	u64 nclients;
 	struct hrtimer timer;
@@ -506,6 +514,8 @@ void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 			   struct rl_client_config *cc);
 void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s);
+void rl_limiter_hist_alloc(struct rl_limiter *lim);
+void rl_limiter_get_hist(struct rl_limiter *lim, u64 *hist);
 void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st);
 void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
 			     void *arg);

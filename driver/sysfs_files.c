@@ -231,15 +231,14 @@ static ssize_t backlog_tokens_show(struct kobject *kobj,
 static ssize_t wait_histogram_show(struct kobject *kobj,
 				   struct kobj_attribute *attr, char *buf)
 {
-	struct rl_snapshot s;
+	u64 hist[RL_HIST_BUCKETS];
 	int i, len = 0;
 
-	rl_limiter_snapshot(rl_kobj_limiter(kobj), &s);
+	rl_limiter_get_hist(rl_kobj_limiter(kobj), hist);
 	for (i = 0; i < RL_HIST_BUCKETS; i++)
-		if (s.counters.hist[i])
+		if (hist[i])
 			len += sysfs_emit_at(buf, len, "%llu %llu\n",
-					     i ? 1ULL << (i - 1) : 0,
-					     s.counters.hist[i]);
+					     i ? 1ULL << (i - 1) : 0, hist[i]);
 	return len;
 }
 

@@ -484,6 +484,45 @@ TEST_F(uring, exit_with_queued_requests)
 	close(fd);
 }
 
+/*
+ * A request that waited through io_uring is in the wait histogram of its
+ * named limiter, once: the limiter has a histogram from the first request
+ * queued, and an empty one before.
+ */
+TEST_F(uring, wait_histogram)
+{
+	char name[RL_NAME_MAX], buf[4096];
+	unsigned long long floor, count;
+	struct rl_acquire a;
+	struct rl_stats s;
+	__u64 data;
+	int fd, res;
+
+	if (!self->supported)
+		SKIP(return, NO_REASON);
+	snprintf(name, sizeof(name), "uring-%d-hist", getpid());
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 2,
+			 NS_PER_SEC, 1);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, sysfs_read(name, "wait_histogram", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	ks_acq_req(&a, 1, soon(), 0);
+	ASSERT_EQ(0, submit(&self->ring, fd, &a, 1));
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &res));
+	ASSERT_EQ(0, res);
+	ASSERT_EQ(0, ks_stats(fd, &s));
+	ASSERT_EQ(1, s.waited);
+	ASSERT_EQ(0, sysfs_read(name, "wait_histogram", buf, sizeof(buf)));
+	res = sscanf(buf, "%llu %llu", &floor, &count);
+	ASSERT_EQ(2, res) TH_LOG("%s", buf);
+	/* Up to 500 ms: in a bucket from 2^20 ns (1 ms) on, alone. */
+	EXPECT_LE(1ULL << 20, floor);
+	EXPECT_EQ(1, count);
+	EXPECT_EQ(NULL, strchr(buf, '\n'));
+	close(fd);
+}
+
 /* 10,000 requests outstanding from one thread, all granted at once. */
 TEST(many_outstanding)
 {

@@ -125,6 +125,7 @@ void create_named(const char *name, const struct rl_config *cfg);
 int attach(const char *name);
 uint64_t cpu_ns(void);
 double jain(const uint64_t *x, int n);
+uint64_t mem_field(const char *field);
 
 /* shmb.c */
 struct shmb *shmb_create(const char *path, uint64_t rate,

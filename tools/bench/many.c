@@ -6,13 +6,19 @@
  * client (MemFree and Slab deltas of /proc/meminfo), and the limiter
  * timer's expirations while they idle (the ratelimit:ratelimit_timer
  * tracepoint). max_named and max_named_per_user are raised for the run.
+ * Then where the memory of an idle named limiter goes, slab cache by slab
+ * cache (/proc/slabinfo; boot with slab_nomerge to see each cache under
+ * its own name), owned by root and by another user (whose sysfs files
+ * need the attributes that say so).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <math.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 
 #include "bench.h"
 #include "sysfile.h"
@@ -23,26 +29,6 @@
 static void many_name(char *buf, size_t len, uint64_t i)
 {
 	snprintf(buf, len, "rlbench-many-%llu", (unsigned long long)i);
-}
-
-/* A field of /proc/meminfo, bytes. */
-static uint64_t mem_field(const char *field)
-{
-	char line[256];
-	unsigned long long kb = 0;
-	size_t len = strlen(field);
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, len) && line[len] == ':') {
-			if (sscanf(line + len + 1, "%llu", &kb) != 1)
-				kb = 0;
-			break;
-		}
-	fclose(f);
-	return kb * 1024;
 }
 
 static void put_param(const char *name, uint64_t v)
@@ -175,6 +161,107 @@ static double many_timed(enum many_op op, uint64_t n, uint64_t made,
 	return ns[MANY_CHUNKS / 2];
 }
 
+#define MANY_SLABS	512
+
+/* /proc/slabinfo: the bytes of the objects in use, by cache. */
+struct many_slabinfo {
+	int n;
+	char name[MANY_SLABS][32];
+	uint64_t objsize[MANY_SLABS];
+	uint64_t active[MANY_SLABS];
+};
+
+static void slabinfo_read(struct many_slabinfo *si)
+{
+	unsigned long long act, num, size;
+	char line[512];
+	FILE *f = fopen("/proc/slabinfo", "r");
+
+	si->n = 0;
+	if (!f)
+		return;
+	while (si->n < MANY_SLABS && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%31s %llu %llu %llu", si->name[si->n], &act,
+			   &num, &size) != 4)
+			continue;
+		si->active[si->n] = act;
+		si->objsize[si->n] = size;
+		si->n++;
+	}
+	fclose(f);
+}
+
+/* Make @n persistent limiters as @uid in a child: how many it made. */
+static uint64_t many_make_as(uint64_t n, uid_t uid)
+{
+	struct rl_config cfg = { .rate = 100, .period_ns = NSEC_PER_SEC };
+	uint64_t *made = shared_alloc(sizeof(*made)), ret;
+	char name[RL_NAME_MAX];
+	pid_t pid = fork();
+	int fd;
+
+	if (!pid) {
+		if (uid && setuid(uid))
+			_exit(1);
+		for (*made = 0; *made < n; ++*made) {
+			many_name(name, sizeof(name), *made);
+			fd = rl_open_named(name, RL_ATTACH_CREATE |
+					   RL_ATTACH_EXCL | RL_ATTACH_PERSIST,
+					   0600, &cfg);
+			if (fd < 0)
+				_exit(1);
+			rl_close(fd);
+		}
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	ret = pid > 0 ? *made : 0;
+	munmap(made, sizeof(*made));
+	return ret;
+}
+
+/*
+ * The slab caches that @n idle named limiters owned by @uid grow, bytes
+ * of objects in use per limiter, as a row each, and their sum.
+ */
+static void many_slabs(uint64_t n, uid_t uid)
+{
+	struct many_slabinfo *a = xcalloc(2, sizeof(*a));
+	double per, sum = 0;
+	uint64_t made, i;
+	char name[128];
+	int k;
+
+	sleep_ns(NSEC_PER_SEC);		/* RCU frees of the runs before */
+	slabinfo_read(&a[0]);
+	made = many_make_as(n, uid);
+	sleep_ns(NSEC_PER_SEC);		/* the name table's deferred resize */
+	slabinfo_read(&a[1]);
+	for (k = 0; made && k < a[0].n && k < a[1].n; k++) {
+		if (strcmp(a[0].name[k], a[1].name[k]) ||
+		    a[1].active[k] <= a[0].active[k])
+			continue;
+		per = (double)(a[1].active[k] - a[0].active[k]) *
+		      a[1].objsize[k] / made;
+		if (per < 4)
+			continue;
+		sum += per;
+		snprintf(name, sizeof(name), "%s (%llu B each) per limiter, uid %u",
+			 a[1].name[k], (unsigned long long)a[1].objsize[k],
+			 (unsigned int)uid);
+		row("many", name, per, "B", NULL, 0, NULL, V_INFO);
+	}
+	snprintf(name, sizeof(name),
+		 "slab objects per idle named limiter, uid %u, %llu of them",
+		 (unsigned int)uid, (unsigned long long)made);
+	row("many", name, made ? sum : NAN, "B", NULL, 0, "<= 2048",
+	    made ? at_most(sum, 2048) : V_INFO);
+	for (i = 0; i < made; i++)
+		many_op(M_UNLINK, i, made);
+	free(a);
+}
+
 /* Make @n limiters, find some, measure, unlink them all. */
 static uint64_t many_size(uint64_t n, struct many_cost *c)
 {
@@ -275,6 +362,8 @@ void bench_many(void)
 		row("many", name, c.slab, "B", NULL, 0, NULL, V_INFO);
 	}
 	many_clients(MANY_CLIENTS);
+	many_slabs(10000, 0);
+	many_slabs(10000, 1000);
 	old[0][strcspn(old[0], "\n")] = '\0';
 	old[1][strcspn(old[1], "\n")] = '\0';
 	if (old[0][0])

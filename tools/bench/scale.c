@@ -2,10 +2,11 @@
 /*
  * scale.c - sections scale and pollers: many clients of one limiter.
  *
- * scale: 10, 100, 1000, 10000 threads, each with its own fd on one named
- * limiter, all backlogged at a fixed rate: guest CPU per grant (from
- * /proc/stat, so that the timer's interrupt work counts), wake latency
- * (return - the grant's ready_ns) and Jain's index of the clients' grants.
+ * scale: 10, 100, 1000, 10000 threads, then as many processes, each with
+ * its own fd on one named limiter, all backlogged at a fixed rate: guest
+ * CPU per grant (from /proc/stat, so that the timer's interrupt work
+ * counts), wake latency (return - the grant's ready_ns), Jain's index of
+ * the clients' grants and the guest memory each client took (MemFree).
  * pollers: 10, 100, 1000 threads polling their own fd of one limiter,
  * taking a token with a nonblocking acquire when woken: wake-ups per token.
  *
@@ -20,6 +21,7 @@
 #include <sys/wait.h>
 
 #include "bench.h"
+#include "sysfile.h"
 
 #define SC_RATE		2000ULL		/* tokens/s of the scale runs */
 #define SC_GRANTS_EACH	4		/* grants per client in the window */
@@ -158,6 +160,8 @@ static void *sc_thread(void *arg)
 static int sc_fork(struct sc_slot *s)
 {
 	s->pid = fork();
+	if (s->pid < 0)
+		note("scale", "fork: %s", strerror(errno));
 	if (s->pid)
 		return s->pid < 0 ? -1 : 0;
 	s->c.fd = rl_open_named(s->r->name, 0, 0, NULL);
@@ -167,14 +171,19 @@ static int sc_fork(struct sc_slot *s)
 	_exit(0);
 }
 
-/* Start up to r->n clients with an fd each on r->name: how many. */
-static int sc_start(struct sc_run *r, struct sc_slot *slot)
+/*
+ * Start up to r->n clients with an fd each on r->name: how many. Threads
+ * run on stacks of @stacks (r->n of SC_STACK bytes, one mapping): glibc
+ * would keep up to 40 MiB of stacks it made, in two mappings each, after
+ * the threads end, and every process forked later would copy those
+ * thousand mappings (about 400 KiB a process).
+ */
+static int sc_start(struct sc_run *r, struct sc_slot *slot, char *stacks)
 {
 	pthread_attr_t attr;
 	int i;
 
 	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, SC_STACK);
 	for (i = 0; i < r->n; i++) {
 		slot[i].r = r;
 		if (r->procs) {
@@ -185,6 +194,8 @@ static int sc_start(struct sc_run *r, struct sc_slot *slot)
 		slot[i].c.fd = rl_open_named(r->name, 0, 0, NULL);
 		if (slot[i].c.fd < 0)
 			break;
+		pthread_attr_setstack(&attr, stacks + (size_t)i * SC_STACK,
+				      SC_STACK);
 		if (pthread_create(&slot[i].th, &attr, sc_thread, &slot[i])) {
 			rl_close(slot[i].c.fd);
 			break;
@@ -201,6 +212,8 @@ struct sc_window {
 	uint64_t wall;		/* ns */
 	uint64_t granted;	/* tokens */
 	uint64_t sleeps;	/* the threads' voluntary context switches */
+	uint64_t mem;		/* MemFree taken by starting the clients */
+	uint64_t start;		/* ns to start them */
 };
 
 /* Voluntary context switches of the @n threads of @slot, for pollers. */
@@ -235,13 +248,24 @@ static int sc_run(struct sc_run *r, struct sc_slot *slot, int fd0,
 {
 	struct rl_config cfg = { .period_ns = NSEC_PER_SEC, .burst = 1,
 				 .flags = RL_CONFIG_UNLIMITED };
+	size_t stacks_len = r->procs ? 0 : (size_t)r->n * SC_STACK;
+	char *stacks = NULL;
 	struct rl_stats st0, st1;
 	uint64_t b0, t0;
 	int i, started;
 
 	r->end = rl_now_ns() + settle + dur + 60 * NSEC_PER_SEC;
 	sc_init(r);
-	started = sc_start(r, slot);
+	if (stacks_len)
+		stacks = mmap(NULL, stacks_len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stacks == MAP_FAILED)
+		die("mmap", errno);
+	w->mem = mem_field("MemFree");
+	w->start = rl_now_ns();
+	started = sc_start(r, slot, stacks);
+	w->start = rl_now_ns() - w->start;
+	w->mem -= mem_field("MemFree");
 	pthread_mutex_lock(&r->lock);
 	atomic_store(&r->go, 1);
 	pthread_cond_broadcast(&r->cond);
@@ -268,6 +292,8 @@ static int sc_run(struct sc_run *r, struct sc_slot *slot, int fd0,
 		pthread_join(slot[i].th, NULL);
 		rl_close(slot[i].c.fd);
 	}
+	if (stacks)
+		munmap(stacks, stacks_len);
 	return started;
 }
 
@@ -317,8 +343,10 @@ static void scale_size(int n, bool procs, double *cost, double *base)
 	*cost = w.granted ? (double)w.busy / w.granted : NAN;
 	if (!*base)
 		*base = *cost;
-	printf("scale: %d of %d %s, %llu grants in %.1f s (%.0f/s), busy %.2f s\n",
-	       started, n, procs ? "processes" : "threads",
+	printf("scale: %d of %d %s (started in %.1f s, %.0f KiB each),",
+	       started, n, procs ? "processes" : "threads", w.start / 1e9,
+	       started ? w.mem / 1024.0 / started : 0);
+	printf(" %llu grants in %.1f s (%.0f/s), busy %.2f s\n",
 	       (unsigned long long)w.granted, w.wall / 1e9,
 	       w.granted * 1e9 / w.wall, w.busy / 1e9);
 	snprintf(name, sizeof(name), "CPU per grant, %d backlogged %s", n, what);
@@ -332,6 +360,10 @@ static void scale_size(int n, bool procs, double *cost, double *base)
 	snprintf(name, sizeof(name), "Jain's index, %d %s (%d grants each)",
 		 n, what, SC_GRANTS_EACH);
 	row("scale", name, j, "", NULL, 0, ">= 0.99", at_least(j, 0.99));
+	snprintf(name, sizeof(name), "memory per client (MemFree), %d %s",
+		 n, what);
+	row("scale", name, started ? (double)w.mem / started : NAN, "B",
+	    NULL, 0, NULL, V_INFO);
 	if (started < n)
 		note("scale", "only %d of %d %s started", started, n, what);
 	free(got);
@@ -339,6 +371,25 @@ static void scale_size(int n, bool procs, double *cost, double *base)
 	munmap(slot, n * sizeof(*slot));
 	munmap(r, sizeof(*r));
 	rl_unlink(-1, "rlbench-scale");
+}
+
+/* The guest's limits on tasks, which 10 000 clients must stay under. */
+static void sc_limits(void)
+{
+	static const char *const files[] = {
+		"/proc/sys/kernel/threads-max", "/proc/sys/kernel/pid_max",
+		"/proc/sys/fs/file-max",
+	};
+	struct rlimit rl;
+	char buf[32];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		if (sysfile_read(files[i], buf, sizeof(buf)) > 0)
+			printf("scale: %s %s", files[i], buf);
+	if (!getrlimit(RLIMIT_NPROC, &rl))
+		printf("scale: RLIMIT_NPROC %llu (root is exempt)\n",
+		       (unsigned long long)rl.rlim_cur);
 }
 
 void bench_scale(void)
@@ -351,12 +402,14 @@ void bench_scale(void)
 	       (unsigned long long)SC_RATE);
 	printf("  burst 1, all backlogged; guest CPU (/proc/stat) per grant,\n");
 	printf("  wake latency = return - ready_ns, Jain's index of grants;\n");
-	printf("  then processes, 10 to 1000 (the guest's memory)\n");
+	printf("  then as many processes; MemFree %llu MiB\n",
+	       (unsigned long long)(mem_field("MemFree") >> 20));
+	sc_limits();
 	raise_nofile(10000);
 	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		scale_size(sizes[i], false, &cost, &base);
 	base = 0;
-	for (i = 0; i < ARRAY_SIZE(sizes) - 1; i++)
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		scale_size(sizes[i], true, &cost, &base);
 }
 

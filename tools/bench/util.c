@@ -171,3 +171,23 @@ double jain(const uint64_t *x, int n)
 	}
 	return s2 > 0 ? s * s / (n * s2) : NAN;
 }
+
+/* A field of /proc/meminfo, bytes. */
+uint64_t mem_field(const char *field)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	size_t len = strlen(field);
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, len) && line[len] == ':') {
+			if (sscanf(line + len + 1, "%llu", &kb) != 1)
+				kb = 0;
+			break;
+		}
+	fclose(f);
+	return kb * 1024;
+}
