@@ -9,7 +9,7 @@
 #                   6.1, 6.12, 6.12-rt (PREEMPT_RT), debug, or a list of them
 #   make check-matrix   the same for 6.1, 6.12 and 6.12-rt (static checks once)
 #   make check-debug    selftests on a KASAN/lockdep/UBSAN/kmemleak kernel built
-#                   from linux-source-6.1 (cached in /var/cache/ratelimit)
+#                   from linux-source-6.12 (cached in /var/cache/ratelimit)
 #   make check-all  check-matrix and check-debug in one run (what CI runs)
 #   make check-fresh    the README's first commands, as written, in a chroot
 #                   of a pristine Debian 12 root (mmdebstrap, from this

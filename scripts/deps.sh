@@ -8,7 +8,8 @@
 #   6.1      Debian's kernel (linux-image-amd64)
 #   6.12     Debian's 6.12 kernel (linux-image-6.12-amd64)
 #   6.12-rt  its PREEMPT_RT flavour (linux-image-6.12-rt-amd64)
-#   debug    what scripts/kdebug.sh needs to build the debug kernel
+#   debug    what scripts/kdebug.sh needs to build the debug kernel, and
+#            the source it builds (linux-source-6.12)
 #   bench    gnuplot-nox and redis-tools, for make bench
 #   deb      debhelper, dh-dkms, lintian, dh-python and pybuild-plugin-
 #            pyproject, for make deb
@@ -35,7 +36,7 @@ for k in "${@:-6.1}"; do
 	6.1) pkgs="$pkgs linux-image-amd64 linux-headers-amd64" ;;
 	6.12) pkgs="$pkgs linux-image-6.12-amd64 linux-headers-6.12-amd64" ;;
 	6.12-rt) pkgs="$pkgs linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64" ;;
-	debug) pkgs="$pkgs bc flex bison libelf-dev libssl-dev" ;;
+	debug) pkgs="$pkgs linux-source-6.12 bc flex bison libelf-dev libssl-dev" ;;
 	bench) pkgs="$pkgs gnuplot-nox redis-tools" ;;
 	deb) pkgs="$pkgs debhelper dh-dkms lintian dh-python python3-all python3-setuptools pybuild-plugin-pyproject" ;;
 	host) pkgs="$pkgs mmdebstrap qemu-utils e2fsprogs" ;;

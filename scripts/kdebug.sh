@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The debug kernel of `make check-debug`: Debian's linux-source-6.1 built
+# The debug kernel of `make check-debug`: Debian's linux-source-6.12 built
 # with allnoconfig plus selftests/vm/debug.config (KASAN, lockdep, UBSAN,
-# kmemleak, debug objects, fault injection), cached outside the repo:
+# kmemleak, debug objects, fault injection; io_uring, AF_UNIX and TCP/IP,
+# user namespaces, so that no selftest skips for want of them), cached
+# outside the repo:
 #   $RL_CACHE, else /var/cache/ratelimit (root), else ~/.cache/ratelimit.
 # The cache entry is keyed by a hash of the fragment, the source package's
 # version and the compiler, so a rerun is a no-op and an edit rebuilds.
@@ -14,8 +16,9 @@
 set -eu
 
 frag=$(cd "$(dirname "$0")/.." && pwd)/selftests/vm/debug.config
-tarball=${KDEBUG_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-pkg=linux-source-6.1
+series=6.12
+pkg=linux-source-$series
+tarball=${KDEBUG_TARBALL:-/usr/src/$pkg.tar.xz}
 
 if [ -n "${RL_CACHE:-}" ]; then
 	cache=$RL_CACHE
@@ -29,7 +32,7 @@ srcver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null) ||
 	srcver=$(stat -c '%s %Y' "$tarball" 2>/dev/null) || srcver=none
 key=$( { cat "$frag"; echo "$pkg $srcver"; ${CC:-gcc} --version | head -n 1; } |
 	sha256sum | cut -c1-16)
-dir=$cache/kdebug-6.1-$key
+dir=$cache/kdebug-$series-$key
 out=$dir/out
 
 case ${1:-build} in
@@ -58,7 +61,7 @@ log=$dir/build.log
 start=$(date +%s)
 
 echo "kdebug: building a debug kernel from $pkg $srcver in $dir"
-echo "kdebug: (about 10 minutes on 2 cores; the log is $log)"
+echo "kdebug: (6-12 minutes on 2 cores; the log is $log)"
 rm -rf "$dir"
 mkdir -p "$dir"
 # Older entries of the cache are of no further use.

@@ -128,7 +128,13 @@ TEST(fair_equal_clients_jain)
 	sc_free(r);
 }
 
-/* Weights 1:2:4 get 1/7, 2/7 and 4/7 of the tokens, within 5%. */
+/*
+ * Weights 1:2:4 get 1/7, 2/7 and 4/7 of the tokens, within 5%. Each of the
+ * weight 4 client's 8 threads must be queued again within 8 of its turns:
+ * at 250/s that is 56 ms, which the 6.12 debug kernel under emulation
+ * needs (at 500/s it could not keep all three clients backlogged: shares
+ * 0.165/0.293/0.542, the limiter short of its rate).
+ */
 TEST(fair_weights_1_2_4)
 {
 	static const __u32 weight[3] = { 1, 2, 4 };
@@ -138,7 +144,7 @@ TEST(fair_weights_1_2_4)
 	int i;
 
 	ASSERT_NE(NULL, r);
-	fair_cfg(&r->cfg, 500, NS_PER_SEC, 1);
+	fair_cfg(&r->cfg, 250, NS_PER_SEC, 1);
 	r->dur_ns = DEADLINE_NS;
 	r->want = 600;
 	r->nclients = 3;

@@ -70,7 +70,7 @@ if [ ! -x $G/rlsyncd ] || [ ! -x $G/rlgclient ] ||
 	exit 4
 fi
 # Redis and rlsyncd talk over a unix socket: none on a kernel without
-# AF_UNIX (the rig's minimal debug kernel, which has no /proc/net/unix).
+# AF_UNIX (CONFIG_UNIX), which has no /proc/net/unix.
 if [ -z "$GLOBAL_REDIS" ] && [ ! -e /proc/net/unix ]; then
 	echo "1..0 # SKIP no AF_UNIX sockets in this kernel (CONFIG_UNIX): Redis cannot listen"
 	exit 4

@@ -75,7 +75,7 @@ static int open_write_err(const char *path)
 	return 0;
 }
 
-/* The rig's minimal debug kernel has no namespaces at all: skip there. */
+/* A kernel without CONFIG_USER_NS has no /proc/self/ns/user: skip there. */
 static int have_userns(void)
 {
 	return !access("/proc/self/ns/user", F_OK);

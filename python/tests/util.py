@@ -21,9 +21,9 @@ def need_device(cls):
 
 
 def need_socketpair(cls):
-    """Skip a TestCase where the kernel has no AF_UNIX sockets (the
-    minimal debug kernel of the rig): asyncio's event loop needs a
-    socketpair for its self-pipe."""
+    """Skip a TestCase where the kernel has no AF_UNIX sockets (one
+    built without CONFIG_UNIX): asyncio's event loop needs a socketpair
+    for its self-pipe."""
     try:
         for sock in socket.socketpair():
             sock.close()
