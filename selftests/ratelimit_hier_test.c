@@ -601,38 +601,52 @@ static void perm_try(void *arg, int *out)
 	close(fd);
 }
 
+/*
+ * As root, make @pa's parent and child (mode 0644), run @fn as @user into
+ * @out, and check that nothing moved: the parent has no children, the
+ * child is a root of weight 1.
+ */
+static void perm_run(struct __test_metadata *_metadata,
+		     const struct ks_cred *user,
+		     void (*fn)(void *arg, int *out), struct perm_arg *pa,
+		     int *out)
+{
+	struct rl_config cfg = { .rate = 10, .period_ns = NS_PER_SEC };
+	char got[RL_NAME_MAX];
+	struct rl_parent rp;
+	int p = ks_open(), c = ks_open();
+
+	ASSERT_LE(0, p);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, ks_att_cfg(p, pa->parent, RL_ATTACH_CREATE, 0644, &cfg));
+	ASSERT_EQ(0, ks_att_cfg(c, pa->child, RL_ATTACH_CREATE, 0644, &cfg));
+	ASSERT_EQ(0, run_as(user, fn, pa, out, 5000));
+	ASSERT_EQ(0, ks_parent_get(p, &rp, got));
+	EXPECT_EQ(0, rp.children);
+	ASSERT_EQ(0, ks_parent_get(c, &rp, got));
+	EXPECT_EQ(1, rp.weight);
+	EXPECT_STREQ("", got);
+	close(c);
+	close(p);
+}
+
 /* Moving a limiter needs write rights on it and on the new parent. */
 TEST(hier_permission_denied)
 {
 	static const struct ks_cred user = { 4247, 4247, 0, { 0 } };
 	char np[RL_NAME_MAX], nc[RL_NAME_MAX], nm[RL_NAME_MAX];
-	char got[RL_NAME_MAX];
 	struct perm_arg pa = {
 		hname(nm, "um"), hname(np, "up"), hname(nc, "uc"),
 	};
-	struct rl_config cfg = { .rate = 10, .period_ns = NS_PER_SEC };
-	struct rl_parent rp;
-	int out[RUN_AS_MAX], p, c;
+	int out[RUN_AS_MAX];
 
 	if (geteuid())
 		SKIP(return, "needs root");
-	p = ks_open();
-	c = ks_open();
-	ASSERT_LE(0, p);
-	ASSERT_LE(0, c);
-	ASSERT_EQ(0, ks_att_cfg(p, np, RL_ATTACH_CREATE, 0644, &cfg));
-	ASSERT_EQ(0, ks_att_cfg(c, nc, RL_ATTACH_CREATE, 0644, &cfg));
-	ASSERT_EQ(0, run_as(&user, perm_try, &pa, out, 5000));
+	perm_run(_metadata, &user, perm_try, &pa, out);
 	EXPECT_EQ(0, out[0]);
 	EXPECT_EQ(EACCES, out[1]);
 	EXPECT_EQ(0, out[2]);
 	EXPECT_EQ(EACCES, out[3]);
-	ASSERT_EQ(0, ks_parent_get(p, &rp, got));
-	EXPECT_EQ(0, rp.children);
-	ASSERT_EQ(0, ks_parent_get(c, &rp, got));
-	EXPECT_STREQ("", got);
-	close(c);
-	close(p);
 }
 
 /* @fd's parent (into @got) and weight, or ~0 on error. */
@@ -759,34 +773,19 @@ TEST(hier_sysfs_permission_denied)
 {
 	static const struct ks_cred user = { 4248, 4248, 0, { 0 } };
 	char np[RL_NAME_MAX], nc[RL_NAME_MAX], nm[RL_NAME_MAX];
-	char got[RL_NAME_MAX];
 	struct perm_arg pa = {
 		hname(nm, "sm"), hname(np, "sup"), hname(nc, "suc"),
 	};
-	struct rl_config cfg = { .rate = 10, .period_ns = NS_PER_SEC };
-	struct rl_parent rp;
-	int out[RUN_AS_MAX], p, c;
+	int out[RUN_AS_MAX];
 
 	if (geteuid())
 		SKIP(return, "needs root");
-	p = ks_open();
-	c = ks_open();
-	ASSERT_LE(0, p);
-	ASSERT_LE(0, c);
-	ASSERT_EQ(0, ks_att_cfg(p, np, RL_ATTACH_CREATE, 0644, &cfg));
-	ASSERT_EQ(0, ks_att_cfg(c, nc, RL_ATTACH_CREATE, 0644, &cfg));
-	ASSERT_EQ(0, run_as(&user, perm_sysfs_try, &pa, out, 5000));
+	perm_run(_metadata, &user, perm_sysfs_try, &pa, out);
 	EXPECT_EQ(0, out[0]);
 	EXPECT_EQ(EACCES, out[1]);
 	EXPECT_EQ(EACCES, out[2]);
 	EXPECT_EQ(EACCES, out[3]);
 	EXPECT_EQ(0, out[4]);
-	ASSERT_EQ(0, ks_parent_get(p, &rp, got));
-	EXPECT_EQ(0, rp.children);
-	EXPECT_EQ(1, hplace(c, got));
-	EXPECT_STREQ("", got);
-	close(c);
-	close(p);
 }
 
 /*
