@@ -248,7 +248,8 @@ $(B)/unit/%: selftests/unit/%.c $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) \
 PY_SELFTEST := $(B)/selftests/ratelimit_python_test
 PY_UNIT := $(B)/unit/python_abi_test
 PY_SRCS = $(wildcard python/ratelimit/*.py python/tests/*.py) \
-	selftests/vm/python_files.py selftests/vm/output_check.py
+	selftests/vm/python_files.py selftests/vm/output_check.py \
+	selftests/vm/monitor.py
 selftests: $(PY_SELFTEST)
 unit: $(PY_UNIT)
 $(PY_SELFTEST): selftests/ratelimit_python_test.sh

@@ -29,14 +29,34 @@ done
 
 mark() { echo "@@rl $*"; }
 
+# stuck NAME: a test outlived its kill (a task that cannot die): the
+# blocked tasks and every CPU's backtrace, then the kernel log's end.
+stuck()
+{
+	mark "stuck $1"
+	echo w > /proc/sysrq-trigger
+	echo l > /proc/sysrq-trigger
+	sleep 2
+	dmesg | tail -n 400
+}
+
 # run NAME CMD...: CMD between begin/end markers, killed after $timeout s.
 run()
 {
 	name=$1
 	shift
 	mark begin "$name"
+	(
+		sleep $((timeout + 30)) &
+		trap 'kill $! 2>/dev/null; exit 0' TERM
+		wait $! && stuck "$name"
+	) &
+	wd=$!
 	timeout -k 10 "$timeout" "$@"
-	mark end "$name" rc=$?
+	rc=$?
+	kill $wd 2>/dev/null
+	wait $wd 2>/dev/null
+	mark end "$name" rc=$rc
 }
 
 # A kernel with kmemleak (the debug kernel): forget what boot left behind,
@@ -61,6 +81,10 @@ fi
 # The kernel booted: what goes wrong from here may be the module's.
 mark userspace
 if insmod /ratelimit.ko; then mark insmod ok; else mark insmod failed; fi
+# Where the module is: kmemleak's backtraces show its addresses raw once
+# it is gone, and run.sh names its functions in a stuck CPU's registers.
+mark "ratelimit .text at $(cat /sys/module/ratelimit/sections/.text 2>/dev/null)"
+mark "kernel _text at 0x$(sed -n 's/ T _text$//p' /proc/kallsyms)"
 
 case $mode in
 check)
@@ -77,8 +101,6 @@ shell)
 	PS1='rl-guest:\w# ' setsid cttyhack sh ;;
 esac
 
-# kmemleak's backtraces show the module's addresses raw once it is gone.
-[ -z "$leak" ] || mark "ratelimit .text at $(cat /sys/module/ratelimit/sections/.text)"
 if rmmod ratelimit; then mark rmmod ok; else mark rmmod failed; fi
 if [ -n "$leak" ]; then
 	# Again: objects at least 5 s old, unchanged over two scans.

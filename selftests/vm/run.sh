@@ -130,9 +130,19 @@ fi
 # check of the IO-APIC timer, which an emulated CPU starved by a loaded
 # host can fail: seen once as a silent hang after "MP-BIOS bug: 8254
 # timer not connected to IO-APIC", until the host timeout.
+#
+# A guest that stops answering (CPUs spinning with interrupts off print
+# nothing) is asked what it does 30 s before the timeout: monitor.py reads
+# the CPUs' registers from QEMU's monitor and sends an NMI, which
+# unknown_nmi_panic turns into a panic with every CPU's backtrace
+# (panic_print=0x40). monitor.py names the module's functions in the
+# registers, and the kernel's where its System.map has them (Debian's is
+# a placeholder: the panic's backtraces name those).
+mon=$out/monitor.sock
 set -- qemu-system-x86_64 -accel tcg -m "$mem" -smp 2 -nographic -no-reboot \
+	-monitor "unix:$mon,server=on,wait=off" \
 	-nic "${RL_VM_NIC:-none}" -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0 quiet no_timer_check panic=-1 oops=panic hung_task_panic=1 rdinit=/init rl.mode=$mode rl.timeout=$test_timeout${RL_VM_APPEND:+ $RL_VM_APPEND}"
+	-append "console=ttyS0 quiet no_timer_check panic=-1 oops=panic hung_task_panic=1 unknown_nmi_panic panic_print=0x40 rdinit=/init rl.mode=$mode rl.timeout=$test_timeout${RL_VM_APPEND:+ $RL_VM_APPEND}"
 
 if [ "$mode" = shell ]; then
 	echo "vm: booting $kver; Ctrl-A x quits QEMU, exit powers off"
@@ -148,6 +158,10 @@ bad=$RL_KLOG_BAD
 # boot: run the guest once; the serial log in $log, QEMU's status in
 # $out/qemu.rc.
 boot() {
+	rm -f "$mon" "$out/registers.txt" "$out/monitor.err"
+	/usr/bin/python3 "$here/monitor.py" watch "$((vm_timeout - 30))" "$mon" \
+		> "$out/registers.txt" 2> "$out/monitor.err" </dev/null &
+	watch=$!
 	{
 		rc=0
 		timeout "$vm_timeout" "$@" </dev/null 2>&1 || rc=$?
@@ -160,6 +174,8 @@ boot() {
 		/@@rl dmesg-end/ { hide = 0 }
 		/@@rl file-begin/ { hide = 1 }
 		/@@rl file-end/ { hide = 0 }'
+	kill "$watch" 2>/dev/null || true
+	wait "$watch" 2>/dev/null || true
 }
 
 echo "vm: booting $kver ($mode), serial log in $log"
@@ -177,6 +193,28 @@ fi
 rc=$(cat "$out/qemu.rc")
 echo "vm: QEMU exited with status $rc after $(($(date +%s) - start)) s"
 [ "$rc" = 124 ] && echo "vm: timed out after $vm_timeout s"
+# The guest stopped answering: where its CPUs were, and what its kernel
+# said, in a result line of its own (the end of a CI log is its list of
+# failures).
+if grep -q 'RIP=' "$out/registers.txt" 2>/dev/null; then
+	addr() { sed -n "s/.*@@rl $1 at \(0x[0-9a-f]*\).*/\1/p" "$log" | head -n 1; }
+	map=$(dirname "$kernel")/System.map-$kver
+	[ -r "$map" ] || map=$(dirname "$kernel")/System.map
+	at=$(/usr/bin/python3 "$here/monitor.py" where "$out/registers.txt" \
+		"$map" "$(addr 'kernel _text')" ratelimit.ko \
+		"$(addr 'ratelimit .text')")
+	last=$(sed -n 's/^@@rl begin //p' "$log" | tail -n 1)
+	said=$(rl_klog_bad "$log" | grep -Ev 'Call Trace|NMI: Not continuing' |
+		head -n 1 | sed 's/^\[ *[0-9.]*\] //')
+	# The first places of the backtraces the NMI's panic printed.
+	trace=$(grep -E 'RIP: 0010:|\[ratelimit\]' "$log" |
+		sed 's/^\[[^]]*\] *//; s/RIP: 0010://' | awk '!seen[$0]++' |
+		head -n 4 | paste -sd ' ')
+	what="stopped answering in ${last:-boot}"
+	! grep -q "^@@rl stuck $last\$" "$log" ||
+		what="$last outlived its kill (blocked tasks in $log)"
+	rl_result FAIL "${pfx}vm: $what; $at; backtraces: ${trace:-none}; kernel: ${said:-nothing before the NMI}"
+fi
 
 marker() { grep -qE "@@rl $1\$" "$log"; }	# after any console escapes
 check() { if "$@"; then echo PASS; else echo FAIL; fi; }
