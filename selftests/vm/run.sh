@@ -210,7 +210,10 @@ if grep -q 'RIP=' "$out/registers.txt" 2>/dev/null; then
 	trace=$(grep -E 'RIP: 0010:|\[ratelimit\]' "$log" |
 		sed 's/^\[[^]]*\] *//; s/RIP: 0010://' | awk '!seen[$0]++' |
 		head -n 4 | paste -sd ' ')
-	what="stopped answering in ${last:-boot}"
+	# What the test printed last (the fuzzer's seed, say).
+	told=$(sed -n "/^@@rl begin $last\$/,\$p" "$log" | grep -v '^\[ *[0-9]' |
+		grep -v '^@@rl' | tail -n 2 | paste -sd ' ')
+	what="stopped answering in ${last:-boot} (it printed last: ${told:-nothing})"
 	! grep -q "^@@rl stuck $last\$" "$log" ||
 		what="$last outlived its kill (blocked tasks in $log)"
 	rl_result FAIL "${pfx}vm: $what; $at; backtraces: ${trace:-none}; kernel: ${said:-nothing before the NMI}"
