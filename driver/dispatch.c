@@ -56,12 +56,18 @@ static u64 rl_permits(const struct rl_limiter *lim, const struct rl_waiter *w)
 	return lim->params.concurrency && !w->held ? w->want : 0;
 }
 
-/* When a token is there for pollers, if time is what they wait for. */
+/*
+ * When a token is there for pollers, if time is what they wait for: when
+ * rl_sync() shows it, @late after the bucket's own time for it.
+ */
 static u64 rl_poll_time(const struct rl_limiter *lim)
 {
+	u64 when;
+
 	if (lim->params.unlimited || lim->bucket.tokens)
 		return U64_MAX;
-	return min(rl_ready_time(lim, 1), rl_catchup_time(lim));
+	when = min(rl_ready_time(lim, 1), rl_catchup_time(lim));
+	return when > KTIME_MAX - lim->late ? U64_MAX : when + lim->late;
 }
 
 /*
@@ -114,6 +120,12 @@ static u64 rl_serve_pollers(struct rl_limiter *lim, u64 now, u64 when)
 {
 	if (list_empty(&lim->pollers))
 		return when;
+	/*
+	 * Up to time first: a tree's dispatch leaves the bucket where it was,
+	 * and the timer started for the token would find it still missing,
+	 * due in the past, and start itself again, and again.
+	 */
+	rl_sync(lim, now);
 	if (rl_ready(lim))
 		return rl_wake_pollers(lim, rl_poll_quota(lim)) ?
 		       when : min(when, now + RL_POLL_GRACE_NS);

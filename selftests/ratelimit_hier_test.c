@@ -459,6 +459,50 @@ TEST(hier_reconfig_parent_wakes_child)
 	close(p);
 }
 
+/*
+ * poll() on a child whose bucket is empty, and on its parent: each wakes
+ * when its own next token is there. A tree's dispatch did not bring the
+ * child's bucket up to time, so the poll timer found the token due but
+ * not there, and started itself again for the past: an endless storm of
+ * timer interrupts that stopped the guest (found by the fuzzer in CI).
+ */
+TEST(hier_poll_child_empty_bucket)
+{
+	char np[RL_NAME_MAX], nc[RL_NAME_MAX];
+	struct pollfd pfd = { .events = POLLIN };
+	struct rl_acquire a;
+	int p, c, i, fds[2];
+	__u64 t0, t1;
+
+	p = hmake(hname(np, "pp"), 1000, 10, 0, 0);
+	c = hmake(hname(nc, "pc"), 10, 1, 0, 0);
+	ASSERT_LE(0, p);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, ks_parent(c, np, 1));
+	fds[0] = c;
+	fds[1] = p;
+	for (i = 0; i < 2; i++) {
+		/* The parent's turn: 20/s, and no room for more than one. */
+		if (i)
+			ASSERT_EQ(0, ks_set(p, 20, NS_PER_SEC, 1, 0));
+		/* Empty the bucket: the next token comes 50-100 ms later. */
+		ASSERT_EQ(0, ks_acq(fds[i], 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+		pfd.fd = fds[i];
+		pfd.revents = 0;
+		t0 = now_ns();
+		ASSERT_EQ(1, poll(&pfd, 1, 5000)) TH_LOG("fd %d: no token", i);
+		t1 = now_ns();
+		EXPECT_EQ(POLLIN, pfd.revents & POLLIN);
+		TH_LOG("%s ready after %.1f ms", i ? "parent" : "child",
+		       (double)(t1 - t0) / NS_PER_MS);
+		/* Not at once: the token had not come yet. */
+		EXPECT_LE(20 * NS_PER_MS, t1 - t0);
+		EXPECT_EQ(0, ks_acq(fds[i], 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	}
+	close(c);
+	close(p);
+}
+
 /* Hold 3 permits of c (under p, concurrency 4) in a child, then die. */
 static void holder(int wr, const char *name)
 {
