@@ -360,7 +360,8 @@ static void rl_hier_serve(struct rl_hier_walk *hw, struct rl_limiter *root)
  * @now: current time, ns
  *
  * @lim and its ancestors are put back among their parents' kids (what
- * changed may let them go on), and the tree is served from its root.
+ * changed may let them go on), so are @lim's flows and kids parked until
+ * @now at the latest, and the tree is served from its root.
  * Timers of other levels are started as needed.
  *
  * Return: the time to start @lim's own timer for, U64_MAX for none.
@@ -377,6 +378,13 @@ u64 rl_hier_dispatch(struct rl_limiter *lim, u64 now)
 	for (x = lim; x->h.parent; x = x->h.parent)
 		if (x->h.parked)
 			rl_hier_unpark(x);
+	/*
+	 * What is due at @lim goes back in line here: the walk from the root
+	 * may stop above @lim, and a flow or kid left parked for a time now
+	 * past would start @lim's timer for that time again, and again.
+	 */
+	if (lim->nwaiters)
+		rl_sched_unpark_due(lim, now, &hw.budget);
 	rl_hier_unpark_due(lim, now, &hw.budget);
 	rl_hier_serve(&hw, rl_hier_root(lim));
 	return min(hw.when, rl_hier_next(lim));

@@ -2,7 +2,9 @@
 /*
  * Selftests of the module's tracepoints (events/ratelimit/ in tracefs):
  * a known sequence of calls on a named limiter of its own produces the
- * events it should, in order, with the fields it should.
+ * events it should, in order, with the fields it should. The timer
+ * events also count a limiter's timer expirations: a tree's capped child
+ * must not start its timer again and again for a time already past.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -252,6 +254,71 @@ TEST_F(trace, disabled_events_record_nothing)
 	ASSERT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
 	close(fd);
 	EXPECT_EQ(0, read_events(&self->log, self->name));
+}
+
+/* Timer events of limiter @name in the buffer, up to EVENTS_MAX. */
+static int timer_events(struct events *log, const char *name)
+{
+	int i, n = 0;
+
+	if (read_events(log, name) < 0)
+		return -1;
+	for (i = 0; i < log->nev; i++)
+		n += !strcmp(log->ev[i].name, "timer");
+	return n;
+}
+
+/*
+ * A child in a tree whose fd's request waits for its cap, while the
+ * parent, paused and empty, serves a request of its own first. The
+ * child's timer fires when the cap lets the request go on: it must put
+ * the request back in line and stop. It used to look only from the
+ * root, which stopped at the parent's own request, and to start itself
+ * again for the cap's time, now past: a storm of timer interrupts for
+ * as long as the parent's request waited.
+ */
+TEST_F(trace, tree_capped_child_timer_no_storm)
+{
+	struct waiter wc = { 0 }, wp = { 0 };
+	char parent[RL_NAME_MAX + 4];
+	struct rl_acquire a;
+	struct rl_parent rp;
+	int p, c, n;
+
+	snprintf(parent, sizeof(parent), "%s-p", self->name);
+	p = ks_open_att(parent, RL_ATTACH_CREATE, 0600, 1000, NS_PER_SEC, 10);
+	c = ks_open_att(self->name, RL_ATTACH_CREATE, 0600, 1000, NS_PER_SEC,
+			10);
+	ASSERT_LE(0, p);
+	ASSERT_LE(0, c);
+	memset(&rp, 0, sizeof(rp));
+	rp.name_ptr = (__u64)(uintptr_t)parent;
+	rp.weight = 1;
+	ASSERT_EQ(0, ioctl(c, RL_IOC_SET_PARENT, &rp));
+	/* The child's fd may take 4 tokens a second: now none for 250 ms. */
+	ASSERT_EQ(0, ks_client(c, RL_PRIO_MID, 1, 4));
+	ASSERT_EQ(0, ks_acq(c, 4, 0, RL_ACQUIRE_NONBLOCK, &a));
+	/* The parent: empty, and paused. */
+	ASSERT_EQ(0, ks_acq(p, 6, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_set(p, 0, NS_PER_SEC, 10, 0));
+	ASSERT_EQ(0, trace_clear());
+	/* The child's request waits for the cap, then for the parent. */
+	ASSERT_EQ(0, waiter_start(&wc, c, 1, now_ns() + 1500 * NS_PER_MS, 0));
+	ASSERT_EQ(0, ks_wait_waiters(c, 1, 5000));
+	ASSERT_EQ(0, waiter_start(&wp, p, 1, now_ns() + 1000 * NS_PER_MS, 0));
+	ASSERT_EQ(0, waiter_join(&wp, 10000));
+	ASSERT_EQ(0, waiter_join(&wc, 10000));
+	EXPECT_EQ(-1, wp.ret);
+	EXPECT_EQ(ETIMEDOUT, wp.err);
+	EXPECT_EQ(-1, wc.ret);
+	EXPECT_EQ(ETIMEDOUT, wc.err);
+	n = timer_events(&self->log, self->name);
+	TH_LOG("%d timer events of the child (%d at most counted)", n,
+	       EVENTS_MAX);
+	/* Once for the cap; a storm was thousands. */
+	EXPECT_GE(4, n);
+	close(c);
+	close(p);
 }
 
 TEST_HARNESS_MAIN
