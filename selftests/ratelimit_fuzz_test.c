@@ -15,6 +15,8 @@
  * same for RL_FAILSLAB_SECS seconds (default 6) while the workers' slab
  * allocations fail at random: every failure must be a clean errno.
  * The seed is printed; RL_FUZZ_SEED=N repeats each thread's sequence.
+ * RL_FUZZ_PROCS and RL_FUZZ_THREADS (default 3 each, at most 8) raise the
+ * number of worker processes and of threads in each, for longer hunts.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -34,6 +36,8 @@
 
 #define FZ_PROCS	3		/* worker processes */
 #define FZ_THREADS	3		/* fuzzing threads per worker */
+#define FZ_MAX_PROCS	8		/* most of either from the environment */
+#define FZ_MAX_THREADS	8
 #define FZ_SLOTS	12		/* fds per worker */
 #define FZ_SHARED_FDS	4		/* of them inherited from the test */
 #define FZ_NAMES	6		/* names the fuzzer may create */
@@ -99,6 +103,8 @@ struct fz_shared {
 	__u64 deadline;
 	int failslab;
 	int owner;			/* pid in the names */
+	int nprocs;			/* worker processes */
+	int nthreads;			/* fuzzing threads per worker */
 	__u64 ops;
 	__u64 op_count[OP_NR];
 	__u64 op_ok[OP_NR];
@@ -135,7 +141,7 @@ struct fz_proc {
 	int idx;
 	int go;
 	int stop;
-	struct fz_thread th[FZ_THREADS];
+	struct fz_thread th[FZ_MAX_THREADS];
 };
 
 /* Three pages: read-write (ends in a non-NUL byte), none, read-only. */
@@ -1146,7 +1152,7 @@ static void fz_sysfs_read(struct fz_thread *t)
 static void fz_signal(struct fz_thread *t)
 {
 	static const int errs[] = { ESRCH, 0 };
-	struct fz_thread *to = &t->proc->th[below(t, FZ_THREADS)];
+	struct fz_thread *to = &t->proc->th[below(t, t->sh->nthreads)];
 	int err;
 
 	t->op = OP_SIGNAL;
@@ -1471,7 +1477,7 @@ static void *fz_signaller(void *arg)
 	__u64 rng = p->sh->seed ^ (0xabcdULL << p->idx);
 
 	while (!__atomic_load_n(&p->stop, __ATOMIC_SEQ_CST)) {
-		struct fz_thread *to = &p->th[rnd(&rng) % FZ_THREADS];
+		struct fz_thread *to = &p->th[rnd(&rng) % p->sh->nthreads];
 
 		sleep_ms(2 + rnd(&rng) % 20);
 		if (!__atomic_load_n(&to->done, __ATOMIC_SEQ_CST)) {
@@ -1525,12 +1531,12 @@ static int fz_worker(struct fz_shared *sh, int idx, const int *shared_fds)
 	sa.sa_flags = 0;
 	sigaction(SIGUSR2, &sa, NULL);
 
-	for (i = 0; i < FZ_THREADS; i++) {
+	for (i = 0; i < sh->nthreads; i++) {
 		struct fz_thread *t = &p->th[i];
 
 		t->proc = p;
 		t->sh = sh;
-		t->id = idx * FZ_THREADS + i;
+		t->id = idx * sh->nthreads + i;
 		t->rng = sh->seed + 0x1000193ULL * (t->id + 1);
 		t->op = -1;
 		if (pthread_create(&t->th, NULL, fz_thread_fn, t)) {
@@ -1550,7 +1556,7 @@ static int fz_worker(struct fz_shared *sh, int idx, const int *shared_fds)
 	__atomic_store_n(&p->stop, 1, __ATOMIC_SEQ_CST);
 	if (sig_ok)
 		pthread_join(sig_th, NULL);
-	for (i = 0; i < FZ_THREADS; i++) {
+	for (i = 0; i < sh->nthreads; i++) {
 		struct fz_thread *t = &p->th[i];
 
 		if (pthread_equal(t->th, pthread_self()))
@@ -1577,6 +1583,14 @@ static __u64 env_u64(const char *name, __u64 def)
 	const char *s = getenv(name);
 
 	return s && *s ? strtoull(s, NULL, 0) : def;
+}
+
+/* @name from the environment, 1 to @max; @def when unset or out of range. */
+static int env_range(const char *name, int def, int max)
+{
+	__u64 v = env_u64(name, def);
+
+	return v >= 1 && v <= (__u64)max ? (int)v : def;
 }
 
 /* The fds every worker inherits: fresh, private, named and O_NONBLOCK. */
@@ -1690,7 +1704,7 @@ static void fz_run(struct __test_metadata *_metadata, __u64 secs,
 {
 	int fds[FZ_SHARED_FDS], i, status, alive;
 	struct rl_features f;
-	pid_t pids[FZ_PROCS];
+	pid_t pids[FZ_MAX_PROCS];
 	struct fz_shared *sh;
 	__u64 start, count0;
 	int fd;
@@ -1714,18 +1728,20 @@ static void fz_run(struct __test_metadata *_metadata, __u64 secs,
 	sh->seed = env_u64("RL_FUZZ_SEED", now_ns() ^ ((__u64)getpid() << 32));
 	sh->owner = getpid();
 	sh->failslab = failslab;
+	sh->nprocs = env_range("RL_FUZZ_PROCS", FZ_PROCS, FZ_MAX_PROCS);
+	sh->nthreads = env_range("RL_FUZZ_THREADS", FZ_THREADS, FZ_MAX_THREADS);
 	ksft_print_msg("seed %llu (RL_FUZZ_SEED=%llu repeats it)\n",
 		       (unsigned long long)sh->seed,
 		       (unsigned long long)sh->seed);
 	ksft_print_msg("%llu s, %d processes x %d threads%s\n",
 		       (unsigned long long)secs,
-		       FZ_PROCS, FZ_THREADS, failslab ? ", failslab" : "");
+		       sh->nprocs, sh->nthreads, failslab ? ", failslab" : "");
 	fz_shared_fds(sh, fds);
 	start = now_ns();
 	sh->deadline = start + secs * NS_PER_SEC;
 	fflush(stdout);
 	fflush(stderr);
-	for (i = 0; i < FZ_PROCS; i++) {
+	for (i = 0; i < sh->nprocs; i++) {
 		pids[i] = fork();
 		ASSERT_LE(0, pids[i]);
 		if (pids[i] == 0)
@@ -1736,8 +1752,8 @@ static void fz_run(struct __test_metadata *_metadata, __u64 secs,
 			close(fds[i]);
 
 	/* Every worker must end within the grace time. */
-	for (alive = FZ_PROCS; alive;) {
-		for (i = 0; i < FZ_PROCS; i++) {
+	for (alive = sh->nprocs; alive;) {
+		for (i = 0; i < sh->nprocs; i++) {
 			if (pids[i] <= 0 || waitpid(pids[i], &status, WNOHANG) != pids[i])
 				continue;
 			if (!WIFEXITED(status) || WEXITSTATUS(status))
@@ -1747,7 +1763,7 @@ static void fz_run(struct __test_metadata *_metadata, __u64 secs,
 			alive--;
 		}
 		if (alive && now_ns() > sh->deadline + FZ_HANG_NS) {
-			for (i = 0; i < FZ_PROCS; i++) {
+			for (i = 0; i < sh->nprocs; i++) {
 				if (pids[i] <= 0)
 					continue;
 				fz_fail(sh, "worker %d hangs after the run", i);
