@@ -270,6 +270,27 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 	rl_arm_timer(lim, rl_serve_pollers(lim, now, when));
 }
 
+/*
+ * A timer that starts itself again for a time already past, and again,
+ * never lets its CPU leave the interrupt: a bug, warned about once, and
+ * slowed down so that the machine lives on. It stays slowed until the
+ * timer is started for the future again.
+ */
+static void rl_timer_guard(struct rl_limiter *lim, u64 now)
+{
+	if (!lim->timer_expiry || lim->timer_expiry > now) {
+		lim->timer_spins = 0;
+		return;
+	}
+	if (lim->timer_spins < RL_TIMER_SPINS_MAX) {
+		lim->timer_spins++;
+		return;
+	}
+	WARN_ONCE(1, "ratelimit: timer of limiter '%s' started for the past %u times in a row\n",
+		  lim->name, RL_TIMER_SPINS_MAX);
+	rl_arm_timer(lim, now + RL_TIMER_BACKOFF_NS);
+}
+
 /**
  * rl_timer_fn() - the limiter's hrtimer: serve the queue
  * @timer: the limiter's timer
@@ -291,6 +312,7 @@ enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 	trace_ratelimit_timer(lim, now - min(now, expiry), lim->nwaiters);
 	lim->timer_expiry = 0;
 	rl_dispatch(lim, now);
+	rl_timer_guard(lim, now);
 	rl_unlock_irqrestore(lim, flags);
 	return HRTIMER_NORESTART;
 }

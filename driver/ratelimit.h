@@ -76,6 +76,15 @@ struct rl_dir;
  * tokens owed to the queue.
  */
 #define RL_DISPATCH_MAX		256
+/*
+ * Expiries in a row after which a timer started again for a time already
+ * past is taken for a bug: going on with a dispatch out of budget needs
+ * far fewer (RL_DISPATCH_MAX chunks each). Such a timer would keep its
+ * CPU in the interrupt for ever; it is warned about and started this
+ * much later instead (rl_timer_fn()).
+ */
+#define RL_TIMER_SPINS_MAX	4096
+#define RL_TIMER_BACKOFF_NS	NSEC_PER_MSEC
 /* Most clients' pollers one dispatch wakes; the timer wakes the rest. */
 #define RL_WAKE_MAX		64
 /*
@@ -194,10 +203,12 @@ struct rl_global {
  * @lock:         the lock of the tree whose root this limiter is
  * @low_first:    the next grant serves the lowest priority first (in the
  *                hole after @lock)
- * @tlock:        the lock in force: guards @low_first, the fields from
- *                @params to @nclients, and @h; &@lock, or the lock of its
- *                root when it has a parent (hier.c); lock with
- *                rl_lock_irq()
+ * @timer_spins:  expiries in a row that started the timer again for a
+ *                time already past (rl_timer_fn()), in the hole too
+ * @tlock:        the lock in force: guards @low_first, @timer_spins, the
+ *                fields from @params to @nclients, and @h; &@lock, or the
+ *                lock of its root when it has a parent (hier.c); lock
+ *                with rl_lock_irq()
  * @params:       limits in force
  * @bucket:       tokens
  * @levels:       sleeping requests, by priority
@@ -246,6 +257,7 @@ struct rl_global {
 struct rl_limiter {
 	spinlock_t lock;	/* see the kernel-doc above */
 	bool low_first;
+	u16 timer_spins;
 	spinlock_t *tlock;	/* see the kernel-doc above */
 	struct rl_params params;
 	struct rl_bucket bucket;
