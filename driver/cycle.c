@@ -11,6 +11,7 @@
 #include <linux/uaccess.h>
 
 #include "ratelimit.h"
+#include "request.h"
 
 /*
  * Read the request: its own fields, writing @release back as it is, then

@@ -28,6 +28,7 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
+#include "global.h"
 #include "limiter.h"
 
 static_assert(sizeof(struct rl_deposit) == 40);

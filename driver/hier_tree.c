@@ -17,6 +17,7 @@
 #include <linux/uaccess.h>
 
 #include "limiter.h"
+#include "named.h"
 
 /**
  * rl_hier_init() - a new limiter is a root with no children

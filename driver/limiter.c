@@ -20,6 +20,7 @@
 #include <linux/string.h>
 
 #include "compat.h"
+#include "global.h"
 #include "limiter.h"
 #include "ratelimit_trace.h"
 

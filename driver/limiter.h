@@ -2,9 +2,10 @@
 /*
  * Internals shared by the files of the limiter core: limiter.c (lifetime
  * and configuration), acquire.c (acquire, release, refund), dispatch.c
- * (serving the queue, the timer, poll) and bucket.c (the limiter's bucket
- * with its catch-up pace, and the clients' caps). Everything here runs
- * under the limiter's lock.
+ * (serving the queue, the timer, poll), bucket.c (the limiter's bucket
+ * with its catch-up pace, and the clients' caps) and sched.c (the order
+ * of service). Everything here runs under the limiter's lock
+ * (lock.h).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -17,7 +18,21 @@
 #include <linux/lockdep.h>
 
 #include "compat.h"
+#include "lock.h"
 #include "ratelimit.h"
+
+/* sched.c */
+void rl_sched_init(struct rl_limiter *lim);
+void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w);
+void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w);
+struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
+				unsigned int *budget);
+void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk);
+u64 rl_sched_cap_ready(struct rl_limiter *lim);
+void rl_sched_unpark_client(struct rl_limiter *lim, struct rl_client *client);
+void rl_sched_unpark_all(struct rl_limiter *lim);
+void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
+			 unsigned int *budget);
 
 /* bucket.c */
 void rl_refill_catchup(struct rl_limiter *lim, u64 now);

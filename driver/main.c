@@ -20,7 +20,11 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
+#include "global.h"
+#include "named.h"
 #include "ratelimit.h"
+#include "request.h"
+#include "sysfs.h"
 
 #define CREATE_TRACE_POINTS
 #include "ratelimit_trace.h"

@@ -11,6 +11,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "named.h"
 #include "ratelimit.h"
 
 /* Names of the global files in /sys/kernel/ratelimit/. */

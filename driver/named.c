@@ -28,7 +28,9 @@
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
+#include "named.h"
 #include "ratelimit.h"
+#include "sysfs.h"
 
 static unsigned int max_named = 1024;
 module_param(max_named, uint, 0644);

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Internal interfaces of the ratelimit module.
+ * Internal interfaces of the ratelimit module: its types, and what the
+ * files of the module call across concerns. A concern's own interfaces
+ * are in its header: lock.h (taking a limiter's lock), limiter.h (the
+ * limiter core), hier.h (trees), named.h (names), global.h (global
+ * limits), request.h (an ACQUIRE's request), sysfs.h, tokens.h (token
+ * arithmetic).
  *
  * Lifetime. A limiter has one reference count, rl_limiter.ref, owned by
  * limiter.c (rl_limiter_get(), rl_limiter_put()): one reference per
@@ -297,72 +302,6 @@ static inline bool rl_hier_linked(const struct rl_limiter *lim)
 	return lim->h.parent || !list_empty(&lim->h.children);
 }
 
-/*
- * Lock a limiter: its tree's lock (hier.c). The pointer changes only under
- * the lock it points to, so it is checked again once the lock is held. The
- * lock read may be that of a root the limiter just left, which may be
- * freed then: limiters are freed after an RCU grace period, and the lock
- * is taken, and let go if it is not the one, under rcu_read_lock(). The
- * limiter's own lock lives as long as the caller's reference to it: no
- * RCU for a limiter outside a tree, the immediate grant's case.
- */
-static inline void rl_lock_irq(struct rl_limiter *lim)
-	__acquires(lim->tlock)
-{
-	spinlock_t *l = READ_ONCE(lim->tlock);	/* the lock in force when read */
-
-	if (likely(l == &lim->lock)) {
-		spin_lock_irq(l);
-		if (likely(l == READ_ONCE(lim->tlock)))
-			return;
-		spin_unlock_irq(l);
-	}
-	for (;;) {
-		rcu_read_lock();
-		l = READ_ONCE(lim->tlock);
-		spin_lock_irq(l);
-		if (likely(l == READ_ONCE(lim->tlock))) {
-			rcu_read_unlock();
-			break;
-		}
-		spin_unlock_irq(l);
-		rcu_read_unlock();
-	}
-}
-
-static inline void rl_unlock_irq(struct rl_limiter *lim)
-	__releases(lim->tlock)
-{
-	spin_unlock_irq(lim->tlock);
-}
-
-static inline unsigned long rl_lock_irqsave(struct rl_limiter *lim)
-	__acquires(lim->tlock)
-{
-	unsigned long flags;
-	spinlock_t *l;	/* the lock in force when read */
-
-	for (;;) {
-		rcu_read_lock();
-		l = READ_ONCE(lim->tlock);
-		spin_lock_irqsave(l, flags);
-		if (likely(l == READ_ONCE(lim->tlock))) {
-			rcu_read_unlock();
-			break;
-		}
-		spin_unlock_irqrestore(l, flags);
-		rcu_read_unlock();
-	}
-	return flags;
-}
-
-static inline void rl_unlock_irqrestore(struct rl_limiter *lim,
-					unsigned long flags)
-	__releases(lim->tlock)
-{
-	spin_unlock_irqrestore(lim->tlock, flags);
-}
-
 /**
  * struct rl_client - an open /dev/ratelimit file
  * @lim:    its limiter; NULL until the first RL_IOC_SET_CONFIG, then set
@@ -512,6 +451,7 @@ int rl_limiter_init(void);
 void rl_limiter_exit(void);
 struct rl_client *rl_client_alloc(void);
 void rl_client_free(struct rl_client *client);
+void rl_client_init(struct rl_client *client);	/* sched.c */
 struct rl_limiter *rl_limiter_create(const struct rl_params *p);
 void rl_limiter_get(struct rl_limiter *lim);
 void rl_limiter_put(struct rl_limiter *lim);
@@ -550,80 +490,10 @@ int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
 int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 		      u64 count);
 
-/* main.c: checks of an acquire request shared with cycle.c */
-bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight);
-
-/* cycle.c */
-long rl_ioctl_cycle(struct rl_client *client, struct file *file,
-		    struct rl_cycle __user *argp);
-
 /* dispatch.c */
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);
 
-/* sched.c */
-void rl_sched_init(struct rl_limiter *lim);
-void rl_client_init(struct rl_client *client);
-void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w);
-void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w);
-struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
-				unsigned int *budget);
-void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk);
-u64 rl_sched_cap_ready(struct rl_limiter *lim);
-void rl_sched_unpark_client(struct rl_limiter *lim, struct rl_client *client);
-void rl_sched_unpark_all(struct rl_limiter *lim);
-void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
-			 unsigned int *budget);
-
-/* Is @lim a named limiter? Constant from its creation on. */
-static inline bool rl_limiter_named(const struct rl_limiter *lim)
-{
-	return lim->name[0];
-}
-
-/* named.c */
-int rl_named_attach(struct rl_client *client, const char *name,
-		    const struct rl_attach *at, const struct rl_params *p);
-void rl_named_detach(struct rl_limiter *lim, struct rl_client *client);
-int rl_named_unlink(const char *name);
-int rl_name_from_user(char *name, u64 uptr);
-int rl_named_count(void);
-int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
-			u32 weight);
-int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname,
-			      u32 weight);
-int rl_name_from_sysfs(char *name, const char *buf, size_t count);
-int rl_named_init(void);
-void rl_named_exit(void);
-
 /* main.c */
 int rl_config_to_params(const struct rl_config *cfg, struct rl_params *p);
-
-/* global.c */
-int rl_ioctl_deposit(struct rl_client *client, void __user *argp);
-int rl_ioctl_set_lease(struct rl_client *client, void __user *argp);
-int rl_ioctl_get_demand(struct rl_client *client, void __user *argp);
-void rl_global_init(struct rl_limiter *lim);
-void rl_global_free(struct rl_limiter *lim);
-void rl_global_detach(struct rl_limiter *lim, struct rl_client *client,
-		      u64 now);
-void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d);
-bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid);
-
-/* request.c: an ACQUIRE's request from user space */
-int rl_acquire_read(struct rl_acquire *req, struct rl_acquire __user *u);
-int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
-		     struct rl_limiter **limp);
-int rl_acquire_check(const struct rl_acquire *req);
-int rl_ioctl_acquire(struct rl_client *client, struct file *file,
-		     struct rl_acquire __user *argp);
-int rl_acquire_prepare(struct rl_client *client, struct rl_acquire *req,
-		       struct rl_acquire __user *u, struct rl_limiter **limp);
-int rl_acquire_write(struct rl_acquire __user *u, const struct rl_acquire *req);
-
-/* sysfs.c */
-int rl_sysfs_init(void);
-void rl_sysfs_exit(void);
-struct rl_dir *rl_sysfs_add(struct rl_limiter *lim);
-void rl_sysfs_del(struct rl_dir *dir);
 
 #endif /* _RL_RATELIMIT_H */

@@ -10,6 +10,7 @@
 #include <linux/uaccess.h>
 
 #include "ratelimit.h"
+#include "request.h"
 
 /**
  * rl_acquire_check() - validate the in fields of an acquire request

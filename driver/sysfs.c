@@ -15,6 +15,7 @@
 #include <linux/sysfs.h>
 
 #include "compat.h"
+#include "named.h"
 #include "ratelimit.h"
 #include "sysfs.h"
 

@@ -32,4 +32,10 @@ extern const struct attribute_group *rl_limiter_groups[];
 int rl_sysfs_files_init(void);
 void rl_sysfs_files_exit(void);
 
+/* sysfs.c */
+int rl_sysfs_init(void);
+void rl_sysfs_exit(void);
+struct rl_dir *rl_sysfs_add(struct rl_limiter *lim);
+void rl_sysfs_del(struct rl_dir *dir);
+
 #endif /* _RL_SYSFS_H */

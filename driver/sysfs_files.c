@@ -14,6 +14,8 @@
 #include <linux/sysfs.h>
 
 #include "compat.h"
+#include "global.h"
+#include "named.h"
 #include "ratelimit.h"
 #include "sysfs.h"
 

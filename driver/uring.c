@@ -31,7 +31,9 @@
 #include <linux/spinlock.h>
 
 #include "compat.h"
+#include "lock.h"
 #include "ratelimit.h"
+#include "request.h"
 
 /**
  * struct rl_async - an acquire queued through io_uring
