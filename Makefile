@@ -98,12 +98,17 @@ BENCH_OBJS := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/bench/*.c
 # as make install and the Debian packages want; static is what the QEMU
 # rig's busybox guest needs, and its targets ask for it. The mode is
 # kept in $(B)/tools/link-mode, which the tools depend on: a change of
-# mode links them again. The host unit tests run them from the tree with
-# build/lib on their library path (selftests/unit/tool_run.h).
+# mode links them again.
+# TOOLS_RPATH, where a shared tool looks for libratelimit.so.1 first:
+# $ORIGIN/../lib, build/lib for build/tools/NAME, so that the tools run
+# from the tree, and PREFIX/lib for PREFIX/bin/NAME after make install.
+# The Debian packages set it empty (debian/rules): no rpath there.
 TOOLS_LINK ?= shared
+TOOLS_RPATH ?= $$ORIGIN/../lib
 ifeq ($(TOOLS_LINK),shared)
 TOOL_DEPS = $(LIB_SO) $(B)/lib/libratelimit.so
-TOOL_LIBS = -L$(B)/lib -lratelimit -pthread
+TOOL_LIBS = -L$(B)/lib -lratelimit -pthread \
+	$(if $(TOOLS_RPATH),-Xlinker -rpath -Xlinker '$(TOOLS_RPATH)')
 else ifeq ($(TOOLS_LINK),static)
 TOOL_DEPS = $(LIB_A)
 TOOL_LIBS = -static -pthread $(LIB_A)
@@ -195,11 +200,13 @@ $(B)/tools/obj/%.o: tools/%.c
 tool_parts = $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(filter tools/$(1)_%,$(TOOL_PARTS)))
 $(foreach t,$(TOOLS),$(eval $(t): $(call tool_parts,$(notdir $(t))) $(TOOL_COMMON)))
 
-# Rewritten only when TOOLS_LINK changes, so that the tools follow it.
+# Rewritten only when TOOLS_LINK or TOOLS_RPATH changes, so that the
+# tools follow them.
 TOOL_MODE := $(B)/tools/link-mode
 $(TOOL_MODE): FORCE
 	@mkdir -p $(@D)
-	@echo $(TOOLS_LINK) | cmp -s - $@ || echo $(TOOLS_LINK) > $@
+	@echo '$(TOOLS_LINK) $(TOOLS_RPATH)' | cmp -s - $@ || \
+		echo '$(TOOLS_LINK) $(TOOLS_RPATH)' > $@
 
 .PHONY: FORCE
 FORCE:
