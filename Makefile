@@ -266,6 +266,14 @@ $(PY_UNIT): selftests/unit/python_abi_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
+# The bash completions (dist/*.bash-completion) against the tools' --help,
+# a host unit test in bash.
+COMPLETION_UNIT := $(B)/unit/completion_test
+unit: $(COMPLETION_UNIT)
+$(COMPLETION_UNIT): selftests/unit/completion_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
 .PHONY: pystyle
 style: pystyle
 pystyle:
@@ -425,7 +433,11 @@ install-tools: tools
 		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODULESLOADDIR) \
 		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSCONFDIR)/ratelimit.d
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
-	install -m 644 dist/rlctl.bash-completion $(DESTDIR)$(COMPLETIONDIR)/rlctl
+	@for t in $(notdir $(TOOLS)); do \
+		echo "install dist/$$t.bash-completion $(DESTDIR)$(COMPLETIONDIR)/$$t"; \
+		install -m 644 dist/$$t.bash-completion \
+			$(DESTDIR)$(COMPLETIONDIR)/$$t || exit 1; \
+	done
 	$(SUBST) dist/ratelimit.service.in > $(DESTDIR)$(UNITDIR)/ratelimit.service
 	install -m 644 dist/60-ratelimit.rules $(DESTDIR)$(UDEVRULESDIR)/
 	install -m 644 dist/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
@@ -445,7 +457,8 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/linux/ratelimit_dev.h \
 		$(DESTDIR)$(INCLUDEDIR)/libratelimit.h \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS))) \
-		$(DESTDIR)$(COMPLETIONDIR)/rlctl $(DESTDIR)$(UNITDIR)/ratelimit.service \
+		$(addprefix $(DESTDIR)$(COMPLETIONDIR)/,$(notdir $(TOOLS))) \
+		$(DESTDIR)$(UNITDIR)/ratelimit.service \
 		$(DESTDIR)$(UDEVRULESDIR)/60-ratelimit.rules \
 		$(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
 	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
@@ -515,8 +528,9 @@ $(B)/global/rlsyncd-fake: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) \
 
 install-global: global
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA)) \
-		$(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONDIR)
 	install -m 755 $(B)/global/rlsyncd $(DESTDIR)$(BINDIR)/
+	install -m 644 dist/rlsyncd.bash-completion $(DESTDIR)$(COMPLETIONDIR)/rlsyncd
 	install -m 644 tools/global/ratelimit.lua $(DESTDIR)$(RLSYNCD_LUA)
 	$(SUBST) dist/rlsyncd.service.in > $(DESTDIR)$(UNITDIR)/rlsyncd.service
 	install -d $(DESTDIR)$(MANDIR)/man8
