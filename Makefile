@@ -495,7 +495,8 @@ $(B)/global/rlsyncd: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -I tools -I tools/common \
 		-D'RLS_LUA_PATH="$(RLSYNCD_LUA)"' \
-		$(LDFLAGS) -o $@ $(RLSYNCD_SRCS) $(LIB_A) -lhiredis -lm -pthread
+		$(LDFLAGS) -o $@ $(RLSYNCD_SRCS) $(LIB_A) -lhiredis -lsystemd -lm \
+		-pthread
 
 # rlsyncd on a simulated limiter (selftests/global/fake_kernel.c), for
 # check-global-redis on a host without the module.
@@ -504,24 +505,27 @@ $(B)/global/rlsyncd-fake: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) \
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -DRLS_FAKE -I tools -I tools/common $(LDFLAGS) \
 		-o $@ $(RLSYNCD_SRCS) selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o \
-		-lhiredis -lm
+		-lhiredis -lsystemd -lm
 
 install-global: global
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA)) \
-		$(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
 	install -m 755 $(B)/global/rlsyncd $(DESTDIR)$(BINDIR)/
 	install -m 644 tools/global/ratelimit.lua $(DESTDIR)$(RLSYNCD_LUA)
 	$(SUBST) dist/rlsyncd.service.in > $(DESTDIR)$(UNITDIR)/rlsyncd.service
+	install -m 644 dist/rlsyncd.sysusers $(DESTDIR)$(SYSUSERSDIR)/rlsyncd.conf
+	$(if $(DESTDIR),,systemd-sysusers rlsyncd.conf)
 	install -d $(DESTDIR)$(MANDIR)/man8
-	install -m 644 $(GLOBAL_MANS) $(DESTDIR)$(MANDIR)/man8/
+	$(SUBST) $(GLOBAL_MANS) > $(DESTDIR)$(MANDIR)/man8/$(notdir $(GLOBAL_MANS))
 
 # The in-guest test of global limits, a selftest: the script, its client
 # (static, as the selftests) and rlsyncd (selftests/vm/run.sh copies it
 # and redis-server into the guest with their shared libraries). Without
-# libhiredis-dev only the script: it skips.
+# libhiredis-dev and libsystemd-dev only the script: it skips.
 GLOBAL_SELFTEST := $(B)/selftests/ratelimit_rlsyncd_test
 selftests: $(GLOBAL_SELFTEST) $(B)/global/rlgclient \
-	$(if $(wildcard /usr/include/hiredis/hiredis.h),$(B)/global/rlsyncd)
+	$(if $(wildcard /usr/include/hiredis/hiredis.h),$(if \
+	$(wildcard /usr/include/systemd/sd-daemon.h),$(B)/global/rlsyncd))
 $(GLOBAL_SELFTEST): selftests/ratelimit_rlsyncd_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
