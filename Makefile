@@ -26,11 +26,17 @@
 #   make style      checkpatch;  make static: style + W=1 build + sparse
 #   make mancheck   every function the library exports has a man page
 #   make install    module, library, headers, tools (not rlbench), man pages,
-#                   the systemd unit, udev rule and modules-load.d entry
+#                   the systemd unit, udev rule and modules-load.d entry,
+#                   the docs and the example configuration in DOCDIR
 #                   (PREFIX, DESTDIR), then ldconfig; install-user: all of it
 #                   but the module (install-lib, install-tools, install-man:
-#                   the man pages only); uninstall
-#   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
+#                   the man pages only, install-doc); uninstall
+#   make deb        the Debian packages (scripts/deb.sh) in build/deb. It
+#                   first installs debian/control's Build-Depends and
+#                   nothing else (apt-get build-dep ./, scripts/deps.sh
+#                   build-dep; needs root or sudo). lintian checks them
+#                   when it is installed; LINTIAN=1 makes it required (make
+#                   check-host and CI install it: scripts/deps.sh deb)
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
 #   make check-global-redis   global limits without the module, against
@@ -477,15 +483,17 @@ mancheck: $(LIB_SO)
 		DESTDIR=$(CURDIR)/$(B)/mancheck >/dev/null
 	@scripts/mancheck.sh $(LIB_SO) $(B)/mancheck$(MANDIR)
 
-# The Debian packages, built in a copy of the tree (build/deb), and lintian.
+# The Debian packages, built in a copy of the tree (build/deb): first the
+# Build-Depends of debian/control, then lintian if installed (LINTIAN=1:
+# required).
 deb:
-	@scripts/deps.sh deb
-	@scripts/deb.sh
+	@scripts/deps.sh build-dep
+	@LINTIAN="$(LINTIAN)" scripts/deb.sh
 
 # Global limits (Documentation/global.md): rlsyncd, in build/global as
 # it links libhiredis, and the test of the Redis library.
 RLSYNCD_SRCS := $(wildcard tools/global/*.c) $(wildcard tools/common/*.c)
-RLSYNCD_LUA := $(PREFIX)/share/ratelimit/ratelimit.lua
+RLSYNCD_LUA := $(PKGDATADIR)/ratelimit.lua
 # Its man page goes with it (install-global), not with install-user.
 GLOBAL_MANS := Documentation/man/rlsyncd.8
 .PHONY: global install-global
