@@ -59,6 +59,14 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+# Documentation/*.md and the example configuration (examples/); the man
+# pages cite them there (@DOCDIR@, substituted by install-man).
+DOCDIR ?= $(PREFIX)/share/doc/ratelimit
+# rlsyncd's Redis Function library, ratelimit.lua.
+PKGDATADIR ?= $(PREFIX)/share/ratelimit
+# The group ratelimit and rlsyncd's user (dist/*.sysusers); systemd-sysusers
+# reads no /usr/local, and runs after an install without DESTDIR.
+SYSUSERSDIR ?= /usr/lib/sysusers.d
 
 # The module is built against the running kernel, else the newest one
 # installed (resolved when make starts: make and make install need the
@@ -150,8 +158,8 @@ UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all check-fresh check-host vm-build \
 	run shell bench style w1 sparse static install install-module \
-	install-user install-lib install-tools install-man mancheck uninstall \
-	deb clean rlbench
+	install-user install-lib install-tools install-man install-doc mancheck \
+	uninstall deb clean rlbench
 .DELETE_ON_ERROR:
 
 # The selftests and unit tests need kselftest_harness.h (make ksrc, from
@@ -184,10 +192,15 @@ $(LIB_A): $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-# Files that name install paths, made from their .in templates.
+# Files that name install paths, made from their .in templates, and the
+# man pages (install-man, install-global): no page cites a path of
+# another layout.
 SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	-e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
-	-e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+	-e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	-e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@PKGDATADIR@|$(PKGDATADIR)|g' \
+	-e 's|@UDEVRULESDIR@|$(UDEVRULESDIR)|g' \
+	-e 's|@MODULESLOADDIR@|$(MODULESLOADDIR)|g'
 
 $(LIB_PC): lib/libratelimit.pc.in
 	@mkdir -p $(@D)
@@ -386,15 +399,16 @@ check-fresh:
 
 # install-user: the library, headers, tools but rlbench, man pages (with a
 # link per function of libratelimit(3)), bash completion, systemd unit,
-# udev rule, modules-load.d entry and the example configuration (not over
-# an existing one). Debian's packages are built from it (debian/rules), and
-# take DKMS's dkms.conf from $(B)/dist.
+# udev rule, modules-load.d entry, an empty $(SYSCONFDIR)/ratelimit.d (no
+# limiter until an admin declares one), the docs and the example
+# configuration in $(DOCDIR). Debian's packages are built from it
+# (debian/rules), and take DKMS's dkms.conf from $(B)/dist.
 $(B)/dist/dkms.conf: dist/dkms.conf.in Makefile
 	@mkdir -p $(@D)
 	$(SUBST) $< > $@
 
 install: install-module install-user
-install-user: install-lib install-tools install-man
+install-user: install-lib install-tools install-man install-doc
 
 # Debian's headers ship no System.map, so kbuild skips depmod: run it, or
 # modprobe would not find the module.
@@ -422,18 +436,25 @@ install-lib: lib
 install-tools: tools
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODULESLOADDIR) \
-		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSCONFDIR)/ratelimit.d
+		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSCONFDIR)/ratelimit.d \
+		$(DESTDIR)$(SYSUSERSDIR)
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
 	install -m 644 dist/rlctl.bash-completion $(DESTDIR)$(COMPLETIONDIR)/rlctl
 	$(SUBST) dist/ratelimit.service.in > $(DESTDIR)$(UNITDIR)/ratelimit.service
 	install -m 644 dist/60-ratelimit.rules $(DESTDIR)$(UDEVRULESDIR)/
 	install -m 644 dist/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
-	@for f in etc/ratelimit.d/*.conf; do \
-		[ -e "$$f" ] || continue; \
-		t=$(DESTDIR)$(SYSCONFDIR)/ratelimit.d/$${f##*/}; \
-		if [ -e "$$t" ]; then echo "keep $$t"; \
-		else echo "install $$f $$t"; install -m 644 "$$f" "$$t" || exit 1; fi; \
-	done
+	install -m 644 dist/ratelimit.sysusers $(DESTDIR)$(SYSUSERSDIR)/ratelimit.conf
+	$(if $(DESTDIR),,systemd-sysusers ratelimit.conf)
+
+# install-doc: Documentation/*.md and its ABI file, which the man pages
+# cite, and the example configuration, which an admin copies into
+# $(SYSCONFDIR)/ratelimit.d.
+install-doc:
+	install -d $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR)/ABI/testing
+	install -m 644 $(wildcard Documentation/*.md) $(DESTDIR)$(DOCDIR)/
+	install -m 644 Documentation/ABI/testing/sysfs-kernel-ratelimit \
+		$(DESTDIR)$(DOCDIR)/ABI/testing/
+	install -m 644 dist/example.conf $(DESTDIR)$(DOCDIR)/examples/
 
 # uninstall: what install put there, but the files of /etc/ratelimit.d
 # (an admin's); the module too when KDIR's release has it.
@@ -446,7 +467,9 @@ uninstall:
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS))) \
 		$(DESTDIR)$(COMPLETIONDIR)/rlctl $(DESTDIR)$(UNITDIR)/ratelimit.service \
 		$(DESTDIR)$(UDEVRULESDIR)/60-ratelimit.rules \
-		$(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
+		$(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf \
+		$(DESTDIR)$(SYSUSERSDIR)/ratelimit.conf
+	rm -rf $(DESTDIR)$(DOCDIR)
 	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
 		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; \
 	done
@@ -462,13 +485,14 @@ uninstall:
 		depmod $(if $(DESTDIR),-b $(DESTDIR)) "$$rel"; fi
 	$(if $(DESTDIR),,ldconfig)
 
-# The man pages, and a link to libratelimit(3) for every function its
-# NAME section lists, so that man rl_acquire finds it.
+# The man pages, with this layout's paths (SUBST), and a link to
+# libratelimit(3) for every function its NAME section lists, so that man
+# rl_acquire finds it.
 install-man:
 	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
 		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
 		echo "install $$m $$d/"; \
-		install -d $$d && install -m 644 $$m $$d/ || exit 1; \
+		install -d $$d && $(SUBST) $$m > $$d/$${m##*/} || exit 1; \
 	done
 	@sed -n '/^\.SH NAME/,/^\\-/p' Documentation/man/libratelimit.3 | \
 		tr ', ' '\n\n' | grep -x 'rl_[a-z_]*' | while read -r f; do \
