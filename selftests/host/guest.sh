@@ -195,7 +195,7 @@ stage1()
 	# (The image has DKMS and gcc for the second step: check-fresh
 	# installs these packages in a root without either.)
 	check "ratelimit-dkms is not installed with them" \
-		sh -c "! dpkg-query -W -f='\${db:Status-Status}' ratelimit-dkms 2>/dev/null | grep -q installed"
+		sh -c "! dpkg-query -W -f='\${db:Status-Status}' ratelimit-dkms 2>/dev/null | grep -qx installed"
 	for t in rlctl rlpace rlpipe rlrun rlsyncd; do
 		check "$t --help runs without the module" sh -c "$t --help >/dev/null"
 	done
