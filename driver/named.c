@@ -161,6 +161,7 @@ static bool rl_permitted(const struct rl_limiter *lim, int mask)
 {
 	umode_t mode = lim->mode;
 
+	lockdep_assert_held(&rl_registry_lock);
 	if (uid_eq(current_fsuid(), lim->uid))
 		mode >>= 6;
 	else if (in_group_p(lim->gid))
@@ -363,6 +364,91 @@ int rl_named_unlink(const char *name)
 	rl_name_remove(lim);
 	mutex_unlock(&rl_registry_lock);
 	return 0;
+}
+
+/*
+ * May the current task change @lim's owner and group at will: as chown(2)
+ * asks of a file, CAP_CHOWN in a user namespace where they are mapped, or
+ * CAP_SYS_ADMIN, which bypasses every check of the limiters.
+ */
+static bool rl_perm_admin(const struct rl_limiter *lim)
+{
+	struct user_namespace *ns = current_user_ns();
+
+	lockdep_assert_held(&rl_registry_lock);
+	if (kuid_has_mapping(ns, lim->uid) && kgid_has_mapping(ns, lim->gid) &&
+	    ns_capable(ns, CAP_CHOWN))
+		return true;
+	return capable(CAP_SYS_ADMIN);
+}
+
+/* The rules of chmod(2) and chown(2): 0 or -EPERM. */
+static int rl_perm_check(const struct rl_limiter *lim, u32 flags, kuid_t uid,
+			 kgid_t gid)
+{
+	bool owner = uid_eq(current_fsuid(), lim->uid);
+
+	lockdep_assert_held(&rl_registry_lock);
+	if (owner && (!(flags & RL_PERM_UID) || uid_eq(uid, lim->uid)) &&
+	    (!(flags & RL_PERM_GID) || gid_eq(gid, lim->gid) ||
+	     in_group_p(gid)))
+		return 0;
+	return rl_perm_admin(lim) ? 0 : -EPERM;
+}
+
+/**
+ * rl_named_set_perm() - change a named limiter's owner, group and mode
+ * @lim:   a named limiter, of which the caller holds a reference
+ * @flags: RL_PERM_* flags: which of @uid, @gid and @mode to set
+ * @uid:   the new owner, valid
+ * @gid:   the new group, valid
+ * @mode:  the new permission bits, at most 0777
+ *
+ * Checked as chmod(2) and chown(2) are (struct rl_perm); the files of the
+ * limiter's sysfs directory change hands with it. Clients attached keep
+ * the rights they got when they attached.
+ *
+ * Return: 0, -EINVAL if @lim's name was unlinked, -EPERM, or -ENOMEM;
+ * nothing changed on error.
+ */
+int rl_named_set_perm(struct rl_limiter *lim, u32 flags, kuid_t uid,
+		      kgid_t gid, umode_t mode)
+{
+	int ret;
+
+	mutex_lock(&rl_registry_lock);
+	ret = lim->dir ? rl_perm_check(lim, flags, uid, gid) : -EINVAL;
+	if (ret)
+		goto out_unlock;
+	if (!(flags & RL_PERM_UID))
+		uid = lim->uid;
+	if (!(flags & RL_PERM_GID))
+		gid = lim->gid;
+	if (!(flags & RL_PERM_MODE))
+		mode = lim->mode;
+	/* The new owner answers for the name from now on. */
+	if (!uid_eq(uid, lim->uid)) {
+		ret = rl_owner_charge(uid);
+		if (ret)
+			goto out_unlock;
+	}
+	ret = rl_sysfs_chown(lim->dir, uid, gid);
+	if (ret) {
+		/* Back as it was, as far as it got. */
+		rl_sysfs_chown(lim->dir, lim->uid, lim->gid);
+		if (!uid_eq(uid, lim->uid))
+			rl_owner_uncharge(uid);
+		goto out_unlock;
+	}
+	if (!uid_eq(uid, lim->uid))
+		rl_owner_uncharge(lim->uid);
+	/* sysfs reads them without the lock. */
+	WRITE_ONCE(lim->uid, uid);
+	WRITE_ONCE(lim->gid, gid);
+	WRITE_ONCE(lim->mode, mode);
+out_unlock:
+	mutex_unlock(&rl_registry_lock);
+	return ret;
 }
 
 /* rl_named_set_parent(), under the registry lock. */
