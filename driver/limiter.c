@@ -298,6 +298,37 @@ bool rl_conc_switch_busy(const struct rl_limiter *lim,
 	return rl_subtree_clients(lim, 0) > self;
 }
 
+/* Does a level of the path from @x up limit concurrency? */
+static bool rl_path_concurrent(const struct rl_limiter *x)
+{
+	for (; x; x = x->h.parent)
+		if (x->params.concurrency)
+			return true;
+	return false;
+}
+
+/**
+ * rl_move_busy() - would moving a subtree strand its clients?
+ * @lim:    the root of the subtree moved; its tree is locked
+ * @old:    its parent now, or NULL
+ * @parent: its new parent, or NULL; that tree is locked too
+ * @self:   clients of @lim the caller speaks for (rl_conc_switch_busy())
+ *
+ * The grants of a limiter are permits when a level of its path limits
+ * concurrency (hier.c): moving @lim between a path with such a level and
+ * one without switches that for its subtree, as rl_conc_switch_busy()
+ * says of its own concurrency.
+ *
+ * Return: true if the move must be refused with -EBUSY.
+ */
+bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
+		  const struct rl_limiter *parent, u64 self)
+{
+	if (rl_path_concurrent(old) == rl_path_concurrent(parent))
+		return false;
+	return rl_subtree_clients(lim, 0) > self;
+}
+
 /**
  * rl_limiter_set_params() - change the limits, keeping the state
  * @lim:  the limiter

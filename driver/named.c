@@ -206,7 +206,7 @@ static void rl_name_remove(struct rl_limiter *lim)
 		parent = lim->h.parent;
 		/* The parent's directory still holds a reference to it. */
 		if (parent)
-			rl_hier_set_parent(lim, NULL, 1);
+			rl_hier_set_parent(lim, NULL, 1, RL_HIER_FORCE);
 		rl_name_drop(lim);
 		lim = parent && rl_name_orphan(parent) ? parent : NULL;
 	}
@@ -453,7 +453,7 @@ out_unlock:
 
 /* rl_named_set_parent(), under the registry lock. */
 static int rl_named_move(struct rl_limiter *lim, const char *pname,
-			 u32 weight)
+			 u32 weight, u64 self)
 {
 	struct rl_limiter *parent = NULL, *old;
 	int ret = 0;
@@ -470,7 +470,7 @@ static int rl_named_move(struct rl_limiter *lim, const char *pname,
 	}
 	old = lim->h.parent;
 	if (!ret)
-		ret = rl_hier_set_parent(lim, parent, weight);
+		ret = rl_hier_set_parent(lim, parent, weight, self);
 	/* A parent left with no child, no fd, not persistent, goes. */
 	if (!ret && old && old != parent && rl_name_orphan(old))
 		rl_name_remove(old);
@@ -493,7 +493,8 @@ int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
 	int ret;
 
 	mutex_lock(&rl_registry_lock);
-	ret = rl_named_move(lim, pname, weight);
+	/* The caller's fd is a client of @lim. */
+	ret = rl_named_move(lim, pname, weight, 1);
 	mutex_unlock(&rl_registry_lock);
 	return ret;
 }
@@ -531,7 +532,7 @@ int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname,
 		pname = parent ? parent->name : NULL;
 	else if (!*pname)
 		pname = NULL;
-	ret = rl_named_move(lim, pname, weight ?: lim->h.weight);
+	ret = rl_named_move(lim, pname, weight ?: lim->h.weight, 0);
 	mutex_unlock(&rl_registry_lock);
 	return ret;
 }

@@ -748,7 +748,7 @@ static void fz_global(struct fz_thread *t)
 /* What SET_PARENT and GET_PARENT may fail with, beyond the others'. */
 static const int fz_hier_errs[] = {
 	EINVAL, EBADFD, EFAULT, EACCES, ENOENT, ELOOP, EMLINK, EBADF,
-	ENOTTY, 0
+	ENOTTY, EBUSY, 0
 };
 
 /*

@@ -454,7 +454,12 @@ struct rl_demand {
  * parent, else -EACCES. A private limiter, or one whose name was unlinked,
  * is -EINVAL; a missing parent -ENOENT; a parent in the limiter's own
  * subtree (itself included) -ELOOP; a tree in which a limiter would get
- * more than RL_DEPTH_MAX ancestors -EMLINK. Nothing changes on error.
+ * more than RL_DEPTH_MAX ancestors -EMLINK; a move between a path
+ * that limits concurrency (a level with rl_config.concurrency) and one
+ * that does not, while other fds than the caller's are attached in the
+ * limiter's subtree, -EBUSY (their grants would turn into permits, or
+ * stop being ones, as for a concurrency switch). Nothing changes on
+ * error.
  * Sleeping requests, held permits and tokens stay; the new parent's
  * counts take the subtree's held permits. A limiter with children cannot
  * be unlinked (-EBUSY), and keeps its name while it has children even
