@@ -41,10 +41,17 @@ static struct rl_limiter *rl_global_limiter(struct rl_client *client)
 	return smp_load_acquire(&client->lim);
 }
 
-/* End the lease: the fallback limits apply. */
-static void rl_lease_end(struct rl_limiter *lim, u64 now)
+/*
+ * End the lease: the fallback limits apply. SET_LEASE refused a fallback
+ * whose concurrency goes between 0 and non-zero while other clients are
+ * attached; if the concurrency in force changed since (while nobody else
+ * was attached) and clients came, the fallback keeps it rather than
+ * strand them (rl_conc_switch_busy()).
+ */
+static void rl_lease_end(struct rl_limiter *lim, u64 now, u64 self)
 {
 	struct rl_global *g = &lim->global;
+	struct rl_params fb = g->fallback;
 
 	lockdep_assert_held(lim->tlock);
 	g->lease_end = 0;
@@ -52,7 +59,9 @@ static void rl_lease_end(struct rl_limiter *lim, u64 now)
 	g->holder_pid = 0;
 	/* A callback already running finds no lease and does nothing. */
 	hrtimer_try_to_cancel(&g->lease_timer);
-	rl_apply_params(lim, &g->fallback, now);
+	if (rl_conc_switch_busy(lim, &fb, self))
+		fb.concurrency = lim->params.concurrency;
+	rl_apply_params(lim, &fb, now);
 }
 
 static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
@@ -65,7 +74,7 @@ static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
 	flags = rl_lock_irqsave(lim);
 	/* A renewal that raced with this callback started the timer again. */
 	if (lim->global.lease_end && now >= lim->global.lease_end)
-		rl_lease_end(lim, now);
+		rl_lease_end(lim, now, 0);
 	rl_unlock_irqrestore(lim, flags);
 	return HRTIMER_NORESTART;
 }
@@ -101,8 +110,9 @@ void rl_global_detach(struct rl_limiter *lim, struct rl_client *client,
 		      u64 now)
 {
 	lockdep_assert_held(lim->tlock);
+	/* @client no longer counts among the clients. */
 	if (lim->global.lease_end && lim->global.holder == client)
-		rl_lease_end(lim, now);
+		rl_lease_end(lim, now, 0);
 }
 
 /* Add up to dep->count tokens; dep->count becomes the excess. */
@@ -162,18 +172,27 @@ int rl_ioctl_deposit(struct rl_client *client, void __user *argp)
 	return copy_to_user(u, &dep, sizeof(dep)) ? -EFAULT : 0;
 }
 
-/* Apply @p until @expires (0 or past: the fallback @fb at once). */
-static void rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
-			     const struct rl_params *p,
-			     const struct rl_params *fb, u64 expires)
+/*
+ * Apply @p until @expires (0 or past: the fallback @fb at once); -EBUSY
+ * with nothing changed if either would switch the concurrency between 0
+ * and non-zero under other clients (rl_conc_switch_busy()).
+ */
+static int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
+			    const struct rl_params *p,
+			    const struct rl_params *fb, u64 expires)
 {
 	struct rl_global *g = &lim->global;
 	u64 now = ktime_get_ns();
 
 	rl_lock_irq(lim);
+	if (rl_conc_switch_busy(lim, fb, 1) ||
+	    (expires > now && rl_conc_switch_busy(lim, p, 1))) {
+		rl_unlock_irq(lim);
+		return -EBUSY;
+	}
 	g->fallback = *fb;
 	if (expires <= now) {
-		rl_lease_end(lim, now);
+		rl_lease_end(lim, now, 1);
 	} else {
 		g->lease_end = expires;
 		g->holder = client;
@@ -183,6 +202,7 @@ static void rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 		rl_apply_params(lim, p, now);
 	}
 	rl_unlock_irq(lim);
+	return 0;
 }
 
 /**
@@ -192,7 +212,9 @@ static void rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
  *
  * Both configurations are checked before anything changes.
  *
- * Return: 0, -EINVAL, -EPERM, -EBADFD or -EFAULT.
+ * Return: 0, -EINVAL, -EPERM, -EBADFD, -EFAULT, or -EBUSY when either
+ * would switch the concurrency between 0 and non-zero while other clients
+ * are attached.
  */
 int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
 {
@@ -214,8 +236,7 @@ int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
 		return -EBADFD;
 	if (!client->may_config)
 		return -EPERM;
-	rl_limiter_lease(lim, client, &p, &fb, l.expires_ns);
-	return 0;
+	return rl_limiter_lease(lim, client, &p, &fb, l.expires_ns);
 }
 
 /**

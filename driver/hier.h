@@ -78,8 +78,10 @@ void rl_hier_dequeue(struct rl_limiter *x);
 void rl_hier_count(struct rl_limiter *x, u64 n, bool add);
 
 /* registry side, under the registry lock (named.c) */
+/* rl_hier_set_parent()'s @self when the move must not fail: a name's end. */
+#define RL_HIER_FORCE	U64_MAX
 int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
-		       u32 weight);
+		       u32 weight, u64 self);
 bool rl_hier_has_children(const struct rl_limiter *lim);
 /* What rl_hier_show() shows. */
 enum { RL_HIER_SHOW_PARENT, RL_HIER_SHOW_WEIGHT, RL_HIER_SHOW_CHILDREN };

@@ -121,6 +121,8 @@ static void rl_hier_move(struct rl_limiter *x, struct rl_limiter *parent,
  * @lim:    a named limiter in the registry
  * @parent: another one, or NULL to make @lim a root
  * @weight: @lim's share among its parent's children, 1..RL_WEIGHT_MAX
+ * @self:   clients of @lim the caller speaks for (rl_move_busy()), or
+ *          RL_HIER_FORCE for a move that must not fail
  *
  * Called under the registry lock, which serialises all moves. Sleeping
  * requests, permits held and tokens stay where they are; the counts of
@@ -128,11 +130,13 @@ static void rl_hier_move(struct rl_limiter *x, struct rl_limiter *parent,
  * and one is taken on the new one.
  *
  * Return: 0, -ELOOP if @parent is in the subtree of @lim, -EMLINK if a
- * limiter would get more than RL_HIER_DEPTH_MAX ancestors; nothing
- * changed on error.
+ * limiter would get more than RL_HIER_DEPTH_MAX ancestors, -EBUSY if the
+ * move would switch the subtree between a path that limits concurrency
+ * and one that does not while other clients use it; nothing changed on
+ * error.
  */
 int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
-		       u32 weight)
+		       u32 weight, u64 self)
 {
 	struct rl_limiter *old = lim->h.parent;
 	spinlock_t *ol, *nl;
@@ -157,13 +161,23 @@ int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
 		spin_lock_nested(nl, SINGLE_DEPTH_NESTING);
 	else
 		__acquire(nl);
+	if (self != RL_HIER_FORCE && rl_move_busy(lim, old, parent, self)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
 	lim->h.weight = weight;
 	rl_hier_move(lim, parent, nl, ktime_get_ns());
+out_unlock:
 	if (nl != ol)
 		spin_unlock(nl);
 	else
 		__release(nl);
 	spin_unlock_irq(ol);
+	if (ret) {
+		if (parent)
+			rl_limiter_put(parent);
+		return ret;
+	}
 	if (old)
 		rl_limiter_put(old);
 	return 0;

@@ -259,19 +259,100 @@ void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
 	rl_dispatch(lim, now);
 }
 
+/* Clients of @x and of the limiters under it; under the tree's lock. */
+static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
+{
+	const struct rl_limiter *kid;
+	u64 n = x->nclients;
+
+	/* A tree has at most RL_HIER_DEPTH_MAX levels under its root. */
+	if (depth > RL_HIER_DEPTH_MAX)
+		return n;
+	list_for_each_entry(kid, &x->h.children, h.sibling)
+		n += rl_subtree_clients(kid, depth + 1);
+	return n;
+}
+
+/**
+ * rl_conc_switch_busy() - would new limits strand clients?
+ * @lim:  the limiter, locked
+ * @p:    new limits
+ * @self: clients of @lim the caller speaks for: 1 for an ioctl on an
+ *        attached fd, 0 for sysfs
+ *
+ * While its concurrency is not 0 a limiter's grants are permits, held
+ * until given back; a client that began while it was 0 never gives them
+ * back, and one that began while it was not 0 gives back permits it does
+ * not hold. So concurrency may only go between 0 and non-zero while no
+ * other client uses @lim or a limiter under it (whose permits are taken
+ * at @lim too, hier.c). N to M, both non-zero, is always allowed.
+ *
+ * Return: true if @p must be refused with -EBUSY.
+ */
+bool rl_conc_switch_busy(const struct rl_limiter *lim,
+			 const struct rl_params *p, u64 self)
+{
+	lockdep_assert_held(lim->tlock);
+	if (!lim->params.concurrency == !p->concurrency)
+		return false;
+	return rl_subtree_clients(lim, 0) > self;
+}
+
+/* Does a level of the path from @x up limit concurrency? */
+static bool rl_path_concurrent(const struct rl_limiter *x)
+{
+	for (; x; x = x->h.parent)
+		if (x->params.concurrency)
+			return true;
+	return false;
+}
+
+/**
+ * rl_move_busy() - would moving a subtree strand its clients?
+ * @lim:    the root of the subtree moved; its tree is locked
+ * @old:    its parent now, or NULL
+ * @parent: its new parent, or NULL; that tree is locked too
+ * @self:   clients of @lim the caller speaks for (rl_conc_switch_busy())
+ *
+ * The grants of a limiter are permits when a level of its path limits
+ * concurrency (hier.c): moving @lim between a path with such a level and
+ * one without switches that for its subtree, as rl_conc_switch_busy()
+ * says of its own concurrency.
+ *
+ * Return: true if the move must be refused with -EBUSY.
+ */
+bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
+		  const struct rl_limiter *parent, u64 self)
+{
+	if (rl_path_concurrent(old) == rl_path_concurrent(parent))
+		return false;
+	return rl_subtree_clients(lim, 0) > self;
+}
+
 /**
  * rl_limiter_set_params() - change the limits, keeping the state
- * @lim: the limiter
- * @p:   new limits, validated by rl_params_check()
+ * @lim:  the limiter
+ * @p:    new limits, validated by rl_params_check()
+ * @self: clients of @lim the caller speaks for (rl_conc_switch_busy())
  *
  * Tokens, permits and queued requests are kept; the queue is served at
  * once under the new limits.
+ *
+ * Return: 0, or -EBUSY with nothing changed when the concurrency would go
+ * between 0 and non-zero while other clients use the limiter.
  */
-void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p)
+int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p,
+			  u64 self)
 {
+	int ret = 0;
+
 	rl_lock_irq(lim);
-	rl_apply_params(lim, p, ktime_get_ns());
+	if (rl_conc_switch_busy(lim, p, self))
+		ret = -EBUSY;
+	else
+		rl_apply_params(lim, p, ktime_get_ns());
 	rl_unlock_irq(lim);
+	return ret;
 }
 
 /**
@@ -292,9 +373,11 @@ void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
  * @t:   the limit, a row of rl_tunables
  * @val: its new value, with 0 meaning the default where @t has one
  *
- * Like rl_limiter_set_params(), for one field, atomically.
+ * Like rl_limiter_set_params(), for one field, atomically, for sysfs:
+ * no client of the limiter is the caller's.
  *
- * Return: 0, or -EINVAL with nothing changed if the result is invalid.
+ * Return: 0, or -EINVAL with nothing changed if the result is invalid,
+ * or -EBUSY as rl_limiter_set_params().
  */
 int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
 			 u64 val)
@@ -305,6 +388,8 @@ int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
 	rl_lock_irq(lim);
 	p = lim->params;
 	ret = rl_tunable_set(t, &p, val) ?: rl_params_check(&p);
+	if (!ret && rl_conc_switch_busy(lim, &p, 0))
+		ret = -EBUSY;
 	if (!ret)
 		rl_apply_params(lim, &p, ktime_get_ns());
 	rl_unlock_irq(lim);

@@ -52,6 +52,10 @@ u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
 /* limiter.c */
 void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
 		     u64 now);
+bool rl_conc_switch_busy(const struct rl_limiter *lim,
+			 const struct rl_params *p, u64 self);
+bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
+		  const struct rl_limiter *parent, u64 self);
 
 /* dispatch.c */
 void rl_dispatch(struct rl_limiter *lim, u64 now);

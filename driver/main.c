@@ -10,6 +10,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/build_bug.h>
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
@@ -40,6 +41,7 @@ static_assert(sizeof(struct rl_client_config) == 64);
 static_assert(sizeof(struct rl_parent) == 40);
 static_assert(RL_DEPTH_MAX == RL_HIER_DEPTH_MAX);
 static_assert(sizeof(struct rl_cycle) == 96);
+static_assert(sizeof(struct rl_perm) == 32);
 static_assert(RL_CATCHUP_STRICT == RL_TOKENS_CATCHUP_STRICT);
 static_assert(RL_CATCHUP_MAX == RL_TOKENS_CATCHUP_MAX);
 static_assert(RL_FAIRNESS_MAX == RL_TOKENS_FAIRNESS_MAX);
@@ -62,7 +64,8 @@ static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 			 BIT_ULL(_IOC_NR(RL_IOC_GET_DEMAND)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_SET_PARENT)) |		\
 			 BIT_ULL(_IOC_NR(RL_IOC_GET_PARENT)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_CYCLE)))
+			 BIT_ULL(_IOC_NR(RL_IOC_CYCLE)) |		\
+			 BIT_ULL(_IOC_NR(RL_IOC_SET_PERM)))
 
 static bool rl_reserved_zero(const void *p, size_t size)
 {
@@ -140,8 +143,7 @@ static int rl_ioctl_set_config(struct rl_client *client, void __user *argp)
 	}
 	if (!client->may_config)
 		return -EACCES;
-	rl_limiter_set_params(lim, &p);
-	return 0;
+	return rl_limiter_set_params(lim, &p, 1);
 }
 
 static int rl_ioctl_attach(struct rl_client *client, void __user *argp)
@@ -283,6 +285,32 @@ static int rl_ioctl_get_client(struct rl_client *client, void __user *argp)
 	return copy_to_user(argp, &cc, sizeof(cc)) ? -EFAULT : 0;
 }
 
+static int rl_ioctl_set_perm(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct user_namespace *ns = current_user_ns();
+	struct rl_perm perm;
+	kuid_t uid;
+	kgid_t gid;
+
+	if (copy_from_user(&perm, argp, sizeof(perm)))
+		return -EFAULT;
+	if (!perm.flags || perm.flags & ~RL_PERM_FLAGS_ALL ||
+	    perm.mode & ~0777 ||
+	    !rl_reserved_zero(perm.reserved, sizeof(perm.reserved)))
+		return -EINVAL;
+	uid = make_kuid(ns, perm.uid);
+	gid = make_kgid(ns, perm.gid);
+	if ((perm.flags & RL_PERM_UID && !uid_valid(uid)) ||
+	    (perm.flags & RL_PERM_GID && !gid_valid(gid)))
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	if (!rl_limiter_named(lim))
+		return -EINVAL;
+	return rl_named_set_perm(lim, perm.flags, uid, gid, perm.mode);
+}
+
 static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct rl_client *client = file->private_data;
@@ -322,6 +350,8 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ioctl_get_parent(client, argp);
 	case RL_IOC_CYCLE:
 		return rl_ioctl_cycle(client, file, argp);
+	case RL_IOC_SET_PERM:
+		return rl_ioctl_set_perm(client, argp);
 	default:
 		return -ENOTTY;
 	}

@@ -161,6 +161,7 @@ static bool rl_permitted(const struct rl_limiter *lim, int mask)
 {
 	umode_t mode = lim->mode;
 
+	lockdep_assert_held(&rl_registry_lock);
 	if (uid_eq(current_fsuid(), lim->uid))
 		mode >>= 6;
 	else if (in_group_p(lim->gid))
@@ -205,7 +206,7 @@ static void rl_name_remove(struct rl_limiter *lim)
 		parent = lim->h.parent;
 		/* The parent's directory still holds a reference to it. */
 		if (parent)
-			rl_hier_set_parent(lim, NULL, 1);
+			rl_hier_set_parent(lim, NULL, 1, RL_HIER_FORCE);
 		rl_name_drop(lim);
 		lim = parent && rl_name_orphan(parent) ? parent : NULL;
 	}
@@ -365,9 +366,94 @@ int rl_named_unlink(const char *name)
 	return 0;
 }
 
+/*
+ * May the current task change @lim's owner and group at will: as chown(2)
+ * asks of a file, CAP_CHOWN in a user namespace where they are mapped, or
+ * CAP_SYS_ADMIN, which bypasses every check of the limiters.
+ */
+static bool rl_perm_admin(const struct rl_limiter *lim)
+{
+	struct user_namespace *ns = current_user_ns();
+
+	lockdep_assert_held(&rl_registry_lock);
+	if (kuid_has_mapping(ns, lim->uid) && kgid_has_mapping(ns, lim->gid) &&
+	    ns_capable(ns, CAP_CHOWN))
+		return true;
+	return capable(CAP_SYS_ADMIN);
+}
+
+/* The rules of chmod(2) and chown(2): 0 or -EPERM. */
+static int rl_perm_check(const struct rl_limiter *lim, u32 flags, kuid_t uid,
+			 kgid_t gid)
+{
+	bool owner = uid_eq(current_fsuid(), lim->uid);
+
+	lockdep_assert_held(&rl_registry_lock);
+	if (owner && (!(flags & RL_PERM_UID) || uid_eq(uid, lim->uid)) &&
+	    (!(flags & RL_PERM_GID) || gid_eq(gid, lim->gid) ||
+	     in_group_p(gid)))
+		return 0;
+	return rl_perm_admin(lim) ? 0 : -EPERM;
+}
+
+/**
+ * rl_named_set_perm() - change a named limiter's owner, group and mode
+ * @lim:   a named limiter, of which the caller holds a reference
+ * @flags: RL_PERM_* flags: which of @uid, @gid and @mode to set
+ * @uid:   the new owner, valid
+ * @gid:   the new group, valid
+ * @mode:  the new permission bits, at most 0777
+ *
+ * Checked as chmod(2) and chown(2) are (struct rl_perm); the files of the
+ * limiter's sysfs directory change hands with it. Clients attached keep
+ * the rights they got when they attached.
+ *
+ * Return: 0, -EINVAL if @lim's name was unlinked, -EPERM, or -ENOMEM;
+ * nothing changed on error.
+ */
+int rl_named_set_perm(struct rl_limiter *lim, u32 flags, kuid_t uid,
+		      kgid_t gid, umode_t mode)
+{
+	int ret;
+
+	mutex_lock(&rl_registry_lock);
+	ret = lim->dir ? rl_perm_check(lim, flags, uid, gid) : -EINVAL;
+	if (ret)
+		goto out_unlock;
+	if (!(flags & RL_PERM_UID))
+		uid = lim->uid;
+	if (!(flags & RL_PERM_GID))
+		gid = lim->gid;
+	if (!(flags & RL_PERM_MODE))
+		mode = lim->mode;
+	/* The new owner answers for the name from now on. */
+	if (!uid_eq(uid, lim->uid)) {
+		ret = rl_owner_charge(uid);
+		if (ret)
+			goto out_unlock;
+	}
+	ret = rl_sysfs_chown(lim->dir, uid, gid);
+	if (ret) {
+		/* Back as it was, as far as it got. */
+		rl_sysfs_chown(lim->dir, lim->uid, lim->gid);
+		if (!uid_eq(uid, lim->uid))
+			rl_owner_uncharge(uid);
+		goto out_unlock;
+	}
+	if (!uid_eq(uid, lim->uid))
+		rl_owner_uncharge(lim->uid);
+	/* sysfs reads them without the lock. */
+	WRITE_ONCE(lim->uid, uid);
+	WRITE_ONCE(lim->gid, gid);
+	WRITE_ONCE(lim->mode, mode);
+out_unlock:
+	mutex_unlock(&rl_registry_lock);
+	return ret;
+}
+
 /* rl_named_set_parent(), under the registry lock. */
 static int rl_named_move(struct rl_limiter *lim, const char *pname,
-			 u32 weight)
+			 u32 weight, u64 self)
 {
 	struct rl_limiter *parent = NULL, *old;
 	int ret = 0;
@@ -384,7 +470,7 @@ static int rl_named_move(struct rl_limiter *lim, const char *pname,
 	}
 	old = lim->h.parent;
 	if (!ret)
-		ret = rl_hier_set_parent(lim, parent, weight);
+		ret = rl_hier_set_parent(lim, parent, weight, self);
 	/* A parent left with no child, no fd, not persistent, goes. */
 	if (!ret && old && old != parent && rl_name_orphan(old))
 		rl_name_remove(old);
@@ -407,7 +493,8 @@ int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
 	int ret;
 
 	mutex_lock(&rl_registry_lock);
-	ret = rl_named_move(lim, pname, weight);
+	/* The caller's fd is a client of @lim. */
+	ret = rl_named_move(lim, pname, weight, 1);
 	mutex_unlock(&rl_registry_lock);
 	return ret;
 }
@@ -445,7 +532,7 @@ int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname,
 		pname = parent ? parent->name : NULL;
 	else if (!*pname)
 		pname = NULL;
-	ret = rl_named_move(lim, pname, weight ?: lim->h.weight);
+	ret = rl_named_move(lim, pname, weight ?: lim->h.weight, 0);
 	mutex_unlock(&rl_registry_lock);
 	return ret;
 }

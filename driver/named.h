@@ -7,6 +7,8 @@
 #ifndef _RL_NAMED_H
 #define _RL_NAMED_H
 
+#include <linux/uidgid.h>
+
 #include "ratelimit.h"
 
 /* Is @lim a named limiter? Constant from its creation on. */
@@ -26,6 +28,8 @@ int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
 			u32 weight);
 int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname,
 			      u32 weight);
+int rl_named_set_perm(struct rl_limiter *lim, u32 flags, kuid_t uid,
+		      kgid_t gid, umode_t mode);
 int rl_name_from_sysfs(char *name, const char *buf, size_t count);
 int rl_named_init(void);
 void rl_named_exit(void);

@@ -246,9 +246,11 @@ struct rl_global {
  * @ref:          references: attached clients, and the sysfs directory
  *                of a named limiter (see the top of this file)
  * @name:         name of a named limiter, "" for a private one; constant
- * @uid:          owner of a named limiter, constant
- * @gid:          group of a named limiter, constant
- * @mode:         permission bits of a named limiter, constant
+ * @uid:          owner of a named limiter; set at its creation, then
+ *                written (WRITE_ONCE()) under the registry lock
+ *                (RL_IOC_SET_PERM), read under it or with READ_ONCE()
+ * @gid:          group of a named limiter; as @uid
+ * @mode:         permission bits of a named limiter; as @uid
  * @persistent:   the name stays when the last client leaves; registry lock
  * @node:         entry in the registry; registry lock
  * @hnode:        entry in the registry's table of names; registry lock
@@ -457,7 +459,8 @@ void rl_limiter_get(struct rl_limiter *lim);
 void rl_limiter_put(struct rl_limiter *lim);
 void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client);
 u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client);
-void rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p);
+int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p,
+			  u64 self);
 void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p);
 int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
 			 u64 val);

@@ -30,7 +30,10 @@ static void rl_kobj_release(struct kobject *kobj)
 	kfree(dir);
 }
 
-/* The files of a limiter belong to its owner, who may tune it. */
+/*
+ * The files of a limiter belong to its owner, who may tune it; asked when
+ * the directory is made, under the registry lock.
+ */
 static void rl_kobj_get_ownership(rl_ownership_const struct kobject *kobj,
 				  kuid_t *uid, kgid_t *gid)
 {
@@ -89,6 +92,23 @@ void rl_sysfs_del(struct rl_dir *dir)
 {
 	kobject_del(&dir->kobj);
 	kobject_put(&dir->kobj);
+}
+
+/**
+ * rl_sysfs_chown() - give a limiter's directory and files to a new owner
+ * @dir: the directory, from rl_sysfs_add()
+ * @uid: its new owner
+ * @gid: its new group
+ *
+ * Called under the registry lock, which keeps @dir in sysfs; changing the
+ * owner of the files waits for no sysfs callback.
+ *
+ * Return: 0 or a negative errno (-ENOMEM), perhaps with some files
+ * changed: the caller changes them back.
+ */
+int rl_sysfs_chown(struct rl_dir *dir, kuid_t uid, kgid_t gid)
+{
+	return sysfs_change_owner(&dir->kobj, uid, gid);
 }
 
 /* Global files. */

@@ -9,6 +9,7 @@
 
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
+#include <linux/uidgid.h>
 
 struct rl_limiter;
 
@@ -37,5 +38,6 @@ int rl_sysfs_init(void);
 void rl_sysfs_exit(void);
 struct rl_dir *rl_sysfs_add(struct rl_limiter *lim);
 void rl_sysfs_del(struct rl_dir *dir);
+int rl_sysfs_chown(struct rl_dir *dir, kuid_t uid, kgid_t gid);
 
 #endif /* _RL_SYSFS_H */

@@ -244,26 +244,28 @@ static ssize_t wait_histogram_show(struct kobject *kobj,
 	return len;
 }
 
+/* Owner, group and mode change under the registry lock (named.c). */
 static ssize_t owner_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
 {
-	return sysfs_emit(buf, "%u\n",
-			  from_kuid_munged(&init_user_ns,
-					   rl_kobj_limiter(kobj)->uid));
+	kuid_t uid = READ_ONCE(rl_kobj_limiter(kobj)->uid);
+
+	return sysfs_emit(buf, "%u\n", from_kuid_munged(&init_user_ns, uid));
 }
 
 static ssize_t group_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
 {
-	return sysfs_emit(buf, "%u\n",
-			  from_kgid_munged(&init_user_ns,
-					   rl_kobj_limiter(kobj)->gid));
+	kgid_t gid = READ_ONCE(rl_kobj_limiter(kobj)->gid);
+
+	return sysfs_emit(buf, "%u\n", from_kgid_munged(&init_user_ns, gid));
 }
 
 static ssize_t mode_show(struct kobject *kobj, struct kobj_attribute *attr,
 			 char *buf)
 {
-	return sysfs_emit(buf, "%04o\n", rl_kobj_limiter(kobj)->mode);
+	return sysfs_emit(buf, "%04o\n",
+			  READ_ONCE(rl_kobj_limiter(kobj)->mode));
 }
 
 static ssize_t persistent_show(struct kobject *kobj,

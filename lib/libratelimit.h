@@ -331,6 +331,28 @@ int rl_open_named(const char *name, uint32_t flags, uint32_t mode,
 int rl_unlink(int fd, const char *name);
 
 /**
+ * rl_set_perm() - change the owner, group or mode of the fd's named
+ *                 limiter in place (RL_IOC_SET_PERM)
+ * @fd:    client fd attached to a named limiter.
+ * @uid:   new owner (a uid of the caller's user namespace), with
+ *         RL_PERM_UID in @flags.
+ * @gid:   new group, with RL_PERM_GID.
+ * @mode:  new permission bits, 0 .. 0777, with RL_PERM_MODE.
+ * @flags: RL_PERM_* flags, at least one: which of the three to set.
+ *
+ * As chmod(2) and chown(2): the owner may change the mode and the group
+ * to one of its groups; a new owner, or a limiter of someone else, takes
+ * CAP_SYS_ADMIN (or CAP_CHOWN). The limiter's sysfs files follow the new
+ * owner. Attached fds keep working; the new mode holds for later attaches.
+ *
+ * Return: 0, -EPERM, -EINVAL for a private or unlinked limiter, bad flags,
+ * mode or ids, -EBADFD for an fd without a limiter, -ENOTTY from a module
+ * without the call, or another -errno; nothing changes on error.
+ */
+int rl_set_perm(int fd, uint32_t uid, uint32_t gid, uint32_t mode,
+		uint32_t flags);
+
+/**
  * rl_set_parent() - put the fd's named limiter under another one
  *                   (RL_IOC_SET_PARENT)
  * @fd:     client fd attached to a named limiter it may reconfigure.

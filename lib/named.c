@@ -97,3 +97,16 @@ int rl_unlink(int fd, const char *name)
 		rl_close(tmp);
 	return ret;
 }
+
+int rl_set_perm(int fd, uint32_t uid, uint32_t gid, uint32_t mode,
+		uint32_t flags)
+{
+	struct rl_perm req;
+
+	memset(&req, 0, sizeof(req));
+	req.uid = uid;
+	req.gid = gid;
+	req.mode = mode;
+	req.flags = flags;
+	return rl_sys_ioctl(fd, RL_IOC_SET_PERM, &req);
+}

@@ -5,8 +5,10 @@
  * and says so, a changed rate goes live through SET_CONFIG with a waiter
  * asleep (and the waiter is served), a bad file is reported as FILE:LINE
  * and nothing at all is applied, --prune removes only the persistent
- * limiters no file declares, --dry-run changes nothing, and what cannot
- * change on a live limiter (owner, group, mode) is refused.
+ * limiters no file declares, --dry-run changes nothing, owner, group and
+ * mode change in place while a client keeps its fd, and a concurrency
+ * going between 0 and non-zero under attached clients is refused before
+ * anything changes.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -22,7 +24,7 @@
 #include "ratelimit_rlctl.h"
 
 #define NOTHING		"rlctl: apply: nothing to change\n"
-#define RECREATE	"a limiter keeps its owner, group and mode for life: remove it (rlctl rm %s) and apply again"
+#define CONC_BUSY	"cannot change the concurrency of '%s' from 0 to 2 while 1 client is attached: they would hold a permit for every token and never give it back; stop it, or remove it (rlctl rm %s) and apply again"
 
 #define NAME(buf, tag) \
 	snprintf(buf, sizeof(buf), "rla-%d-%s", getpid(), tag)
@@ -259,11 +261,12 @@ TEST(module_refusal_applies_nothing)
 	remove_dir(dir);
 }
 
-TEST(owner_group_mode_need_recreation)
+TEST(owner_group_mode_in_place)
 {
 	char dir[64], x[48], y[48], want[2048];
+	struct rl_acquire acq;
 	struct run r;
-	int fd;
+	int fd, i;
 
 	if (access(RLCTL, X_OK))
 		SKIP(return, "no " RLCTL);
@@ -276,22 +279,57 @@ TEST(owner_group_mode_need_recreation)
 	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", dir, NULL));
 	ASSERT_EQ(0, r.status)
 		show(_metadata, &r);
+	/* A client, attached all along. */
+	fd = ks_open_att(x, 0, 0, 1, NS_PER_SEC, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &acq));
 
 	ASSERT_EQ(0, conf(dir, "a.conf",
-			  "[%s]\nrate = 20/s\nowner = 1235\ngroup = 4322\n"
+			  "[%s]\nrate = 1000/s\nowner = 1235\ngroup = 4322\n"
 			  "mode = 0600\n[%s]\nrate = 1/s\n", x, y));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", "--dry-run", dir, NULL));
+	snprintf(want, sizeof(want),
+		 "would change %s: rate 10/s -> 1000/s, burst 1 -> 100, mode 0644 -> 0600, owner 1234 -> 1235, group 4321 -> 4322\n"
+		 "would create %s: rate 1/s, burst 1, mode 0644, owner 0, group 0\n",
+		 x, y);
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ(want, r.out);
+	EXPECT_STREQ("", r.err);
+	EXPECT_SYSFS(x, "owner", 1234);
+	expect_mode(_metadata, x, "0644");
+
 	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", dir, NULL));
 	snprintf(want, sizeof(want),
-		 "%s/a.conf:5: '%s' exists with mode 0644, not 0600; " RECREATE "\n"
-		 "%s/a.conf:3: '%s' exists with owner 1234, not 1235; " RECREATE "\n"
-		 "%s/a.conf:4: '%s' exists with group 4321, not 4322; " RECREATE "\n"
-		 "rlctl: apply: 3 errors: nothing applied\n",
-		 dir, x, x, dir, x, x, dir, x, x);
-	EXPECT_EQ(1, r.status);
-	EXPECT_STREQ("", r.out);
-	EXPECT_STREQ(want, r.err);
-	EXPECT_SYSFS(x, "rate", 10);
-	EXPECT_EQ(0, sysfs_exists(y));
+		 "changed %s: rate 10/s -> 1000/s, burst 1 -> 100, mode 0644 -> 0600, owner 1234 -> 1235, group 4321 -> 4322\n"
+		 "created %s: rate 1/s, burst 1, mode 0644, owner 0, group 0\n",
+		 x, y);
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ(want, r.out);
+	EXPECT_STREQ("", r.err);
+	EXPECT_SYSFS(x, "rate", 1000);
+	EXPECT_SYSFS(x, "owner", 1235);
+	EXPECT_SYSFS(x, "group", 4322);
+	expect_mode(_metadata, x, "0600");
+	EXPECT_SYSFS(x, "clients", 1);
+	/* The client goes on, on the same limiter. */
+	for (i = 0; i < 10; i++)
+		EXPECT_EQ(0, ks_acq(fd, 1, now_ns() + 10 * NS_PER_SEC, 0,
+				    &acq));
+	EXPECT_SYSFS(x, "granted", 11);
+
+	/* Only the mode now. */
+	ASSERT_EQ(0, conf(dir, "a.conf",
+			  "[%s]\nrate = 1000/s\nowner = 1235\ngroup = 4322\n"
+			  "mode = 0640\n[%s]\nrate = 1/s\n", x, y));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", dir, NULL));
+	snprintf(want, sizeof(want), "changed %s: mode 0600 -> 0640\n", x);
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ(want, r.out);
+	expect_mode(_metadata, x, "0640");
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", dir, NULL));
+	EXPECT_STREQ(NOTHING, r.out);
+	close(fd);
+	EXPECT_EQ(0, ks_unl_name(y));
 
 	/* Nor does apply adopt a limiter that a program created. */
 	EXPECT_EQ(0, ks_unl_name(x));
@@ -306,6 +344,71 @@ TEST(owner_group_mode_need_recreation)
 	EXPECT_STREQ(want, r.err);
 	close(fd);
 	EXPECT_EQ(0, sysfs_exists(x));
+	remove_dir(dir);
+}
+
+/*
+ * Issue 24's hang: adding a concurrency limit to a live rate-only limiter
+ * would make every attached client hold permits it never gives back. apply
+ * refuses the whole run, says why and what to do, and changes nothing; the
+ * client goes on. Alone, the same file applies.
+ */
+TEST(concurrency_switch_refused_with_clients)
+{
+	char dir[64], c[48], d[48], want[2048];
+	struct rl_acquire acq;
+	struct run r;
+	int fd, i;
+
+	if (access(RLCTL, X_OK))
+		SKIP(return, "no " RLCTL);
+	make_dir(dir, sizeof(dir));
+	ASSERT_NE(0, dir[0]);
+	NAME(c, "c");
+	NAME(d, "d");
+	ASSERT_EQ(0, conf(dir, "c.conf", "[%s]\nrate = 1000/s\n", c));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", dir, NULL));
+	ASSERT_EQ(0, r.status)
+		show(_metadata, &r);
+	fd = ks_open_att(c, 0, 0, 1, NS_PER_SEC, 0);
+	ASSERT_LE(0, fd);
+
+	ASSERT_EQ(0, conf(dir, "c.conf",
+			  "[%s]\nrate = 1000/s\nconcurrency = 2\nmode = 0640\n"
+			  "[%s]\nrate = 1/s\n", c, d));
+	snprintf(want, sizeof(want),
+		 "%s/c.conf:3: " CONC_BUSY "\n"
+		 "rlctl: apply: 1 error: nothing applied\n", dir, c, c);
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", "--dry-run", dir, NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ("", r.out);
+	EXPECT_STREQ(want, r.err);
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", dir, NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ("", r.out);
+	EXPECT_STREQ(want, r.err);
+	/* Nothing changed, nothing created; the client goes on. */
+	EXPECT_SYSFS(c, "concurrency", 0);
+	expect_mode(_metadata, c, "0644");
+	EXPECT_EQ(0, sysfs_exists(d));
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(0, ks_acq(fd, 1, now_ns() + 10 * NS_PER_SEC, 0,
+				    &acq));
+	EXPECT_SYSFS(c, "held", 0);
+
+	/* The client gone, the same file applies. */
+	close(fd);
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", dir, NULL));
+	snprintf(want, sizeof(want),
+		 "changed %s: concurrency 0 -> 2, mode 0644 -> 0640\n"
+		 "created %s: rate 1/s, burst 1, mode 0644, owner 0, group 0\n",
+		 c, d);
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ(want, r.out);
+	EXPECT_STREQ("", r.err);
+	EXPECT_SYSFS(c, "concurrency", 2);
+	EXPECT_EQ(0, ks_unl_name(c));
+	EXPECT_EQ(0, ks_unl_name(d));
 	remove_dir(dir);
 }
 
@@ -530,16 +633,35 @@ TEST(non_root_user)
 		 mine);
 	EXPECT_STREQ(want, r.out);
 
+	/* Its own limiter's mode changes in place. */
+	ASSERT_EQ(0, conf(dir, "r.conf", "[%s]\nrate = 1/s\nmode = 0640\n",
+			  mine));
+	ASSERT_EQ(0, rlctl(&r, &user, dir, "apply", dir, NULL));
+	snprintf(want, sizeof(want), "changed %s: mode 0644 -> 0640\n", mine);
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ(want, r.out);
+	EXPECT_STREQ("", r.err);
+	expect_mode(_metadata, mine, "0640");
+
 	/* Root's limiter (mode 0644) is not its to change or to give away. */
 	ASSERT_EQ(0, conf(dir, "r.conf",
-			  "[%s]\nrate = 20/s\n[%s]\nrate = 1/s\n"
+			  "[%s]\nrate = 20/s\n[%s]\nrate = 1/s\nmode = 0640\n"
 			  "[%s]\nrate = 1/s\nowner = 0\n", root, mine, other));
 	ASSERT_EQ(0, rlctl(&r, &user, dir, "apply", dir, NULL));
 	snprintf(want, sizeof(want),
 		 "%s/r.conf:1: cannot change '%s': permission denied (owner 0, group 0, mode 0644)\n"
-		 "%s/r.conf:7: cannot create '%s' with this owner and group: that takes root\n"
+		 "%s/r.conf:8: cannot create '%s' with this owner and group: that takes root\n"
 		 "rlctl: apply: 2 errors: nothing applied\n",
 		 dir, root, dir, other);
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ("", r.out);
+	EXPECT_STREQ(want, r.err);
+	ASSERT_EQ(0, conf(dir, "r.conf", "[%s]\nrate = 10/s\nmode = 0666\n",
+			  root));
+	ASSERT_EQ(0, rlctl(&r, &user, dir, "apply", dir, NULL));
+	snprintf(want, sizeof(want),
+		 "%s/r.conf:3: cannot change the mode of '%s' from 0644 to 0666: only its owner (uid 0) or root may\n"
+		 "rlctl: apply: 1 error: nothing applied\n", dir, root);
 	EXPECT_EQ(1, r.status);
 	EXPECT_STREQ("", r.out);
 	EXPECT_STREQ(want, r.err);
@@ -548,6 +670,57 @@ TEST(non_root_user)
 
 	EXPECT_EQ(0, ks_unl_name(mine));
 	EXPECT_EQ(0, ks_unl_name(root));
+	remove_dir(dir);
+}
+
+/* rlctl set: owner, group and mode in place; concurrency's EBUSY said. */
+TEST(set_perm_and_concurrency_busy)
+{
+	char dir[64], name[48], want[512];
+	struct rl_acquire acq;
+	struct run r;
+	int fd;
+
+	if (access(RLCTL, X_OK))
+		SKIP(return, "no " RLCTL);
+	make_dir(dir, sizeof(dir));
+	ASSERT_NE(0, dir[0]);
+	NAME(name, "set");
+	ASSERT_EQ(0, conf(dir, "s.conf", "[%s]\nrate = 100/s\n", name));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "apply", dir, NULL));
+	ASSERT_EQ(0, r.status)
+		show(_metadata, &r);
+	fd = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	ASSERT_LE(0, fd);
+
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "set", name, "--mode", "0640",
+			   "--owner", "1234", "--group", "4321", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	expect_mode(_metadata, name, "0640");
+	EXPECT_SYSFS(name, "owner", 1234);
+	EXPECT_SYSFS(name, "group", 4321);
+	EXPECT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &acq));
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "set", name, "--mode", "0800",
+			   NULL));
+	EXPECT_EQ(2, r.status);
+	expect_mode(_metadata, name, "0640");
+
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "set", name, "concurrency=2",
+			   NULL));
+	snprintf(want, sizeof(want),
+		 "rlctl: cannot set concurrency=2 on '%s': clients are attached, and it cannot go between 0 and non-zero under them: stop them, or rm it and create it again\n",
+		 name);
+	EXPECT_EQ(1, r.status);
+	EXPECT_STREQ(want, r.err);
+	EXPECT_SYSFS(name, "concurrency", 0);
+	EXPECT_EQ(0, ks_acq(fd, 1, now_ns() + 10 * NS_PER_SEC, 0, &acq));
+	close(fd);
+	ASSERT_EQ(0, rlctl(&r, NULL, dir, "set", name, "concurrency=2",
+			   NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_SYSFS(name, "concurrency", 2);
+	EXPECT_EQ(0, ks_unl_name(name));
 	remove_dir(dir);
 }
 

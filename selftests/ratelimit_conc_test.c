@@ -624,4 +624,147 @@ TEST(sysfs_sched_files)
 	close(fd);
 }
 
+/* ---- switching concurrency between 0 and N on a live limiter ---- */
+
+/* A new named rate-only limiter (no permits) and its first fd. */
+static int rate_named(const char *name)
+{
+	struct rl_config c;
+	int fd = ks_open();
+
+	if (fd < 0)
+		return -1;
+	conc_cfg(&c, 0, 1, RL_CONFIG_UNLIMITED, 0);
+	if (ks_att_cfg(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
+		       &c)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int set_conc(int fd, __u64 conc)
+{
+	struct rl_config c;
+
+	if (ks_get(fd, &c))
+		return -1;
+	c.concurrency = conc;
+	return ioctl(fd, RL_IOC_SET_CONFIG, &c);
+}
+
+/*
+ * The issue's case: a rate-only limiter with a client; adding a
+ * concurrency limit is refused, and the client keeps acquiring without
+ * ever holding a permit.
+ */
+TEST(conc_switch_busy_with_client)
+{
+	char name[RL_NAME_MAX];
+	struct rl_acquire a;
+	struct rl_config c;
+	int fd, other, i;
+
+	NAME(name, "switch");
+	fd = rate_named(name);
+	ASSERT_LE(0, fd);
+	other = sem_attach(name);
+	ASSERT_LE(0, other);
+	EXPECT_ERRNO(EBUSY, set_conc(fd, 2));
+	EXPECT_ERRNO(EBUSY, set_conc(other, 2));
+	EXPECT_ERRNO(EBUSY, sysfs_write(name, "concurrency", "2"));
+	ASSERT_EQ(0, ks_get(fd, &c));
+	EXPECT_EQ(0ULL, c.concurrency);
+	/* The clients go on: more acquires than any limit, none held. */
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, ks_acq(other, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+		ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	}
+	EXPECT_EQ(0ULL, held(fd));
+	/* Alone again: the change goes through. */
+	close(other);
+	EXPECT_EQ(0, set_conc(fd, 2));
+	ASSERT_EQ(0, ks_acq(fd, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(2ULL, held(fd));
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	close(fd);
+}
+
+/* N -> 0 with another client is refused too; N -> M is not. */
+TEST(conc_switch_off_busy_n_to_m_ok)
+{
+	char name[RL_NAME_MAX];
+	struct rl_acquire a;
+	int fd, other;
+
+	NAME(name, "off");
+	fd = sem_named(name, 2);
+	ASSERT_LE(0, fd);
+	other = sem_attach(name);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, ks_acq(other, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_ERRNO(EBUSY, set_conc(fd, 0));
+	EXPECT_ERRNO(EBUSY, sysfs_write(name, "concurrency", "0"));
+	EXPECT_EQ(0, set_conc(fd, 3));
+	EXPECT_EQ(3ULL, sysfs_u64(name, "concurrency"));
+	EXPECT_EQ(0, sysfs_write(name, "concurrency", "4"));
+	EXPECT_EQ(4ULL, sysfs_u64(name, "concurrency"));
+	/* The permits still go back. */
+	EXPECT_EQ(0, ks_release(other, 2));
+	EXPECT_EQ(0ULL, held(fd));
+	close(other);
+	/* Alone: the caller may switch it off; sysfs, with a client, not. */
+	EXPECT_ERRNO(EBUSY, sysfs_write(name, "concurrency", "0"));
+	EXPECT_EQ(0, set_conc(fd, 0));
+	EXPECT_EQ(0ULL, sysfs_u64(name, "concurrency"));
+	close(fd);
+}
+
+/* A persistent limiter with no client at all: sysfs may switch it. */
+TEST(conc_switch_sysfs_no_client)
+{
+	char name[RL_NAME_MAX];
+	struct rl_config c;
+	int fd;
+
+	NAME(name, "idle");
+	fd = ks_open();
+	ASSERT_LE(0, fd);
+	conc_cfg(&c, 0, 1, RL_CONFIG_UNLIMITED, 0);
+	ASSERT_EQ(0, ks_att_cfg(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
+				RL_ATTACH_PERSIST, 0600, &c));
+	close(fd);
+	EXPECT_EQ(0, sysfs_write(name, "concurrency", "3"));
+	EXPECT_EQ(3ULL, sysfs_u64(name, "concurrency"));
+	EXPECT_EQ(0, sysfs_write(name, "concurrency", "0"));
+	EXPECT_EQ(0, ks_unl_name(name));
+}
+
+/* A lease (or its fallback) may not switch it under other clients. */
+TEST(conc_switch_lease_busy)
+{
+	char name[RL_NAME_MAX];
+	struct rl_lease l;
+	int fd, other;
+
+	NAME(name, "lease");
+	fd = rate_named(name);
+	ASSERT_LE(0, fd);
+	other = sem_attach(name);
+	ASSERT_LE(0, other);
+	memset(&l, 0, sizeof(l));
+	ASSERT_EQ(0, ks_get(fd, &l.config));
+	l.fallback = l.config;
+	l.expires_ns = soon();
+	l.config.concurrency = 1;
+	EXPECT_ERRNO(EBUSY, ioctl(fd, RL_IOC_SET_LEASE, &l));
+	l.config.concurrency = 0;
+	l.fallback.concurrency = 1;
+	EXPECT_ERRNO(EBUSY, ioctl(fd, RL_IOC_SET_LEASE, &l));
+	l.fallback.concurrency = 0;
+	EXPECT_EQ(0, ioctl(fd, RL_IOC_SET_LEASE, &l));
+	close(other);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -58,7 +58,7 @@ enum fz_op {
 	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL,
 	OP_DEPOSIT, OP_SET_LEASE, OP_GET_DEMAND,	/* fz_global() */
 	OP_HIER,	/* RL_IOC_SET_PARENT and RL_IOC_GET_PARENT (fz_hier()) */
-	OP_URING, OP_CYCLE, OP_NR
+	OP_URING, OP_CYCLE, OP_PERM, OP_NR
 };
 
 static const char *const fz_op_names[OP_NR] = {
@@ -68,7 +68,7 @@ static const char *const fz_op_names[OP_NR] = {
 	"fcntl", "poll", "read/write", "sysfs write", "sysfs read", "fork",
 	"signal",
 	"DEPOSIT", "SET_LEASE", "GET_DEMAND",
-	"SET/GET_PARENT", "io_uring", "CYCLE",
+	"SET/GET_PARENT", "io_uring", "CYCLE", "SET_PERM",
 };
 
 static const unsigned long fz_cmds[] = {
@@ -93,7 +93,7 @@ static const int fz_rw_errs[] = {
 
 /* sysfs: the directory may vanish, files may be read-only or invalid. */
 static const int fz_sysfs_errs[] = {
-	EINVAL, ENOENT, ENODEV, EACCES, EPERM, EBADF, ENOMEM, EINTR, 0
+	EINVAL, ENOENT, ENODEV, EACCES, EPERM, EBADF, ENOMEM, EINTR, EBUSY, 0
 };
 
 static const int fz_fork_errs[] = { EAGAIN, ENOMEM, 0 };
@@ -748,7 +748,7 @@ static void fz_global(struct fz_thread *t)
 /* What SET_PARENT and GET_PARENT may fail with, beyond the others'. */
 static const int fz_hier_errs[] = {
 	EINVAL, EBADFD, EFAULT, EACCES, ENOENT, ELOOP, EMLINK, EBADF,
-	ENOTTY, 0
+	ENOTTY, EBUSY, 0
 };
 
 /*
@@ -835,6 +835,37 @@ static void fz_cycle(struct fz_thread *t)
 			ret ? strerror(err) : "granted",
 			(unsigned long long)c.release,
 			(unsigned long long)c.acquire.ready_ns);
+}
+
+/*
+ * RL_IOC_SET_PERM: owner, group and mode of the fd's limiter (mostly
+ * valid, so that the chown and the sysfs files' change of hands run while
+ * the other threads read and write those files), else bad flags, mode,
+ * ids or reserved fields.
+ */
+static void fz_perm(struct fz_thread *t)
+{
+	struct rl_perm p;
+	void *arg = &p;
+	char what[64];
+	int fd = fz_fd(t), err;
+	long ret;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = chance(t, 10) ? rnd_u32(t) : 1 + below(t, RL_PERM_FLAGS_ALL);
+	p.uid = chance(t, 10) ? rnd_u32(t) : (__u32)below(t, 3);
+	p.gid = chance(t, 10) ? rnd_u32(t) : (__u32)below(t, 3);
+	p.mode = chance(t, 10) ? rnd_u32(t) : 0600 | (__u32)below(t, 0200);
+	if (chance(t, 5))
+		p.reserved[below(t, 2)] = rnd_u64(t);
+	if (chance(t, 4))
+		arg = fz_bad_ptr(t, sizeof(p));
+	t->op = OP_PERM;
+	ret = ioctl(fd, RL_IOC_SET_PERM, arg);
+	err = errno;
+	snprintf(what, sizeof(what), "fd %d SET_PERM arg %p", fd, arg);
+	fz_check(t, OP_PERM, ret, err, fz_ioctl_errs, what,
+		 arg == &p ? (void *)&p : NULL, sizeof(p));
 }
 
 /* The generic ioctls of fs/ioctl.c: any other type reaches the driver. */
@@ -1406,8 +1437,10 @@ static void fz_one(struct fz_thread *t)
 
 	if (r < 520)
 		fz_ioctl(t, below(t, OP_GET_CLIENT + 1));
-	else if (r < 550)
+	else if (r < 540)
 		fz_cycle(t);
+	else if (r < 550)
+		fz_perm(t);
 	else if (r < 600)
 		fz_randcmd(t);
 	else if (r < 620)

@@ -949,4 +949,41 @@ TEST(hier_rlctl)
 	remove_dir(dir);
 }
 
+/*
+ * A move between a path that limits concurrency and one that does not
+ * would strand the subtree's other clients, as a concurrency switch would
+ * (ratelimit_conc_test.c): EBUSY, through the ioctl and sysfs alike.
+ */
+TEST(hier_move_concurrency_busy)
+{
+	char np[RL_NAME_MAX], nc[RL_NAME_MAX], buf[RL_NAME_MAX + 2];
+	struct rl_acquire a;
+	int p, c, c2, i;
+
+	p = hmake(hname(np, "mp"), 0, 0, RL_CONFIG_UNLIMITED, 2);
+	c = hmake(hname(nc, "mc"), 0, 0, RL_CONFIG_UNLIMITED, 0);
+	ASSERT_LE(0, p);
+	ASSERT_LE(0, c);
+	c2 = ks_open_att(nc, 0, 0, 1, NS_PER_SEC, 0);
+	ASSERT_LE(0, c2);
+	EXPECT_ERRNO(EBUSY, ks_parent(c, np, 1));
+	EXPECT_ERRNO(EBUSY, sysfs_write(nc, "parent", np));
+	ASSERT_EQ(0, sysfs_read(nc, "parent", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(0, ks_acq(c2, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, hstats(c).held);
+	close(c2);
+	/* Alone in its subtree: the move goes through, and back. */
+	EXPECT_EQ(0, ks_parent(c, np, 1));
+	EXPECT_EQ(0, ks_acq(c, 2, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(2, hstats(p).held);
+	EXPECT_EQ(0, ks_release(c, 2));
+	/* The parent's own switch counts the child's clients too. */
+	EXPECT_ERRNO(EBUSY, sysfs_write(np, "concurrency", "0"));
+	EXPECT_EQ(0, ks_parent(c, NULL, 0));
+	close(c);
+	close(p);
+}
+
 TEST_HARNESS_MAIN

@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 /* The harness has unused parameters (variant, ucontext) by design. */
@@ -706,6 +707,229 @@ TEST(unprivileged_params_read_only)
 	EXPECT_EQ(EACCES, out[1]);
 	EXPECT_EQ(m, param_get("max_named"));
 	EXPECT_EQ(u, param_get("max_named_per_user"));
+}
+
+/* ---- RL_IOC_SET_PERM: chmod and chown in place ---- */
+
+static int ks_perm(int fd, __u32 uid, __u32 gid, __u32 mode, __u32 flags)
+{
+	struct rl_perm p = {
+		.uid = uid, .gid = gid, .mode = mode, .flags = flags,
+	};
+
+	return ioctl(fd, RL_IOC_SET_PERM, &p);
+}
+
+/* The sysfs files of @name belong to @uid:@gid: 0, else -1. */
+static int files_owned(const char *name, uid_t uid, gid_t gid)
+{
+	static const char *const files[] = { "rate", "mode", "owner" };
+	char path[256];
+	struct stat st;
+	unsigned int i;
+
+	if (stat(sysfs_path(path, sizeof(path), name, NULL), &st) ||
+	    st.st_uid != uid || st.st_gid != gid)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		if (stat(sysfs_path(path, sizeof(path), name, files[i]), &st) ||
+		    st.st_uid != uid || st.st_gid != gid)
+			return -1;
+	return 0;
+}
+
+static __u32 sysfs_mode(const char *name)
+{
+	char buf[16];
+
+	if (sysfs_read(name, "mode", buf, sizeof(buf)))
+		return ~0U;
+	return (__u32)strtoul(buf, NULL, 8);
+}
+
+/* As the owner (4242, also in group 4250): what chmod and chown allow. */
+static void owner_perm_fn(void *arg, int *out)
+{
+	struct rl_acquire a;
+	int fd = ks_open_att(arg, 0, 0, 1, NS_PER_SEC, 0);
+
+	out[0] = fd < 0 ? errno : 0;
+	out[1] = ret_err(ks_perm(fd, 0, 0, 0640, RL_PERM_MODE));
+	out[2] = ret_err(ks_perm(fd, 0, 4250, 0, RL_PERM_GID));
+	out[3] = ret_err(ks_perm(fd, 4242, 0, 0, RL_PERM_UID));
+	/* Not its group, not its uid to give: nothing changes at all. */
+	out[4] = ret_err(ks_perm(fd, 0, 4251, 0600,
+				 RL_PERM_GID | RL_PERM_MODE));
+	out[5] = ret_err(ks_perm(fd, 4244, 0, 0, RL_PERM_UID));
+	/* Its fd goes on. */
+	out[6] = ret_err(ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	close(fd);
+}
+
+TEST(set_perm_owner)
+{
+	static const struct ks_cred owner = { 4242, 4242, 1, { 4250 } };
+	struct ks_child ch;
+	char name[RL_NAME_MAX];
+	int out[RUN_AS_MAX];
+	struct rl_acquire a;
+	int fd;
+
+	snprintf(name, sizeof(name), "rlp-%d-chmod", getpid());
+	/* Root's fd: attached before, it keeps working. */
+	ASSERT_EQ(0, child_start(&ch, &owner, create_fn,
+				 &(struct perm_arg){ .name = name,
+						     .mode = 0600 }));
+	ASSERT_EQ(0, child_finish(&ch, out, CHILD_MS));
+	ASSERT_EQ(0, out[0]);
+	fd = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, run_as(&owner, owner_perm_fn, name, out, CHILD_MS));
+	EXPECT_EQ(0, out[0]);
+	EXPECT_EQ(0, out[1]);
+	EXPECT_EQ(0, out[2]);
+	EXPECT_EQ(0, out[3]);
+	EXPECT_EQ(EPERM, out[4]);
+	EXPECT_EQ(EPERM, out[5]);
+	EXPECT_EQ(0, out[6]);
+	EXPECT_EQ(4242ULL, sysfs_u64(name, "owner"));
+	EXPECT_EQ(4250ULL, sysfs_u64(name, "group"));
+	EXPECT_EQ(0640U, sysfs_mode(name));
+	EXPECT_EQ(0, files_owned(name, 4242, 4250));
+	EXPECT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	close(fd);
+	EXPECT_EQ(0, ks_unl_name(name));
+}
+
+/* Another user, even with the right to attach and reconfigure: EPERM. */
+static void other_perm_fn(void *arg, int *out)
+{
+	int fd = ks_open_att(arg, 0, 0, 1, NS_PER_SEC, 0);
+
+	out[0] = fd < 0 ? errno : 0;
+	out[1] = ret_err(ks_perm(fd, 0, 0, 0600, RL_PERM_MODE));
+	out[2] = ret_err(ks_perm(fd, 4244, 0, 0, RL_PERM_UID));
+	out[3] = ret_err(ks_perm(fd, 0, 4244, 0, RL_PERM_GID));
+	close(fd);
+}
+
+TEST(set_perm_non_owner_eperm)
+{
+	char name[RL_NAME_MAX];
+	int out[RUN_AS_MAX];
+
+	snprintf(name, sizeof(name), "rlp-%d-nochmod", getpid());
+	ASSERT_EQ(0, run_as(&(struct ks_cred){ 4242, 4242, 0, { 0 } },
+			    create_fn, &(struct perm_arg){ .name = name,
+							   .mode = 0666 },
+			    out, CHILD_MS));
+	ASSERT_EQ(0, out[0]);
+	ASSERT_EQ(0, run_as(&other, other_perm_fn, name, out, CHILD_MS));
+	EXPECT_EQ(0, out[0]);
+	EXPECT_EQ(EPERM, out[1]);
+	EXPECT_EQ(EPERM, out[2]);
+	EXPECT_EQ(EPERM, out[3]);
+	EXPECT_EQ(0666U, sysfs_mode(name));
+	EXPECT_EQ(4242ULL, sysfs_u64(name, "owner"));
+	EXPECT_EQ(4242ULL, sysfs_u64(name, "group"));
+	EXPECT_EQ(0, ks_unl_name(name));
+}
+
+/* out[0]: errno of an attach as the caller. */
+static void try_attach_fn(void *arg, int *out)
+{
+	int fd = ks_open_att(arg, 0, 0, 1, NS_PER_SEC, 0);
+
+	out[0] = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+}
+
+/* out[0]: may the new owner unlink it (it now answers for the name). */
+static void unlink_fn2(void *arg, int *out)
+{
+	out[0] = ret_err(ks_unl_name(arg));
+}
+
+/* Root gives a limiter away; clients attached before keep working. */
+TEST(set_perm_root_chown)
+{
+	char name[RL_NAME_MAX];
+	int out[RUN_AS_MAX];
+	struct rl_acquire a;
+	int fd, fd2;
+
+	snprintf(name, sizeof(name), "rlp-%d-chown", getpid());
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
+			 RL_ATTACH_PERSIST, 0644, 1000, NS_PER_SEC, 100);
+	ASSERT_LE(0, fd);
+	fd2 = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, run_as(&other, try_attach_fn, name, out, CHILD_MS));
+	EXPECT_EQ(0, out[0]);
+	ASSERT_EQ(0, ks_perm(fd, 4242, 4243, 0640,
+			     RL_PERM_UID | RL_PERM_GID | RL_PERM_MODE));
+	EXPECT_EQ(4242ULL, sysfs_u64(name, "owner"));
+	EXPECT_EQ(4243ULL, sysfs_u64(name, "group"));
+	EXPECT_EQ(0640U, sysfs_mode(name));
+	EXPECT_EQ(0, files_owned(name, 4242, 4243));
+	/* Attached fds keep their rights; a new attach sees the mode. */
+	EXPECT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_acq(fd2, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_set(fd2, 2000, NS_PER_SEC, 100, 0));
+	ASSERT_EQ(0, run_as(&other, try_attach_fn, name, out, CHILD_MS));
+	EXPECT_EQ(EACCES, out[0]);
+	ASSERT_EQ(0, run_as(&(struct ks_cred){ 4245, 4245, 1, { 4243 } },
+			    try_attach_fn, name, out, CHILD_MS));
+	EXPECT_EQ(0, out[0]);
+	close(fd2);
+	close(fd);
+	/* The new owner may remove it. */
+	ASSERT_EQ(0, run_as(&(struct ks_cred){ 4242, 4242, 0, { 0 } },
+			    unlink_fn2, name, out, CHILD_MS));
+	EXPECT_EQ(0, out[0]);
+	EXPECT_FALSE(sysfs_exists(name));
+}
+
+TEST(set_perm_einval)
+{
+	char name[RL_NAME_MAX];
+	struct rl_features f;
+	struct rl_perm p;
+	int fd, priv, fresh;
+
+	ASSERT_EQ(0, ioctl(ks_open(), RL_IOC_GET_FEATURES, &f));
+	EXPECT_TRUE(f.ioctls & (1ULL << _IOC_NR(RL_IOC_SET_PERM)));
+	snprintf(name, sizeof(name), "rlp-%d-inval", getpid());
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 1,
+			 NS_PER_SEC, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(EINVAL, ks_perm(fd, 0, 0, 0644, 0));
+	EXPECT_ERRNO(EINVAL, ks_perm(fd, 0, 0, 0644, 1U << 3));
+	EXPECT_ERRNO(EINVAL, ks_perm(fd, 0, 0, 01644, RL_PERM_MODE));
+	EXPECT_ERRNO(EINVAL, ks_perm(fd, ~0U, 0, 0, RL_PERM_UID));
+	EXPECT_ERRNO(EINVAL, ks_perm(fd, 0, ~0U, 0, RL_PERM_GID));
+	memset(&p, 0, sizeof(p));
+	p.flags = RL_PERM_MODE;
+	p.mode = 0644;
+	p.reserved[1] = 1;
+	EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_SET_PERM, &p));
+	EXPECT_ERRNO(EFAULT, ioctl(fd, RL_IOC_SET_PERM, NULL));
+	EXPECT_EQ(0600U, sysfs_mode(name));
+	/* A private limiter has no owner; an fd without one, no limiter. */
+	priv = ks_open();
+	ASSERT_LE(0, priv);
+	ASSERT_EQ(0, ks_set(priv, 1, NS_PER_SEC, 1, 0));
+	EXPECT_ERRNO(EINVAL, ks_perm(priv, 0, 0, 0644, RL_PERM_MODE));
+	fresh = ks_open();
+	ASSERT_LE(0, fresh);
+	EXPECT_ERRNO(EBADFD, ks_perm(fresh, 0, 0, 0644, RL_PERM_MODE));
+	/* Unlinked: the name is gone, nothing to change. */
+	ASSERT_EQ(0, ks_unl_name(name));
+	EXPECT_ERRNO(EINVAL, ks_perm(fd, 0, 0, 0644, RL_PERM_MODE));
+	close(fresh);
+	close(priv);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

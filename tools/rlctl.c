@@ -43,6 +43,8 @@ static void print_usage(void)
 		"                       fed (0 or 1)\n"
 		"  set NAME --parent PARENT [--weight W] | --root\n"
 		"                       move it under PARENT, or make it a root\n"
+		"  set NAME [--mode OCTAL] [--owner UID] [--group GID]\n"
+		"                       change its mode, owner, group in place\n"
 		"  tree [-i SECONDS]    the trees of limiters: rate, achieved rate\n"
 		"                       and share of the parent's, per level\n"
 		"  show NAME            configuration, statistics, wait percentiles\n"

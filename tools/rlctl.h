@@ -133,6 +133,15 @@ struct tree_opts {
 int tree_option(int argc, char **argv, struct tree_opts *t);
 int tree_options(int *argc, char **argv, struct tree_opts *t);
 int tree_apply(int fd, const char *name, const struct tree_opts *t);
+
+/* rlctl set's --mode, --owner and --group (rlctl_apply_perm.c) */
+struct perm_opts {
+	uint32_t flags;		/* RL_PERM_* of the options given */
+	uint32_t uid, gid, mode;
+};
+
+int perm_options(int *argc, char **argv, struct perm_opts *p);
+int perm_apply(const char *name, const struct perm_opts *p);
 /* rlctl tree [-i SECONDS] (rlctl_tree.c) */
 int cmd_tree(int argc, char **argv);
 

@@ -9,11 +9,13 @@
  *     of our own (SET_CONFIG, GET_CONFIG), which has the module check it
  *     and fill in its defaults, and is compared with the limiter of that
  *     name, read through an fd attached to it (GET_CONFIG) and its sysfs
- *     directory (owner, group, mode, persistent). A limiter whose owner,
- *     group, mode or persistence differ cannot be fixed in place: that
- *     is an error too, and so is a change the caller may not make;
+ *     directory (owner, group, mode, persistent). A limiter that is not
+ *     persistent (a program's) is an error, and so is a change the
+ *     caller may not make, or a concurrency going between 0 and non-zero
+ *     while clients are attached (the module would refuse it: EBUSY);
  *  3. remove (--prune), reconfigure (RL_IOC_SET_CONFIG through an fd
- *     attached to the name: atomic, waiters and tokens kept) and create
+ *     attached to the name: atomic, waiters and tokens kept; owner, group
+ *     and mode with RL_IOC_SET_PERM, in place) and create
  *     (RL_IOC_ATTACH with CREATE | EXCL | PERSIST, as the owner and group
  *     of the file), printing one line per change.
  *
@@ -200,29 +202,111 @@ static bool check_config(struct apply *a, const struct rlconf_limiter *l,
 	return !ret;
 }
 
-/* The owner, group, mode and persistence of a limiter are as declared. */
+/*
+ * The owner, group and mode the section declares and the limiter lacks go
+ * to it->perm, to be set in place (RL_IOC_SET_PERM), as chmod(2) and
+ * chown(2) would allow the caller; a limiter that a program created (not
+ * persistent) is not apply's to adopt.
+ */
 static bool check_owner(struct apply *a, const struct rlconf_limiter *l,
-			const struct owner *o)
+			const struct owner *o, struct item *it)
 {
 	unsigned int errors = a->conf.errors;
+	bool owner = a->admin || o->uid == geteuid();
 
 	if (!o->persistent)
 		LERR(a, l, l->line,
 		     "'%s' exists but is not persistent (a program created it; it ends with its last client): remove it (rlctl rm %s) or let it end, and apply again",
 		     l->name, l->name);
-	if (o->mode != l->mode)
-		LERR(a, l, key_line(l, RLCONF_MODE),
-		     "'%s' exists with mode %04llo, not %04o; " KEEPS_FOR_LIFE,
-		     l->name, o->mode, l->mode, l->name);
-	if (l->key_line[RLCONF_OWNER] && o->uid != l->uid)
-		LERR(a, l, key_line(l, RLCONF_OWNER),
-		     "'%s' exists with owner %llu, not %u; " KEEPS_FOR_LIFE,
-		     l->name, o->uid, l->uid, l->name);
-	if (l->key_line[RLCONF_GROUP] && o->gid != l->gid)
-		LERR(a, l, key_line(l, RLCONF_GROUP),
-		     "'%s' exists with group %llu, not %u; " KEEPS_FOR_LIFE,
-		     l->name, o->gid, l->gid, l->name);
+	if (o->mode != l->mode) {
+		it->perm |= RL_PERM_MODE;
+		if (!owner)
+			LERR(a, l, key_line(l, RLCONF_MODE),
+			     "cannot change the mode of '%s' from %04llo to %04o: only its owner (uid %llu) or root may",
+			     l->name, o->mode, l->mode, o->uid);
+	}
+	if (l->key_line[RLCONF_OWNER] && o->uid != l->uid) {
+		it->perm |= RL_PERM_UID;
+		if (!a->admin)
+			LERR(a, l, key_line(l, RLCONF_OWNER),
+			     "cannot change the owner of '%s' from %llu to %u: that takes root",
+			     l->name, o->uid, l->uid);
+	}
+	if (l->key_line[RLCONF_GROUP] && o->gid != l->gid) {
+		it->perm |= RL_PERM_GID;
+		if (!a->admin && !(owner && in_group(l->gid)))
+			LERR(a, l, key_line(l, RLCONF_GROUP),
+			     "cannot change the group of '%s' from %llu to %u: only root, or its owner for a group of its own, may",
+			     l->name, o->gid, l->gid);
+	}
+	it->owner = *o;
 	return a->conf.errors == errors;
+}
+
+/*
+ * Clients of limiter @name and of the limiters under it (sysfs "clients"
+ * and "children"), or -errno.
+ */
+static long long count_clients(const struct apply *a, const char *name,
+			       int depth)
+{
+	unsigned long long n;
+	char path[PATH_MAX], *kids, *kid, *save;
+	long long sum, sub;
+	int ret;
+
+	ret = read_attr(a, name, "clients", 10, &n);
+	if (ret)
+		return ret;
+	sum = (long long)n;
+	if (depth >= RL_DEPTH_MAX ||
+	    snprintf(path, sizeof(path), "%s/%s/children", a->sysfs, name) >=
+	    (int)sizeof(path))
+		return sum;
+	kids = sysfile_read_all(path, &ret);
+	if (!kids)	/* a module without trees */
+		return ret == -ENOENT ? sum : ret;
+	for (kid = strtok_r(kids, "\n", &save); kid && sum >= 0;
+	     kid = strtok_r(NULL, "\n", &save)) {
+		sub = count_clients(a, kid, depth + 1);
+		sum = sub < 0 ? sub : sum + sub;
+	}
+	free(kids);
+	return sum;
+}
+
+/*
+ * Concurrency may not go between 0 and non-zero while other clients are
+ * attached (ratelimit(4)): their acquires would hold permits they never
+ * give back, or give back permits they do not hold. The module refuses
+ * it (EBUSY); say so now, with what to do, before anything changes.
+ */
+static bool check_concurrency(struct apply *a, const struct rlconf_limiter *l,
+			      const struct item *it)
+{
+	unsigned int line = key_line(l, (enum rlconf_key)RLK_CONCURRENCY);
+	long long n;
+
+	if (!it->have.concurrency == !it->want.concurrency)
+		return true;
+	n = count_clients(a, l->name, 0);
+	if (n < 0) {
+		LERR(a, l, line, "cannot count the clients of '%s': %s",
+		     l->name, strerror((int)-n));
+		return false;
+	}
+	if (!n)
+		return true;
+	LERR(a, l, line,
+	     "cannot change the concurrency of '%s' from %llu to %llu while %lld client%s attached: %s; stop %s, or remove it (rlctl rm %s) and apply again",
+	     l->name, (unsigned long long)it->have.concurrency,
+	     (unsigned long long)it->want.concurrency, n,
+	     n == 1 ? " is" : "s are",
+	     it->want.concurrency ?
+	     "they would hold a permit for every token and never give it back" :
+	     "they would give back permits they no longer hold",
+	     n == 1 ? "it" : "them", l->name);
+	return false;
 }
 
 static int plan_create(struct apply *a, const struct rlconf_limiter *l,
@@ -271,8 +355,15 @@ static int plan_limiter(struct apply *a, const struct rlconf_limiter *l)
 		     strerror(-ret));
 		return 0;
 	}
-	if (!check_owner(a, l, &o) ||
-	    !memcmp(&it.have, &it.want, sizeof(it.want)))
+	if (!check_owner(a, l, &o, &it))
+		return 0;
+	if (!memcmp(&it.have, &it.want, sizeof(it.want))) {
+		if (!it.perm)
+			return 0;
+		it.what = A_CHANGE;
+		return add_item(a, &it);
+	}
+	if (!check_concurrency(a, l, &it))
 		return 0;
 	if (!may_write(a, &o)) {
 		LERR(a, l, l->line,

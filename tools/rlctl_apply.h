@@ -11,15 +11,18 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "libratelimit.h"
 #include "rlctl_conf.h"
 #include "tool.h"
 
-#define KEEPS_FOR_LIFE	\
-	"a limiter keeps its owner, group and mode for life: remove it (rlctl rm %s) and apply again"
-
 enum action { A_REMOVE, A_CHANGE, A_CREATE, A_NR };
+
+/* The sysfs attributes of a limiter: RL_IOC_SET_PERM changes the first 3. */
+struct owner {
+	unsigned long long uid, gid, mode, persistent;
+};
 
 /* One change to make. */
 struct item {
@@ -27,12 +30,9 @@ struct item {
 	const struct rlconf_limiter *lim;	/* NULL for A_REMOVE */
 	struct rl_config want;	/* as the module keeps it */
 	struct rl_config have;	/* A_CHANGE: what it has now */
+	struct owner owner;	/* A_CHANGE: its owner, group and mode now */
+	uint32_t perm;		/* A_CHANGE: RL_PERM_* to set, from lim */
 	char removed[RL_NAME_MAX];	/* A_REMOVE: the name */
-};
-
-/* The sysfs attributes of a limiter that only re-creation changes. */
-struct owner {
-	unsigned long long uid, gid, mode, persistent;
 };
 
 struct apply {

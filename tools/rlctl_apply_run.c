@@ -83,6 +83,25 @@ static void print_config(const struct rl_config *have,
 	}
 }
 
+/* The owner, group and mode that RL_IOC_SET_PERM changes. */
+static void print_perm(const struct item *it, bool *first)
+{
+	const struct rlconf_limiter *l = it->lim;
+	char f[8], t[8];
+
+	if (it->perm & RL_PERM_MODE) {
+		snprintf(f, sizeof(f), "%04llo", it->owner.mode);
+		snprintf(t, sizeof(t), "%04o", l->mode);
+		field(first, "mode", f, t);
+	}
+	if (it->perm & RL_PERM_UID)
+		field_u64(first, "owner",
+			  &(uint64_t){ it->owner.uid }, l->uid);
+	if (it->perm & RL_PERM_GID)
+		field_u64(first, "group",
+			  &(uint64_t){ it->owner.gid }, l->gid);
+}
+
 static const char *item_name(const struct item *it)
 {
 	return it->lim ? it->lim->name : it->removed;
@@ -99,8 +118,10 @@ static void print_item(const struct apply *a, const struct item *it)
 	char mode[8];
 
 	printf("%s %s", (a->dry_run ? would : done)[it->what], item_name(it));
-	if (it->what == A_CHANGE)
+	if (it->what == A_CHANGE) {
 		print_config(&it->have, &it->want, &first);
+		print_perm(it, &first);
+	}
 	if (it->what == A_CREATE) {
 		print_config(NULL, &it->want, &first);
 		snprintf(mode, sizeof(mode), "%04o", l->mode);
@@ -112,6 +133,11 @@ static void print_item(const struct apply *a, const struct item *it)
 	}
 	putchar('\n');
 }
+
+#define WHY_BUSY \
+	"clients attached meanwhile, and the concurrency would go between 0 and non-zero: stop them, or remove it and apply again"
+#define WHY_NOTTY \
+	"the module cannot change owner, group or mode in place (too old): remove it and apply again"
 
 static const char *why(int err)
 {
@@ -127,6 +153,10 @@ static const char *why(int err)
 		return "too many named limiters";
 	case -EDQUOT:
 		return "too many named limiters of this owner";
+	case -EBUSY:
+		return WHY_BUSY;
+	case -ENOTTY:
+		return WHY_NOTTY;
 	default:
 		return strerror(-err);
 	}
@@ -144,8 +174,11 @@ static int run_item(const struct item *it)
 		return fd;
 	if (it->what == A_CHANGE) {
 		ret = rl_attach(fd, l->name, 0, 0, NULL);
-		if (!ret)
+		if (!ret && memcmp(&it->have, &it->want, sizeof(it->want)))
 			ret = rl_set_config(fd, &it->want);
+		if (!ret && it->perm)
+			ret = rl_set_perm(fd, l->uid, l->gid, l->mode,
+					  it->perm);
 	} else if (become_owner(l)) {
 		ret = rl_attach(fd, l->name, RL_ATTACH_CREATE |
 				RL_ATTACH_EXCL | RL_ATTACH_PERSIST, l->mode,

@@ -377,6 +377,9 @@ static struct write *do_writes(const char *name, struct write *w, int n)
 	return failed;
 }
 
+#define SET_BUSY \
+	"clients are attached, and it cannot go between 0 and non-zero under them: stop them, or rm it and create it again"
+
 /* The exit status of set when the write @failed failed on @name. */
 static int set_error(const char *name, const struct write *failed)
 {
@@ -387,6 +390,9 @@ static int set_error(const char *name, const struct write *failed)
 		return 1;	/* check_limiter() said why */
 	if (failed->err == -EACCES || failed->err == -EPERM)
 		return name_error(name, failed->err);
+	if (failed->err == -EBUSY)	/* concurrency, ratelimit(4) */
+		return fail("cannot set %s=%llu on '%s': %s", failed->key,
+			    (unsigned long long)failed->val, name, SET_BUSY);
 	return fail("cannot set %s=%llu on '%s': %s", failed->key,
 		    (unsigned long long)failed->val, name,
 		    strerror(-failed->err));
@@ -396,17 +402,19 @@ int cmd_set(int argc, char **argv)
 {
 	struct write w[MAX_WRITES], *failed;
 	struct tree_opts t = { 0 };
+	struct perm_opts p = { 0 };
 	struct change c = { 0 };
 	uint64_t period, burst, product;
 	const char *name;
 	struct info cur;
 	int i, ret;
 
-	ret = tree_options(&argc, argv, &t);
+	ret = tree_options(&argc, argv, &t) ?: perm_options(&argc, argv, &p);
 	if (ret)
 		return ret;
-	if (t.set && argc == 2)
-		return check_name(argv[1]) ?: tree_apply(-1, argv[1], &t);
+	if ((t.set || p.flags) && argc == 2)
+		return check_name(argv[1]) ?: perm_apply(argv[1], &p) ?:
+		       tree_apply(-1, argv[1], &t);
 	if (argc < 3)
 		return usage("set: missing %s", argc < 2 ? "NAME" : "KEY=VALUE");
 	name = argv[1];
@@ -432,5 +440,5 @@ int cmd_set(int argc, char **argv)
 	failed = do_writes(name, w, plan_writes(&c, &cur, w));
 	if (failed)
 		return set_error(name, failed);
-	return tree_apply(-1, name, &t);
+	return perm_apply(name, &p) ?: tree_apply(-1, name, &t);
 }

@@ -82,7 +82,12 @@
  * @concurrency: most tokens held at once by all clients (permits, given
  *               back by RL_IOC_RELEASE or when the holding fd is closed);
  *               0 for no such limit. Combines with the rate limit, or
- *               stands alone with RL_CONFIG_UNLIMITED.
+ *               stands alone with RL_CONFIG_UNLIMITED. Going from 0 to
+ *               non-zero or back is -EBUSY (nothing changed) while other
+ *               fds than the caller's are attached to the limiter or to
+ *               a limiter under it: their acquires would hold permits
+ *               they never give back, or give back permits they do not
+ *               hold. N to M, both non-zero, is always allowed.
  * @backlog:     most tokens kept for catching up; at most burst x 1000.
  *               0 (with strict @catchup) keeps none.
  * @fairness:    1 in @fairness grants lets a lower priority go first among
@@ -449,7 +454,12 @@ struct rl_demand {
  * parent, else -EACCES. A private limiter, or one whose name was unlinked,
  * is -EINVAL; a missing parent -ENOENT; a parent in the limiter's own
  * subtree (itself included) -ELOOP; a tree in which a limiter would get
- * more than RL_DEPTH_MAX ancestors -EMLINK. Nothing changes on error.
+ * more than RL_DEPTH_MAX ancestors -EMLINK; a move between a path
+ * that limits concurrency (a level with rl_config.concurrency) and one
+ * that does not, while other fds than the caller's are attached in the
+ * limiter's subtree, -EBUSY (their grants would turn into permits, or
+ * stop being ones, as for a concurrency switch). Nothing changes on
+ * error.
  * Sleeping requests, held permits and tokens stay; the new parent's
  * counts take the subtree's held permits. A limiter with children cannot
  * be unlinked (-EBUSY), and keeps its name while it has children even
@@ -522,6 +532,42 @@ struct rl_cycle {
 	__u64 reserved[2];
 };
 
+/* struct rl_perm.flags: the fields to set */
+#define RL_PERM_UID		_BITUL(0)
+#define RL_PERM_GID		_BITUL(1)
+#define RL_PERM_MODE		_BITUL(2)
+#define RL_PERM_FLAGS_ALL	(RL_PERM_UID | RL_PERM_GID | RL_PERM_MODE)
+
+/**
+ * struct rl_perm - owner, group and mode of a named limiter (RL_IOC_SET_PERM)
+ * @uid:      in, with RL_PERM_UID: the new owner, a uid of the caller's
+ *            user namespace (sysfs shows it mapped into the initial one).
+ * @gid:      in, with RL_PERM_GID: the new group, likewise.
+ * @mode:     in, with RL_PERM_MODE: the new permission bits, 0 .. 0777.
+ * @flags:    in: RL_PERM_* flags, at least one: the fields to set.
+ * @reserved: must be zero.
+ *
+ * Changes the named limiter this fd is attached to in place, as chmod(2)
+ * and chown(2) change a file: the owner may change the mode, and the
+ * group to one of its own groups; anything else (another owner, another
+ * group, or a limiter the caller does not own) takes CAP_SYS_ADMIN, or
+ * CAP_CHOWN in the caller's user namespace when the limiter's owner and
+ * group are mapped in it, else -EPERM. The files of its sysfs directory
+ * follow the new owner and group. Attached fds keep working with the
+ * rights they were given when they attached; the new mode holds from the
+ * next RL_IOC_ATTACH on. A private limiter, or one whose name was
+ * unlinked, is -EINVAL; an fd without a limiter -EBADFD; unknown flags,
+ * no flag, reserved fields, mode bits beyond 0777 or an id without a
+ * mapping -EINVAL. Nothing changes on error.
+ */
+struct rl_perm {
+	__u32 uid;
+	__u32 gid;
+	__u32 mode;
+	__u32 flags;
+	__u64 reserved[2];
+};
+
 #define RL_IOC_MAGIC		0xBA	/* unassigned in ioctl-number.rst */
 
 #define RL_IOC_GET_FEATURES	_IOR(RL_IOC_MAGIC, 0, struct rl_features)
@@ -541,5 +587,7 @@ struct rl_cycle {
 #define RL_IOC_SET_PARENT	_IOW(RL_IOC_MAGIC, 14, struct rl_parent)
 #define RL_IOC_GET_PARENT	_IOWR(RL_IOC_MAGIC, 15, struct rl_parent)
 #define RL_IOC_CYCLE		_IOWR(RL_IOC_MAGIC, 16, struct rl_cycle)
+/* 17 is RL_URING_CANCEL's. */
+#define RL_IOC_SET_PERM		_IOW(RL_IOC_MAGIC, 18, struct rl_perm)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */
