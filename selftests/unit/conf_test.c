@@ -423,13 +423,13 @@ static void test_example(void)
 	bool ok;
 
 	run_start(&r);
-	ok = !rlconf_load(&r.c, "etc/ratelimit.d");
+	ok = !rlconf_load(&r.c, "dist/example.conf");
 	run_end(&r);
 	ok = ok && r.c.errors == 0 && r.c.n == 3 &&
 	     rlconf_find(&r.c, "example");
 	if (!ok)
 		printf("# %s", r.errors);
-	report(ok, "the shipped etc/ratelimit.d/example.conf", NULL);
+	report(ok, "the shipped example, dist/example.conf", NULL);
 	run_free(&r);
 }
 
