@@ -98,34 +98,38 @@ static void explain(struct rls_redis *r, const char *cmd, const redisReply *rep)
 			      sizeof(buf)));
 }
 
+/* The reply @rep of @cmd (freed): 0 if not an error, else -EIO. */
+static int handshake_reply(struct rls_redis *r, const char *cmd,
+			   redisReply *rep)
+{
+	int ret = -EIO;
+
+	if (!rep)
+		fail(r, "%s: %s", cmd, r->c->errstr);
+	else if (rep->type == REDIS_REPLY_ERROR)
+		explain(r, cmd, rep);
+	else
+		ret = 0;
+	freeReplyObject(rep);
+	return ret;
+}
+
 /* AUTH and SELECT as @c asks, after each connect. */
 static int handshake(struct rls_redis *r, const struct rls_conn *c)
 {
-	redisReply *rep = NULL;
-	const char *cmd = "AUTH";
+	redisReply *rep;
 
-	if (c->pass[0] && c->user[0])
-		rep = redisCommand(r->c, "AUTH %s %s", c->user, c->pass);
-	else if (c->pass[0])
-		rep = redisCommand(r->c, "AUTH %s", c->pass);
-	if (c->pass[0] && rep && rep->type != REDIS_REPLY_ERROR && c->db) {
-		freeReplyObject(rep);
-		rep = NULL;
+	if (c->pass[0]) {
+		if (c->user[0])
+			rep = redisCommand(r->c, "AUTH %s %s", c->user, c->pass);
+		else
+			rep = redisCommand(r->c, "AUTH %s", c->pass);
+		if (handshake_reply(r, "AUTH", rep))
+			return -EIO;
 	}
-	if (c->db && !rep) {
-		cmd = "SELECT";
-		rep = redisCommand(r->c, "SELECT %u", c->db);
-	}
-	if (!rep && (c->pass[0] || c->db)) {
-		fail(r, "%s: %s", cmd, r->c->errstr);
+	if (c->db &&
+	    handshake_reply(r, "SELECT", redisCommand(r->c, "SELECT %u", c->db)))
 		return -EIO;
-	}
-	if (rep && rep->type == REDIS_REPLY_ERROR) {
-		explain(r, cmd, rep);
-		freeReplyObject(rep);
-		return -EACCES;
-	}
-	freeReplyObject(rep);
 	return 0;
 }
 
