@@ -55,9 +55,11 @@ library()
 		grep -c '^rl_' || :
 }
 
-expect "wrong redis address" "redis 127.0.0.1:1: Connection refused" \
+expect "wrong redis address" "redis 127.0.0.1:1: cannot connect: Connection refused" \
 	--redis 127.0.0.1:1 api=5000/s
-expect "bad redis address" "bad address" --redis "localhost:99999" api=5000/s
+STATUS=2 expect "bad redis address" \
+	"bad redis 'localhost:99999': the port must be a number 1..65535" \
+	--redis "localhost:99999" api=5000/s
 STATUS=2 expect "global rate of 0" "rate of 0" --redis "unix:$sock" api=0
 STATUS=2 expect "bad rate" "bad rate" --redis "unix:$sock" api=5000/s:x
 STATUS=2 expect "unknown option" "^rlsyncd: " --bogus api=1/s

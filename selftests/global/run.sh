@@ -9,7 +9,7 @@
 # Starts redis-server on a unix socket in a temporary directory (no TCP
 # port, no persistence), loads the library, runs BUILD_DIR/global/lease_test
 # and selftests/global/rlsyncd.sh, stops the server, then runs
-# selftests/global/agents.sh. The last line is
+# selftests/global/auth.sh and agents.sh. The last line is
 # "N passed, N failed".
 set -eu
 
@@ -51,6 +51,8 @@ p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$dir/out")
 f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$dir/out")
 RLSYNCD="$b/global/rlsyncd" RLSYNCD_FAKE="$b/global/rlsyncd-fake" \
 	REDIS_SOCK="$sock" selftests/global/rlsyncd.sh | tee "$dir/out2"
+RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/auth.sh |
+	tee -a "$dir/out2"
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/agents.sh |
 	tee -a "$dir/out2"
 p=$((${p:-0} + $(grep -c '^ok' "$dir/out2" || :)))

@@ -40,7 +40,6 @@ TOOL_NAME(PROG);
 static sig_atomic_t stop, hup;
 
 struct opts {
-	const char *redis;
 	const char *config;
 	const char *lua;
 	char host[RLS_ID_MAX];
@@ -54,7 +53,13 @@ static const char usage[] =
 "Link local named limiters to global resources in Redis (lease or batch\n"
 "mode).\n"
 "\n"
-"  -r, --redis ADDR      HOST:PORT or unix:PATH (default 127.0.0.1:6379)\n"
+"  -r, --redis ADDR      HOST[:PORT], [IPV6][:PORT], unix:PATH or\n"
+"                        redis://[USER@]HOST[:PORT][/DB] (default\n"
+"                        127.0.0.1:6379); no password here\n"
+"  -u, --username USER   the ACL user to AUTH as\n"
+"  -P, --password-file F the password, the first line of F (%d/NAME:\n"
+"                        NAME in $CREDENTIALS_DIRECTORY)\n"
+"  -D, --db N            the database to SELECT (default 0)\n"
 "  -c, --config PATH     the [global NAME] sections of a ratelimit.d file\n"
 "                        or directory\n"
 "  -H, --host ID         this host's id in Redis (default: the hostname)\n"
@@ -75,6 +80,9 @@ static const char usage[] =
 
 static const struct option longopts[] = {
 	{ "redis", required_argument, NULL, 'r' },
+	{ "username", required_argument, NULL, 'u' },
+	{ "password-file", required_argument, NULL, 'P' },
+	{ "db", required_argument, NULL, 'D' },
 	{ "config", required_argument, NULL, 'c' },
 	{ "host", required_argument, NULL, 'H' },
 	{ "algorithm", required_argument, NULL, 'a' },
@@ -95,7 +103,8 @@ static const struct option longopts[] = {
 
 static const char *const optkeys[128] = {
 	['a'] = "algorithm", ['l'] = "lease", ['R'] = "refresh", ['T'] = "hold",
-	['s'] = "safe", ['w'] = "weight", ['m'] = "mode",
+	['s'] = "safe", ['w'] = "weight", ['m'] = "mode", ['r'] = "redis",
+	['u'] = "username", ['P'] = "password-file", ['D'] = "db",
 };
 
 /* Options; returns -1 to go on, else the exit status. */
@@ -103,7 +112,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "r:c:H:a:l:R:T:s:w:m:L:S:nvh", longopts,
+	while ((c = getopt_long(argc, argv, "r:u:P:D:c:H:a:l:R:T:s:w:m:L:S:nvh", longopts,
 				NULL)) != -1) {
 		if (c > 0 && c < 128 && optkeys[c]) {
 			if (rls_spec_set(&o->common, optkeys[c], optarg))
@@ -111,9 +120,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			continue;
 		}
 		switch (c) {
-		case 'r':
-			o->redis = optarg;
-			break;
 		case 'c':
 			o->config = optarg;
 			break;
@@ -141,8 +147,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			return tool_try_help(EXIT_USAGE);
 		}
 	}
-	if (o->redis)
-		snprintf(o->common.redis, sizeof(o->common.redis), "%s", o->redis);
 	return -1;
 }
 
@@ -188,7 +192,7 @@ static int get_specs(const struct opts *o, int argc, char **argv,
 		if (argc > optind)
 			return tool_usage(EXIT_USAGE,
 					  "give links or --config, not both");
-		ret = rls_conf_load(o->config, o->redis, specs, n);
+		ret = rls_conf_load(o->config, &o->common, specs, n);
 		if (!ret && !*n)
 			fprintf(stderr, PROG ": %s: no [global NAME] section\n",
 				o->config);
@@ -221,7 +225,7 @@ static int check_redis(const struct opts *o, struct rls_link *links,
 	for (i = 0; i < n; i++) {
 		struct rls_link *l = &links[i];
 
-		l->redis = rls_redis_connect(l->spec.redis,
+		l->redis = rls_redis_connect(&l->spec,
 					     RLS_START_TIMEOUT_MS, true);
 		if (!l->redis)
 			return -EIO;
@@ -294,7 +298,7 @@ static void reload(const struct opts *o, struct rls_link **links,
 			"the links are the command line's; nothing to read again");
 		return;
 	}
-	rls_reload(o->config, o->redis, o->host, o->lua, links, n);
+	rls_reload(o->config, &o->common, o->host, o->lua, links, n);
 }
 
 /*

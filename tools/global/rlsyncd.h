@@ -26,6 +26,24 @@
 
 #define RLS_ADDR_MAX	256
 #define RLS_ID_MAX	128
+#define RLS_PASS_MAX	512
+
+/**
+ * struct rls_conn - how to reach one Redis server (rlsyncd(8), ADDRESSES)
+ * @host:  a host name or an IP address (no brackets); with @port 0 the
+ *         path of a unix socket
+ * @port:  1..65535, or 0 for a unix socket
+ * @user:  the ACL user to AUTH as ("": AUTH with the password alone)
+ * @pass:  the password, read from password-file ("": no AUTH)
+ * @db:    the database to SELECT (0: none sent)
+ */
+struct rls_conn {
+	char host[RLS_ADDR_MAX];
+	unsigned int port;
+	char user[RLS_ID_MAX];
+	char pass[RLS_PASS_MAX];
+	unsigned int db;
+};
 
 enum rls_safe {
 	RLS_PESSIMISTIC,	/* after the lease: 0 */
@@ -37,7 +55,8 @@ enum rls_safe {
  * struct rls_spec - what a [global NAME] section or a command line asks
  * @name:      the local named limiter
  * @resource:  the global resource (default: @name)
- * @redis:     "HOST:PORT" or "unix:PATH"
+ * @redis:     the address as given, for messages (never a password)
+ * @conn:      that address parsed, with username, password and db
  * @file:      where it was declared, for messages ("command line")
  * @line:      its line there
  * @configure: a rate was given: this agent configures the resource
@@ -56,6 +75,7 @@ struct rls_spec {
 	char name[RL_NAME_MAX];
 	char resource[RL_NAME_MAX];
 	char redis[RLS_ADDR_MAX];
+	struct rls_conn conn;
 	const char *file;
 	unsigned int line;
 	bool configure;
@@ -71,8 +91,19 @@ struct rls_spec {
 	double weight;
 };
 
-/* The defaults of a spec for limiter @name. */
-void rls_spec_init(struct rls_spec *s, const char *name, const char *redis);
+/*
+ * The defaults of a spec for limiter @name, with the connection of @from
+ * (address, username, password, db) if not NULL.
+ */
+void rls_spec_init(struct rls_spec *s, const char *name,
+		   const struct rls_spec *from);
+
+/*
+ * Parse a Redis address (HOST[:PORT], [IPV6][:PORT], unix:PATH,
+ * redis://[USER@]HOST[:PORT][/DB]) into @c; 0, or -EINVAL with *@why
+ * saying what is wrong.
+ */
+int rls_conn_parse(const char *v, struct rls_conn *c, const char **why);
 
 /* "RATE/PERIOD" as tokens per second; "0" is 0. Returns 0 or -EINVAL. */
 int rls_parse_tps(const char *v, double *tps);
@@ -92,14 +123,23 @@ int rls_spec_check(const struct rls_spec *s);
  * counted); other sections are rlctl's. Returns the number of problems
  * reported, or -ENOMEM.
  */
-int rls_conf_load(const char *path, const char *redis, struct rls_spec **specs,
-		  unsigned int *n);
+int rls_conf_load(const char *path, const struct rls_spec *defaults,
+		  struct rls_spec **specs, unsigned int *n);
 
 struct rls_redis;
 
-/* Connect to @addr with @timeout_ms; NULL (after a message if @say). */
-struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms,
-				    bool say);
+/*
+ * Connect to @s's Redis with @timeout_ms, AUTH and SELECT as @s asks.
+ * NULL after a message if @say. Later errors of the library calls below
+ * are printed too if @say; rls_redis_error() keeps the last one.
+ */
+struct rls_redis *rls_redis_connect(const struct rls_spec *s,
+				    double timeout_ms, bool say);
+/*
+ * The last error of @r, one line without "redis ADDR: "; with @r NULL,
+ * that of the last rls_redis_connect() that failed.
+ */
+const char *rls_redis_error(const struct rls_redis *r);
 void rls_redis_free(struct rls_redis *r);
 
 /* The wait for each later reply. */
@@ -235,6 +275,7 @@ struct rls_batch {
  * @leased:  a kernel lease is set on the limiter
  * @b:       batch mode's figures
  * @down:    Redis unreachable since the last success (said once)
+ * @fails:   failed refreshes in a row (the retry backs off)
  */
 struct rls_link {
 	struct rls_spec spec;
@@ -254,6 +295,7 @@ struct rls_link {
 	bool leased;
 	struct rls_batch b;
 	bool down;
+	unsigned int fails;
 };
 
 /* Tokens per second of @cfg (0 when paused). */
@@ -266,8 +308,15 @@ double rls_cfg_tps(const struct rl_config *cfg);
  */
 double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated);
 
-/* Connect again if the connection broke; false while Redis is away. */
-bool rls_link_reconnect(struct rls_link *l, const char *lua);
+/*
+ * Connect again if the connection broke; false while Redis is away,
+ * with the reason in @err.
+ */
+bool rls_link_reconnect(struct rls_link *l, const char *lua, char *err,
+			unsigned int errlen);
+
+/* When to try again after @l's @fails-th failure in a row: backoff. */
+uint64_t rls_link_retry_ns(const struct rls_link *l);
 
 /* Say once that Redis is away. */
 void rls_link_down(struct rls_link *l, const char *why);
@@ -301,8 +350,8 @@ void rls_link_close(struct rls_link *l, const char *host);
  * SIGHUP: read @path again and apply it whole into *@links (*@n), or
  * keep them (one line says so); 0 or -EINVAL.
  */
-int rls_reload(const char *path, const char *redis, const char *host,
-	       const char *lua, struct rls_link **links, unsigned int *n);
+int rls_reload(const char *path, const struct rls_spec *defaults,
+	       const char *host, const char *lua, struct rls_link **links, unsigned int *n);
 
 extern bool rls_verbose;
 

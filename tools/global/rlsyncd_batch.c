@@ -97,7 +97,7 @@ static void give_back(struct rls_link *l, uint64_t n)
 static void take(struct rls_link *l, uint64_t n)
 {
 	uint64_t got = 0, excess = 0;
-	char err[256];
+	char err[720];
 	int ret;
 
 	ret = rls_redis_take(l->redis, l->spec.resource, n, &got, err,
@@ -131,6 +131,7 @@ void rls_batch_refresh(struct rls_link *l, const char *lua)
 {
 	uint64_t now = rl_now_ns();
 	struct rl_stats st;
+	char err[720];
 	double wants;
 
 	if (now < l->next_ns)
@@ -143,10 +144,14 @@ void rls_batch_refresh(struct rls_link *l, const char *lua)
 	if (rl_get_stats(l->fd, &st))
 		return;
 	if ((double)st.available < l->b.batch / 2 && wants > 0) {
-		if (rls_link_reconnect(l, lua))
+		if (rls_link_reconnect(l, lua, err, sizeof(err))) {
 			take(l, (uint64_t)ceil(l->b.batch) - st.available);
-		else
-			rls_link_down(l, "unreachable");
+			l->fails = 0;
+		} else {
+			rls_link_down(l, err);
+			l->next_ns = now + rls_link_retry_ns(l);
+			l->fails++;
+		}
 	}
 	rls_state_write(l);
 }

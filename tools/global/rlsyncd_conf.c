@@ -26,13 +26,20 @@
 #define RLS_DEF_REFRESH_MS	1000.0
 #define RLS_DEF_HOLD_MS		10000.0
 
-void rls_spec_init(struct rls_spec *s, const char *name, const char *redis)
+void rls_spec_init(struct rls_spec *s, const char *name,
+		   const struct rls_spec *from)
 {
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	snprintf(s->resource, sizeof(s->resource), "%s", name);
-	snprintf(s->redis, sizeof(s->redis), "%s",
-		 redis ? redis : "127.0.0.1:6379");
+	if (from) {
+		memcpy(s->redis, from->redis, sizeof(s->redis));
+		s->conn = from->conn;
+	} else {
+		snprintf(s->redis, sizeof(s->redis), "127.0.0.1:6379");
+		snprintf(s->conn.host, sizeof(s->conn.host), "127.0.0.1");
+		s->conn.port = 6379;
+	}
 	snprintf(s->algorithm, sizeof(s->algorithm), "fair");
 	s->file = "command line";
 	s->lease_ms = RLS_DEF_LEASE_MS;
@@ -95,6 +102,207 @@ spec_err(const struct rls_spec *s, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* Say @msg in *@why: -EINVAL. */
+static int bad(const char **why, const char *msg)
+{
+	*why = msg;
+	return -EINVAL;
+}
+
+/* A decimal number 0..@max, digits only; -1 if not. */
+static long strict_num(const char *v, size_t len, long max)
+{
+	long n = 0;
+	size_t i;
+
+	if (!len || len > 10)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)v[i]))
+			return -1;
+		n = n * 10 + (v[i] - '0');
+	}
+	return n <= max ? n : -1;
+}
+
+/* HOST[:PORT] or [IPV6][:PORT] of length @len into @c. */
+static int host_port(const char *v, size_t len, struct rls_conn *c,
+		     const char **why)
+{
+	const char *end = v + len, *colon = NULL, *h = v, *hend;
+	long port = 6379;
+
+	if (*v == '[') {
+		h = v + 1;
+		hend = memchr(v, ']', len);
+		if (!hend)
+			return bad(why, "no ']' after an IPv6 address");
+		if (hend + 1 < end && hend[1] != ':')
+			return bad(why, "junk after ']'");
+		if (hend + 1 < end)
+			colon = hend + 1;
+	} else {
+		colon = memchr(v, ':', len);
+		if (colon && memchr(colon + 1, ':', end - colon - 1))
+			return bad(why, "an IPv6 address goes in brackets: [::1]:6379");
+		hend = colon ? colon : end;
+	}
+	if (hend == h)
+		return bad(why, "no host");
+	if ((size_t)(hend - h) >= sizeof(c->host))
+		return bad(why, "host name too long");
+	if (colon) {
+		port = strict_num(colon + 1, end - colon - 1, 65535);
+		if (port < 1)
+			return bad(why, "the port must be a number 1..65535");
+	}
+	memcpy(c->host, h, hend - h);
+	c->host[hend - h] = '\0';
+	c->port = (unsigned int)port;
+	return 0;
+}
+
+/* A socket's path into @c. */
+static int unix_path(const char *path, struct rls_conn *c, const char **why)
+{
+	if (!*path)
+		return bad(why, "no socket path");
+	if (strlen(path) > 107)
+		return bad(why, "a socket path longer than 107 bytes");
+	snprintf(c->host, sizeof(c->host), "%s", path);
+	c->port = 0;
+	return 0;
+}
+
+/* redis://[USER@]HOST[:PORT][/DB], after the scheme. */
+static int redis_url(const char *v, struct rls_conn *c, const char **why)
+{
+	const char *slash = strchr(v, '/'), *at;
+	size_t len = slash ? (size_t)(slash - v) : strlen(v);
+	long db = -1;
+
+	at = memchr(v, '@', len);
+	if (at && memchr(v, ':', at - v))
+		return bad(why, "a password in the URL is refused: give password-file =");
+	if (at && (at == v || (size_t)(at - v) >= sizeof(c->user)))
+		return bad(why, "a bad user name before '@'");
+	if (slash) {
+		db = strict_num(slash + 1, strlen(slash + 1), 1000000);
+		if (db < 0)
+			return bad(why, "the database after '/' must be a number");
+	}
+	if (at) {
+		if (host_port(at + 1, len - (at + 1 - v), c, why))
+			return -EINVAL;
+		memcpy(c->user, v, at - v);
+		c->user[at - v] = '\0';
+	} else if (host_port(v, len, c, why)) {
+		return -EINVAL;
+	}
+	if (db >= 0)
+		c->db = (unsigned int)db;
+	return 0;
+}
+
+int rls_conn_parse(const char *v, struct rls_conn *c, const char **why)
+{
+	struct rls_conn n = *c;
+	int ret;
+
+	*why = "bad address";
+	if (!strncmp(v, "rediss://", 9))
+		return bad(why, "TLS (rediss://) is not supported yet");
+	if (!strncmp(v, "unix://", 7))
+		ret = unix_path(v + 7, &n, why);
+	else if (!strncmp(v, "unix:", 5))
+		ret = unix_path(v + 5, &n, why);
+	else if (!strncmp(v, "redis://", 8))
+		ret = redis_url(v + 8, &n, why);
+	else if (strstr(v, "://"))
+		ret = bad(why, "unknown scheme (redis:// or unix:)");
+	else if (strchr(v, '@') || strchr(v, '/'))
+		ret = bad(why, "a user or a database needs a redis:// URL");
+	else
+		ret = host_port(v, strlen(v), &n, why);
+	if (!ret)
+		*c = n;
+	return ret;
+}
+
+/*
+ * The password in @path, its first line; "%d/NAME" is NAME in systemd's
+ * $CREDENTIALS_DIRECTORY (LoadCredential=).
+ */
+static int read_password(struct rls_spec *s, const char *path)
+{
+	char file[4096], buf[RLS_PASS_MAX + 1];
+	const char *dir = getenv("CREDENTIALS_DIRECTORY");
+	size_t len;
+	FILE *in;
+
+	if (!strncmp(path, "%d/", 3)) {
+		if (!dir || !*dir)
+			return spec_err(s, "password-file %s: %s", path,
+					"$CREDENTIALS_DIRECTORY is not set (LoadCredential=)");
+		snprintf(file, sizeof(file), "%s/%s", dir, path + 3);
+	} else {
+		snprintf(file, sizeof(file), "%s", path);
+	}
+	in = fopen(file, "re");
+	if (!in)
+		return spec_err(s, "password-file %s: %s", file, strerror(errno));
+	len = fgets(buf, sizeof(buf), in) ? strcspn(buf, "\r\n") : 0;
+	fclose(in);
+	if (!len)
+		return spec_err(s, "password-file %s: empty", file);
+	if (len >= RLS_PASS_MAX)
+		return spec_err(s, "password-file %s: longer than %d bytes", file,
+				RLS_PASS_MAX - 1);
+	memcpy(s->conn.pass, buf, len);
+	s->conn.pass[len] = '\0';
+	memset(buf, 0, sizeof(buf));
+	return 0;
+}
+
+/* The connection's keys; -ENOENT for others, -EINVAL after a message. */
+static int set_conn(struct rls_spec *s, const char *key, const char *v)
+{
+	const char *why;
+	long db;
+
+	if (!strcmp(key, "redis")) {
+		if (strlen(v) >= sizeof(s->redis))
+			return spec_err(s, "bad redis: longer than %d bytes",
+					RLS_ADDR_MAX - 1);
+		if (rls_conn_parse(v, &s->conn, &why)) {
+			/* never echo what may hold a password */
+			if (strchr(v, '@'))
+				return spec_err(s, "bad redis URL: %s", why);
+			return spec_err(s, "bad redis '%s': %s", v, why);
+		}
+		snprintf(s->redis, sizeof(s->redis), "%s", v);
+		return 0;
+	}
+	if (!strcmp(key, "username")) {
+		if (!*v || strlen(v) >= sizeof(s->conn.user) || strpbrk(v, " \t"))
+			return spec_err(s, "bad username '%s'", v);
+		snprintf(s->conn.user, sizeof(s->conn.user), "%s", v);
+		return 0;
+	}
+	if (!strcmp(key, "password-file"))
+		return read_password(s, v);
+	if (!strcmp(key, "password"))
+		return spec_err(s, "no password key: give password-file =");
+	if (!strcmp(key, "db")) {
+		db = strict_num(v, strlen(v), 1000000);
+		if (db < 0)
+			return spec_err(s, "bad db '%s': a number", v);
+		s->conn.db = (unsigned int)db;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static int set_safe(struct rls_spec *s, const char *v)
 {
 	if (!strcmp(v, "pessimistic")) {
@@ -127,12 +335,6 @@ static int set_word(struct rls_spec *s, const char *key, const char *v)
 		    strcmp(v, "static"))
 			return -EINVAL;
 		snprintf(s->algorithm, sizeof(s->algorithm), "%s", v);
-		return 0;
-	}
-	if (!strcmp(key, "redis")) {
-		if (!*v || strlen(v) >= sizeof(s->redis))
-			return -EINVAL;
-		snprintf(s->redis, sizeof(s->redis), "%s", v);
 		return 0;
 	}
 	if (!strcmp(key, "resource"))
@@ -175,8 +377,11 @@ static int set_number(struct rls_spec *s, const char *key, const char *v)
 
 int rls_spec_set(struct rls_spec *s, const char *key, const char *v)
 {
-	int ret = set_word(s, key, v);
+	int ret = set_conn(s, key, v);
 
+	if (ret != -ENOENT)
+		return ret ? -EINVAL : 0;
+	ret = set_word(s, key, v);
 	if (ret == -ENOENT)
 		ret = set_number(s, key, v);
 	if (ret == -ENOENT)
@@ -188,6 +393,8 @@ int rls_spec_set(struct rls_spec *s, const char *key, const char *v)
 
 int rls_spec_check(const struct rls_spec *s)
 {
+	if (s->conn.user[0] && !s->conn.pass[0])
+		return spec_err(s, "username %s without password-file", s->conn.user);
 	if (s->lease_ms < 100)
 		return spec_err(s, "a lease shorter than 100ms");
 	if (s->refresh_ms < 10 || s->refresh_ms > s->lease_ms / 2)
@@ -207,7 +414,7 @@ int rls_spec_check(const struct rls_spec *s)
 struct conf_state {
 	const char *file;
 	unsigned int line;
-	const char *redis;
+	const struct rls_spec *defaults;
 	struct rls_spec **specs;
 	unsigned int *n;
 	struct rls_spec *cur;	/* the open [global NAME] section, or NULL */
@@ -259,7 +466,7 @@ static int new_section(struct conf_state *st, const char *name)
 		return -ENOMEM;
 	*st->specs = s;
 	st->cur = &s[(*st->n)++];
-	rls_spec_init(st->cur, name, st->redis);
+	rls_spec_init(st->cur, name, st->defaults);
 	st->cur->file = st->file;
 	st->cur->line = st->line;
 	return 0;
@@ -370,10 +577,10 @@ static int conf_dir(struct conf_state *st, const char *path)
 	return ret;
 }
 
-int rls_conf_load(const char *path, const char *redis, struct rls_spec **specs,
-		  unsigned int *n)
+int rls_conf_load(const char *path, const struct rls_spec *defaults,
+		  struct rls_spec **specs, unsigned int *n)
 {
-	struct conf_state st = { .redis = redis, .specs = specs, .n = n };
+	struct conf_state st = { .defaults = defaults, .specs = specs, .n = n };
 	struct stat sb;
 	int ret;
 

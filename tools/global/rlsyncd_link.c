@@ -265,6 +265,7 @@ static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 	if (l->down)
 		printf(PROG ": %s: redis reachable again\n", l->spec.name);
 	l->down = false;
+	l->fails = 0;
 }
 
 void rls_link_down(struct rls_link *l, const char *why)
@@ -275,24 +276,42 @@ void rls_link_down(struct rls_link *l, const char *why)
 	l->down = true;
 }
 
-bool rls_link_reconnect(struct rls_link *l, const char *lua)
+bool rls_link_reconnect(struct rls_link *l, const char *lua, char *err,
+			unsigned int errlen)
 {
 	if (!rls_redis_broken(l->redis))
 		return true;
 	rls_redis_free(l->redis);
-	l->redis = rls_redis_connect(l->spec.redis, rls_rpc_ms(&l->spec), false);
+	l->redis = rls_redis_connect(&l->spec, rls_rpc_ms(&l->spec), false);
 	if (l->redis && rls_redis_library(l->redis, lua)) {
+		snprintf(err, errlen, "%s", rls_redis_error(l->redis));
 		rls_redis_free(l->redis);
 		l->redis = NULL;
+	} else if (!l->redis) {
+		snprintf(err, errlen, "%s", rls_redis_error(NULL));
 	}
 	return l->redis;
+}
+
+/*
+ * The refresh interval after the first failure, doubled after each one
+ * in a row up to 8 refreshes, at most 5 s (or one refresh if longer):
+ * the kernel's lease fallback holds the limit meanwhile.
+ */
+uint64_t rls_link_retry_ns(const struct rls_link *l)
+{
+	double ms = l->spec.refresh_ms * (1U << (l->fails < 3 ? l->fails : 3));
+
+	if (ms > 5000 && ms > l->spec.refresh_ms)
+		ms = l->spec.refresh_ms > 5000 ? l->spec.refresh_ms : 5000;
+	return (uint64_t)(ms * NS_PER_MS);
 }
 
 void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 {
 	uint64_t now = rl_now_ns(), sent;
 	struct rls_lease ls;
-	char err[256];
+	char err[720];
 	double in[4];
 	int ret;
 
@@ -303,8 +322,10 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 	if (now < l->next_ns)
 		return;
 	l->next_ns = now + (uint64_t)(l->spec.refresh_ms * NS_PER_MS);
-	if (!rls_link_reconnect(l, lua)) {
-		rls_link_down(l, "unreachable");
+	if (!rls_link_reconnect(l, lua, err, sizeof(err))) {
+		rls_link_down(l, err);
+		l->next_ns = now + rls_link_retry_ns(l);
+		l->fails++;
 		return;
 	}
 	l->wants = rls_link_demand(l, now, NULL);
@@ -324,6 +345,9 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 	} else if (ret == -ENOEXEC) {
 		if (!rls_redis_library(l->redis, lua))
 			l->next_ns = now;
+	} else if (ret == -EIO && rls_redis_broken(l->redis) && !l->fails++) {
+		/* the connection broke: reconnect at once, its error says more */
+		l->next_ns = now;
 	} else {
 		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
 	}

@@ -24,6 +24,9 @@
 struct rls_redis {
 	redisContext *c;
 	char addr[RLS_ADDR_MAX];
+	char user[RLS_ID_MAX];
+	bool say;
+	char err[400];	/* the last error, without "redis ADDR: " */
 };
 
 static struct timeval tv_of(double ms)
@@ -36,43 +39,124 @@ static struct timeval tv_of(double ms)
 	return tv;
 }
 
-static redisContext *connect_addr(const char *addr, struct timeval tv)
+/* Keep the message as the last error; print it if asked. */
+static void __attribute__((format(printf, 2, 3)))
+fail(struct rls_redis *r, const char *fmt, ...)
 {
-	char host[RLS_ADDR_MAX], *colon;
-	int port;
+	va_list ap;
 
-	if (!strncmp(addr, "unix:", 5))
-		return redisConnectUnixWithTimeout(addr + 5, tv);
-	snprintf(host, sizeof(host), "%s", addr);
-	colon = strrchr(host, ':');
-	port = colon ? atoi(colon + 1) : 6379;
-	if (colon)
-		*colon = '\0';
-	if (port <= 0 || port > 65535 || !*host)
-		return NULL;
-	return redisConnectWithTimeout(host, port, tv);
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	if (r->say)
+		fprintf(stderr, PROG ": redis %s: %s\n", r->addr, r->err);
 }
 
-struct rls_redis *rls_redis_connect(const char *addr, double timeout_ms,
-				    bool say)
+/* The error of the last connection that failed. */
+static char connect_err[400];
+
+const char *rls_redis_error(const struct rls_redis *r)
 {
+	return r ? r->err : connect_err;
+}
+
+static bool starts(const char *s, const char *with)
+{
+	return !strncmp(s, with, strlen(with));
+}
+
+/*
+ * What error @e of @cmd means, one line in @buf: the errors of
+ * authentication and ACLs explained, others as Redis says them.
+ */
+static const char *meaning(const struct rls_redis *r, const char *cmd,
+			   const char *e, char *buf, size_t len)
+{
+	if (starts(e, "WRONGPASS") || starts(e, "ERR invalid password") ||
+	    starts(e, "ERR invalid username-password"))
+		snprintf(buf, len, "%s: wrong username or password (%s)", cmd, e);
+	else if (starts(e, "NOAUTH"))
+		snprintf(buf, len, "%s: the server needs a password: give password-file = (%s)",
+			 cmd, e);
+	else if (starts(e, "NOPERM"))
+		snprintf(buf, len, "%s: denied by the ACL of user %s; %s (%s)", cmd,
+			 r->user[0] ? r->user : "default",
+			 "rlsyncd(8) gives the ACL it needs", e);
+	else if (starts(e, "ERR AUTH") && strstr(e, "without any password"))
+		snprintf(buf, len, "%s: a password was given but the server has none (%s)",
+			 cmd, e);
+	else
+		snprintf(buf, len, "%s: %s", cmd, e);
+	return buf;
+}
+
+static void explain(struct rls_redis *r, const char *cmd, const redisReply *rep)
+{
+	char buf[400];
+
+	fail(r, "%s", meaning(r, cmd, rep->str ? rep->str : "error", buf,
+			      sizeof(buf)));
+}
+
+/* The reply @rep of @cmd (freed): 0 if not an error, else -EIO. */
+static int handshake_reply(struct rls_redis *r, const char *cmd,
+			   redisReply *rep)
+{
+	int ret = -EIO;
+
+	if (!rep)
+		fail(r, "%s: %s", cmd, r->c->errstr);
+	else if (rep->type == REDIS_REPLY_ERROR)
+		explain(r, cmd, rep);
+	else
+		ret = 0;
+	freeReplyObject(rep);
+	return ret;
+}
+
+/* AUTH and SELECT as @c asks, after each connect. */
+static int handshake(struct rls_redis *r, const struct rls_conn *c)
+{
+	redisReply *rep;
+
+	if (c->pass[0]) {
+		if (c->user[0])
+			rep = redisCommand(r->c, "AUTH %s %s", c->user, c->pass);
+		else
+			rep = redisCommand(r->c, "AUTH %s", c->pass);
+		if (handshake_reply(r, "AUTH", rep))
+			return -EIO;
+	}
+	if (c->db &&
+	    handshake_reply(r, "SELECT", redisCommand(r->c, "SELECT %u", c->db)))
+		return -EIO;
+	return 0;
+}
+
+struct rls_redis *rls_redis_connect(const struct rls_spec *s,
+				    double timeout_ms, bool say)
+{
+	const struct rls_conn *c = &s->conn;
 	struct timeval tv = tv_of(timeout_ms);
 	struct rls_redis *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
-	snprintf(r->addr, sizeof(r->addr), "%s", addr);
-	r->c = connect_addr(addr, tv);
-	if (!r->c || r->c->err) {
-		if (say)
-			fprintf(stderr, PROG ": redis %s: %s\n", addr,
-				r->c ? r->c->errstr
-				     : "bad address (HOST:PORT or unix:PATH)");
-		rls_redis_free(r);
-		return NULL;
-	}
-	redisSetTimeout(r->c, tv);
-	return r;
+	snprintf(r->addr, sizeof(r->addr), "%s", s->redis);
+	snprintf(r->user, sizeof(r->user), "%s", c->user);
+	r->say = say;
+	if (c->port)
+		r->c = redisConnectWithTimeout(c->host, (int)c->port, tv);
+	else
+		r->c = redisConnectUnixWithTimeout(c->host, tv);
+	if (!r->c || r->c->err)
+		fail(r, "cannot connect: %s",
+		     r->c ? r->c->errstr : "out of memory");
+	else if (!redisSetTimeout(r->c, tv) && !handshake(r, c))
+		return r;
+	snprintf(connect_err, sizeof(connect_err), "%s", r->err);
+	rls_redis_free(r);
+	return NULL;
 }
 
 void rls_redis_timeout(struct rls_redis *r, double timeout_ms)
@@ -117,15 +201,22 @@ static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
 	return redisCommandArgv(r->c, n, argv, NULL);
 }
 
-/* The message of an error reply, without Redis's " script: ..." tail. */
-static const char *reply_err(redisReply *rep, char *buf, size_t len)
+/*
+ * The message of an error reply of FCALL, without Redis's " script: ..."
+ * tail; errors of authentication and ACLs explained.
+ */
+static const char *reply_err(const struct rls_redis *r, redisReply *rep,
+			     char *buf, size_t len)
 {
-	char *tail;
+	char e[256], *tail;
 
-	snprintf(buf, len, "%s", rep->str ? rep->str : "error");
-	tail = strstr(buf, " script:");
+	snprintf(e, sizeof(e), "%s", rep->str ? rep->str : "error");
+	tail = strstr(e, " script:");
 	if (tail)
 		*tail = '\0';
+	if (starts(e, "NOPERM") || starts(e, "NOAUTH") || starts(e, "WRONGPASS"))
+		return meaning(r, "FCALL", e, buf, len);
+	snprintf(buf, len, "%s", e);
 	return buf;
 }
 
@@ -145,10 +236,16 @@ static int has_library(struct rls_redis *r)
 	int ret;
 
 	rep = redisCommand(r->c, "FUNCTION LIST LIBRARYNAME ratelimit");
+	if (!rep)
+		fail(r, "FUNCTION LIST: %s", r->c->errstr);
+	else if (rep->type == REDIS_REPLY_ERROR && rep->str &&
+		 (starts(rep->str, "ERR unknown command") ||
+		  starts(rep->str, "ERR Unknown subcommand")))
+		fail(r, "FUNCTION LIST: Redis 7.0 or later needed (%s)",
+		     rep->str);
+	else if (rep->type == REDIS_REPLY_ERROR)
+		explain(r, "FUNCTION LIST", rep);
 	if (!rep || rep->type == REDIS_REPLY_ERROR) {
-		fprintf(stderr, PROG ": redis %s: %s\n", r->addr,
-			rep ? "FUNCTION LIST failed: Redis 7.0 or later needed"
-			    : r->c->errstr);
 		freeReplyObject(rep);
 		return -EIO;
 	}
@@ -169,8 +266,7 @@ static size_t read_library(struct rls_redis *r, const char *lua, char *text,
 	if (in)
 		fclose(in);
 	if (!len)
-		fprintf(stderr, PROG ": redis %s lacks the library; %s: cannot read it\n",
-			r->addr, lua);
+		fail(r, "lacks the library; %s: cannot read it", lua);
 	return len;
 }
 
@@ -202,9 +298,11 @@ int rls_redis_library(struct rls_redis *r, const char *lua)
 	if (!len)
 		return -ENOENT;
 	rep = redisCommand(r->c, "FUNCTION LOAD REPLACE %b", text, len);
+	if (!rep)
+		fail(r, "FUNCTION LOAD %s: %s", lua, r->c->errstr);
+	else if (rep->type == REDIS_REPLY_ERROR)
+		explain(r, "FUNCTION LOAD", rep);
 	if (!rep || rep->type == REDIS_REPLY_ERROR) {
-		fprintf(stderr, PROG ": redis %s: FUNCTION LOAD %s: %s\n",
-			r->addr, lua, rep ? rep->str : r->c->errstr);
 		freeReplyObject(rep);
 		return -EIO;
 	}
@@ -238,7 +336,7 @@ int rls_redis_config(struct rls_redis *r, const struct rls_spec *s,
 	if (!rep || rep->type != REDIS_REPLY_ARRAY) {
 		fprintf(stderr, PROG ": redis %s: configuring resource %s: %s\n",
 			r->addr, s->resource,
-			rep ? reply_err(rep, err, sizeof(err)) : r->c->errstr);
+			rep ? reply_err(r, rep, err, sizeof(err)) : r->c->errstr);
 		ret = rep ? -EINVAL : -EIO;
 	} else if (rep->elements == 2 && rep->element[1]->integer && rls_verbose) {
 		printf("rlsyncd: resource %s configured (version %lld)\n",
@@ -258,7 +356,7 @@ int rls_redis_exists(struct rls_redis *r, const char *res)
 		ret = 0;
 	} else if (!rep || rep->type != REDIS_REPLY_ARRAY) {
 		fprintf(stderr, PROG ": redis %s: resource %s: %s\n", r->addr,
-			res, rep ? reply_err(rep, err, sizeof(err)) : r->c->errstr);
+			res, rep ? reply_err(r, rep, err, sizeof(err)) : r->c->errstr);
 		ret = -EIO;
 	}
 	freeReplyObject(rep);
@@ -293,7 +391,7 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 		ret = -EIO;
 	if (ret) {
 		if (rep)
-			reply_err(rep, err, errlen);
+			reply_err(r, rep, err, errlen);
 		else
 			snprintf(err, errlen, "%s", r->c->errstr);
 		freeReplyObject(rep);
@@ -330,7 +428,7 @@ int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
 	if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) {
 		ret = is_err(rep, "RLNOCONF") ? -ENOENT : -EIO;
 		if (rep)
-			reply_err(rep, err, errlen);
+			reply_err(r, rep, err, errlen);
 		else
 			snprintf(err, errlen, "%s", r->c->errstr);
 		freeReplyObject(rep);

@@ -28,6 +28,7 @@ static struct rls_link *same_link(const struct rls_spec *s,
 		if (old[i].fd >= 0 && !strcmp(old[i].spec.name, s->name) &&
 		    !strcmp(old[i].spec.resource, s->resource) &&
 		    !strcmp(old[i].spec.redis, s->redis) &&
+		    !memcmp(&old[i].spec.conn, &s->conn, sizeof(s->conn)) &&
 		    old[i].spec.batch == s->batch)
 			return &old[i];
 	}
@@ -39,7 +40,7 @@ static int open_new(struct rls_link *l, const char *lua)
 {
 	int ret;
 
-	l->redis = rls_redis_connect(l->spec.redis, RLS_START_TIMEOUT_MS, true);
+	l->redis = rls_redis_connect(&l->spec, RLS_START_TIMEOUT_MS, true);
 	if (!l->redis)
 		return -EIO;
 	ret = rls_redis_library(l->redis, lua);
@@ -115,8 +116,9 @@ static void restore(struct rls_link *nl, unsigned int m, const bool *kept,
 	}
 }
 
-int rls_reload(const char *path, const char *redis, const char *host,
-	       const char *lua, struct rls_link **links, unsigned int *n)
+int rls_reload(const char *path, const struct rls_spec *defaults,
+	       const char *host, const char *lua, struct rls_link **links,
+	       unsigned int *n)
 {
 	struct rls_spec *specs = NULL;
 	struct rls_link *nl = NULL;
@@ -124,7 +126,7 @@ int rls_reload(const char *path, const char *redis, const char *host,
 	bool *kept = NULL;
 	int ret;
 
-	ret = rls_conf_load(path, redis, &specs, &m);
+	ret = rls_conf_load(path, defaults, &specs, &m);
 	if (!ret && m) {
 		nl = calloc(m, sizeof(*nl));
 		kept = calloc(m, sizeof(*kept));
