@@ -419,15 +419,15 @@ batch()
 	finish
 }
 
-# expect NAME PATTERN NAME ARGS...: rlsyncd ARGS fails with one line
-# matching PATTERN, and creates no limiter NAME.
+# expect NAME PATTERN NAME ARGS...: rlsyncd ARGS fails with status $want
+# (1 unless set) and one line matching PATTERN, and creates no limiter NAME.
 expect()
 {
 	what=$1 pat=$2 lim=$3
 	shift 3
 	rc=0
 	$G/rlsyncd --lua $G/ratelimit.lua -S "$T/st" "$@" >"$T/bad.out" 2>&1 || rc=$?
-	if [ "$rc" = 1 ] && [ "$(wc -l <"$T/bad.out")" = 1 ] &&
+	if [ "$rc" = "${want:-1}" ] && [ "$(wc -l <"$T/bad.out")" = 1 ] &&
 		grep -q -- "$pat" "$T/bad.out" && [ ! -e "$SYS/$lim" ]; then
 		ok "bad input: $what: $(cat "$T/bad.out")"
 	else
@@ -454,7 +454,10 @@ bad_input()
 		"$(cat "$T/bad.out")"
 	expect "unknown resource" "unknown resource nope" x.bad \
 		-r "$REDIS" x.bad@nope
+	# A bad operand is a usage error: status 2, as in every tool.
+	want=2
 	expect "global rate of 0" "rate of 0" x.bad -r "$REDIS" x.bad=0
+	want=1
 	printf '[global x.bad]\nrate = 100/s\nrefresh = 1 s\n' >"$T/bad.conf"
 	expect "bad config line" "bad.conf:3: \[global x.bad\]: bad refresh" \
 		x.bad -r "$REDIS" -c "$T/bad.conf"
