@@ -259,6 +259,14 @@ $(PY_UNIT): selftests/unit/python_abi_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
+# The tree's SPDX lines and the README's promises (license per part,
+# length, package list): a host unit test too.
+DOCS_UNIT := $(B)/unit/docs_test
+unit: $(DOCS_UNIT)
+$(DOCS_UNIT): selftests/unit/docs_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
 .PHONY: pystyle
 style: pystyle
 pystyle:
