@@ -99,12 +99,17 @@ BENCH_OBJS := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/bench/*.c
 # as make install and the Debian packages want; static is what the QEMU
 # rig's busybox guest needs, and its targets ask for it. The mode is
 # kept in $(B)/tools/link-mode, which the tools depend on: a change of
-# mode links them again. The host unit tests run them from the tree with
-# build/lib on their library path (selftests/unit/tool_run.h).
+# mode links them again.
+# TOOLS_RPATH, where a shared tool looks for libratelimit.so.1 first:
+# $ORIGIN/../lib, build/lib for build/tools/NAME, so that the tools run
+# from the tree, and PREFIX/lib for PREFIX/bin/NAME after make install.
+# The Debian packages set it empty (debian/rules): no rpath there.
 TOOLS_LINK ?= shared
+TOOLS_RPATH ?= $$ORIGIN/../lib
 ifeq ($(TOOLS_LINK),shared)
 TOOL_DEPS = $(LIB_SO) $(B)/lib/libratelimit.so
-TOOL_LIBS = -L$(B)/lib -lratelimit -pthread
+TOOL_LIBS = -L$(B)/lib -lratelimit -pthread \
+	$(if $(TOOLS_RPATH),-Xlinker -rpath -Xlinker '$(TOOLS_RPATH)')
 else ifeq ($(TOOLS_LINK),static)
 TOOL_DEPS = $(LIB_A)
 TOOL_LIBS = -static -pthread $(LIB_A)
@@ -196,11 +201,13 @@ $(B)/tools/obj/%.o: tools/%.c
 tool_parts = $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(filter tools/$(1)_%,$(TOOL_PARTS)))
 $(foreach t,$(TOOLS),$(eval $(t): $(call tool_parts,$(notdir $(t))) $(TOOL_COMMON)))
 
-# Rewritten only when TOOLS_LINK changes, so that the tools follow it.
+# Rewritten only when TOOLS_LINK or TOOLS_RPATH changes, so that the
+# tools follow them.
 TOOL_MODE := $(B)/tools/link-mode
 $(TOOL_MODE): FORCE
 	@mkdir -p $(@D)
-	@echo $(TOOLS_LINK) | cmp -s - $@ || echo $(TOOLS_LINK) > $@
+	@echo '$(TOOLS_LINK) $(TOOLS_RPATH)' | cmp -s - $@ || \
+		echo '$(TOOLS_LINK) $(TOOLS_RPATH)' > $@
 
 .PHONY: FORCE
 FORCE:
@@ -265,6 +272,14 @@ $(PY_UNIT): selftests/unit/python_abi_test.sh
 DOCS_UNIT := $(B)/unit/docs_test
 unit: $(DOCS_UNIT)
 $(DOCS_UNIT): selftests/unit/docs_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
+# The bash completions (dist/*.bash-completion) against the tools' --help,
+# a host unit test in bash.
+COMPLETION_UNIT := $(B)/unit/completion_test
+unit: $(COMPLETION_UNIT)
+$(COMPLETION_UNIT): selftests/unit/completion_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
@@ -428,7 +443,11 @@ install-tools: tools
 		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODULESLOADDIR) \
 		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSCONFDIR)/ratelimit.d
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
-	install -m 644 dist/rlctl.bash-completion $(DESTDIR)$(COMPLETIONDIR)/rlctl
+	@for t in $(notdir $(TOOLS)); do \
+		echo "install dist/$$t.bash-completion $(DESTDIR)$(COMPLETIONDIR)/$$t"; \
+		install -m 644 dist/$$t.bash-completion \
+			$(DESTDIR)$(COMPLETIONDIR)/$$t || exit 1; \
+	done
 	$(SUBST) dist/ratelimit.service.in > $(DESTDIR)$(UNITDIR)/ratelimit.service
 	install -m 644 dist/60-ratelimit.rules $(DESTDIR)$(UDEVRULESDIR)/
 	install -m 644 dist/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
@@ -448,7 +467,8 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/linux/ratelimit_dev.h \
 		$(DESTDIR)$(INCLUDEDIR)/libratelimit.h \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS))) \
-		$(DESTDIR)$(COMPLETIONDIR)/rlctl $(DESTDIR)$(UNITDIR)/ratelimit.service \
+		$(addprefix $(DESTDIR)$(COMPLETIONDIR)/,$(notdir $(TOOLS))) \
+		$(DESTDIR)$(UNITDIR)/ratelimit.service \
 		$(DESTDIR)$(UDEVRULESDIR)/60-ratelimit.rules \
 		$(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
 	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
@@ -518,8 +538,9 @@ $(B)/global/rlsyncd-fake: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) \
 
 install-global: global
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA)) \
-		$(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONDIR)
 	install -m 755 $(B)/global/rlsyncd $(DESTDIR)$(BINDIR)/
+	install -m 644 dist/rlsyncd.bash-completion $(DESTDIR)$(COMPLETIONDIR)/rlsyncd
 	install -m 644 tools/global/ratelimit.lua $(DESTDIR)$(RLSYNCD_LUA)
 	$(SUBST) dist/rlsyncd.service.in > $(DESTDIR)$(UNITDIR)/rlsyncd.service
 	install -d $(DESTDIR)$(MANDIR)/man8

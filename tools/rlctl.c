@@ -31,10 +31,12 @@ static void print_usage(void)
 {
 	fprintf(stdout,
 		"usage: rlctl [--json] COMMAND [ARGS]\n"
-		"  create NAME RATESPEC [--burst N] [--mode OCTAL] [--persist]\n"
+		"  create NAME RATESPEC [--burst N] [--mode OCTAL] [--transient]\n"
 		"         [--concurrency N] [--fairness N] [--catchup PERMILLE] [--backlog N]\n"
 		"         [--parent NAME [--weight W]]\n"
-		"                       create a named limiter (mode default 0644)\n"
+		"                       create a named limiter that stays until rm\n"
+		"                       (mode default 0644); --transient: one that\n"
+		"                       goes as rlctl exits\n"
 		"  set NAME KEY=VALUE...  change it; keys: rate (a rate spec or a\n"
 		"                       number), period_ns, burst, unlimited (0 or 1),\n"
 		"                       concurrency, fairness, catchup, backlog,\n"

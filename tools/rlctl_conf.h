@@ -18,8 +18,9 @@
 
 #include "libratelimit.h"
 #include "rlctl_keys.h"
+#include "tool.h"
 
-#define RLCONF_DEFAULT_MODE	0644
+#define RLCONF_DEFAULT_MODE	TOOL_DEFAULT_MODE
 #define RLCONF_SUFFIX		".conf"
 
 /*

@@ -17,7 +17,6 @@
 #include "rlctl_keys.h"
 #include "sysfile.h"
 
-#define DEFAULT_MODE	0644
 #define MAX_WRITES	16
 
 struct write {
@@ -81,14 +80,16 @@ struct create {
 #define OPT_KEY		256
 
 /*
- * create's options into @opts: --mode, --persist, --json, then one for
- * each tunable of kind RLK_AMOUNT or RLK_U64, in the order of the table.
+ * create's options into @opts: --mode, --persist, --transient, --json,
+ * then one for each tunable of kind RLK_AMOUNT or RLK_U64, in the order
+ * of the table.
  */
 static void create_opts(struct option *opts)
 {
 	static const struct option fixed[] = {
 		{ "mode", required_argument, NULL, 'm' },
 		{ "persist", no_argument, NULL, 'p' },
+		{ "transient", no_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 	};
 	size_t i, n = ARRAY_SIZE(fixed);
@@ -120,7 +121,7 @@ static int create_key_option(int opt, struct create *cr)
 /* create's options into @cr; 0 or an exit code. */
 static int create_options(int argc, char **argv, struct create *cr)
 {
-	struct option opts[3 + RLK_MAX + 1];
+	struct option opts[4 + RLK_MAX + 1];
 	int opt, ret;
 
 	create_opts(opts);
@@ -137,8 +138,11 @@ static int create_options(int argc, char **argv, struct create *cr)
 			    cr->mode > 0777)
 				return usage("invalid mode '%s'", optarg);
 			break;
-		case 'p':
+		case 'p':	/* the default; kept for older scripts */
 			cr->flags |= RL_ATTACH_PERSIST;
+			break;
+		case 't':
+			cr->flags &= ~RL_ATTACH_PERSIST;
 			break;
 		case 'j':
 			json = true;
@@ -179,9 +183,10 @@ static int create_config(const char *spec, const struct create *cr,
 
 int cmd_create(int argc, char **argv)
 {
+	/* Persistent: it outlives rlctl, until rlctl rm (or a reboot). */
 	struct create cr = {
-		.flags = RL_ATTACH_CREATE | RL_ATTACH_EXCL,
-		.mode = DEFAULT_MODE,
+		.flags = RL_ATTACH_CREATE | RL_ATTACH_EXCL | RL_ATTACH_PERSIST,
+		.mode = TOOL_DEFAULT_MODE,
 	};
 	const char *name, *spec;
 	struct tree_opts t = { 0 };
@@ -226,10 +231,7 @@ int cmd_create(int argc, char **argv)
 		rl_close(fd);
 		return ret;
 	}
-	if (!(cr.flags & RL_ATTACH_PERSIST))
-		fprintf(stderr,
-			"rlctl: note: '%s' is not persistent: it dies as rlctl exits (use --persist)\n",
-			name);
+	/* --transient: it goes with this, its only fd. */
 	rl_close(fd);
 	return 0;
 }

@@ -47,7 +47,7 @@ static void print_usage(void)
 		"              [-W WEIGHT] [-q]\n"
 		"  -r RATESPEC  limiter to create, e.g. 12000/s, 10MiB/s:1MiB, 1/10s\n"
 		"  -N NAME      use the named limiter NAME; with -r, create it\n"
-		"               (mode 0666) if missing\n"
+		"               (mode 0644, not persistent) if missing\n"
 		"  -n COUNT     tokens to take in all (default 100)\n"
 		"  -s SIZE      tokens per acquire (default 1)\n"
 		"  -t THREADS   threads acquiring concurrently (default 1)\n"
@@ -55,7 +55,9 @@ static void print_usage(void)
 		"  -W WEIGHT    fair-share weight of the fd, 1 .. 1000 (default 1)\n"
 		"  -q           print one summary line only\n"
 		"  -h, --help   show this help\n"
-		"  --version    print the version\n");
+		"  --version    print the version\n"
+		"Exit status: 0 when every acquire was granted, 1 on errors, 2 on\n"
+		"usage errors.\n");
 }
 
 static void *worker(void *arg)
@@ -206,8 +208,9 @@ static int open_limiter(struct pace *p, const char *spec,
 		return ret ? tool_fail(1, "cannot set rate '%s': %s", spec,
 					 strerror(-ret)) : 0;
 	}
-	/* With a rate: create it if missing, open to everybody. */
-	ret = rl_attach(p->fd, p->name, spec ? RL_ATTACH_CREATE : 0, 0666,
+	/* With a rate: create it if missing, everybody may attach. */
+	ret = rl_attach(p->fd, p->name, spec ? RL_ATTACH_CREATE : 0,
+			TOOL_DEFAULT_MODE,
 			spec ? cfg : NULL);
 	if (ret == -ENOENT)
 		fprintf(stderr, "rlpace: no limiter named '%s' (-r creates it)\n",
@@ -245,28 +248,28 @@ static int parse_option(int opt, struct pace *p, struct args *a)
 		return -1;
 	case 'N':
 		if (!rl_name_valid(optarg))
-			return tool_usage(1, "invalid name '%s'", optarg);
+			return tool_usage(EXIT_USAGE, "invalid name '%s'", optarg);
 		p->name = optarg;
 		return -1;
 	case 'n':
 		if (rl_parse_amount(optarg, &p->count) || !p->count)
-			return tool_usage(1, "invalid count '%s'", optarg);
+			return tool_usage(EXIT_USAGE, "invalid count '%s'", optarg);
 		return -1;
 	case 's':
 		if (rl_parse_amount(optarg, &p->size) || !p->size)
-			return tool_usage(1, "invalid size '%s'", optarg);
+			return tool_usage(EXIT_USAGE, "invalid size '%s'", optarg);
 		return -1;
 	case 't':
 		if (rl_parse_amount(optarg, &a->threads) || !a->threads ||
 		    a->threads > MAX_THREADS)
-			return tool_usage(1,
+			return tool_usage(EXIT_USAGE,
 					  "invalid thread count '%s' (1 .. %d)",
 					  optarg, MAX_THREADS);
 		return -1;
 	case 'P':
 		ret = rl_parse_priority(optarg);
 		if (ret < 0)
-			return tool_usage(1,
+			return tool_usage(EXIT_USAGE,
 					  "invalid priority '%s' (low, mid, high, user)",
 					  optarg);
 		p->client.priority = (uint32_t)ret;
@@ -275,7 +278,7 @@ static int parse_option(int opt, struct pace *p, struct args *a)
 	case 'W':
 		if (rl_parse_amount(optarg, &val) || !val ||
 		    val > RL_WEIGHT_MAX)
-			return tool_usage(1,
+			return tool_usage(EXIT_USAGE,
 					  "invalid weight '%s' (1 .. %d)",
 					  optarg, RL_WEIGHT_MAX);
 		p->client.weight = (uint32_t)val;
@@ -285,7 +288,7 @@ static int parse_option(int opt, struct pace *p, struct args *a)
 		a->quiet = true;
 		return -1;
 	default:	/* getopt said what */
-		return tool_try_help(1);
+		return tool_try_help(EXIT_USAGE);
 	}
 }
 
@@ -312,21 +315,21 @@ static int parse_args(int argc, char **argv, struct pace *p, struct args *a,
 			return ret;
 	}
 	if (!a->spec && !p->name)
-		return tool_usage(1, "missing -r RATESPEC or -N NAME");
+		return tool_usage(EXIT_USAGE, "missing -r RATESPEC or -N NAME");
 	if (optind != argc)
-		return tool_usage(1, "unexpected argument '%s'", argv[optind]);
+		return tool_usage(EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 	if (a->spec) {
 		ret = rl_parse_rate(a->spec, cfg);
 		if (ret)
-			return tool_usage(1, "invalid rate spec '%s': %s", a->spec,
+			return tool_usage(EXIT_USAGE, "invalid rate spec '%s': %s", a->spec,
 					  strerror(-ret));
 	}
 	if (a->spec && !p->name && !(cfg->flags & RL_CONFIG_UNLIMITED) &&
 	    !cfg->rate)
-		return tool_usage(1, "rate 0 pauses the limiter; nothing would be granted");
+		return tool_usage(EXIT_USAGE, "rate 0 pauses the limiter; nothing would be granted");
 	p->acquires = p->count / p->size + !!(p->count % p->size);
 	if (p->acquires > MAX_ACQUIRES)
-		return tool_usage(1, "too many acquires (%llu); use a larger -s",
+		return tool_usage(EXIT_USAGE, "too many acquires (%llu); use a larger -s",
 				  (unsigned long long)p->acquires);
 	return -1;
 }

@@ -49,7 +49,7 @@ static void print_usage(void)
 		"usage: rlpipe (-n NAME | -r RATESPEC | -n NAME -r RATESPEC) [-p] [-b BUFSIZE]\n"
 		"  -r RATESPEC  bytes per period, e.g. 1MiB/s, 100k/s:16KiB\n"
 		"  -n NAME      take the bytes from the named limiter NAME, shared\n"
-		"               with other pipes; with -r, create it (mode 0666,\n"
+		"               with other pipes; with -r, create it (mode 0644,\n"
 		"               not persistent) if missing\n"
 		"  -b BUFSIZE   bytes per read and write (default the smaller of\n"
 		"               64KiB and the burst)\n"
@@ -116,7 +116,8 @@ static int open_limiter(const char *name, const char *spec,
 					  strerror(-ret));
 		return fd;
 	}
-	ret = rl_attach(fd, name, spec ? RL_ATTACH_CREATE : 0, 0666,
+	ret = rl_attach(fd, name, spec ? RL_ATTACH_CREATE : 0,
+			TOOL_DEFAULT_MODE,
 			spec ? cfg : NULL);
 	if (ret == -ENOENT)
 		return -tool_fail(1, "no limiter named '%s' (-r creates it)", name);

@@ -10,8 +10,10 @@
  * is killed with SIGKILL: the kernel releases what a closed fd held.
  *
  * Exit status: the command's; 128 + N when a signal N killed it; 75
- * (EX_TEMPFAIL) when -w ran out; 125 for errors of rlrun itself; 126 when
- * the command cannot be executed, 127 when it is not found.
+ * (EX_TEMPFAIL) when -w ran out; 2 (EXIT_USAGE, as every tool) for a bad
+ * command line, before the command runs; 125 for other errors of rlrun
+ * itself; 126 when the command cannot be executed, 127 when it is not
+ * found.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -53,13 +55,14 @@ static void print_usage(void)
 		"  -w TIMEOUT      give up after TIMEOUT (seconds, or with a unit:\n"
 		"                  ms, s, min, h) with exit status 75; 0 = do not wait\n"
 		"  -C CONCURRENCY  create NAME if missing: a semaphore of CONCURRENCY\n"
-		"                  permits (unlimited rate, mode 0666, not persistent)\n"
+		"                  permits (unlimited rate, mode 0644, not persistent)\n"
 		"  -P PRIORITY     priority of the request: low, mid, high or user\n"
 		"  -v              say on stderr when the permits are granted\n"
 		"  -h, --help      show this help\n"
 		"  --version       print the version\n"
 		"Exit status: CMD's (128+N if killed by signal N), 75 on timeout,\n"
-		"125 on errors of rlrun, 126/127 if CMD cannot be run / is not found.\n");
+		"2 on usage errors (before CMD runs), 125 on other errors of rlrun,\n"
+		"126/127 if CMD cannot be run / is not found.\n");
 }
 
 /* "1.5", "1.5s", "200ms", "2min", "1h" into ns; at most a day. */
@@ -118,7 +121,8 @@ static int attach_limiter(const char *name, uint64_t concurrency)
 	if (fd < 0)
 		return -fail("cannot open %s: %s", RL_DEVICE_PATH,
 			     strerror(-fd));
-	ret = rl_attach(fd, name, concurrency ? RL_ATTACH_CREATE : 0, 0666,
+	ret = rl_attach(fd, name, concurrency ? RL_ATTACH_CREATE : 0,
+			TOOL_DEFAULT_MODE,
 			concurrency ? &cfg : NULL);
 	if (!ret)
 		return fd;
@@ -266,28 +270,28 @@ static int parse_option(int opt, struct args *a)
 	switch (opt) {
 	case 'n':
 		if (!rl_name_valid(optarg))
-			return tool_usage(EXIT_FAIL, "invalid name '%s'", optarg);
+			return tool_usage(EXIT_USAGE, "invalid name '%s'", optarg);
 		a->name = optarg;
 		return -1;
 	case 'c':
 		if (rl_parse_amount(optarg, &a->count) || !a->count)
-			return tool_usage(EXIT_FAIL, "invalid count '%s'", optarg);
+			return tool_usage(EXIT_USAGE, "invalid count '%s'", optarg);
 		return -1;
 	case 'w':
 		if (parse_timeout(optarg, &a->timeout))
-			return tool_usage(EXIT_FAIL,
+			return tool_usage(EXIT_USAGE,
 					  "invalid timeout '%s' (0 .. 1 day)",
 					  optarg);
 		return -1;
 	case 'C':
 		if (rl_parse_amount(optarg, &a->concurrency) || !a->concurrency)
-			return tool_usage(EXIT_FAIL, "invalid concurrency '%s'",
+			return tool_usage(EXIT_USAGE, "invalid concurrency '%s'",
 					  optarg);
 		return -1;
 	case 'P':
 		a->prio = rl_parse_priority(optarg);
 		if (a->prio < 0)
-			return tool_usage(EXIT_FAIL,
+			return tool_usage(EXIT_USAGE,
 					  "invalid priority '%s' (low, mid, high, user)",
 					  optarg);
 		return -1;
@@ -295,7 +299,7 @@ static int parse_option(int opt, struct args *a)
 		a->verbose = true;
 		return -1;
 	default:	/* getopt said what */
-		return tool_try_help(EXIT_FAIL);
+		return tool_try_help(EXIT_USAGE);
 	}
 }
 
@@ -319,11 +323,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 			return ret;
 	}
 	if (!a->name)
-		return tool_usage(EXIT_FAIL, "missing -n NAME");
+		return tool_usage(EXIT_USAGE, "missing -n NAME");
 	if (optind >= argc)
-		return tool_usage(EXIT_FAIL, "missing the command to run");
+		return tool_usage(EXIT_USAGE, "missing the command to run");
 	if (a->concurrency && a->count > a->concurrency)
-		return tool_usage(EXIT_FAIL,
+		return tool_usage(EXIT_USAGE,
 				  "%llu permits exceed the concurrency %llu",
 				  (unsigned long long)a->count,
 				  (unsigned long long)a->concurrency);

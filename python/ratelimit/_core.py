@@ -15,6 +15,10 @@ from typing import Iterator, Optional
 from . import _abi
 
 DEVICE = "/dev/ratelimit"
+# The permission bits of a named limiter created without a mode, as the
+# tools have it (ratelimit(4)): everyone may attach and acquire, only the
+# owner (and root) reconfigure.
+DEFAULT_MODE = 0o644
 
 # What an errno means for a call, where the generic strerror says too
 # little. Keys: (ioctl name or "*", errno).
@@ -261,7 +265,7 @@ class Limiter:
     @classmethod
     def attach(cls, name: str, create: Optional[Config] = None, *,
                exclusive: bool = False, persist: bool = False,
-               mode: int = 0o600) -> "Limiter":
+               mode: int = DEFAULT_MODE) -> "Limiter":
         """A client of the named limiter @name (see attach_to())."""
         lim = cls()
         try:
@@ -322,7 +326,7 @@ class Limiter:
 
     def attach_to(self, name: str, create: Optional[Config] = None, *,
                   exclusive: bool = False, persist: bool = False,
-                  mode: int = 0o600) -> None:
+                  mode: int = DEFAULT_MODE) -> None:
         """Make this fresh fd a client of the named limiter @name.
 
         With @create, a missing limiter is created with those limits and

@@ -73,11 +73,14 @@ static int slurp(int fd, char *buf, size_t len)
  * Run @tool with @args, stdin from /dev/null, in the C locale, with
  * RLCTL_SYSFS set to @sysfs (to a path that does not exist if NULL) and
  * the tree's library (../lib beside the tools) first on the library path,
- * for tools linked against libratelimit.so.1 (TOOLS_LINK=shared). The
- * output fits the pipes (a few lines), so it is read once the tool ended.
+ * for tools linked against libratelimit.so.1 (TOOLS_LINK=shared). With
+ * @clean, in an environment of LC_ALL=C and RLCTL_SYSFS alone: no
+ * library path, as a user runs build/tools/NAME (the Makefile links an
+ * rpath of $ORIGIN/../lib). The output fits the pipes (a few lines), so
+ * it is read once the tool ended.
  */
-static int run_tool(const char *tool, const char *const *args,
-		    const char *sysfs, struct run *r)
+static int run_tool_env(const char *tool, const char *const *args,
+			const char *sysfs, int clean, struct run *r)
 {
 	char dir[PATH_LEN], path[PATH_LEN + 64], lib[PATH_LEN + 64];
 	const char *argv[MAX_ARGS + 2];
@@ -105,9 +108,12 @@ static int run_tool(const char *tool, const char *const *args,
 		if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0 ||
 		    dup2(err[1], 2) < 0)
 			_exit(99);
+		if (clean && clearenv())
+			_exit(97);
 		setenv("LC_ALL", "C", 1);
 		setenv("RLCTL_SYSFS", sysfs ?: "/nonexistent/rl-tools-test", 1);
-		setenv("LD_LIBRARY_PATH", lib, 1);
+		if (!clean)
+			setenv("LD_LIBRARY_PATH", lib, 1);
 		execv(path, (char *const *)argv);
 		_exit(98);
 	}
@@ -122,6 +128,12 @@ static int run_tool(const char *tool, const char *const *args,
 	close(out[0]);
 	close(err[0]);
 	return 0;
+}
+
+static int run_tool(const char *tool, const char *const *args,
+		    const char *sysfs, struct run *r)
+{
+	return run_tool_env(tool, args, sysfs, 0, r);
 }
 
 #endif /* RL_TOOL_RUN_H */

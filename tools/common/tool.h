@@ -28,8 +28,20 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define NSEC_PER_SEC	1000000000ULL
 
-/* The exit status of a bad command line, where a tool has one of its own. */
+/*
+ * The exit status of a bad command line (an unknown option, a missing
+ * operand, a bad value), the same in every tool: rlctl, rlpace, rlpipe,
+ * rlrun and rlsyncd.
+ */
 #define EXIT_USAGE	2
+
+/*
+ * The permission bits of a named limiter that a tool creates unless told
+ * otherwise (ratelimit(4)): everyone may attach and acquire, only the
+ * owner (and root) reconfigure. rlctl create, ratelimit.d files, rlpace,
+ * rlpipe and rlrun; the Python package has the same default.
+ */
+#define TOOL_DEFAULT_MODE	0644
 
 /* The tool's name, in its messages: TOOL_NAME("rlctl"); in its main file. */
 extern const char tool_name[];
