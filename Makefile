@@ -27,11 +27,17 @@
 #   make style      checkpatch;  make static: style + W=1 build + sparse
 #   make mancheck   every function the library exports has a man page
 #   make install    module, library, headers, tools (not rlbench), man pages,
-#                   the systemd unit, udev rule and modules-load.d entry
+#                   the systemd unit, udev rule and modules-load.d entry,
+#                   the docs and the example configuration in DOCDIR
 #                   (PREFIX, DESTDIR), then ldconfig; install-user: all of it
 #                   but the module (install-lib, install-tools, install-man:
-#                   the man pages only); uninstall
-#   make deb        the Debian packages (scripts/deb.sh) in build/deb, lintian
+#                   the man pages only, install-doc); uninstall
+#   make deb        the Debian packages (scripts/deb.sh) in build/deb. It
+#                   first installs debian/control's Build-Depends and
+#                   nothing else (apt-get build-dep ./, scripts/deps.sh
+#                   build-dep; needs root or sudo). lintian checks them
+#                   when it is installed; LINTIAN=1 makes it required (make
+#                   check-host and CI install it: scripts/deps.sh deb)
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
 #   make check-global-redis   global limits without the module, against
@@ -54,6 +60,14 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+# Documentation/*.md and the example configuration (examples/); the man
+# pages cite them there (@DOCDIR@, substituted by install-man).
+DOCDIR ?= $(PREFIX)/share/doc/ratelimit
+# rlsyncd's Redis Function library, ratelimit.lua.
+PKGDATADIR ?= $(PREFIX)/share/ratelimit
+# The group ratelimit and rlsyncd's user (dist/*.sysusers); systemd-sysusers
+# reads no /usr/local, and runs after an install without DESTDIR.
+SYSUSERSDIR ?= /usr/lib/sysusers.d
 
 # The module is built against the running kernel, else the newest one
 # installed (resolved when make starts: make and make install need the
@@ -150,8 +164,8 @@ UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all check-fresh check-host vm-build \
 	run shell bench style w1 sparse static install install-module \
-	install-user install-lib install-tools install-man mancheck uninstall \
-	deb clean rlbench
+	install-user install-lib install-tools install-man install-doc mancheck \
+	uninstall deb clean rlbench
 .DELETE_ON_ERROR:
 
 # The selftests and unit tests need kselftest_harness.h (make ksrc, from
@@ -184,10 +198,15 @@ $(LIB_A): $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-# Files that name install paths, made from their .in templates.
+# Files that name install paths, made from their .in templates, and the
+# man pages (install-man, install-global): no page cites a path of
+# another layout.
 SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	-e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
-	-e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+	-e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	-e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@PKGDATADIR@|$(PKGDATADIR)|g' \
+	-e 's|@UDEVRULESDIR@|$(UDEVRULESDIR)|g' \
+	-e 's|@MODULESLOADDIR@|$(MODULESLOADDIR)|g'
 
 $(LIB_PC): lib/libratelimit.pc.in
 	@mkdir -p $(@D)
@@ -405,15 +424,16 @@ check-fresh:
 
 # install-user: the library, headers, tools but rlbench, man pages (with a
 # link per function of libratelimit(3)), bash completion, systemd unit,
-# udev rule, modules-load.d entry and the example configuration (not over
-# an existing one). Debian's packages are built from it (debian/rules), and
-# take DKMS's dkms.conf from $(B)/dist.
+# udev rule, modules-load.d entry, an empty $(SYSCONFDIR)/ratelimit.d (no
+# limiter until an admin declares one), the docs and the example
+# configuration in $(DOCDIR). Debian's packages are built from it
+# (debian/rules), and take DKMS's dkms.conf from $(B)/dist.
 $(B)/dist/dkms.conf: dist/dkms.conf.in Makefile
 	@mkdir -p $(@D)
 	$(SUBST) $< > $@
 
 install: install-module install-user
-install-user: install-lib install-tools install-man
+install-user: install-lib install-tools install-man install-doc
 
 # Debian's headers ship no System.map, so kbuild skips depmod: run it, or
 # modprobe would not find the module.
@@ -441,7 +461,8 @@ install-lib: lib
 install-tools: tools
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODULESLOADDIR) \
-		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSCONFDIR)/ratelimit.d
+		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSCONFDIR)/ratelimit.d \
+		$(DESTDIR)$(SYSUSERSDIR)
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
 	@for t in $(notdir $(TOOLS)); do \
 		echo "install dist/$$t.bash-completion $(DESTDIR)$(COMPLETIONDIR)/$$t"; \
@@ -451,12 +472,18 @@ install-tools: tools
 	$(SUBST) dist/ratelimit.service.in > $(DESTDIR)$(UNITDIR)/ratelimit.service
 	install -m 644 dist/60-ratelimit.rules $(DESTDIR)$(UDEVRULESDIR)/
 	install -m 644 dist/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
-	@for f in etc/ratelimit.d/*.conf; do \
-		[ -e "$$f" ] || continue; \
-		t=$(DESTDIR)$(SYSCONFDIR)/ratelimit.d/$${f##*/}; \
-		if [ -e "$$t" ]; then echo "keep $$t"; \
-		else echo "install $$f $$t"; install -m 644 "$$f" "$$t" || exit 1; fi; \
-	done
+	install -m 644 dist/ratelimit.sysusers $(DESTDIR)$(SYSUSERSDIR)/ratelimit.conf
+	$(if $(DESTDIR),,systemd-sysusers ratelimit.conf)
+
+# install-doc: Documentation/*.md and its ABI file, which the man pages
+# cite, and the example configuration, which an admin copies into
+# $(SYSCONFDIR)/ratelimit.d.
+install-doc:
+	install -d $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR)/ABI/testing
+	install -m 644 $(wildcard Documentation/*.md) $(DESTDIR)$(DOCDIR)/
+	install -m 644 Documentation/ABI/testing/sysfs-kernel-ratelimit \
+		$(DESTDIR)$(DOCDIR)/ABI/testing/
+	install -m 644 dist/example.conf $(DESTDIR)$(DOCDIR)/examples/
 
 # uninstall: what install put there, but the files of /etc/ratelimit.d
 # (an admin's); the module too when KDIR's release has it.
@@ -470,7 +497,9 @@ uninstall:
 		$(addprefix $(DESTDIR)$(COMPLETIONDIR)/,$(notdir $(TOOLS))) \
 		$(DESTDIR)$(UNITDIR)/ratelimit.service \
 		$(DESTDIR)$(UDEVRULESDIR)/60-ratelimit.rules \
-		$(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
+		$(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf \
+		$(DESTDIR)$(SYSUSERSDIR)/ratelimit.conf
+	rm -rf $(DESTDIR)$(DOCDIR)
 	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
 		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; \
 	done
@@ -486,13 +515,14 @@ uninstall:
 		depmod $(if $(DESTDIR),-b $(DESTDIR)) "$$rel"; fi
 	$(if $(DESTDIR),,ldconfig)
 
-# The man pages, and a link to libratelimit(3) for every function its
-# NAME section lists, so that man rl_acquire finds it.
+# The man pages, with this layout's paths (SUBST), and a link to
+# libratelimit(3) for every function its NAME section lists, so that man
+# rl_acquire finds it.
 install-man:
 	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
 		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
 		echo "install $$m $$d/"; \
-		install -d $$d && install -m 644 $$m $$d/ || exit 1; \
+		install -d $$d && $(SUBST) $$m > $$d/$${m##*/} || exit 1; \
 	done
 	@sed -n '/^\.SH NAME/,/^\\-/p' Documentation/man/libratelimit.3 | \
 		tr ', ' '\n\n' | grep -x 'rl_[a-z_]*' | while read -r f; do \
@@ -507,15 +537,17 @@ mancheck: $(LIB_SO)
 		DESTDIR=$(CURDIR)/$(B)/mancheck >/dev/null
 	@scripts/mancheck.sh $(LIB_SO) $(B)/mancheck$(MANDIR)
 
-# The Debian packages, built in a copy of the tree (build/deb), and lintian.
+# The Debian packages, built in a copy of the tree (build/deb): first the
+# Build-Depends of debian/control, then lintian if installed (LINTIAN=1:
+# required).
 deb:
-	@scripts/deps.sh deb
-	@scripts/deb.sh
+	@scripts/deps.sh build-dep
+	@LINTIAN="$(LINTIAN)" scripts/deb.sh
 
 # Global limits (Documentation/global.md): rlsyncd, in build/global as
 # it links libhiredis, and the test of the Redis library.
 RLSYNCD_SRCS := $(wildcard tools/global/*.c) $(wildcard tools/common/*.c)
-RLSYNCD_LUA := $(PREFIX)/share/ratelimit/ratelimit.lua
+RLSYNCD_LUA := $(PKGDATADIR)/ratelimit.lua
 # Its man page goes with it (install-global), not with install-user.
 GLOBAL_MANS := Documentation/man/rlsyncd.8
 .PHONY: global install-global
@@ -525,7 +557,8 @@ $(B)/global/rlsyncd: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -I tools -I tools/common \
 		-D'RLS_LUA_PATH="$(RLSYNCD_LUA)"' \
-		$(LDFLAGS) -o $@ $(RLSYNCD_SRCS) $(LIB_A) -lhiredis -lm -pthread
+		$(LDFLAGS) -o $@ $(RLSYNCD_SRCS) $(LIB_A) -lhiredis -lsystemd -lm \
+		-pthread
 
 # rlsyncd on a simulated limiter (selftests/global/fake_kernel.c), for
 # check-global-redis on a host without the module.
@@ -534,25 +567,28 @@ $(B)/global/rlsyncd-fake: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) \
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -DRLS_FAKE -I tools -I tools/common $(LDFLAGS) \
 		-o $@ $(RLSYNCD_SRCS) selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o \
-		-lhiredis -lm
+		-lhiredis -lsystemd -lm
 
 install-global: global
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA)) \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSUSERSDIR)
 	install -m 755 $(B)/global/rlsyncd $(DESTDIR)$(BINDIR)/
 	install -m 644 dist/rlsyncd.bash-completion $(DESTDIR)$(COMPLETIONDIR)/rlsyncd
 	install -m 644 tools/global/ratelimit.lua $(DESTDIR)$(RLSYNCD_LUA)
 	$(SUBST) dist/rlsyncd.service.in > $(DESTDIR)$(UNITDIR)/rlsyncd.service
+	install -m 644 dist/rlsyncd.sysusers $(DESTDIR)$(SYSUSERSDIR)/rlsyncd.conf
+	$(if $(DESTDIR),,systemd-sysusers rlsyncd.conf)
 	install -d $(DESTDIR)$(MANDIR)/man8
-	install -m 644 $(GLOBAL_MANS) $(DESTDIR)$(MANDIR)/man8/
+	$(SUBST) $(GLOBAL_MANS) > $(DESTDIR)$(MANDIR)/man8/$(notdir $(GLOBAL_MANS))
 
 # The in-guest test of global limits, a selftest: the script, its client
 # (static, as the selftests) and rlsyncd (selftests/vm/run.sh copies it
 # and redis-server into the guest with their shared libraries). Without
-# libhiredis-dev only the script: it skips.
+# libhiredis-dev and libsystemd-dev only the script: it skips.
 GLOBAL_SELFTEST := $(B)/selftests/ratelimit_rlsyncd_test
 selftests: $(GLOBAL_SELFTEST) $(B)/global/rlgclient \
-	$(if $(wildcard /usr/include/hiredis/hiredis.h),$(B)/global/rlsyncd)
+	$(if $(wildcard /usr/include/hiredis/hiredis.h),$(if \
+	$(wildcard /usr/include/systemd/sd-daemon.h),$(B)/global/rlsyncd))
 $(GLOBAL_SELFTEST): selftests/ratelimit_rlsyncd_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@

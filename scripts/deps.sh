@@ -11,10 +11,14 @@
 #   debug    what scripts/kdebug.sh needs to build the debug kernel, and
 #            the source it builds (linux-source-6.12)
 #   bench    gnuplot-nox and redis-tools, for make bench
-#   deb      debhelper, dh-dkms, lintian, dh-python and pybuild-plugin-
-#            pyproject, for make deb
+#   deb      debian/control's Build-Depends and lintian, for make
+#            check-host and CI (with the rig's packages above)
+#   build-dep  debian/control's Build-Depends alone, with build-essential
+#            (apt-get build-dep ./, no Recommends): what make deb installs
+#            on a user's machine, and nothing else
 #   host     mmdebstrap and qemu-img, for make check-host's guest image
-#   global   redis-server and libhiredis-dev, for make check-global-redis
+#   global   redis-server, libhiredis-dev and libsystemd-dev, for make
+#            check-global-redis
 #            and rlsyncd (installing redis-server also starts Debian's own
 #            redis service where systemd runs; the test starts its own)
 #   matrix   6.1 6.12 6.12-rt;  all  matrix and debug
@@ -29,22 +33,25 @@ base="gcc make libc6-dev perl linux-source-6.1
 qemu-system-x86 busybox-static sparse cpio kmod xz-utils gzip python3 python3-prometheus-client
 liburing-dev"
 pkgs=
+builddep=
+root=$(cd "$(dirname "$0")/.." && pwd)
 
 for k in "${@:-6.1}"; do
-	[ "$k" = fresh ] || pkgs="$base $pkgs" base=
+	case $k in fresh|build-dep) ;; *) pkgs="$base $pkgs" base= ;; esac
 	case $k in
 	6.1) pkgs="$pkgs linux-image-amd64 linux-headers-amd64" ;;
 	6.12) pkgs="$pkgs linux-image-6.12-amd64 linux-headers-6.12-amd64" ;;
 	6.12-rt) pkgs="$pkgs linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64" ;;
 	debug) pkgs="$pkgs linux-source-6.12 bc flex bison libelf-dev libssl-dev" ;;
 	bench) pkgs="$pkgs gnuplot-nox redis-tools" ;;
-	deb) pkgs="$pkgs debhelper dh-dkms lintian dh-python python3-all python3-setuptools pybuild-plugin-pyproject" ;;
+	deb) pkgs="$pkgs lintian" builddep=1 ;;
+	build-dep) builddep=1 ;;
 	host) pkgs="$pkgs mmdebstrap qemu-utils e2fsprogs" ;;
-	global) pkgs="$pkgs redis-server redis-tools libhiredis-dev" ;;
+	global) pkgs="$pkgs redis-server redis-tools libhiredis-dev libsystemd-dev" ;;
 	matrix) exec "$0" 6.1 6.12 6.12-rt ;;
 	all) exec "$0" 6.1 6.12 6.12-rt debug ;;
 	fresh) pkgs="$pkgs mmdebstrap git" ;;
-	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, deb, host, global, matrix, all, fresh)" >&2
+	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, deb, build-dep, host, global, matrix, all, fresh)" >&2
 	   exit 2 ;;
 	esac
 done
@@ -54,9 +61,15 @@ for p in $pkgs; do
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) || st=
 	[ "$st" = installed ] || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+# The Build-Depends (and build-essential): dpkg-checkbuilddeps, where
+# dpkg-dev is installed, says whether they are there.
+if [ -n "$builddep" ] && command -v dpkg-checkbuilddeps >/dev/null &&
+	(cd "$root" && dpkg-checkbuilddeps) 2>/dev/null; then
+	builddep=
+fi
+[ -z "$missing" ] && [ -z "$builddep" ] && exit 0
 
-echo "deps: installing$missing"
+echo "deps: installing$missing${builddep:+ the Build-Depends of debian/control}"
 if [ "$(id -u)" -ne 0 ]; then
 	command -v sudo >/dev/null || { echo "deps: need root or sudo" >&2; exit 1; }
 	sudo=sudo
@@ -96,4 +109,6 @@ retry()
 # shellcheck disable=SC2086 # word splitting of the lists is wanted
 retry $apt update
 # shellcheck disable=SC2086
-retry $apt install --no-install-recommends $missing
+[ -z "$missing" ] || retry $apt install --no-install-recommends $missing
+# shellcheck disable=SC2086
+[ -z "$builddep" ] || retry $apt build-dep --no-install-recommends "$root/"

@@ -6,16 +6,23 @@
 # multi-user.target, and powers off when it ends). The second disk, mounted on /mnt, holds this
 # script and the packages in debs/. rl.stage= on the command line says
 # which boot this is:
-#   1  as a sysadmin would: apt install ./*.deb (offline), DKMS builds the
-#      module, ratelimit.service starts
+#   1  as a sysadmin would: apt install ./*.deb (offline), first the
+#      userland packages alone (no DKMS: they run, and ratelimit.service
+#      fails visibly on a file without the module), then ratelimit-dkms:
+#      DKMS builds the module, its postinst loads it; no limiter exists
+#      and ratelimit.service does nothing until the admin copies the
+#      example from /usr/share/doc/ratelimit-tools/examples and starts it;
+#      the units' systemd-analyze security, the installed docs and man
+#      pages
 #   2  after the reboot: the module loaded at boot, the udev rule, the
 #      example limiters, a normal user's tools and a program built with
-#      pkg-config, systemctl reload with a waiter asleep, a broken file,
+#      pkg-config, Python, systemctl reload with a waiter asleep, a broken
+#      file, rlsyncd.service as user rlsyncd with and without its Redis,
 #      the udev override for group ratelimit, apt remove and purge
 # Every check prints "@@rl PASS|FAIL what"; "@@rl stage N done" ends a
 # stage, after the kernel log between "@@rl dmesg-begin/-end".
 
-# shellcheck disable=SC2086 # $pkgs and $left are lists
+# shellcheck disable=SC2086,SC2016 # $pkgs and $left are lists; sh -c scripts
 
 exec </dev/null >/dev/console 2>&1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -30,10 +37,14 @@ for arg in $(cat /proc/cmdline); do
 	esac
 done
 
-pkgs="ratelimit-dkms libratelimit1 libratelimit-dev ratelimit-tools"
+# The userland packages, which install without DKMS, then the module's.
+user_pkgs="libratelimit1 libratelimit-dev ratelimit-tools ratelimit-global python3-ratelimit"
+pkgs="$user_pkgs ratelimit-dkms"
 user=rluser		# a normal user
 member=rlmember		# a normal user in group ratelimit
 conf=/etc/ratelimit.d
+doc=/usr/share/doc/ratelimit-tools
+example=$doc/examples/example.conf
 sys=/sys/kernel/ratelimit
 work=/var/tmp/rl		# state across the two boots
 kver=$(uname -r)
@@ -122,30 +133,119 @@ dmesg_dump()
 	mark dmesg-end
 }
 
+# apt_install LOG DEB...: apt install of the .debs, offline, logged.
+apt_install()
+{
+	log=$1
+	shift
+	say "installing $*"
+	(cd $work/debs && timeout 2400 apt-get install -y "$@") > "$log" 2>&1
+	rc=$?
+	cat "$log"
+	return $rc
+}
+
+# unit_state UNIT: ActiveState/Result/ConditionResult, e.g.
+# "inactive/success/no" for a unit its condition skipped.
+unit_state()
+{
+	echo "$(systemctl show -P ActiveState "$1")/$(systemctl show -P Result "$1")/$(systemctl show -P ConditionResult "$1")"
+}
+
+# security UNIT MAX: systemd-analyze security's table, its overall
+# exposure at most MAX.
+security()
+{
+	systemd-analyze security --no-pager "$1" > $work/sec.txt 2>&1
+	sed 's/^/  /' $work/sec.txt
+	level=$(sed -n 's/^.*Overall exposure level for [^:]*: \([0-9.]*\).*$/\1/p' $work/sec.txt)
+	say "systemd-analyze security $1: ${level:-none} (at most $2)"
+	check "systemd-analyze security $1: exposure ${level:-unknown} <= $2" \
+		awk -v l="${level:-99}" -v m="$2" 'BEGIN { exit !(l + 0 <= m + 0) }'
+}
+
+# The man pages of the packages, as text sources.
+man_sources()
+{
+	for p in $pkgs; do dpkg -L "$p"; done | grep '^/usr/share/man/.*\.gz$' |
+		while read -r m; do [ -L "$m" ] || zcat "$m"; done
+}
+
 stage1()
 {
 	settle
 	mkdir -p $work
-	# The users and group of the test exist before the "before" list,
-	# as an admin's would.
-	groupadd --system ratelimit
+	# The users of the test exist before the "before" list, as an admin's
+	# would; the group ratelimit is the packages'.
+	check "no group ratelimit before the install" sh -c '! getent group ratelimit'
 	useradd --create-home --shell /bin/sh $user
-	useradd --create-home --shell /bin/sh --groups ratelimit $member
+	useradd --create-home --shell /bin/sh $member
 	files > $work/files-before.txt
 	check "no ratelimit module for $kver before the install" \
 		sh -c "! modinfo -k $kver ratelimit >/dev/null 2>&1"
 
 	mkdir -p $work/debs
 	cp /mnt/debs/*.deb $work/debs/
-	say "installing $(cd $work/debs && echo ./*.deb)"
-	(cd $work/debs && timeout 2400 apt-get install -y ./*.deb) > $work/apt.log 2>&1
+	debs() { for p in "$@"; do echo ./"$p"_*.deb; done; }
+
+	# The userland packages, without DKMS or a compiler's help.
+	# shellcheck disable=SC2046 # the list of files
+	apt_install $work/apt-user.log $(cd $work/debs && debs $user_pkgs)
+	check "apt install of $user_pkgs succeeds offline without ratelimit-dkms" [ $? -eq 0 ]
+	# (The image has DKMS and gcc for the second step: check-fresh
+	# installs these packages in a root without either.)
+	check "ratelimit-dkms is not installed with them" \
+		sh -c "! dpkg-query -W -f='\${db:Status-Status}' ratelimit-dkms 2>/dev/null | grep -q installed"
+	for t in rlctl rlpace rlpipe rlrun rlsyncd; do
+		check "$t --help runs without the module" sh -c "$t --help >/dev/null"
+	done
+	check "python3 imports ratelimit without the module" python3 -c 'import ratelimit'
+	check "the group ratelimit exists (sysusers)" getent group ratelimit
+	check "the system user rlsyncd exists, group ratelimit" \
+		sh -c '[ "$(id -gn rlsyncd)" = ratelimit ] && [ "$(id -u rlsyncd)" -lt 1000 ]'
+	usermod -aG ratelimit $member
+	check "$conf exists and is empty" \
+		sh -c "[ -d $conf ] && [ -z \"\$(ls -A $conf)\" ]"
+	check "the example is $example" [ -f $example ]
+	check "ratelimit.service is enabled" systemctl is-enabled -q ratelimit.service
+	check "ratelimit.service is not started by the install ($(unit_state ratelimit.service))" \
+		sh -c '[ "$(systemctl show -P ActiveState ratelimit.service)" = inactive ]'
+	check "rlsyncd.service is neither enabled nor started" \
+		sh -c '! systemctl is-enabled -q rlsyncd.service && ! systemctl is-active -q rlsyncd.service'
+
+	# Nothing configured: the start does nothing and does not fail.
+	systemctl start ratelimit.service
 	rc=$?
-	cat $work/apt.log
-	check "apt install ./*.deb succeeds offline" [ "$rc" -eq 0 ]
+	say "ratelimit.service with an empty $conf: status $rc, $(unit_state ratelimit.service)"
+	check "ratelimit.service with an empty $conf: condition-skipped, not failed" \
+		sh -c "[ $rc -eq 0 ] && [ \"\$(systemctl show -P ConditionResult ratelimit.service)\" = no ] &&
+			! systemctl is-failed -q ratelimit.service"
+
+	# Configured, but no module: the start fails, and says why.
+	cp $example $conf/
+	since=$(date '+%Y-%m-%d %H:%M:%S')
+	sleep 1
+	systemctl start ratelimit.service
+	rc=$?
+	systemctl status -l --no-pager ratelimit.service | sed 's/^/  /'
+	check "ratelimit.service with a file but no module fails (status $rc)" \
+		sh -c "[ $rc -ne 0 ] && systemctl is-failed -q ratelimit.service"
+	journalctl -u ratelimit.service --since "$since" -o cat --no-pager > $work/nomod.txt
+	check "its journal says /dev/ratelimit is missing" \
+		grep -q '/dev/ratelimit' $work/nomod.txt
+	rm -f $conf/example.conf
+	systemctl reset-failed ratelimit.service
+
+	# Then the module's package: DKMS builds it, its postinst loads it.
+	# shellcheck disable=SC2046 # the file
+	apt_install $work/apt-dkms.log $(cd $work/debs && debs ratelimit-dkms)
+	check "apt install ./ratelimit-dkms_*.deb succeeds offline" [ $? -eq 0 ]
 	for p in $pkgs; do
 		check "$p is installed" \
 			[ "$(dpkg-query -W -f='${db:Status-Status}' "$p")" = installed ]
 	done
+	check "ratelimit-dkms provides ratelimit-modules" \
+		sh -c "dpkg-query -W -f='\${Provides}' ratelimit-dkms | grep -q 'ratelimit-modules'"
 	dkms status
 	check "DKMS built and installed ratelimit for $kver" \
 		sh -c "dkms status -m ratelimit -k $kver | grep ': installed' >/dev/null"
@@ -153,10 +253,48 @@ stage1()
 	say "modinfo: $f"
 	check "modinfo finds DKMS's ratelimit.ko for $kver" \
 		sh -c "echo '$f' | grep -q '^/lib/modules/$kver/updates/dkms/ratelimit.ko'"
-	check "ratelimit.service is active after the install" \
+	check "the module is loaded after the install (ratelimit-dkms's postinst)" loaded
+	udevadm settle
+	check "/dev/ratelimit is root:ratelimit 0666 after the install" \
+		[ "$(stat -c '%U:%G %a' /dev/ratelimit)" = "root:ratelimit 666" ]
+	check "installing created no limiter ($(limiters | tr '\n' ' '))" \
+		sh -c "[ -d $sys ] && [ -z \"\$(limiters)\" ]"
+	check "$conf is still empty" sh -c "[ -z \"\$(ls -A $conf)\" ]"
+	check "ratelimit.service is condition-skipped or active, not failed ($(unit_state ratelimit.service))" \
+		sh -c '! systemctl is-failed -q ratelimit.service'
+
+	# The admin copies the example and applies it.
+	cp $example $conf/
+	check "systemctl start ratelimit applies the copied example" \
+		systemctl start ratelimit.service
+	check "ratelimit.service is active with the example" \
 		systemctl is-active -q ratelimit.service
-	check "the module is loaded after the install" loaded
+	for n in $(conf_names); do
+		check "limiter $n of the example exists, mode $(attr "$n" mode)" [ -d "$sys/$n" ]
+	done
 	systemctl status -l --no-pager ratelimit.service | sed 's/^/  /'
+
+	security ratelimit.service 4.5
+	security rlsyncd.service 2.5
+
+	# The docs the man pages cite, installed; no other layout's paths.
+	man_sources > $work/man.txt
+	check "the packages' man pages name no /usr/local path" \
+		sh -c "! grep -n '/usr/local' $work/man.txt"
+	check "the packages' man pages have no @TOKEN@ left" \
+		sh -c "! grep -n '@[A-Z]*@' $work/man.txt"
+	sed 's/\\-/-/g' $work/man.txt |
+		grep -o '/usr/share/\(doc\|ratelimit\)/[A-Za-z0-9._/-]*[A-Za-z0-9_/]' |
+		LC_ALL=C sort -u > $work/cited.txt
+	sed 's/^/  cited: /' $work/cited.txt
+	check "the man pages cite docs in /usr/share/doc" \
+		grep -q "^$doc/" $work/cited.txt
+	while read -r f; do
+		check "$f, cited by a man page, exists" [ -e "$f" ]
+	done < $work/cited.txt
+	for f in global.md hierarchy.md python.md performance.md; do
+		check "$doc/$f is installed" [ -f $doc/$f ]
+	done
 }
 
 stage2()
@@ -186,11 +324,11 @@ stage2()
 	check "/dev/ratelimit has the udev rule's owner and mode ($want)" \
 		[ "$have" = "${want:-none}" ]
 
-	# The shipped example's limiters.
+	# The limiters of the example the admin copied in stage 1.
 	ls -l $conf
 	names=$(conf_names)
 	say "limiters of $conf: $(echo "$names" | tr '\n' ' ')"
-	check "the shipped $conf declares limiters" [ -n "$names" ]
+	check "the copied example in $conf declares limiters" [ -n "$names" ]
 	for n in $names; do
 		check "limiter $n of $conf exists in $sys" [ -d "$sys/$n" ]
 	done
@@ -270,9 +408,79 @@ stage2()
 	check "the packaged tools use libratelimit.so.1" \
 		sh -c "ldd /usr/bin/rlctl | grep -q 'libratelimit.so.1 => /lib/'"
 
+	# python3-ratelimit on the same limiter.
+	# shellcheck disable=SC2016 # Python's code
+	check "$user: python3 takes a token of $n (python3-ratelimit)" \
+		as $user python3 -c 'import sys
+from ratelimit import Limiter
+with Limiter.attach(sys.argv[1]) as lim:
+    lim.acquire(timeout=60)
+print("python3: one token of", sys.argv[1])' "$n"
+
 	reload_test
 	override_test
 	remove_test
+}
+
+# rlsyncd.service, hardened, as the user rlsyncd: a limiter declared for
+# it (group ratelimit, mode 0664) linked to a Redis of the test's own;
+# Redis gone while it runs (it stays, the kernel's lease ends), then a
+# start without Redis (it fails, and says why).
+rlsyncd_test()
+{
+	g=rlglobal
+	port=6390
+	printf '# make check-host\n[%s]\nrate = 10/s\ngroup = ratelimit\nmode = 0664\n\n[global %s]\nredis = 127.0.0.1:%s\nrate = 100/s\n' \
+		$g $g $port > $conf/70-$g.conf
+	gid=$(getent group ratelimit | cut -d: -f3)
+	check "systemctl reload ratelimit creates $g, group ratelimit, mode 0664" \
+		sh -c "systemctl reload ratelimit && [ \"\$(cat $sys/$g/group) \$(cat $sys/$g/mode)\" = '$gid 0664' ]"
+	redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no \
+		--dir /tmp --daemonize yes --logfile /tmp/rlredis.log
+	check "a redis-server listens on port $port" \
+		wait_for 30 sh -c "redis-cli -p $port ping | grep -q PONG"
+
+	systemctl start rlsyncd.service
+	rc=$?
+	systemctl status -l --no-pager rlsyncd.service | sed 's/^/  /'
+	check "systemctl start rlsyncd succeeds: ready (Type=notify)" \
+		sh -c "[ $rc -eq 0 ] && systemctl is-active -q rlsyncd.service &&
+			[ \"\$(systemctl show -P Type rlsyncd.service)\" = notify ]"
+	pid=$(systemctl show -P MainPID rlsyncd.service)
+	say "rlsyncd: pid $pid, $(ps -o user:20=,group:20= -p "$pid")"
+	check "rlsyncd runs as user rlsyncd, group ratelimit" \
+		[ "$(ps -o user:20=,group:20= -p "$pid" | awk '{ print $1, $2 }')" = "rlsyncd ratelimit" ]
+	check "rlsyncd has no capability" \
+		sh -c "grep -q '^CapEff:[[:space:]]*0*\$' /proc/$pid/status && grep -q '^CapBnd:[[:space:]]*0*\$' /proc/$pid/status"
+	check "rlsyncd's state of $g says Redis is up" \
+		wait_for 30 grep -q '^redis_up=1$' /run/rlsyncd/$g
+	sed 's/^/  /' /run/rlsyncd/$g
+	check "the kernel holds rlsyncd's lease on $g" grep -q '^kernel_lease=1$' /run/rlsyncd/$g
+
+	redis-cli -p $port shutdown nosave >/dev/null 2>&1
+	check "rlsyncd sees Redis go" wait_for 30 grep -q '^redis_up=0$' /run/rlsyncd/$g
+	sleep 12	# beyond the lease (10 s): the kernel's fallback holds $g
+	say "$g without Redis: rate $(attr $g rate) per $(attr $g period_ns) ns"
+	sed 's/^/  /' /run/rlsyncd/$g
+	check "rlsyncd.service stays active without Redis" systemctl is-active -q rlsyncd.service
+	check "$g is still there" [ -d $sys/$g ]
+	check "systemctl stop rlsyncd stops it cleanly" \
+		sh -c "systemctl stop rlsyncd.service && ! systemctl is-failed -q rlsyncd.service"
+
+	since=$(date '+%Y-%m-%d %H:%M:%S')
+	sleep 1
+	timeout 60 systemctl start rlsyncd.service
+	rc=$?
+	sleep 1
+	systemctl status -l --no-pager rlsyncd.service | sed 's/^/  /'
+	journalctl -u rlsyncd.service --since "$since" -o cat --no-pager > $work/noredis.txt
+	check "rlsyncd.service without Redis does not start (status $rc, $(unit_state rlsyncd.service))" \
+		sh -c "[ $rc -ne 0 ] && ! systemctl is-active -q rlsyncd.service"
+	check "its journal names the Redis it cannot reach" \
+		grep -q "redis 127.0.0.1:$port" $work/noredis.txt
+	systemctl stop rlsyncd.service
+	systemctl reset-failed rlsyncd.service
+	rm -f $conf/70-$g.conf
 }
 
 # Edit the configuration and reload while a waiter sleeps; then a broken
@@ -343,11 +551,13 @@ override_test()
 	check "$member (group ratelimit) still uses $n" as $member /tmp/pc/rlpc "$n"
 	check "$user (not in the group) may no longer open /dev/ratelimit" \
 		sh -c "runuser -u $user -- /tmp/pc/rlpc '$n' 2>&1 | grep -q 'Permission denied'"
+	# rlsyncd reaches the device through the group.
+	rlsyncd_test
 	rm -f $o
 	udevadm control --reload
 	udevadm trigger --action=change --settle /dev/ratelimit
-	check "without the override /dev/ratelimit is back to root:root 0666" \
-		[ "$(stat -c '%U:%G %a' /dev/ratelimit)" = "root:root 666" ]
+	check "without the override /dev/ratelimit is back to root:ratelimit 0666" \
+		[ "$(stat -c '%U:%G %a' /dev/ratelimit)" = "root:ratelimit 666" ]
 }
 
 # apt remove, then purge: the module stays loaded with its limiters (nothing
@@ -395,6 +605,11 @@ remove_test()
 	done < $work/owned.txt > $work/left.txt
 	sed 's/^/  left: /' $work/left.txt
 	check "no file of dpkg -L is left" [ ! -s $work/left.txt ]
+
+	# The admin's copy of the example is the admin's: dpkg leaves it
+	# (and so its directory); the admin removes it.
+	check "apt purge leaves the admin's $conf/example.conf" [ -f $conf/example.conf ]
+	rm -rf $conf
 
 	files > $work/files-after.txt
 	# DKMS keeps the key it signs modules with (/var/lib/dkms/mok.*), made

@@ -5,7 +5,10 @@
 # made with mmdebstrap from this machine's own apt sources (read here at
 # run time: /etc/apt/sources.list.d/*.sources and /etc/apt/sources.list),
 # with systemd, udev, DKMS, the compiler, pkg-config and Debian's 6.1
-# kernel and its headers, since the guest has no network. Cached outside
+# kernel and its headers, and what ratelimit-global and python3-ratelimit
+# need (libhiredis, python3) with a redis-server for rlsyncd's test (its
+# unit masked: the test starts one of its own), since the guest has no
+# network. Cached outside
 # the repo like the debug kernel:
 #   $RL_CACHE, else /var/cache/ratelimit (root), else ~/.cache/ratelimit,
 # in host-bookworm-KEY, KEY a hash of what goes into it (the suite, the
@@ -22,7 +25,7 @@ set -eu
 suite=bookworm
 pkgs="systemd systemd-sysv udev dbus kmod dkms gcc make libc6-dev pkgconf
 linux-image-amd64 linux-headers-amd64 initramfs-tools zstd e2fsprogs
-passwd procps"
+passwd procps libhiredis0.14 libsystemd0 python3 redis-server"
 size=6G
 # The setup after the packages: no timer that takes dpkg's lock or
 # reaches for a network while the test runs, a machine id (no first-boot
@@ -41,6 +44,7 @@ chroot "$1" passwd --delete root
 for t in apt-daily apt-daily-upgrade dpkg-db-backup e2scrub_all fstrim man-db; do
 	ln -sf /dev/null "$1/etc/systemd/system/$t.timer"
 done
+ln -sf /dev/null "$1/etc/systemd/system/redis-server.service"
 cat > "$1/etc/systemd/system/rl-check-host.service" <<EOF
 [Unit]
 Description=make check-host: selftests/host/guest.sh from the second disk

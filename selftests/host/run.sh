@@ -50,7 +50,7 @@ if ! scripts/deps.sh deb host; then
 fi
 
 echo "==> host: the packages (make deb)"
-if $make --no-print-directory deb; then
+if $make --no-print-directory deb LINTIAN=1; then
 	rl_result PASS "${pfx}make deb builds the packages, lintian reports no error"
 else
 	rl_result FAIL "${pfx}make deb builds the packages, lintian reports no error"
@@ -72,7 +72,8 @@ release=$(cat "$img/release")
 rm -rf "$out"
 mkdir -p "$out/share/debs"
 cp "$here/guest.sh" "$out/share/"
-for p in ratelimit-dkms libratelimit1 libratelimit-dev ratelimit-tools; do
+for p in ratelimit-dkms libratelimit1 libratelimit-dev ratelimit-tools \
+	ratelimit-global python3-ratelimit; do
 	cp build/deb/"$p"_*.deb "$out/share/debs/"
 done
 mkfs.ext4 -q -F -L rltest -d "$out/share" "$out/share.img" 64M >/dev/null

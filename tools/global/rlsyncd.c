@@ -9,7 +9,9 @@
  * Start-up checks everything before it changes anything: the links, the
  * Redis servers, the function library, the resources; then it opens the
  * local limiters (paused until the first lease) and configures the
- * resources it was given a rate for.
+ * resources it was given a rate for. Then it tells systemd it is ready
+ * (sd_notify(3): rlsyncd.service is Type=notify; nothing without
+ * $NOTIFY_SOCKET).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 #define PROG "rlsyncd"
 #include "tool.h"
@@ -358,8 +361,11 @@ int main(int argc, char **argv)
 		ret = check_redis(&o, links, n);
 	if (!ret && !o.check)
 		ret = start_links(&o, links, n);
-	if (!ret && !o.check)
+	if (!ret && !o.check) {
+		sd_notifyf(0, "READY=1\nSTATUS=%u link%s", n, n == 1 ? "" : "s");
 		run(&o, &links, &n);
+		sd_notify(0, "STOPPING=1");
+	}
 	for (i = 0; links && i < n; i++)
 		rls_redis_free(links[i].redis);
 	free(links);
