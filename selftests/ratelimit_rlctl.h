@@ -52,24 +52,17 @@ static inline void slurp(const char *path, char *buf)
 }
 
 /*
- * Run /tools/rlctl with the NULL-terminated arguments after @dir, as
- * @cred (NULL: as we are), its output kept in @dir. -1 if it did not run.
+ * Run the program @path with @argv, as @cred (NULL: as we are), its
+ * output kept in @dir. -1 if it did not run.
  */
-static inline int rlctl(struct run *r, const struct ks_cred *cred,
-			const char *dir, ...)
+static inline int run_prog(struct run *r, const struct ks_cred *cred,
+			   const char *dir, const char *path,
+			   const char *const *argv)
 {
 	char out[256], err[256];
-	const char *argv[16];
-	int n = 0, status;
-	va_list ap;
+	int status;
 	pid_t pid;
 
-	argv[n++] = "rlctl";
-	va_start(ap, dir);
-	while (n < 15 && (argv[n] = va_arg(ap, const char *)))
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
 	snprintf(out, sizeof(out), "%s/stdout", dir);
 	snprintf(err, sizeof(err), "%s/stderr", dir);
 	fflush(stdout);
@@ -79,7 +72,7 @@ static inline int rlctl(struct run *r, const struct ks_cred *cred,
 		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr) ||
 		    (cred && ks_become(cred)))
 			_exit(126);
-		execv(RLCTL, (char *const *)argv);
+		execv(path, (char *const *)argv);
 		_exit(127);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
@@ -88,6 +81,26 @@ static inline int rlctl(struct run *r, const struct ks_cred *cred,
 	slurp(out, r->out);
 	slurp(err, r->err);
 	return 0;
+}
+
+/*
+ * Run /tools/rlctl with the NULL-terminated arguments after @dir, as
+ * @cred (NULL: as we are), its output kept in @dir. -1 if it did not run.
+ */
+static inline int rlctl(struct run *r, const struct ks_cred *cred,
+			const char *dir, ...)
+{
+	const char *argv[16];
+	int n = 0;
+	va_list ap;
+
+	argv[n++] = "rlctl";
+	va_start(ap, dir);
+	while (n < 15 && (argv[n] = va_arg(ap, const char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return run_prog(r, cred, dir, RLCTL, argv);
 }
 
 /* Print what rlctl said, for the log of a failed test. */

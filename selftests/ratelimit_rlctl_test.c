@@ -3,7 +3,10 @@
  * Selftests of rlctl (/tools/rlctl in the guest) against the module:
  * create, set, show, list, watch and rm do what they say to the limiter
  * (checked in sysfs and through an fd), exit 0, 1 (error) or 2 (usage)
- * with a one-line error on stderr and nothing changed on failure.
+ * with a one-line error on stderr and nothing changed on failure. create
+ * makes a persistent limiter, --transient one gone as rlctl exits; every
+ * tool that creates a limiter (rlctl create and apply, rlpace, rlpipe,
+ * rlrun) gives it mode 0644 by default.
  *
  * The --json and export outputs are also printed as "@@rl json|prom TAG
  * HEX" lines, which the host's runner (selftests/vm/run.sh) decodes and
@@ -13,8 +16,11 @@
  * Copyright (C) 2026 The ratelimit authors
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* The harness has unused parameters (variant, ucontext) by design. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -186,6 +192,174 @@ TEST_F(rlctl, usage_errors)
 	EXPECT_EQ(0, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "usage: rlctl"));
 	EXPECT_STREQ("", r.err);
+}
+
+/* A limiter's sysfs mode, "0644", into @buf; "" if it cannot be read. */
+static const char *mode_of(const char *name, char *buf, size_t len)
+{
+	if (sysfs_read(name, "mode", buf, len))
+		buf[0] = '\0';
+	return buf;
+}
+
+/*
+ * Wait (10 ms steps, up to @ms) until /sys/kernel/ratelimit/@name
+ * exists (@want 1) or not (@want 0), while @pid (if not 0) runs: 0 when
+ * it does, -1 if not in time or @pid ended first.
+ */
+static int wait_name(const char *name, int want, pid_t pid, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (sysfs_exists(name) == want)
+			return 0;
+		if (pid && waitpid(pid, NULL, WNOHANG) == pid)
+			return -1;
+		usleep(10000);
+	}
+	return -1;
+}
+
+TEST_F(rlctl, create_persists_by_default)
+{
+	char mode[16];
+	struct run r;
+
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name, "100/s",
+			   NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	EXPECT_STREQ("", r.out);
+	/* rlctl has exited: the limiter is still there, no client. */
+	ASSERT_EQ(1, sysfs_exists(self->name));
+	EXPECT_EQ(1, sysfs_u64(self->name, "persistent"));
+	EXPECT_EQ(0, sysfs_u64(self->name, "clients"));
+	EXPECT_EQ(100, sysfs_u64(self->name, "rate"));
+	EXPECT_STREQ("0644", mode_of(self->name, mode, sizeof(mode)));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "rm", self->name, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(0, sysfs_exists(self->name));
+
+	/* --persist, the old way to ask for it, still works. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name, "100/s",
+			   "--persist", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(1, sysfs_u64(self->name, "persistent"));
+}
+
+TEST_F(rlctl, create_transient_goes_with_rlctl)
+{
+	struct run r;
+
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name, "100/s",
+			   "--transient", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	/* Its only fd was rlctl's: it went as rlctl exited. */
+	EXPECT_EQ(0, wait_name(self->name, 0, 0, 10000));
+	EXPECT_EQ(0, sysfs_exists(self->name));
+	/* The last of --persist and --transient wins. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name, "100/s",
+			   "--transient", "--persist", NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(1, sysfs_exists(self->name));
+	/* A refused one is refused all the same: the check it is good for. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name, "5/s",
+			   "--transient", NULL));
+	expect_error(_metadata, &r, 1, "exists");
+}
+
+/*
+ * Start /tools/@argv[0] with @argv, its stdin a pipe whose write end is
+ * *@in (so that it waits for input), its output in @dir: its pid, or -1.
+ */
+static pid_t start_tool(const char *dir, const char *const *argv, int *in)
+{
+	char path[64], out[256];
+	int p[2];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "/tools/%s", argv[0]);
+	snprintf(out, sizeof(out), "%s/bg.out", dir);
+	if (pipe(p))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0 || dup2(p[0], 0) < 0 || dup2(fd, 1) < 0 ||
+		    dup2(fd, 2) < 0)
+			_exit(126);
+		close(p[1]);
+		execv(path, (char *const *)argv);
+		_exit(127);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return -1;
+	}
+	*in = p[1];
+	return pid;
+}
+
+/*
+ * The limiters that rlpace, rlpipe and rlrun create, while they run
+ * (each waits: rlpace for tokens at 1/s, rlpipe for input, rlrun for
+ * cat), and those of rlctl apply: mode 0644, as rlctl create's.
+ */
+TEST_F(rlctl, every_tool_creates_mode_0644)
+{
+	const char *const rlpace[] = { "rlpace", "-N", self->name, "-r", "1/s",
+				       "-n", "1000", "-q", NULL };
+	const char *const rlpipe[] = { "rlpipe", "-n", self->name, "-r",
+				       "1MiB/s", NULL };
+	const char *const rlrun[] = { "rlrun", "-n", self->name, "-C", "2",
+				      "--", "cat", NULL };
+	const char *const *tools[] = { rlpace, rlpipe, rlrun };
+	char mode[16], conf[128], log[256];
+	struct run r;
+	size_t i;
+	pid_t pid;
+	FILE *f;
+	int in;
+
+	for (i = 0; i < ARRAY_SIZE(tools); i++) {
+		snprintf(conf, sizeof(conf), "/tools/%s", tools[i][0]);
+		if (access(conf, X_OK))
+			SKIP(return, "no %s", conf);
+		pid = start_tool(self->dir, tools[i], &in);
+		ASSERT_LT(0, pid);
+		if (wait_name(self->name, 1, pid, 20000)) {
+			snprintf(log, sizeof(log), "%s/bg.out", self->dir);
+			slurp(log, r.err);
+			TH_LOG("%s made no limiter: %s", tools[i][0], r.err);
+		}
+		EXPECT_EQ(1, sysfs_exists(self->name));
+		EXPECT_STREQ("0644", mode_of(self->name, mode, sizeof(mode)))
+			TH_LOG("%s", tools[i][0]);
+		EXPECT_EQ(0, sysfs_u64(self->name, "persistent"));
+		kill(pid, SIGTERM);
+		close(in);
+		waitpid(pid, NULL, 0);
+		/* Not persistent: it goes with the tool. */
+		EXPECT_EQ(0, wait_name(self->name, 0, 0, 10000))
+			TH_LOG("%s left %s", tools[i][0], self->name);
+		ks_unl_name(self->name);
+	}
+
+	/* A ratelimit.d file without a mode. */
+	snprintf(conf, sizeof(conf), "%s/t.conf", self->dir);
+	f = fopen(conf, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "[%s]\nrate = 10/s\n", self->name);
+	ASSERT_EQ(0, fclose(f));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
+	EXPECT_EQ(0, r.status) show(_metadata, &r);
+	EXPECT_STREQ("0644", mode_of(self->name, mode, sizeof(mode)));
 }
 
 TEST_F(rlctl, watch_prints_count_samples)

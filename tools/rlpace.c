@@ -326,7 +326,8 @@ static int parse_args(int argc, char **argv, struct pace *p, struct args *a,
 	}
 	if (a->spec && !p->name && !(cfg->flags & RL_CONFIG_UNLIMITED) &&
 	    !cfg->rate)
-		return tool_usage(EXIT_USAGE, "rate 0 pauses the limiter; nothing would be granted");
+		return tool_usage(EXIT_USAGE,
+				  "rate 0 pauses the limiter; nothing would be granted");
 	p->acquires = p->count / p->size + !!(p->count % p->size);
 	if (p->acquires > MAX_ACQUIRES)
 		return tool_usage(EXIT_USAGE, "too many acquires (%llu); use a larger -s",

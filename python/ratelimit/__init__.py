@@ -16,13 +16,14 @@ ratelimit(4) for the semantics.
 
 from ._abi import (ABI_VERSION, DEADLINE_NONE, NAME_MAX, PRIO_DEFAULT,
                    PRIO_HIGH, PRIO_LOW, PRIO_MID, PRIO_USER)
-from ._core import (DEVICE, Client, Config, Features, Grant, Limiter,
-                    Stats, features)
+from ._core import (DEFAULT_MODE, DEVICE, Client, Config, Features, Grant,
+                    Limiter, Stats, features)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ABI_VERSION", "DEADLINE_NONE", "DEVICE", "NAME_MAX", "PRIO_DEFAULT",
+    "ABI_VERSION", "DEADLINE_NONE", "DEFAULT_MODE", "DEVICE", "NAME_MAX",
+    "PRIO_DEFAULT",
     "PRIO_HIGH", "PRIO_LOW", "PRIO_MID", "PRIO_USER", "Client", "Config",
     "Features", "Grant", "Limiter", "Stats", "features",
 ]

@@ -331,7 +331,7 @@ class Limiter:
 
         With @create, a missing limiter is created with those limits and
         permission bits @mode (read: attach and acquire, write:
-        reconfigure); @exclusive fails with FileExistsError if it exists;
+        reconfigure; default DEFAULT_MODE, 0o644, as the tools'); @exclusive fails with FileExistsError if it exists;
         @persist makes a new one outlive its fds until unlink().
         """
         flags = 0

@@ -283,6 +283,14 @@ class Named(unittest.TestCase):
         with self.assertRaises(FileNotFoundError):
             Limiter.attach(nm)
 
+    def test_default_mode_0644(self):
+        # The default of every entry point (ratelimit(4)), as the tools'.
+        nm = name("mode")
+        with Limiter.attach(nm, Config(rate=5)):
+            with open(f"/sys/kernel/ratelimit/{nm}/mode") as f:
+                self.assertEqual(f.read().strip(), "0644")
+        self.assertEqual(ratelimit.DEFAULT_MODE, 0o644)
+
     def test_permissions(self):
         if os.geteuid() != 0:
             self.skipTest("needs root to drop to another user")

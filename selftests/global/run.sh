@@ -49,8 +49,8 @@ rc=0
 grep -v "passed, .* failed$" "$dir/out" || :
 p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$dir/out")
 f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$dir/out")
-RLSYNCD="$b/global/rlsyncd" REDIS_SOCK="$sock" \
-	selftests/global/rlsyncd.sh | tee "$dir/out2"
+RLSYNCD="$b/global/rlsyncd" RLSYNCD_FAKE="$b/global/rlsyncd-fake" \
+	REDIS_SOCK="$sock" selftests/global/rlsyncd.sh | tee "$dir/out2"
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/agents.sh |
 	tee -a "$dir/out2"
 p=$((${p:-0} + $(grep -c '^ok' "$dir/out2" || :)))

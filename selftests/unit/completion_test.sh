@@ -37,6 +37,7 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
 	# shellcheck disable=SC1091 # Debian's, when installed
 	. /usr/share/bash-completion/bash_completion
 else
+	# shellcheck disable=SC2034 # set for the completion functions
 	_init_completion()
 	{
 		words=("${COMP_WORDS[@]}")
@@ -86,7 +87,7 @@ expect()
 	if [ ${#missing[@]} -eq 0 ]; then
 		ok "$desc"
 	else
-		not_ok "$desc: missing ${missing[*]} (got: $(echo $got))"
+		not_ok "$desc: missing ${missing[*]} (got: $(tr '\n' ' ' <<<"$got"))"
 	fi
 }
 
@@ -126,6 +127,7 @@ if [ -z "$cmds" ]; then
 fi
 # shellcheck disable=SC2086 # one word each
 expect "rlctl: every command of --help" $cmds -- rlctl ""
+# shellcheck disable=SC2046 # one word each
 expect "rlctl: its options" $(sed -n '/^  -/p' <<<"$help" | options_of) \
 	-- rlctl -
 for c in $cmds; do

@@ -66,12 +66,13 @@ install_path()
 	if $make --no-print-directory -s install-user DESTDIR="$PWD/$d" \
 		KDIR=/nonexistent B=build/install >/dev/null &&
 	   [ -x "$d/usr/local/bin/rlctl" ] &&
-	   LD_LIBRARY_PATH="$d/usr/local/lib" "$d/usr/local/bin/rlctl" \
-		--version >/dev/null &&
+	   env -u LD_LIBRARY_PATH "$d/usr/local/bin/rlctl" --version >/dev/null &&
+	   env -u LD_LIBRARY_PATH build/install/tools/rlctl --version >/dev/null &&
+	   readelf -d "$d/usr/local/bin/rlctl" | grep -q 'RUNPATH.*\$ORIGIN/\.\./lib' &&
 	   readelf -d "$d/usr/local/bin/rlctl" | grep -q 'NEEDED.*libratelimit\.so\.1'; then
-		rl_result PASS "make install-user needs no kernel headers; tools use libratelimit.so.1"
+		rl_result PASS "make install-user needs no kernel headers; tools use libratelimit.so.1, found through their rpath, installed or in the tree"
 	else
-		rl_result FAIL "make install-user needs no kernel headers; tools use libratelimit.so.1"
+		rl_result FAIL "make install-user needs no kernel headers; tools use libratelimit.so.1, found through their rpath, installed or in the tree"
 	fi
 	echo "==> make uninstall removes what make install-user put there"
 	if $make --no-print-directory -s uninstall DESTDIR="$PWD/$d" \

@@ -107,7 +107,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				NULL)) != -1) {
 		if (c > 0 && c < 128 && optkeys[c]) {
 			if (rls_spec_set(&o->common, optkeys[c], optarg))
-				return tool_try_help(2);
+				return tool_try_help(EXIT_USAGE);
 			continue;
 		}
 		switch (c) {
@@ -138,7 +138,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case TOOL_OPT_VERSION:
 			return tool_version();
 		default:
-			return tool_try_help(2);
+			return tool_try_help(EXIT_USAGE);
 		}
 	}
 	if (o->redis)
@@ -148,7 +148,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 /*
  * NAME[@RESOURCE][=RATE] into @s, from the common options: with a rate
- * this agent configures the resource, without it joins it.
+ * this agent configures the resource, without it joins it. 0, or
+ * EXIT_USAGE after the error's line and the --help line.
  */
 static int parse_link(const struct opts *o, const char *arg,
 		      struct rls_spec *s)
@@ -164,15 +165,20 @@ static int parse_link(const struct opts *o, const char *arg,
 		*at = '\0';
 	*s = o->common;
 	if (!rl_name_valid(name) || (at && !rl_name_valid(at + 1)))
-		return tool_usage(-EINVAL, "'%s': bad limiter or resource name", arg);
+		return tool_usage(EXIT_USAGE, "'%s': bad limiter or resource name",
+				  arg);
 	snprintf(s->name, sizeof(s->name), "%.*s", RL_NAME_MAX - 1, name);
 	snprintf(s->resource, sizeof(s->resource), "%.*s", RL_NAME_MAX - 1,
 		 at ? at + 1 : name);
 	if ((eq && rls_spec_set(s, "rate", eq + 1)) || rls_spec_check(s))
-		return -EINVAL;
+		return tool_try_help(EXIT_USAGE);
 	return 0;
 }
 
+/*
+ * The links, from the command line or --config: 0, 1 after an error of
+ * the files (or memory), EXIT_USAGE after one of the command line.
+ */
 static int get_specs(const struct opts *o, int argc, char **argv,
 		     struct rls_spec **specs, unsigned int *n)
 {
@@ -180,25 +186,32 @@ static int get_specs(const struct opts *o, int argc, char **argv,
 
 	if (o->config) {
 		if (argc > optind)
-			return tool_usage(-EINVAL, "give links or --config, not both");
+			return tool_usage(EXIT_USAGE,
+					  "give links or --config, not both");
 		ret = rls_conf_load(o->config, o->redis, specs, n);
 		if (!ret && !*n)
 			fprintf(stderr, PROG ": %s: no [global NAME] section\n",
 				o->config);
-		return ret || !*n ? -EINVAL : 0;
+		return ret || !*n ? 1 : 0;
 	}
 	if (argc <= optind)
-		return tool_usage(-EINVAL, "nothing to link: give NAME=RATE or --config PATH");
+		return tool_usage(EXIT_USAGE,
+				  "nothing to link: give NAME=RATE or --config PATH");
 	*specs = calloc(argc - optind, sizeof(**specs));
 	if (!*specs)
-		return -ENOMEM;
-	for (i = optind; i < argc; i++, (*n)++)
-		if (parse_link(o, argv[i], &(*specs)[*n]))
-			return -EINVAL;
+		return tool_fail(1, "out of memory");
+	for (i = optind; i < argc; i++, (*n)++) {
+		ret = parse_link(o, argv[i], &(*specs)[*n]);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
-/* Redis, its library and each resource, checked; connections kept. */
+/*
+ * Redis, its library and each resource, checked; connections kept. With
+ * --check, reads only: a library Redis lacks is not loaded.
+ */
 static int check_redis(const struct opts *o, struct rls_link *links,
 		       unsigned int n)
 {
@@ -212,7 +225,8 @@ static int check_redis(const struct opts *o, struct rls_link *links,
 					     RLS_START_TIMEOUT_MS, true);
 		if (!l->redis)
 			return -EIO;
-		ret = rls_redis_library(l->redis, o->lua);
+		ret = o->check ? rls_redis_library_check(l->redis, o->lua) :
+				 rls_redis_library(l->redis, o->lua);
 		if (ret)
 			return ret;
 		if (l->spec.configure)
@@ -349,16 +363,21 @@ int main(int argc, char **argv)
 	if (!o.host[0] && gethostname(o.host, sizeof(o.host) - 1))
 		snprintf(o.host, sizeof(o.host), "%d", (int)getpid());
 	ret = get_specs(&o, argc, argv, &specs, &n);
-	if (!ret) {
-		links = calloc(n, sizeof(*links));
-		ret = links ? 0 : -ENOMEM;
+	if (ret) {
+		free(specs);
+		return ret;
 	}
+	links = calloc(n, sizeof(*links));
+	ret = links ? 0 : -ENOMEM;
 	for (i = 0; !ret && i < n; i++) {
 		links[i].spec = specs[i];
 		links[i].fd = -1;
 	}
 	if (!ret)
 		ret = check_redis(&o, links, n);
+	/* --check: the device too, which a start opens after Redis. */
+	if (!ret && o.check)
+		ret = rls_k_device();
 	if (!ret && !o.check)
 		ret = start_links(&o, links, n);
 	if (!ret && !o.check) {

@@ -116,6 +116,11 @@ bool rls_redis_broken(const struct rls_redis *r);
 
 /* Load the function library from @lua if Redis lacks it; 0 or -errno. */
 int rls_redis_library(struct rls_redis *r, const char *lua);
+/*
+ * --check: what rls_redis_library() would do, with reads only (FUNCTION
+ * LIST, and @lua if Redis lacks the library); 0 or -errno.
+ */
+int rls_redis_library_check(struct rls_redis *r, const char *lua);
 
 /* rl_config with @s; 0, or -EINVAL/-EIO after a message. */
 int rls_redis_config(struct rls_redis *r, const struct rls_spec *s,
@@ -180,6 +185,12 @@ struct rls_demand {
 	uint64_t now_ns;
 };
 
+/*
+ * Can this process open the device (/dev/ratelimit)? 0, or -errno after
+ * one line saying why (the module not loaded, no permission). Always 0
+ * in rlsyncd-fake.
+ */
+int rls_k_device(void);
 /* The RLS_K_* the module behind @fd supports; 0 for an older module. */
 unsigned int rls_k_features(int fd);
 /* RL_CONFIG_FED, or 0 when built without it. */

@@ -11,13 +11,31 @@
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
+#define PROG "rlsyncd"
 #include "rlsyncd.h"
 
 #if defined(RL_IOC_SET_LEASE) && !defined(RLS_FAKE)
 #define RLS_HAVE_KERNEL	1
 #endif
+
+int rls_k_device(void)
+{
+#ifdef RLS_FAKE
+	return 0;
+#else
+	int fd = rl_open(0);
+
+	if (fd >= 0)
+		return rl_close(fd);
+	fprintf(stderr, PROG ": %s: %s%s\n", RL_DEVICE_PATH, strerror(-fd),
+		fd == -ENOENT || fd == -ENODEV || fd == -ENXIO ?
+		" (is ratelimit.ko loaded? modprobe ratelimit)" : "");
+	return fd;
+#endif
+}
 
 unsigned int rls_k_features(int fd)
 {

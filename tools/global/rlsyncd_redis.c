@@ -135,18 +135,16 @@ static bool is_err(redisReply *rep, const char *code)
 	       !strncmp(rep->str, code, strlen(code));
 }
 
-int rls_redis_library(struct rls_redis *r, const char *lua)
+/*
+ * Has Redis the function library? 1 or 0 (a read: FUNCTION LIST), or
+ * -EIO after a message.
+ */
+static int has_library(struct rls_redis *r)
 {
-	static char text[RLS_LIB_MAX];
 	redisReply *rep;
-	size_t len;
-	FILE *in;
+	int ret;
 
 	rep = redisCommand(r->c, "FUNCTION LIST LIBRARYNAME ratelimit");
-	if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements > 0) {
-		freeReplyObject(rep);
-		return 0;
-	}
 	if (!rep || rep->type == REDIS_REPLY_ERROR) {
 		fprintf(stderr, PROG ": redis %s: %s\n", r->addr,
 			rep ? "FUNCTION LIST failed: Redis 7.0 or later needed"
@@ -154,16 +152,55 @@ int rls_redis_library(struct rls_redis *r, const char *lua)
 		freeReplyObject(rep);
 		return -EIO;
 	}
+	ret = rep->type == REDIS_REPLY_ARRAY && rep->elements > 0;
 	freeReplyObject(rep);
+	return ret;
+}
+
+/* The library's text from @lua into @text: its length, 0 after a message. */
+static size_t read_library(struct rls_redis *r, const char *lua, char *text,
+			   size_t size)
+{
+	size_t len;
+	FILE *in;
+
 	in = fopen(lua, "re");
-	len = in ? fread(text, 1, sizeof(text) - 1, in) : 0;
+	len = in ? fread(text, 1, size - 1, in) : 0;
 	if (in)
 		fclose(in);
-	if (!len) {
+	if (!len)
 		fprintf(stderr, PROG ": redis %s lacks the library; %s: cannot read it\n",
 			r->addr, lua);
+	return len;
+}
+
+int rls_redis_library_check(struct rls_redis *r, const char *lua)
+{
+	static char text[RLS_LIB_MAX];
+	int ret = has_library(r);
+
+	if (ret)
+		return ret < 0 ? ret : 0;
+	if (!read_library(r, lua, text, sizeof(text)))
 		return -ENOENT;
-	}
+	printf(PROG ": redis %s lacks the library; the agent would load %s\n",
+	       r->addr, lua);
+	return 0;
+}
+
+int rls_redis_library(struct rls_redis *r, const char *lua)
+{
+	static char text[RLS_LIB_MAX];
+	redisReply *rep;
+	size_t len;
+	int ret;
+
+	ret = has_library(r);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	len = read_library(r, lua, text, sizeof(text));
+	if (!len)
+		return -ENOENT;
 	rep = redisCommand(r->c, "FUNCTION LOAD REPLACE %b", text, len);
 	if (!rep || rep->type == REDIS_REPLY_ERROR) {
 		fprintf(stderr, PROG ": redis %s: FUNCTION LOAD %s: %s\n",
