@@ -11,10 +11,11 @@
 #   make check-debug    selftests on a KASAN/lockdep/UBSAN/kmemleak kernel built
 #                   from linux-source-6.12 (cached in /var/cache/ratelimit)
 #   make check-all  check-matrix and check-debug in one run (what CI runs)
-#   make check-fresh    the README's first commands, as written, in a chroot
-#                   of a pristine Debian 12 root (mmdebstrap, from this
-#                   machine's apt sources; cached in /var/cache/ratelimit)
-#                   from a clone of HEAD; needs root. CI runs it too
+#   make check-fresh    the README's install and development.md's first
+#                   commands, as written, in chroots of pristine Debian 12
+#                   roots (mmdebstrap, from this machine's apt sources;
+#                   cached in /var/cache/ratelimit) from a clone of HEAD;
+#                   needs root. CI runs it too
 #   make check-host the Debian packages (make deb) installed, rebooted, used,
 #                   reloaded, removed and purged in a Debian 12 guest with
 #                   systemd (selftests/host/; RL_APPEND=1 adds its results
@@ -285,6 +286,14 @@ $(PY_UNIT): selftests/unit/python_abi_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
+# The tree's SPDX lines and the README's promises (license per part,
+# length, package list): a host unit test too.
+DOCS_UNIT := $(B)/unit/docs_test
+unit: $(DOCS_UNIT)
+$(DOCS_UNIT): selftests/unit/docs_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
 # The bash completions (dist/*.bash-completion) against the tools' --help,
 # a host unit test in bash.
 COMPLETION_UNIT := $(B)/unit/completion_test
@@ -406,8 +415,9 @@ check check-matrix check-debug check-all:
 		TOOLS_LINK=static
 	@MAKE="$(MAKE)" RL_KVERS="$(CHECK_KVERS)" selftests/vm/check.sh
 
-# The README's first commands on a fresh Debian 12 machine, from a clone
-# of HEAD (selftests/fresh.sh). The last line is "N passed, N failed".
+# The README's install and development.md's first commands on fresh
+# Debian 12 machines, from a clone of HEAD (selftests/fresh.sh). The last
+# line is "N passed, N failed".
 check-fresh:
 	@scripts/deps.sh fresh
 	@selftests/fresh.sh

@@ -1,24 +1,36 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# make check-fresh: the README's first commands, exactly as it writes
-# them, on a fresh Debian 12 machine. The machine is a pristine root that
-# mmdebstrap makes (variant important: what debootstrap and a minimal
-# install have) from the apt sources this machine uses, as its apt
-# configuration names them, entered with chroot. Host's /dev (read-only),
-# /dev/pts, /proc and /sys (read-only) are bound into it for QEMU, and
-# /etc/resolv.conf is copied in. In it, as root:
-#   the README's install of git and make (a minimal install has neither)
-#   git clone of the commit under test (RL_FRESH_REV, default HEAD)
-#   make run, then make check, in the clone
-# Every step's wall time is printed; any failure fails. Results go to
-# build/fresh/results.txt and the last line is "N passed, N failed"; the
-# inner make check's results and the guest logs go to build/fresh/inner/.
+# make check-fresh: the README's install and the developer's page's first
+# commands, exactly as they write them, on fresh Debian 12 machines. A
+# machine is a pristine root that mmdebstrap makes (variant important:
+# what debootstrap and a minimal install have) from the apt sources this
+# machine uses, as its apt configuration names them, entered with chroot.
+# Two are unpacked from one base root:
+#   the build root, with the host's /dev (read-only), /dev/pts, /proc and
+#   /sys (read-only) bound in for QEMU and /etc/resolv.conf copied in. In
+#   it, as root: the README's install of git and make (a minimal install
+#   has neither), a git clone of the commit under test (RL_FRESH_REV,
+#   default HEAD), and the README's make deb;
+#   the user's root, with no compiler and no DKMS: the .debs are copied to
+#   its /root/ratelimit/build/deb, and it runs apt-get update and the
+#   README's install lines of the library and tools and of the optional
+#   packages (the DKMS line is check-host's), then checks that no
+#   compiler, DKMS or kernel headers came with them, that every tool's
+#   --help exits 0 and that python3 imports the package;
+# then the build root runs Documentation/development.md's make run and
+# make check, and make tools and build/tools/rlctl --version: the tools
+# run from the tree as built, with no LD_LIBRARY_PATH.
+# A command that the documents stop saying fails the run at once: the
+# list below must follow them. Every step's wall time is printed; any
+# failure fails. Results go to build/fresh/results.txt and the last line
+# is "N passed, N failed"; the inner make check's results and the guest
+# logs go to build/fresh/inner/.
 #
 # The base root is cached as a tarball in $RL_CACHE, else
 # /var/cache/ratelimit, keyed by what went into it: the apt sources, the
 # suite, variant and architecture, mmdebstrap's version and options, and
-# the month (the archive moves on). The root is unpacked into a scratch
+# the month (the archive moves on). The roots are unpacked into a scratch
 # dir under $RL_FRESH_TMP (default /var/tmp), which is removed at the end,
 # as are the mounts, also on failure or interrupt (RL_FRESH_KEEP=1 keeps
 # the dir). Needs root, mmdebstrap and git (scripts/deps.sh fresh).
@@ -33,10 +45,20 @@ suite=bookworm
 variant=important
 out=$top/build/fresh
 
-# What the README says, checked below: a change there must come here too.
+# What the documents say, checked below: a change there must come here too.
+readme=README.md
 prereq='apt-get update && apt-get install -y git make'
+deb_cmd='make deb'
+user_cmd='apt-get install -y ./build/deb/libratelimit1_*.deb ./build/deb/ratelimit-tools_*.deb'
+opt_cmd='apt-get install -y ./build/deb/ratelimit-global_*.deb ./build/deb/python3-ratelimit_*.deb'
+devdoc=Documentation/development.md
 run_cmd='make run'
 check_cmd='make check'
+tools_cmd='make tools'
+version_cmd='build/tools/rlctl --version'
+# What the user's root must not have, and the tools whose --help it runs.
+not_installed='gcc cc dkms'
+tools='rlctl rlpace rlpipe rlrun rlsyncd'
 
 die() { echo "fresh: $*" >&2; exit 1; }
 
@@ -45,17 +67,20 @@ for c in mmdebstrap git; do
 	command -v "$c" >/dev/null || die "no $c (scripts/deps.sh fresh)"
 done
 
-# in_readme CMD: CMD is a line of a code block of README.md (a trailing
+# in_doc FILE CMD: CMD is a line of a code block of FILE (a trailing
 # comment aside).
-in_readme()
+in_doc()
 {
-	awk -v c="$1" '
+	awk -v c="$2" '
 		/^```/ { code = !code; next }
 		code { sub(/[ \t]+#.*$/, ""); sub(/[ \t]+$/, ""); if ($0 == c) found = 1 }
-		END { exit !found }' "$top/README.md"
+		END { exit !found }' "$top/$1"
 }
-for c in "$prereq" "$run_cmd" "$check_cmd"; do
-	in_readme "$c" || die "README.md no longer says \"$c\": update $0"
+for c in "$prereq" "$deb_cmd" "$user_cmd" "$opt_cmd"; do
+	in_doc "$readme" "$c" || die "$readme no longer says \"$c\": update $0"
+done
+for c in "$run_cmd" "$check_cmd" "$tools_cmd" "$version_cmd"; do
+	in_doc "$devdoc" "$c" || die "$devdoc no longer says \"$c\": update $0"
 done
 
 rev=${RL_FRESH_REV:-HEAD}
@@ -169,13 +194,16 @@ step "base root of Debian $suite" base "$@" || { finish; exit 1; }
 scratch=$(mktemp -d "${RL_FRESH_TMP:-/var/tmp}/ratelimit-fresh.XXXXXX")
 scratch=$(cd "$scratch" && pwd -P)
 root=$scratch/root
+user=$scratch/user
 mounts=
 
-# inroot_pids: the processes whose root is the scratch root.
+# inroot_pids: the processes whose root is one of the scratch roots.
 inroot_pids()
 {
 	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" != "$root" ] || echo "${p#/proc/}"
+		case $(readlink "$p/root" 2>/dev/null) in
+		"$root" | "$user") echo "${p#/proc/}" ;;
+		esac
 	done
 }
 
@@ -215,30 +243,36 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-# bind DIR [ro]: host's /DIR at the same place in the root.
+# bind ROOT DIR [ro]: host's /DIR at the same place in ROOT.
 bind()
 {
-	mount --bind "/$1" "$root/$1" || return 1
-	mounts="$root/$1 $mounts"	# unmounted in reverse order
-	[ "${2:-}" != ro ] || mount -o remount,bind,ro "$root/$1"
+	mount --bind "/$2" "$1/$2" || return 1
+	mounts="$1/$2 $mounts"	# unmounted in reverse order
+	[ "${3:-}" != ro ] || mount -o remount,bind,ro "$1/$2"
 }
 
+# unpack ROOT: a fresh copy of the base root, with the host's /dev, /proc
+# and /sys and a copy of its resolv.conf.
 unpack()
 {
-	mkdir "$root" || return 1
-	tar -C "$root" --numeric-owner -xpf "$tarball" || return 1
-	cp -L /etc/resolv.conf "$root/etc/resolv.conf" || return 1
+	mkdir "$1" || return 1
+	tar -C "$1" --numeric-owner -xpf "$tarball" || return 1
+	cp -L /etc/resolv.conf "$1/etc/resolv.conf" || return 1
 	# /dev and /sys read-only: nothing in the root may change the host's
 	# (devices still open for writing).
-	bind dev ro && bind dev/pts && bind proc && bind sys ro
+	bind "$1" dev ro && bind "$1" dev/pts && bind "$1" proc && bind "$1" sys ro
 }
-step "unpack and mount /dev, /proc, /sys" unpack || { finish; exit 1; }
+step "unpack the build root, mount /dev, /proc, /sys" unpack "$root" ||
+	{ finish; exit 1; }
 
-# inroot DIR CMD: run the shell command CMD in DIR of the root, as root
-# with a login's environment, no terminal and no input.
+# inroot [-u] DIR CMD: run the shell command CMD in DIR of the build root
+# (-u: of the user's root), as root with a login's environment, no
+# terminal and no input.
 inroot()
 {
-	chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root \
+	r=$root
+	[ "$1" != -u ] || { r=$user; shift; }
+	chroot "$r" /usr/bin/env -i HOME=/root USER=root LOGNAME=root \
 		SHELL=/bin/bash TERM=dumb \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		${DEBIAN_FRONTEND:+DEBIAN_FRONTEND=$DEBIAN_FRONTEND} \
@@ -279,14 +313,75 @@ inclone()
 	return "$irc"
 }
 
-# Each step only after the one before it passed.
+# The user's root: a second fresh root with the packages that make deb
+# left in the build root's build/deb, where the README's lines find them.
+user_root()
+{
+	unpack "$user" || return 1
+	mkdir -p "$user/root/ratelimit/build/deb" || return 1
+	set -- "$root"/root/ratelimit/build/deb/*.deb
+	[ -f "$1" ] || { echo "fresh: make deb left no .deb in build/deb" >&2; return 1; }
+	detail="$# packages"
+	cp "$@" "$user/root/ratelimit/build/deb/"
+}
+
+# none_installed: the user's root has no compiler, DKMS or kernel headers.
+none_installed()
+{
+	bad=
+	for c in $not_installed; do
+		! inroot -u / "command -v $c" >/dev/null || bad="$bad $c"
+	done
+	h=$(inroot -u / "dpkg-query -W -f='\${db:Status-Abbrev} \${Package}\n' \
+		'linux-headers-*' dkms gcc 'gcc-[0-9]*' 2>/dev/null |
+		awk '/^ii/ && \$2 !~ /-base\$/ { print \$2 }'")
+	bad="$bad${h:+ $(echo "$h" | tr '\n' ' ')}"
+	[ -z "$bad" ] || { echo "fresh: installed in the user's root:$bad" >&2; detail="has$bad"; return 1; }
+}
+
+# helps: every tool's --help exits 0 in the user's root.
+helps()
+{
+	bad=
+	for t in $tools; do
+		inroot -u / "$t --help" >/dev/null || bad="$bad $t"
+	done
+	[ -z "$bad" ] || { echo "fresh: --help failed:$bad" >&2; detail="failed:$bad"; return 1; }
+	detail=$(echo "$tools" | tr ' ' ,)
+}
+
+# tree_version: rlctl as make built it in the tree, linked against the
+# tree's libratelimit.so.1, which it finds without LD_LIBRARY_PATH.
+tree_version()
+{
+	inroot /root/ratelimit "$version_cmd" || return 1
+	l=$(inroot /root/ratelimit "ldd build/tools/rlctl" | awk '/libratelimit/ { print $3 }')
+	detail="libratelimit.so.1 from ${l:-nowhere}"
+	case $l in
+	/root/ratelimit/build/*) ;;
+	*) echo "fresh: build/tools/rlctl does not use the tree's library ($l)" >&2; return 1 ;;
+	esac
+}
+
+# Each step only after the one before it passed; the user's root after
+# make deb, the developer's commands after that.
 steps()
 {
 	step "$prereq" inroot /root "$prereq" || return
 	detail=$(echo "$sha" | cut -c1-12)
 	step "git clone" clone || return
+	step "$deb_cmd" inroot /root/ratelimit "$deb_cmd" || return
+	step "unpack the user's root, copy the .debs" user_root || return
+	step "apt-get update (user's root)" inroot -u /root/ratelimit "apt-get update" || return
+	step "$user_cmd" inroot -u /root/ratelimit "$user_cmd" || return
+	step "$opt_cmd" inroot -u /root/ratelimit "$opt_cmd" || return
+	step "no $not_installed or linux-headers in the user's root" none_installed
+	step "every tool's --help" helps
+	step "python3 -c 'import ratelimit'" inroot -u / "python3 -c 'import ratelimit'"
 	step "$run_cmd" inclone "$run_cmd" build/vm/summary.txt || return
 	step "$check_cmd" inclone "$check_cmd" build/summary.txt
+	step "$tools_cmd" inroot /root/ratelimit "$tools_cmd" || return
+	step "$version_cmd" tree_version
 }
 steps || true
 keep_logs
