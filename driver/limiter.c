@@ -324,6 +324,9 @@ static bool rl_path_concurrent(const struct rl_limiter *x)
 bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
 		  const struct rl_limiter *parent, u64 self)
 {
+	/* Its own concurrency makes the subtree's grants permits anywhere. */
+	if (lim->params.concurrency)
+		return false;
 	if (rl_path_concurrent(old) == rl_path_concurrent(parent))
 		return false;
 	return rl_subtree_clients(lim, 0) > self;

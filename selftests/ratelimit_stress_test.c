@@ -106,6 +106,7 @@ struct st_shared {
 	__u64 signals;
 	__u64 churn;
 	__u64 reparents;
+	__u64 refused;		/* moves of L_RATE under "top": EBUSY */
 	int nfails;
 	char fails[ST_FAILS][200];
 	struct st_lim lim[L_NR];
@@ -623,7 +624,9 @@ static void *st_reconfig(void *arg)
  * Trees of limiters (RL_IOC_SET_PARENT): move the named limiters under a
  * parent of their own and back, at random, while the workers acquire. The
  * parent's limits are far above theirs, so the invariants of each hold as
- * they are; its held and waiters must come back to 0 with them.
+ * they are; its held and waiters must come back to 0 with them. The
+ * parent limits concurrency and "rate" does not: while its workers are
+ * attached, "rate" may not move under it (EBUSY, ratelimit(4)).
  */
 static int st_top = -1;
 
@@ -648,10 +651,14 @@ static void *st_reparent(void *arg)
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
 		sleep_ms(5 + below(&rng, 30));
 		l = below(&rng, 2) ? L_RATE : L_CONC;
-		if (st_set_parent(st_master[l], below(&rng, 2) ? top : NULL))
+		if (!st_set_parent(st_master[l], below(&rng, 2) ? top : NULL))
+			__atomic_fetch_add(&sh->reparents, 1, __ATOMIC_RELAXED);
+		else if (l == L_RATE && errno == EBUSY)
+			/* Its workers' grants would become permits. */
+			__atomic_fetch_add(&sh->refused, 1, __ATOMIC_RELAXED);
+		else
 			st_fail("%s: set parent: %s", st_defs[l].tag,
 				strerror(errno));
-		__atomic_fetch_add(&sh->reparents, 1, __ATOMIC_RELAXED);
 	}
 	/* Back to roots before the checks. */
 	if (st_set_parent(st_master[L_RATE], NULL) ||
@@ -927,8 +934,9 @@ TEST_F_TIMEOUT(stress, invariants, 600)
 		       (unsigned long long)sh->victims,
 		       (unsigned long long)sh->signals,
 		       (unsigned long long)sh->churn);
-	ksft_print_msg("%llu moves between trees\n",
-		       (unsigned long long)sh->reparents);
+	ksft_print_msg("%llu moves between trees, %llu refused (EBUSY)\n",
+		       (unsigned long long)sh->reparents,
+		       (unsigned long long)sh->refused);
 	for (i = 0; i < sh->nfails && i < ST_FAILS; i++)
 		TH_LOG("FAIL: %s", sh->fails[i]);
 	EXPECT_EQ(0, sh->nfails);

@@ -456,10 +456,10 @@ struct rl_demand {
  * subtree (itself included) -ELOOP; a tree in which a limiter would get
  * more than RL_DEPTH_MAX ancestors -EMLINK; a move between a path
  * that limits concurrency (a level with rl_config.concurrency) and one
- * that does not, while other fds than the caller's are attached in the
- * limiter's subtree, -EBUSY (their grants would turn into permits, or
- * stop being ones, as for a concurrency switch). Nothing changes on
- * error.
+ * that does not, of a limiter whose own concurrency is 0, while other
+ * fds than the caller's are attached in the limiter's subtree, -EBUSY
+ * (their grants would turn into permits, or stop being ones, as for a
+ * concurrency switch). Nothing changes on error.
  * Sleeping requests, held permits and tokens stay; the new parent's
  * counts take the subtree's held permits. A limiter with children cannot
  * be unlinked (-EBUSY), and keeps its name while it has children even
