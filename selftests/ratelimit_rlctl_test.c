@@ -197,8 +197,18 @@ TEST_F(rlctl, usage_errors)
 /* A limiter's sysfs mode, "0644", into @buf; "" if it cannot be read. */
 static const char *mode_of(const char *name, char *buf, size_t len)
 {
-	if (sysfs_read(name, "mode", buf, len))
-		buf[0] = '\0';
+	int i;
+
+	/*
+	 * A directory shows in sysfs a moment before its files: a tool
+	 * that has just made the limiter may be seen in between.
+	 */
+	for (i = 0; i < 500; i++) {
+		if (!sysfs_read(name, "mode", buf, len))
+			return buf;
+		usleep(10000);
+	}
+	buf[0] = '\0';
 	return buf;
 }
 
