@@ -326,6 +326,7 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 		rls_link_down(l, err);
 		l->next_ns = now + rls_link_retry_ns(l);
 		l->fails++;
+		rls_state_write(l);
 		return;
 	}
 	l->wants = rls_link_demand(l, now, NULL);
