@@ -557,7 +557,7 @@ $(B)/global/rlsyncd: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -I tools -I tools/common \
 		-D'RLS_LUA_PATH="$(RLSYNCD_LUA)"' \
-		$(LDFLAGS) -o $@ $(RLSYNCD_SRCS) $(LIB_A) -lhiredis -lsystemd -lm \
+		$(LDFLAGS) -o $@ $(RLSYNCD_SRCS) $(LIB_A) -lhiredis -lssl -lcrypto -lsystemd -lm \
 		-pthread
 
 # rlsyncd on a simulated limiter (selftests/global/fake_kernel.c), for
@@ -567,7 +567,7 @@ $(B)/global/rlsyncd-fake: $(RLSYNCD_SRCS) $(wildcard tools/global/*.h) \
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -DRLS_FAKE -I tools -I tools/common $(LDFLAGS) \
 		-o $@ $(RLSYNCD_SRCS) selftests/global/fake_kernel.c $(B)/lib/obj/ratespec.o \
-		-lhiredis -lsystemd -lm
+		-lhiredis -lssl -lcrypto -lsystemd -lm
 
 install-global: global
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(dir $(RLSYNCD_LUA)) \

@@ -6,6 +6,8 @@
  *   rlsyncd.c        command line, start-up checks, the main loop
  *   rlsyncd_conf.c   the [global NAME] sections of ratelimit.d(5) files
  *   rlsyncd_redis.c  the calls into tools/global/ratelimit.lua
+ *   rlsyncd_conn.c   the connection under them: a socket, TLS, hiredis's
+ *                    reader and command encoder
  *   rlsyncd_link.c   one link in lease mode: demand, lease, the limiter
  *   rlsyncd_batch.c  one link in batch mode: batches fed to the limiter
  *   rlsyncd_state.c  the state file of a link (/run/rlsyncd/NAME)
@@ -27,6 +29,8 @@
 #define RLS_ADDR_MAX	256
 #define RLS_ID_MAX	128
 #define RLS_PASS_MAX	512
+#define RLS_PATH_MAX	512
+#define RLS_ERR_MAX	400
 
 /**
  * struct rls_conn - how to reach one Redis server (rlsyncd(8), ADDRESSES)
@@ -36,6 +40,14 @@
  * @user:  the ACL user to AUTH as ("": AUTH with the password alone)
  * @pass:  the password, read from password-file ("": no AUTH)
  * @db:    the database to SELECT (0: none sent)
+ * @tls:   a rediss:// URL: TLS over the TCP connection
+ * @tls_ca:   tls-ca-file, the CAs to verify the server with ("": the
+ *            system's)
+ * @tls_cert: tls-cert-file, this client's certificate ("": none)
+ * @tls_key:  tls-key-file, its key ("": in @tls_cert)
+ * @tls_name: tls-server-name, the name sent (SNI) and verified ("":
+ *            @host)
+ * @tls_noverify: tls-verify = no: the server's certificate is not checked
  */
 struct rls_conn {
 	char host[RLS_ADDR_MAX];
@@ -43,6 +55,12 @@ struct rls_conn {
 	char user[RLS_ID_MAX];
 	char pass[RLS_PASS_MAX];
 	unsigned int db;
+	bool tls;
+	char tls_ca[RLS_PATH_MAX];
+	char tls_cert[RLS_PATH_MAX];
+	char tls_key[RLS_PATH_MAX];
+	char tls_name[RLS_ADDR_MAX];
+	bool tls_noverify;
 };
 
 enum rls_safe {
@@ -125,6 +143,32 @@ int rls_spec_check(const struct rls_spec *s);
  */
 int rls_conf_load(const char *path, const struct rls_spec *defaults,
 		  struct rls_spec **specs, unsigned int *n);
+
+/*
+ * One connection to a Redis server (rlsyncd_conn.c): commands queued
+ * with rls_io_queue() go out at the next rls_io_reply(), which reads one
+ * reply. Errors are one line, rls_io_error(); after an error of the
+ * connection itself (not an error reply) it is broken for good.
+ */
+struct rls_io;
+struct redisReply;
+
+/*
+ * Connect to @c (TCP, unix socket, TLS as @c asks), each step bounded
+ * by @timeout_ms, which then bounds each reply too. NULL with the error
+ * in @err (@errlen bytes).
+ */
+struct rls_io *rls_io_open(const struct rls_conn *c, double timeout_ms,
+			   char *err, size_t errlen);
+void rls_io_close(struct rls_io *io);
+void rls_io_timeout(struct rls_io *io, double timeout_ms);
+/* Queue one command; 0, or -ENOMEM. */
+int rls_io_queue(struct rls_io *io, int argc, const char **argv,
+		 const size_t *argvlen);
+/* Send what is queued, read the next reply; NULL on error. */
+struct redisReply *rls_io_reply(struct rls_io *io);
+bool rls_io_broken(const struct rls_io *io);
+const char *rls_io_error(const struct rls_io *io);
 
 struct rls_redis;
 

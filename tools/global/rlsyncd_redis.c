@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * rlsyncd_redis.c - rlsyncd's calls into the Redis Function library
- * tools/global/ratelimit.lua, with libhiredis: one blocking call per
- * refresh, bounded by a timeout.
+ * tools/global/ratelimit.lua: one blocking call per refresh, bounded by
+ * a timeout, over a connection of rlsyncd_conn.c (socket or TLS, with
+ * hiredis's protocol code). Every command goes through rls_send() and
+ * rls_recv().
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -11,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include <hiredis/hiredis.h>
 
@@ -22,38 +23,63 @@
 #define RLS_LIB_MAX	(1 << 20)
 
 struct rls_redis {
-	redisContext *c;
+	struct rls_io *io;
 	char addr[RLS_ADDR_MAX];
 	char user[RLS_ID_MAX];
 	bool say;
-	char err[400];	/* the last error, without "redis ADDR: " */
+	char err[RLS_ERR_MAX];	/* the last error, without "redis ADDR: " */
 };
 
-static struct timeval tv_of(double ms)
-{
-	struct timeval tv = {
-		.tv_sec = (time_t)(ms / 1000),
-		.tv_usec = (suseconds_t)((ms - (time_t)(ms / 1000) * 1000.0) * 1000),
-	};
-
-	return tv;
-}
-
-/* Keep the message as the last error; print it if asked. */
+/* Keep the message as the last error (it may quote it); print it if asked. */
 static void __attribute__((format(printf, 2, 3)))
 fail(struct rls_redis *r, const char *fmt, ...)
 {
+	char buf[RLS_ERR_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	memcpy(r->err, buf, sizeof(r->err));
 	if (r->say)
 		fprintf(stderr, PROG ": redis %s: %s\n", r->addr, r->err);
 }
 
+/*
+ * Queue one command (argv/argvlen as redisCommandArgv; @argvlen NULL:
+ * strings); nothing is sent yet. 0, or -EIO with r->err set.
+ */
+static int rls_send(struct rls_redis *r, int argc, const char **argv,
+		    const size_t *argvlen)
+{
+	if (!rls_io_queue(r->io, argc, argv, argvlen))
+		return 0;
+	snprintf(r->err, sizeof(r->err), "%s", rls_io_error(r->io));
+	return -EIO;
+}
+
+/*
+ * Send what is queued, then read the next reply (NULL with r->err set on
+ * error; the caller frees it with freeReplyObject).
+ */
+static redisReply *rls_recv(struct rls_redis *r)
+{
+	redisReply *rep = rls_io_reply(r->io);
+
+	if (!rep)
+		snprintf(r->err, sizeof(r->err), "%s", rls_io_error(r->io));
+	return rep;
+}
+
+/* One command and its reply. */
+static redisReply *call(struct rls_redis *r, int argc, const char **argv,
+			const size_t *argvlen)
+{
+	return rls_send(r, argc, argv, argvlen) ? NULL : rls_recv(r);
+}
+
 /* The error of the last connection that failed. */
-static char connect_err[400];
+static char connect_err[RLS_ERR_MAX];
 
 const char *rls_redis_error(const struct rls_redis *r)
 {
@@ -105,7 +131,7 @@ static int handshake_reply(struct rls_redis *r, const char *cmd,
 	int ret = -EIO;
 
 	if (!rep)
-		fail(r, "%s: %s", cmd, r->c->errstr);
+		fail(r, "%s: %s", cmd, r->err);
 	else if (rep->type == REDIS_REPLY_ERROR)
 		explain(r, cmd, rep);
 	else
@@ -117,18 +143,19 @@ static int handshake_reply(struct rls_redis *r, const char *cmd,
 /* AUTH and SELECT as @c asks, after each connect. */
 static int handshake(struct rls_redis *r, const struct rls_conn *c)
 {
-	redisReply *rep;
+	const char *auth[3] = { "AUTH", c->user, c->pass };
+	char db[16];
+	const char *select[2] = { "SELECT", db };
 
-	if (c->pass[0]) {
-		if (c->user[0])
-			rep = redisCommand(r->c, "AUTH %s %s", c->user, c->pass);
-		else
-			rep = redisCommand(r->c, "AUTH %s", c->pass);
-		if (handshake_reply(r, "AUTH", rep))
-			return -EIO;
-	}
-	if (c->db &&
-	    handshake_reply(r, "SELECT", redisCommand(r->c, "SELECT %u", c->db)))
+	if (c->pass[0] && c->user[0] &&
+	    handshake_reply(r, "AUTH", call(r, 3, auth, NULL)))
+		return -EIO;
+	auth[1] = c->pass;
+	if (c->pass[0] && !c->user[0] &&
+	    handshake_reply(r, "AUTH", call(r, 2, auth, NULL)))
+		return -EIO;
+	snprintf(db, sizeof(db), "%u", c->db);
+	if (c->db && handshake_reply(r, "SELECT", call(r, 2, select, NULL)))
 		return -EIO;
 	return 0;
 }
@@ -137,22 +164,18 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 				    double timeout_ms, bool say)
 {
 	const struct rls_conn *c = &s->conn;
-	struct timeval tv = tv_of(timeout_ms);
 	struct rls_redis *r = calloc(1, sizeof(*r));
+	char err[RLS_ERR_MAX];
 
 	if (!r)
 		return NULL;
 	snprintf(r->addr, sizeof(r->addr), "%s", s->redis);
 	snprintf(r->user, sizeof(r->user), "%s", c->user);
 	r->say = say;
-	if (c->port)
-		r->c = redisConnectWithTimeout(c->host, (int)c->port, tv);
-	else
-		r->c = redisConnectUnixWithTimeout(c->host, tv);
-	if (!r->c || r->c->err)
-		fail(r, "cannot connect: %s",
-		     r->c ? r->c->errstr : "out of memory");
-	else if (!redisSetTimeout(r->c, tv) && !handshake(r, c))
+	r->io = rls_io_open(c, timeout_ms, err, sizeof(err));
+	if (!r->io)
+		fail(r, "%s", err);
+	else if (!handshake(r, c))
 		return r;
 	snprintf(connect_err, sizeof(connect_err), "%s", r->err);
 	rls_redis_free(r);
@@ -161,22 +184,21 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 
 void rls_redis_timeout(struct rls_redis *r, double timeout_ms)
 {
-	if (r && r->c)
-		redisSetTimeout(r->c, tv_of(timeout_ms));
+	if (r)
+		rls_io_timeout(r->io, timeout_ms);
 }
 
 void rls_redis_free(struct rls_redis *r)
 {
 	if (!r)
 		return;
-	if (r->c)
-		redisFree(r->c);
+	rls_io_close(r->io);
 	free(r);
 }
 
 bool rls_redis_broken(const struct rls_redis *r)
 {
-	return !r || !r->c || r->c->err;
+	return !r || rls_io_broken(r->io);
 }
 
 /* FCALL @fn on resource @res with @argc string arguments. */
@@ -198,7 +220,7 @@ static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
 		argv[n++] = keys[i];
 	for (i = 0; i < argc && n < 24; i++)
 		argv[n++] = args[i];
-	return redisCommandArgv(r->c, n, argv, NULL);
+	return call(r, n, argv, NULL);
 }
 
 /*
@@ -232,12 +254,13 @@ static bool is_err(redisReply *rep, const char *code)
  */
 static int has_library(struct rls_redis *r)
 {
+	const char *argv[4] = { "FUNCTION", "LIST", "LIBRARYNAME", "ratelimit" };
 	redisReply *rep;
 	int ret;
 
-	rep = redisCommand(r->c, "FUNCTION LIST LIBRARYNAME ratelimit");
+	rep = call(r, 4, argv, NULL);
 	if (!rep)
-		fail(r, "FUNCTION LIST: %s", r->c->errstr);
+		fail(r, "FUNCTION LIST: %s", r->err);
 	else if (rep->type == REDIS_REPLY_ERROR && rep->str &&
 		 (starts(rep->str, "ERR unknown command") ||
 		  starts(rep->str, "ERR Unknown subcommand")))
@@ -287,8 +310,9 @@ int rls_redis_library_check(struct rls_redis *r, const char *lua)
 int rls_redis_library(struct rls_redis *r, const char *lua)
 {
 	static char text[RLS_LIB_MAX];
+	const char *argv[4] = { "FUNCTION", "LOAD", "REPLACE", text };
+	size_t len, lens[4] = { 8, 4, 7 };
 	redisReply *rep;
-	size_t len;
 	int ret;
 
 	ret = has_library(r);
@@ -297,9 +321,10 @@ int rls_redis_library(struct rls_redis *r, const char *lua)
 	len = read_library(r, lua, text, sizeof(text));
 	if (!len)
 		return -ENOENT;
-	rep = redisCommand(r->c, "FUNCTION LOAD REPLACE %b", text, len);
+	lens[3] = len;
+	rep = call(r, 4, argv, lens);
 	if (!rep)
-		fail(r, "FUNCTION LOAD %s: %s", lua, r->c->errstr);
+		fail(r, "FUNCTION LOAD %s: %s", lua, r->err);
 	else if (rep->type == REDIS_REPLY_ERROR)
 		explain(r, "FUNCTION LOAD", rep);
 	if (!rep || rep->type == REDIS_REPLY_ERROR) {
@@ -336,7 +361,7 @@ int rls_redis_config(struct rls_redis *r, const struct rls_spec *s,
 	if (!rep || rep->type != REDIS_REPLY_ARRAY) {
 		fprintf(stderr, PROG ": redis %s: configuring resource %s: %s\n",
 			r->addr, s->resource,
-			rep ? reply_err(r, rep, err, sizeof(err)) : r->c->errstr);
+			rep ? reply_err(r, rep, err, sizeof(err)) : r->err);
 		ret = rep ? -EINVAL : -EIO;
 	} else if (rep->elements == 2 && rep->element[1]->integer && rls_verbose) {
 		printf("rlsyncd: resource %s configured (version %lld)\n",
@@ -356,7 +381,7 @@ int rls_redis_exists(struct rls_redis *r, const char *res)
 		ret = 0;
 	} else if (!rep || rep->type != REDIS_REPLY_ARRAY) {
 		fprintf(stderr, PROG ": redis %s: resource %s: %s\n", r->addr,
-			res, rep ? reply_err(r, rep, err, sizeof(err)) : r->c->errstr);
+			res, rep ? reply_err(r, rep, err, sizeof(err)) : r->err);
 		ret = -EIO;
 	}
 	freeReplyObject(rep);
@@ -393,7 +418,7 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 		if (rep)
 			reply_err(r, rep, err, errlen);
 		else
-			snprintf(err, errlen, "%s", r->c->errstr);
+			snprintf(err, errlen, "%s", r->err);
 		freeReplyObject(rep);
 		return ret;
 	}
@@ -430,7 +455,7 @@ int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
 		if (rep)
 			reply_err(r, rep, err, errlen);
 		else
-			snprintf(err, errlen, "%s", r->c->errstr);
+			snprintf(err, errlen, "%s", r->err);
 		freeReplyObject(rep);
 		return ret;
 	}

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rlsyncd_conn.c - one connection to a Redis server: a TCP (IPv4, IPv6)
+ * or unix socket of our own, TLS over it with OpenSSL for rediss://
+ * URLs, and hiredis for the protocol alone: redisFormatCommandArgv()
+ * encodes the commands, a redisReader parses the replies. (Debian 12's
+ * hiredis 0.14 has no TLS.)
+ *
+ * The socket is non-blocking; every wait is a poll() bounded by the
+ * timeout: one for the connect, one for the TLS handshake, one for each
+ * reply. A read is tried before poll(), so that what OpenSSL already holds
+ * (SSL_pending) is never left waiting for the socket.
+ *
+ * Errors are one line saying what is likely wrong: a TLS port spoken to
+ * in plain text and the reverse, a certificate that does not verify and
+ * why, a client certificate the server asks for.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#define PROG "rlsyncd"
+#include "tool.h"
+#include "rlsyncd.h"
+
+/* What a TLS port spoken to in plain text, or the reverse, looks like. */
+#define HINT_TLS_PORT	" (a TLS port? give a rediss:// URL)"
+#define HINT_PLAIN_PORT	" (a plain-text port? rediss:// needs the server's tls-port)"
+
+/* The first bytes of a TLS record: an alert, a handshake. */
+#define TLS_ALERT	0x15
+#define TLS_HANDSHAKE	0x16
+
+#define VERIFY_FAILED	"TLS: certificate verification failed"
+
+struct rls_io {
+	int fd;
+	SSL_CTX *ctx;
+	SSL *ssl;
+	redisReader *reader;
+	char *out;		/* the commands queued, not sent yet */
+	size_t outlen;
+	double timeout_ms;
+	bool broken;
+	bool got;		/* a byte was received */
+	char err[RLS_ERR_MAX];
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Keep the message as the error of @io: -EIO. */
+static int __attribute__((format(printf, 2, 3)))
+io_fail(struct rls_io *io, const char *fmt, ...)
+{
+	char buf[RLS_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	memcpy(io->err, buf, sizeof(io->err));
+	return -EIO;
+}
+
+/* The error of a broken connection: -EIO, and no more I/O on it. */
+static int __attribute__((format(printf, 2, 3)))
+io_break(struct rls_io *io, const char *fmt, ...)
+{
+	char buf[RLS_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	memcpy(io->err, buf, sizeof(io->err));
+	io->broken = true;
+	return -EIO;
+}
+
+/*
+ * Wait until @fd is ready for @events or @deadline (CLOCK_MONOTONIC ms)
+ * passes: 0, -ETIMEDOUT, or -errno.
+ */
+static int wait_fd(int fd, short events, double deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	double left;
+	int n;
+
+	for (;;) {
+		left = deadline - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&p, 1, (int)left + 1);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* A connect() in progress on @fd: 0 once done, else -errno. */
+static int finish_connect(int fd, double deadline)
+{
+	socklen_t len = sizeof(int);
+	int ret, e = 0;
+
+	ret = wait_fd(fd, POLLOUT, deadline);
+	if (ret)
+		return ret;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len))
+		return -errno;
+	return -e;
+}
+
+/* A socket of @family connected to @sa: its fd, or -errno. */
+static int dial(int family, const struct sockaddr *sa, socklen_t salen,
+		double deadline)
+{
+	int one = 1, fd, ret = 0;
+
+	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, sa, salen))
+		ret = errno == EINPROGRESS || errno == EAGAIN ?
+		      finish_connect(fd, deadline) : -errno;
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	if (family != AF_UNIX)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/* The first address of @c's host that answers. */
+static int dial_tcp(struct rls_io *io, const struct rls_conn *c,
+		    double deadline)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+	}, *res, *a;
+	char port[8];
+	int ret;
+
+	snprintf(port, sizeof(port), "%u", c->port);
+	ret = getaddrinfo(c->host, port, &hints, &res);
+	if (ret)
+		return io_fail(io, "cannot connect: %s",
+			       ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+	ret = -EADDRNOTAVAIL;
+	for (a = res; a; a = a->ai_next) {
+		ret = dial(a->ai_family, a->ai_addr, a->ai_addrlen, deadline);
+		if (ret >= 0)
+			break;
+	}
+	freeaddrinfo(res);
+	if (ret < 0)
+		return io_fail(io, "cannot connect: %s", strerror(-ret));
+	io->fd = ret;
+	return 0;
+}
+
+static int dial_unix(struct rls_io *io, const struct rls_conn *c,
+		     double deadline)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int ret;
+
+	/* rls_conn_parse() refused a longer path */
+	memcpy(sun.sun_path, c->host, strnlen(c->host, sizeof(sun.sun_path) - 1));
+	ret = dial(AF_UNIX, (const struct sockaddr *)&sun, sizeof(sun), deadline);
+	if (ret < 0)
+		return io_fail(io, "cannot connect: %s", strerror(-ret));
+	io->fd = ret;
+	return 0;
+}
+
+/* OpenSSL's reason for the last error, or @dflt. */
+static const char *ssl_reason(const char *dflt)
+{
+	const char *why = ERR_reason_error_string(ERR_peek_last_error());
+
+	return why ? why : dflt;
+}
+
+/* The CAs, the client's certificate and key, verification on or off. */
+static int tls_context(struct rls_io *io, const struct rls_conn *c)
+{
+	const char *key = c->tls_key[0] ? c->tls_key : c->tls_cert;
+
+	io->ctx = SSL_CTX_new(TLS_client_method());
+	if (!io->ctx)
+		return io_fail(io, "TLS: %s", ssl_reason("out of memory"));
+	SSL_CTX_set_min_proto_version(io->ctx, TLS1_2_VERSION);
+	SSL_CTX_set_mode(io->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE);
+	if (c->tls_ca[0] &&
+	    SSL_CTX_load_verify_locations(io->ctx, c->tls_ca, NULL) != 1)
+		return io_fail(io, "TLS: tls-ca-file %s: %s", c->tls_ca,
+			       ssl_reason("cannot load it"));
+	if (!c->tls_ca[0] && SSL_CTX_set_default_verify_paths(io->ctx) != 1)
+		return io_fail(io, "TLS: the system's CAs: %s",
+			       ssl_reason("cannot load them"));
+	if (c->tls_cert[0] &&
+	    SSL_CTX_use_certificate_chain_file(io->ctx, c->tls_cert) != 1)
+		return io_fail(io, "TLS: tls-cert-file %s: %s", c->tls_cert,
+			       ssl_reason("cannot load it"));
+	if (c->tls_cert[0] &&
+	    (SSL_CTX_use_PrivateKey_file(io->ctx, key, SSL_FILETYPE_PEM) != 1 ||
+	     SSL_CTX_check_private_key(io->ctx) != 1))
+		return io_fail(io, "TLS: tls-key-file %s: %s", key,
+			       ssl_reason("not the key of tls-cert-file"));
+	SSL_CTX_set_verify(io->ctx, c->tls_noverify ? SSL_VERIFY_NONE :
+			   SSL_VERIFY_PEER, NULL);
+	return 0;
+}
+
+/* The name to send (SNI, not for an IP address) and to verify. */
+static int tls_name(struct rls_io *io, const struct rls_conn *c)
+{
+	const char *name = c->tls_name[0] ? c->tls_name : c->host;
+	X509_VERIFY_PARAM *p = SSL_get0_param(io->ssl);
+	unsigned char ip[16];
+	bool is_ip = inet_pton(AF_INET, name, ip) == 1 ||
+		     inet_pton(AF_INET6, name, ip) == 1;
+
+	if (!is_ip && SSL_set_tlsext_host_name(io->ssl, name) != 1)
+		return io_fail(io, "TLS: server name %s: %s", name,
+			       ssl_reason("refused"));
+	if (c->tls_noverify)
+		return 0;
+	X509_VERIFY_PARAM_set_hostflags(p, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+	if (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(p, name) != 1 :
+	    X509_VERIFY_PARAM_set1_host(p, name, 0) != 1)
+		return io_fail(io, "TLS: server name %s: %s", name,
+			       ssl_reason("refused"));
+	return 0;
+}
+
+/* Why the handshake failed, from OpenSSL's state after SSL_connect. */
+static int tls_failed(struct rls_io *io, const struct rls_conn *c, int err)
+{
+	const char *name = c->tls_name[0] ? c->tls_name : c->host;
+	long v = SSL_get_verify_result(io->ssl);
+	unsigned long e = ERR_peek_last_error();
+	int why = ERR_GET_REASON(e);
+
+	if (!c->tls_noverify && v != X509_V_OK) {
+		if (v == X509_V_ERR_HOSTNAME_MISMATCH ||
+		    v == X509_V_ERR_IP_ADDRESS_MISMATCH)
+			return io_fail(io, "%s: %s: it is not for %s (tls-server-name =)",
+				       VERIFY_FAILED, X509_verify_cert_error_string(v), name);
+		return io_fail(io, "%s: %s (%s%s)", VERIFY_FAILED,
+			       X509_verify_cert_error_string(v),
+			       c->tls_ca[0] ? "tls-ca-file " : "the system's CAs",
+			       c->tls_ca);
+	}
+	if (err == SSL_ERROR_SYSCALL && !e)
+		return io_fail(io, "TLS handshake failed: %s%s", errno ?
+			       strerror(errno) : "the server closed the connection",
+			       HINT_PLAIN_PORT);
+	if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
+	    (why == SSL_R_WRONG_VERSION_NUMBER ||
+	     why == SSL_R_PACKET_LENGTH_TOO_LONG ||
+	     why == SSL_R_UNEXPECTED_EOF_WHILE_READING))
+		return io_fail(io, "TLS handshake failed: %s%s",
+			       ssl_reason("?"), HINT_PLAIN_PORT);
+	return io_fail(io, "TLS handshake failed: %s", ssl_reason("unknown error"));
+}
+
+/* TLS over the connected socket: the handshake, bounded by @deadline. */
+static int tls_start(struct rls_io *io, const struct rls_conn *c,
+		     double deadline)
+{
+	int ret, err;
+
+	ERR_clear_error();
+	if (tls_context(io, c))
+		return -EIO;
+	io->ssl = SSL_new(io->ctx);
+	if (!io->ssl || SSL_set_fd(io->ssl, io->fd) != 1)
+		return io_fail(io, "TLS: %s", ssl_reason("out of memory"));
+	if (tls_name(io, c))
+		return -EIO;
+	for (;;) {
+		errno = 0;
+		ret = SSL_connect(io->ssl);
+		if (ret == 1)
+			return 0;
+		err = SSL_get_error(io->ssl, ret);
+		if (err == SSL_ERROR_WANT_READ)
+			ret = wait_fd(io->fd, POLLIN, deadline);
+		else if (err == SSL_ERROR_WANT_WRITE)
+			ret = wait_fd(io->fd, POLLOUT, deadline);
+		else
+			return tls_failed(io, c, err);
+		if (ret == -ETIMEDOUT)
+			return io_fail(io, "TLS handshake: no answer in %.0f ms%s",
+				       io->timeout_ms, HINT_PLAIN_PORT);
+		if (ret)
+			return io_fail(io, "TLS handshake: %s", strerror(-ret));
+	}
+}
+
+struct rls_io *rls_io_open(const struct rls_conn *c, double timeout_ms,
+			   char *err, size_t errlen)
+{
+	struct rls_io *io = calloc(1, sizeof(*io));
+	int ret;
+
+	if (!io) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	io->fd = -1;
+	io->timeout_ms = timeout_ms;
+	io->reader = redisReaderCreate();
+	if (!io->reader)
+		ret = io_fail(io, "out of memory");
+	else if (c->port)
+		ret = dial_tcp(io, c, now_ms() + timeout_ms);
+	else
+		ret = dial_unix(io, c, now_ms() + timeout_ms);
+	if (!ret && c->tls)
+		ret = tls_start(io, c, now_ms() + timeout_ms);
+	if (!ret)
+		return io;
+	snprintf(err, errlen, "%s", io->err);
+	rls_io_close(io);
+	return NULL;
+}
+
+void rls_io_close(struct rls_io *io)
+{
+	if (!io)
+		return;
+	if (io->ssl) {
+		if (!io->broken)
+			SSL_shutdown(io->ssl);
+		SSL_free(io->ssl);
+	}
+	SSL_CTX_free(io->ctx);
+	if (io->fd >= 0)
+		close(io->fd);
+	if (io->reader)
+		redisReaderFree(io->reader);
+	free(io->out);
+	free(io);
+}
+
+void rls_io_timeout(struct rls_io *io, double timeout_ms)
+{
+	if (io)
+		io->timeout_ms = timeout_ms;
+}
+
+bool rls_io_broken(const struct rls_io *io)
+{
+	return !io || io->broken;
+}
+
+const char *rls_io_error(const struct rls_io *io)
+{
+	return io->err;
+}
+
+int rls_io_queue(struct rls_io *io, int argc, const char **argv,
+		 const size_t *argvlen)
+{
+	char *cmd, *out;
+	int len;
+
+	len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+	if (len < 0)
+		return io_fail(io, "out of memory");
+	out = realloc(io->out, io->outlen + (size_t)len);
+	if (!out) {
+		redisFreeCommand(cmd);
+		return io_fail(io, "out of memory");
+	}
+	memcpy(out + io->outlen, cmd, (size_t)len);
+	redisFreeCommand(cmd);
+	io->out = out;
+	io->outlen += (size_t)len;
+	return 0;
+}
+
+/*
+ * Why TLS I/O failed (@err of SSL_get_error): a server that refuses our
+ * certificate, or the lack of one, says so in an alert after the
+ * handshake (TLS 1.3), at the first read.
+ */
+static int tls_io_failed(struct rls_io *io, int err)
+{
+	unsigned long e = ERR_peek_last_error();
+	int why = ERR_GET_REASON(e);
+
+	if (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && !e && !errno))
+		return io_break(io, "the server closed the connection");
+	if (err == SSL_ERROR_SYSCALL && !e)
+		return io_break(io, "connection lost: %s", strerror(errno));
+	if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
+	    (why == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
+	     why == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE) && !io->got)
+		return io_break(io, "TLS: the server wants a client certificate: %s (%s)",
+				ssl_reason("?"), "give tls-cert-file and tls-key-file");
+	if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
+	    (why == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
+	     why == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE ||
+	     why == SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED ||
+	     why == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN))
+		return io_break(io, "TLS: the server refuses the certificate of tls-cert-file: %s",
+				ssl_reason("?"));
+	return io_break(io, "TLS: %s", ssl_reason("unknown error"));
+}
+
+/*
+ * Move bytes (@write: the queue out, else replies in) once; 1 if some
+ * moved, 0 if the socket must be waited for (@events set), or -EIO.
+ */
+static int io_once(struct rls_io *io, bool write, short *events)
+{
+	char buf[16384];
+	ssize_t n;
+	int err;
+
+	errno = 0;
+	ERR_clear_error();
+	if (io->ssl)
+		n = write ? SSL_write(io->ssl, io->out, (int)io->outlen) :
+			    SSL_read(io->ssl, buf, sizeof(buf));
+	else
+		n = write ? send(io->fd, io->out, io->outlen, MSG_NOSIGNAL) :
+			    recv(io->fd, buf, sizeof(buf), 0);
+	if (n > 0 && write) {
+		io->outlen -= (size_t)n;
+		memmove(io->out, io->out + n, io->outlen);
+		return 1;
+	}
+	if (n > 0) {
+		if (!io->got && !io->ssl &&
+		    (buf[0] == TLS_ALERT || buf[0] == TLS_HANDSHAKE))
+			return io_break(io, "the server answered in TLS%s",
+					HINT_TLS_PORT);
+		io->got = true;
+		redisReaderFeed(io->reader, buf, (size_t)n);
+		return 1;
+	}
+	if (io->ssl) {
+		err = SSL_get_error(io->ssl, (int)n);
+		if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+			*events = err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+			return 0;
+		}
+		return tls_io_failed(io, err);
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		*events = write ? POLLOUT : POLLIN;
+		return 0;
+	}
+	if (n == 0)
+		return io_break(io, "the server closed the connection%s",
+				io->got ? "" : HINT_TLS_PORT);
+	return io_break(io, "connection lost: %s", strerror(errno));
+}
+
+/* Send the queue, or read until a reply is whole; bounded by the timeout. */
+static int io_move(struct rls_io *io, bool write, redisReply **rep)
+{
+	double deadline = now_ms() + io->timeout_ms;
+	short events;
+	void *r = NULL;
+	int ret;
+
+	while (write ? io->outlen > 0 : !r) {
+		if (!write && redisReaderGetReply(io->reader, &r) != REDIS_OK)
+			return io_break(io, "%s", io->reader->errstr);
+		if (!write && r)
+			break;
+		ret = io_once(io, write, &events);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			continue;
+		ret = wait_fd(io->fd, events, deadline);
+		if (ret == -ETIMEDOUT)
+			return io_break(io, "%s in %.0f ms%s", write ?
+					"cannot send" : "no reply", io->timeout_ms,
+					io->got || io->ssl ? "" : HINT_TLS_PORT);
+		if (ret)
+			return io_break(io, "connection lost: %s", strerror(-ret));
+	}
+	if (rep)
+		*rep = r;
+	return 0;
+}
+
+redisReply *rls_io_reply(struct rls_io *io)
+{
+	redisReply *rep = NULL;
+
+	if (io->broken || io_move(io, true, NULL) || io_move(io, false, &rep))
+		return NULL;
+	return rep;
+}
