@@ -36,6 +36,13 @@ TOOL_NAME(PROG);
 #endif
 #define WAKE_MAX_NS	100000000ULL	/* look at leases 10 times a second */
 
+/* The long options without a letter: the keys of the TLS ones. */
+enum { OPT_TLS = TOOL_OPT_VERSION + 1, OPT_TLS_END = OPT_TLS + 5 };
+static const char *const tls_keys[] = {
+	"tls-ca-file", "tls-cert-file", "tls-key-file", "tls-server-name",
+	"tls-verify",
+};
+
 /* Set by SIGINT and SIGTERM, and SIGHUP; read by the main loop. */
 static sig_atomic_t stop, hup;
 
@@ -53,13 +60,18 @@ static const char usage[] =
 "Link local named limiters to global resources in Redis (lease or batch\n"
 "mode).\n"
 "\n"
-"  -r, --redis ADDR      HOST[:PORT], [IPV6][:PORT], unix:PATH or\n"
-"                        redis://[USER@]HOST[:PORT][/DB] (default\n"
-"                        127.0.0.1:6379); no password here\n"
+"  -r, --redis ADDR      HOST[:PORT], [IPV6][:PORT], unix:PATH,\n"
+"                        redis://[USER@]HOST[:PORT][/DB] or rediss://...\n"
+"                        (TLS) (default 127.0.0.1:6379); no password here\n"
 "  -u, --username USER   the ACL user to AUTH as\n"
 "  -P, --password-file F the password, the first line of F (%d/NAME:\n"
 "                        NAME in $CREDENTIALS_DIRECTORY)\n"
 "  -D, --db N            the database to SELECT (default 0)\n"
+"      --tls-ca-file F   with rediss://: the CAs that sign the server's\n"
+"                        certificate (default: the system's)\n"
+"      --tls-cert-file F, --tls-key-file F  a client certificate, its key\n"
+"      --tls-server-name NAME  the name to verify (default: the host's)\n"
+"      --tls-verify no   do not verify the server's certificate (unsafe)\n"
 "  -c, --config PATH     the [global NAME] sections of a ratelimit.d file\n"
 "                        or directory\n"
 "  -H, --host ID         this host's id in Redis (default: the hostname)\n"
@@ -83,6 +95,11 @@ static const struct option longopts[] = {
 	{ "username", required_argument, NULL, 'u' },
 	{ "password-file", required_argument, NULL, 'P' },
 	{ "db", required_argument, NULL, 'D' },
+	{ "tls-ca-file", required_argument, NULL, OPT_TLS },
+	{ "tls-cert-file", required_argument, NULL, OPT_TLS + 1 },
+	{ "tls-key-file", required_argument, NULL, OPT_TLS + 2 },
+	{ "tls-server-name", required_argument, NULL, OPT_TLS + 3 },
+	{ "tls-verify", required_argument, NULL, OPT_TLS + 4 },
 	{ "config", required_argument, NULL, 'c' },
 	{ "host", required_argument, NULL, 'H' },
 	{ "algorithm", required_argument, NULL, 'a' },
@@ -114,8 +131,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	while ((c = getopt_long(argc, argv, "r:u:P:D:c:H:a:l:R:T:s:w:m:L:S:nvh", longopts,
 				NULL)) != -1) {
-		if (c > 0 && c < 128 && optkeys[c]) {
-			if (rls_spec_set(&o->common, optkeys[c], optarg))
+		if ((c > 0 && c < 128 && optkeys[c]) ||
+		    (c >= OPT_TLS && c < OPT_TLS_END)) {
+			if (rls_spec_set(&o->common, c < 128 ? optkeys[c] :
+					 tls_keys[c - OPT_TLS], optarg))
 				return tool_try_help(EXIT_USAGE);
 			continue;
 		}

@@ -118,7 +118,7 @@ void rls_spec_init(struct rls_spec *s, const char *name,
 
 /*
  * Parse a Redis address (HOST[:PORT], [IPV6][:PORT], unix:PATH,
- * redis://[USER@]HOST[:PORT][/DB]) into @c; 0, or -EINVAL with *@why
+ * redis://[USER@]HOST[:PORT][/DB], rediss://...) into @c; 0, or -EINVAL with *@why
  * saying what is wrong.
  */
 int rls_conn_parse(const char *v, struct rls_conn *c, const char **why);

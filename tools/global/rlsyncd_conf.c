@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define PROG "rlsyncd"
 #include "tool.h"
@@ -174,7 +175,7 @@ static int unix_path(const char *path, struct rls_conn *c, const char **why)
 	return 0;
 }
 
-/* redis://[USER@]HOST[:PORT][/DB], after the scheme. */
+/* redis://[USER@]HOST[:PORT][/DB] (rediss://: TLS), after the scheme. */
 static int redis_url(const char *v, struct rls_conn *c, const char **why)
 {
 	const char *slash = strchr(v, '/'), *at;
@@ -210,16 +211,17 @@ int rls_conn_parse(const char *v, struct rls_conn *c, const char **why)
 	int ret;
 
 	*why = "bad address";
-	if (!strncmp(v, "rediss://", 9))
-		return bad(why, "TLS (rediss://) is not supported yet");
-	if (!strncmp(v, "unix://", 7))
+	n.tls = !strncmp(v, "rediss://", 9);
+	if (n.tls)
+		ret = redis_url(v + 9, &n, why);
+	else if (!strncmp(v, "unix://", 7))
 		ret = unix_path(v + 7, &n, why);
 	else if (!strncmp(v, "unix:", 5))
 		ret = unix_path(v + 5, &n, why);
 	else if (!strncmp(v, "redis://", 8))
 		ret = redis_url(v + 8, &n, why);
 	else if (strstr(v, "://"))
-		ret = bad(why, "unknown scheme (redis:// or unix:)");
+		ret = bad(why, "unknown scheme (redis://, rediss:// or unix:)");
 	else if (strchr(v, '@') || strchr(v, '/'))
 		ret = bad(why, "a user or a database needs a redis:// URL");
 	else
@@ -230,24 +232,38 @@ int rls_conn_parse(const char *v, struct rls_conn *c, const char **why)
 }
 
 /*
- * The password in @path, its first line; "%d/NAME" is NAME in systemd's
- * $CREDENTIALS_DIRECTORY (LoadCredential=).
+ * The file @path of @key in @file (@size bytes): "%d/NAME" is NAME in
+ * systemd's $CREDENTIALS_DIRECTORY (LoadCredential=).
  */
-static int read_password(struct rls_spec *s, const char *path)
+static int cred_path(struct rls_spec *s, const char *key, const char *path,
+		     char *file, size_t size)
 {
-	char file[4096], buf[RLS_PASS_MAX + 1];
 	const char *dir = getenv("CREDENTIALS_DIRECTORY");
-	size_t len;
-	FILE *in;
+	int len;
 
 	if (!strncmp(path, "%d/", 3)) {
 		if (!dir || !*dir)
-			return spec_err(s, "password-file %s: %s", path,
+			return spec_err(s, "%s %s: %s", key, path,
 					"$CREDENTIALS_DIRECTORY is not set (LoadCredential=)");
-		snprintf(file, sizeof(file), "%s/%s", dir, path + 3);
+		len = snprintf(file, size, "%s/%s", dir, path + 3);
 	} else {
-		snprintf(file, sizeof(file), "%s", path);
+		len = snprintf(file, size, "%s", path);
 	}
+	if (!*path || len < 0 || (size_t)len >= size)
+		return spec_err(s, "bad %s '%s': %s", key, path, *path ?
+				"too long a path" : "no path");
+	return 0;
+}
+
+/* The password in @path, its first line. */
+static int read_password(struct rls_spec *s, const char *path)
+{
+	char file[4096], buf[RLS_PASS_MAX + 1];
+	size_t len;
+	FILE *in;
+
+	if (cred_path(s, "password-file", path, file, sizeof(file)))
+		return -EINVAL;
 	in = fopen(file, "re");
 	if (!in)
 		return spec_err(s, "password-file %s: %s", file, strerror(errno));
@@ -301,6 +317,61 @@ static int set_conn(struct rls_spec *s, const char *key, const char *v)
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/* TLS (rediss:// URLs): the files, the server's name, verification. */
+static int tls_file(struct rls_spec *s, const char *key, const char *v,
+		    char *file)
+{
+	if (cred_path(s, key, v, file, RLS_PATH_MAX))
+		return -EINVAL;
+	if (access(file, R_OK))
+		return spec_err(s, "%s %s: %s", key, file, strerror(errno));
+	return 0;
+}
+
+static int set_tls(struct rls_spec *s, const char *key, const char *v)
+{
+	struct rls_conn *c = &s->conn;
+
+	if (!strcmp(key, "tls-ca-file"))
+		return tls_file(s, key, v, c->tls_ca);
+	if (!strcmp(key, "tls-cert-file"))
+		return tls_file(s, key, v, c->tls_cert);
+	if (!strcmp(key, "tls-key-file"))
+		return tls_file(s, key, v, c->tls_key);
+	if (!strcmp(key, "tls-server-name")) {
+		if (!*v || strlen(v) >= sizeof(c->tls_name) || strpbrk(v, " \t/"))
+			return spec_err(s, "bad tls-server-name '%s'", v);
+		snprintf(c->tls_name, sizeof(c->tls_name), "%s", v);
+		return 0;
+	}
+	if (!strcmp(key, "tls-verify")) {
+		if (strcmp(v, "yes") && strcmp(v, "no"))
+			return spec_err(s, "bad tls-verify '%s': yes or no", v);
+		c->tls_noverify = !strcmp(v, "no");
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* The checks of the TLS keys, and the warning of tls-verify = no. */
+static int check_tls(const struct rls_spec *s)
+{
+	const struct rls_conn *c = &s->conn;
+	const char *key = c->tls_ca[0] ? "tls-ca-file" :
+			  c->tls_cert[0] ? "tls-cert-file" :
+			  c->tls_key[0] ? "tls-key-file" :
+			  c->tls_name[0] ? "tls-server-name" : NULL;
+
+	if (!c->tls && key)
+		return spec_err(s, "%s without a rediss:// URL", key);
+	if (c->tls_key[0] && !c->tls_cert[0])
+		return spec_err(s, "tls-key-file without tls-cert-file");
+	if (c->tls && c->tls_noverify)	/* a warning, not an error */
+		spec_err(s, "warning: tls-verify = no: %s",
+			 "the server's certificate is not checked (anyone on the way can pose as it)");
+	return 0;
 }
 
 static int set_safe(struct rls_spec *s, const char *v)
@@ -379,6 +450,8 @@ int rls_spec_set(struct rls_spec *s, const char *key, const char *v)
 {
 	int ret = set_conn(s, key, v);
 
+	if (ret == -ENOENT)
+		ret = set_tls(s, key, v);
 	if (ret != -ENOENT)
 		return ret ? -EINVAL : 0;
 	ret = set_word(s, key, v);
@@ -395,6 +468,8 @@ int rls_spec_check(const struct rls_spec *s)
 {
 	if (s->conn.user[0] && !s->conn.pass[0])
 		return spec_err(s, "username %s without password-file", s->conn.user);
+	if (check_tls(s))
+		return -EINVAL;
 	if (s->lease_ms < 100)
 		return spec_err(s, "a lease shorter than 100ms");
 	if (s->refresh_ms < 10 || s->refresh_ms > s->lease_ms / 2)

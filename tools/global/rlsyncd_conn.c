@@ -61,6 +61,7 @@ struct rls_io {
 	double timeout_ms;
 	bool broken;
 	bool got;		/* a byte was received */
+	bool cert;		/* a client certificate was sent */
 	char err[RLS_ERR_MAX];
 };
 
@@ -347,6 +348,7 @@ struct rls_io *rls_io_open(const struct rls_conn *c, double timeout_ms,
 		ret = dial_tcp(io, c, now_ms() + timeout_ms);
 	else
 		ret = dial_unix(io, c, now_ms() + timeout_ms);
+	io->cert = c->tls && c->tls_cert[0];
 	if (!ret && c->tls)
 		ret = tls_start(io, c, now_ms() + timeout_ms);
 	if (!ret)
@@ -424,7 +426,9 @@ static int tls_io_failed(struct rls_io *io, int err)
 	if (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && !e && !errno))
 		return io_break(io, "the server closed the connection");
 	if (err == SSL_ERROR_SYSCALL && !e)
-		return io_break(io, "connection lost: %s", strerror(errno));
+		return io_break(io, "connection lost: %s%s", strerror(errno),
+				io->cert && !io->got && errno == ECONNRESET ?
+				" (does the server refuse the certificate of tls-cert-file?)" : "");
 	if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
 	    (why == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
 	     why == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE) && !io->got)
@@ -484,10 +488,12 @@ static int io_once(struct rls_io *io, bool write, short *events)
 		*events = write ? POLLOUT : POLLIN;
 		return 0;
 	}
+	/* a TLS port closes, or resets, a connection that speaks plain text */
 	if (n == 0)
 		return io_break(io, "the server closed the connection%s",
 				io->got ? "" : HINT_TLS_PORT);
-	return io_break(io, "connection lost: %s", strerror(errno));
+	return io_break(io, "connection lost: %s%s", strerror(errno),
+			io->got || errno != ECONNRESET ? "" : HINT_TLS_PORT);
 }
 
 /* Send the queue, or read until a reply is whole; bounded by the timeout. */
