@@ -3,13 +3,14 @@
 #
 # make check-global-redis: the Redis side of global limits
 # (tools/global/ratelimit.lua) against a private redis-server, rlsyncd's
-# start-up errors, and three rlsyncd agents on simulated limiters
-# (selftests/global/agents.sh, with its own redis-server).
+# start-up errors, its connection options (auth.sh) and TLS (tls.sh), and
+# three rlsyncd agents on simulated limiters (selftests/global/agents.sh),
+# each with its own redis-server.
 #   selftests/global/run.sh BUILD_DIR
 # Starts redis-server on a unix socket in a temporary directory (no TCP
 # port, no persistence), loads the library, runs BUILD_DIR/global/lease_test
 # and selftests/global/rlsyncd.sh, stops the server, then runs
-# selftests/global/auth.sh and agents.sh. The last line is
+# selftests/global/auth.sh, tls.sh and agents.sh. The last line is
 # "N passed, N failed".
 set -eu
 
@@ -52,6 +53,8 @@ f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$dir/out")
 RLSYNCD="$b/global/rlsyncd" RLSYNCD_FAKE="$b/global/rlsyncd-fake" \
 	REDIS_SOCK="$sock" selftests/global/rlsyncd.sh | tee "$dir/out2"
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/auth.sh |
+	tee -a "$dir/out2"
+RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/tls.sh |
 	tee -a "$dir/out2"
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/agents.sh |
 	tee -a "$dir/out2"

@@ -321,12 +321,15 @@ static int set_conn(struct rls_spec *s, const char *key, const char *v)
 
 /* TLS (rediss:// URLs): the files, the server's name, verification. */
 static int tls_file(struct rls_spec *s, const char *key, const char *v,
-		    char *file)
+		    char *dst)
 {
-	if (cred_path(s, key, v, file, RLS_PATH_MAX))
+	char file[RLS_PATH_MAX];
+
+	if (cred_path(s, key, v, file, sizeof(file)))
 		return -EINVAL;
 	if (access(file, R_OK))
 		return spec_err(s, "%s %s: %s", key, file, strerror(errno));
+	memcpy(dst, file, sizeof(file));
 	return 0;
 }
 

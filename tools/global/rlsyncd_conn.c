@@ -44,6 +44,10 @@
 /* What a TLS port spoken to in plain text, or the reverse, looks like. */
 #define HINT_TLS_PORT	" (a TLS port? give a rediss:// URL)"
 #define HINT_PLAIN_PORT	" (a plain-text port? rediss:// needs the server's tls-port)"
+/* What a connection closed after the handshake and before a reply may be. */
+#define HINT_CERT_WANTED	\
+	" (does the server want a client certificate? give tls-cert-file and tls-key-file)"
+#define HINT_CERT_REFUSED	" (does the server refuse the certificate of tls-cert-file?)"
 
 /* The first bytes of a TLS record: an alert, a handshake. */
 #define TLS_ALERT	0x15
@@ -277,10 +281,16 @@ static int tls_failed(struct rls_io *io, const struct rls_conn *c, int err)
 		    v == X509_V_ERR_IP_ADDRESS_MISMATCH)
 			return io_fail(io, "%s: %s: it is not for %s (tls-server-name =)",
 				       VERIFY_FAILED, X509_verify_cert_error_string(v), name);
-		return io_fail(io, "%s: %s (%s%s)", VERIFY_FAILED,
-			       X509_verify_cert_error_string(v),
-			       c->tls_ca[0] ? "tls-ca-file " : "the system's CAs",
-			       c->tls_ca);
+		if (v == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN ||
+		    v == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT ||
+		    v == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
+		    v == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT)
+			return io_fail(io, "%s: %s (the server's CA is not in %s%s)",
+				       VERIFY_FAILED, X509_verify_cert_error_string(v),
+				       c->tls_ca[0] ? "tls-ca-file " : "the system's CAs",
+				       c->tls_ca);
+		return io_fail(io, "%s: %s", VERIFY_FAILED,
+			       X509_verify_cert_error_string(v));
 	}
 	if (err == SSL_ERROR_SYSCALL && !e)
 		return io_fail(io, "TLS handshake failed: %s%s", errno ?
@@ -422,23 +432,26 @@ static int tls_io_failed(struct rls_io *io, int err)
 {
 	unsigned long e = ERR_peek_last_error();
 	int why = ERR_GET_REASON(e);
+	bool ssl = ERR_GET_LIB(e) == ERR_LIB_SSL;
+	/* closed before a reply: the alert may be lost to a reset */
+	const char *hint = io->got ? "" : io->cert ? HINT_CERT_REFUSED :
+			   HINT_CERT_WANTED;
 
-	if (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && !e && !errno))
-		return io_break(io, "the server closed the connection");
+	if (err == SSL_ERROR_ZERO_RETURN ||
+	    (err == SSL_ERROR_SYSCALL && !e && !errno) ||
+	    (ssl && why == SSL_R_UNEXPECTED_EOF_WHILE_READING))
+		return io_break(io, "the server closed the connection%s", hint);
 	if (err == SSL_ERROR_SYSCALL && !e)
 		return io_break(io, "connection lost: %s%s", strerror(errno),
-				io->cert && !io->got && errno == ECONNRESET ?
-				" (does the server refuse the certificate of tls-cert-file?)" : "");
-	if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
-	    (why == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
-	     why == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE) && !io->got)
+				errno == ECONNRESET ? hint : "");
+	if (ssl && (why == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
+		    why == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE) && !io->got)
 		return io_break(io, "TLS: the server wants a client certificate: %s (%s)",
 				ssl_reason("?"), "give tls-cert-file and tls-key-file");
-	if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
-	    (why == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
-	     why == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE ||
-	     why == SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED ||
-	     why == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN))
+	if (ssl && (why == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
+		    why == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE ||
+		    why == SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED ||
+		    why == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN))
 		return io_break(io, "TLS: the server refuses the certificate of tls-cert-file: %s",
 				ssl_reason("?"));
 	return io_break(io, "TLS: %s", ssl_reason("unknown error"));
