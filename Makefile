@@ -41,11 +41,12 @@
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
 #   make check-global-redis   global limits without the module, against
-#                   private redis-servers (selftests/global/, about 20 s; not
-#                   in check): the Redis library, rlsyncd's errors, three
-#                   agents on simulated limiters. make global: rlsyncd (needs
-#                   libhiredis-dev); install-global: it, its Lua library,
-#                   man page and systemd unit (rlsyncd.service)
+#                   private redis-servers (selftests/global/, about 35 s;
+#                   make check runs it too): the Redis library, rlsyncd's
+#                   errors, AUTH/ACLs, TLS, three agents on simulated
+#                   limiters. make global: rlsyncd (needs libhiredis-dev,
+#                   libssl-dev, libsystemd-dev); install-global: it, its Lua
+#                   library, man page and systemd unit (rlsyncd.service)
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -545,7 +546,8 @@ deb:
 	@LINTIAN="$(LINTIAN)" scripts/deb.sh
 
 # Global limits (Documentation/global.md): rlsyncd, in build/global as
-# it links libhiredis, and the test of the Redis library.
+# it links libhiredis (the protocol) and OpenSSL (TLS), and the test of
+# the Redis library.
 RLSYNCD_SRCS := $(wildcard tools/global/*.c) $(wildcard tools/common/*.c)
 RLSYNCD_LUA := $(PKGDATADIR)/ratelimit.lua
 # Its man page goes with it (install-global), not with install-user.
@@ -584,11 +586,12 @@ install-global: global
 # The in-guest test of global limits, a selftest: the script, its client
 # (static, as the selftests) and rlsyncd (selftests/vm/run.sh copies it
 # and redis-server into the guest with their shared libraries). Without
-# libhiredis-dev and libsystemd-dev only the script: it skips.
+# libhiredis-dev, libssl-dev and libsystemd-dev only the script: it skips.
 GLOBAL_SELFTEST := $(B)/selftests/ratelimit_rlsyncd_test
 selftests: $(GLOBAL_SELFTEST) $(B)/global/rlgclient \
 	$(if $(wildcard /usr/include/hiredis/hiredis.h),$(if \
-	$(wildcard /usr/include/systemd/sd-daemon.h),$(B)/global/rlsyncd))
+	$(wildcard /usr/include/systemd/sd-daemon.h),$(if \
+	$(wildcard /usr/include/openssl/ssl.h),$(B)/global/rlsyncd)))
 $(GLOBAL_SELFTEST): selftests/ratelimit_rlsyncd_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@

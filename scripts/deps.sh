@@ -17,10 +17,10 @@
 #            (apt-get build-dep ./, no Recommends): what make deb installs
 #            on a user's machine, and nothing else
 #   host     mmdebstrap and qemu-img, for make check-host's guest image
-#   global   redis-server, libhiredis-dev and libsystemd-dev, for make
-#            check-global-redis
-#            and rlsyncd (installing redis-server also starts Debian's own
-#            redis service where systemd runs; the test starts its own)
+#   global   redis-server, libhiredis-dev, libssl-dev, openssl and
+#            libsystemd-dev, for rlsyncd and make check-global-redis (part
+#            of make check; installing redis-server also starts Debian's
+#            own redis service where systemd runs; the test starts its own)
 #   matrix   6.1 6.12 6.12-rt;  all  matrix and debug
 #   fresh    mmdebstrap and git alone, for make check-fresh (whose root
 #            installs the rest for itself)
@@ -47,7 +47,7 @@ for k in "${@:-6.1}"; do
 	deb) pkgs="$pkgs lintian" builddep=1 ;;
 	build-dep) builddep=1 ;;
 	host) pkgs="$pkgs mmdebstrap qemu-utils e2fsprogs" ;;
-	global) pkgs="$pkgs redis-server redis-tools libhiredis-dev libsystemd-dev" ;;
+	global) pkgs="$pkgs redis-server redis-tools libhiredis-dev libssl-dev openssl libsystemd-dev" ;;
 	matrix) exec "$0" 6.1 6.12 6.12-rt ;;
 	all) exec "$0" 6.1 6.12 6.12-rt debug ;;
 	fresh) pkgs="$pkgs mmdebstrap git" ;;
