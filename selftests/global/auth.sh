@@ -107,7 +107,7 @@ check "ACL user without +fcall (NOPERM)" 1 \
 check "ACL user without +function|list: NOPERM, not an old Redis" 1 \
 	"rlsyncd: redis $u: FUNCTION LIST: denied by the ACL of user nolist" \
 	-r "$u" -u nolist -P "$tmp/rlpw" api=100/s
-if grep -q "7.0" "$tmp/err"; then
+if grep -qF "Redis 7.0" "$tmp/err"; then
 	echo "not ok - auth NOPERM of FUNCTION LIST says Redis 7.0: $(cat "$tmp/err")"
 else
 	echo "ok - auth NOPERM of FUNCTION LIST does not blame the version"
