@@ -224,7 +224,8 @@ static int tls_context(struct rls_io *io, const struct rls_conn *c)
 	if (!io->ctx)
 		return io_fail(io, "TLS: %s", ssl_reason("out of memory"));
 	SSL_CTX_set_min_proto_version(io->ctx, TLS1_2_VERSION);
-	SSL_CTX_set_mode(io->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE);
+	SSL_CTX_set_mode(io->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
+			 SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	if (c->tls_ca[0] &&
 	    SSL_CTX_load_verify_locations(io->ctx, c->tls_ca, NULL) != 1)
 		return io_fail(io, "TLS: tls-ca-file %s: %s", c->tls_ca,
@@ -529,9 +530,8 @@ static int io_move(struct rls_io *io, bool write, redisReply **rep)
 			continue;
 		ret = wait_fd(io->fd, events, deadline);
 		if (ret == -ETIMEDOUT)
-			return io_break(io, "%s in %.0f ms%s", write ?
-					"cannot send" : "no reply", io->timeout_ms,
-					io->got || io->ssl ? "" : HINT_TLS_PORT);
+			return io_break(io, "%s in %.0f ms", write ?
+					"cannot send" : "no reply", io->timeout_ms);
 		if (ret)
 			return io_break(io, "connection lost: %s", strerror(-ret));
 	}
