@@ -479,6 +479,7 @@ static int io_once(struct rls_io *io, bool write, short *events)
 	if (n > 0 && write) {
 		io->outlen -= (size_t)n;
 		memmove(io->out, io->out + n, io->outlen);
+		memset(io->out + io->outlen, 0, (size_t)n);	/* AUTH's password */
 		return 1;
 	}
 	if (n > 0) {

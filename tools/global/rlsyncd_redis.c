@@ -143,16 +143,13 @@ static int handshake_reply(struct rls_redis *r, const char *cmd,
 /* AUTH and SELECT as @c asks, after each connect. */
 static int handshake(struct rls_redis *r, const struct rls_conn *c)
 {
-	const char *auth[3] = { "AUTH", c->user, c->pass };
+	/* AUTH user password, or AUTH password (requirepass) */
+	const char *auth[3] = { "AUTH", c->user[0] ? c->user : c->pass, c->pass };
 	char db[16];
 	const char *select[2] = { "SELECT", db };
 
-	if (c->pass[0] && c->user[0] &&
-	    handshake_reply(r, "AUTH", call(r, 3, auth, NULL)))
-		return -EIO;
-	auth[1] = c->pass;
-	if (c->pass[0] && !c->user[0] &&
-	    handshake_reply(r, "AUTH", call(r, 2, auth, NULL)))
+	if (c->pass[0] &&
+	    handshake_reply(r, "AUTH", call(r, c->user[0] ? 3 : 2, auth, NULL)))
 		return -EIO;
 	snprintf(db, sizeof(db), "%u", c->db);
 	if (c->db && handshake_reply(r, "SELECT", call(r, 2, select, NULL)))
