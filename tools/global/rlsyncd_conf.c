@@ -323,7 +323,7 @@ static int set_conn(struct rls_spec *s, const char *key, const char *v)
 static int tls_file(struct rls_spec *s, const char *key, const char *v,
 		    char *dst)
 {
-	char file[RLS_PATH_MAX];
+	char file[RLS_PATH_MAX] = "";	/* zeroes: a reload memcmp()s conns */
 
 	if (cred_path(s, key, v, file, sizeof(file)))
 		return -EINVAL;
