@@ -194,16 +194,16 @@ printf '[global api]\nredis = %s\nrate = 100/s\ntls-key-file = %s\n' "$s" \
 check "refused at load: a key without a certificate" 1 \
 	"bad.conf:4: [global api]: tls-key-file without tls-cert-file" -c "$tmp/bad.conf"
 
-# An agent over TLS with a client certificate and a password: it loads
-# the library and gets shares; its connection is killed: it says so in
-# the agent connects again at once (rlsyncd(8): only a failed reconnect
-# is an error line).
+# An agent over TLS with a client certificate and a password, from a
+# file: it loads the library and gets shares; its connection is killed:
+# it connects again at once (rlsyncd(8): only a failed reconnect is an
+# error line); a reload of the same file keeps its connection.
 cli FUNCTION FLUSH >/dev/null
 cli FLUSHALL >/dev/null
+printf '[global api]\nredis = rediss://localhost:%s/2\npassword-file = %s\ntls-ca-file = %s\ntls-cert-file = %s\ntls-key-file = %s\nrate = 1000/s\nlease = 1s\nrefresh = 100ms\n' \
+	"$tport" "$tmp/pw" "$ca_" "$tmp/client.crt" "$tmp/client.key" >"$tmp/agent.conf"
 RLS_FAKE_DEMAND=$tmp/demand RLS_FAKE_OUT=$tmp/rates "$d" --lua "$lua" \
-	-r "rediss://localhost:$tport/2" -P "$tmp/pw" --tls-ca-file "$ca_" \
-	--tls-cert-file "$tmp/client.crt" --tls-key-file "$tmp/client.key" \
-	-S "$tmp" -l 1s -R 100ms api=1000/s >"$tmp/agent.out" 2>"$tmp/agent.all" &
+	-c "$tmp/agent.conf" -S "$tmp" >"$tmp/agent.out" 2>"$tmp/agent.all" &
 apid=$!
 echo 1000 >"$tmp/demand"
 # the simulated limiter has no kernel lease: rlsyncd says so, not counted
@@ -242,6 +242,24 @@ if [ -n "$was" ] && [ -n "$now" ] && [ "$now" != "$was" ] &&
 	echo "ok - tls a connection killed: the agent connects again over TLS (client $was, then $now), no error"
 else
 	echo "not ok - tls a connection killed: client $was, then $now:"
+	sed 's/^/#   /' "$tmp/agent.err" "$tmp/agent.out"
+fi
+
+# A reload (SIGHUP) of the same file keeps the link and its connection.
+kill -HUP "$apid"
+i=0
+until grep -q "^rlsyncd: reloaded" "$tmp/agent.out"; do
+	i=$((i + 1))
+	[ "$i" -lt 50 ] || break
+	sleep 0.1
+done
+sleep 0.3
+errs
+if grep -q "^rlsyncd: reloaded $tmp/agent.conf: 1 links$" "$tmp/agent.out" &&
+	[ "$(conn)" = "$now" ] && [ ! -s "$tmp/agent.err" ]; then
+	echo "ok - tls a reload of the same file keeps the TLS connection (client $now)"
+else
+	echo "not ok - tls a reload: client $now, then $(conn):"
 	sed 's/^/#   /' "$tmp/agent.err" "$tmp/agent.out"
 fi
 kill "$apid" 2>/dev/null
