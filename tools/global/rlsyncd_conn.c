@@ -374,8 +374,8 @@ void rls_io_close(struct rls_io *io)
 	if (!io)
 		return;
 	if (io->ssl) {
-		if (!io->broken)
-			SSL_shutdown(io->ssl);
+		if (!io->broken && SSL_is_init_finished(io->ssl))
+			SSL_shutdown(io->ssl);	/* close_notify, not waited for */
 		SSL_free(io->ssl);
 	}
 	SSL_CTX_free(io->ctx);
