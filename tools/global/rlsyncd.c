@@ -35,6 +35,8 @@ TOOL_NAME(PROG);
 #define RLS_LUA_PATH "/usr/local/share/ratelimit/ratelimit.lua"
 #endif
 #define WAKE_MAX_NS	100000000ULL	/* look at leases 10 times a second */
+/* Long options without a letter: Sentinel and WAIT (set_ha()). */
+#define OPT_HA		1000
 
 /* Set by SIGINT and SIGTERM, and SIGHUP; read by the main loop. */
 static sig_atomic_t stop, hup;
@@ -60,6 +62,12 @@ static const char usage[] =
 "  -P, --password-file F the password, the first line of F (%d/NAME:\n"
 "                        NAME in $CREDENTIALS_DIRECTORY)\n"
 "  -D, --db N            the database to SELECT (default 0)\n"
+"      --sentinels LIST  HOST:PORT,... of Redis Sentinel: they name the\n"
+"                        primary (then --redis is not used)\n"
+"      --master-name NAME  the master name the sentinels monitor\n"
+"      --sentinel-password-file F  the sentinels' password\n"
+"      --wait-replicas N WAIT for N replicas after each grant (default 0)\n"
+"      --wait-timeout TIME  WAIT's timeout (default 50ms)\n"
 "  -c, --config PATH     the [global NAME] sections of a ratelimit.d file\n"
 "                        or directory\n"
 "  -H, --host ID         this host's id in Redis (default: the hostname)\n"
@@ -83,6 +91,11 @@ static const struct option longopts[] = {
 	{ "username", required_argument, NULL, 'u' },
 	{ "password-file", required_argument, NULL, 'P' },
 	{ "db", required_argument, NULL, 'D' },
+	{ "sentinels", required_argument, NULL, OPT_HA },
+	{ "master-name", required_argument, NULL, OPT_HA + 1 },
+	{ "sentinel-password-file", required_argument, NULL, OPT_HA + 2 },
+	{ "wait-replicas", required_argument, NULL, OPT_HA + 3 },
+	{ "wait-timeout", required_argument, NULL, OPT_HA + 4 },
 	{ "config", required_argument, NULL, 'c' },
 	{ "host", required_argument, NULL, 'H' },
 	{ "algorithm", required_argument, NULL, 'a' },
@@ -107,6 +120,11 @@ static const char *const optkeys[128] = {
 	['u'] = "username", ['P'] = "password-file", ['D'] = "db",
 };
 
+static const char *const hakeys[] = {
+	"sentinels", "master-name", "sentinel-password-file", "wait-replicas",
+	"wait-timeout",
+};
+
 /* Options; returns -1 to go on, else the exit status. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -116,6 +134,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				NULL)) != -1) {
 		if (c > 0 && c < 128 && optkeys[c]) {
 			if (rls_spec_set(&o->common, optkeys[c], optarg))
+				return tool_try_help(EXIT_USAGE);
+			continue;
+		}
+		if (c >= OPT_HA && c < OPT_HA + 5) {
+			if (rls_spec_set(&o->common, hakeys[c - OPT_HA], optarg))
 				return tool_try_help(EXIT_USAGE);
 			continue;
 		}
