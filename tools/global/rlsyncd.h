@@ -191,9 +191,13 @@ unsigned int rls_redis_short_acks(struct rls_redis *r);
  */
 int rls_sentinel_primary(const struct rls_spec *s, double timeout_ms,
 			 struct rls_conn *c, char *err, size_t errlen);
-/* "master NAME" with its sentinels, for messages, into @buf. */
+/* "sentinel master NAME", for messages, into @buf. */
 const char *rls_sentinel_label(const struct rls_spec *s, char *buf,
 			       size_t len);
+/* HOST:PORT, [IPV6]:PORT or unix:PATH of @c into @buf. */
+const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len);
+/* Make @r stale: the next refresh connects again (and asks the sentinels). */
+void rls_redis_stale(struct rls_redis *r);
 
 /*
  * The last error of @r, one line without "redis ADDR: "; with @r NULL,
@@ -339,6 +343,7 @@ struct rls_batch {
  * @errors:  failed Redis calls and connections, in all
  * @rtt_ms:  the last round trip to Redis that succeeded (0: none yet)
  * @wait_short: grants WAIT found short of wait-replicas, in all
+ * @asked_ns: when the sentinels were last asked if the primary moved
  */
 struct rls_link {
 	struct rls_spec spec;
@@ -362,6 +367,7 @@ struct rls_link {
 	uint64_t errors;
 	double rtt_ms;
 	uint64_t wait_short;
+	uint64_t asked_ns;
 };
 
 /* Tokens per second of @cfg (0 when paused). */
@@ -383,6 +389,13 @@ bool rls_link_reconnect(struct rls_link *l, const char *lua, char *err,
 
 /* When to try again after @l's @fails-th failure in a row: backoff. */
 uint64_t rls_link_retry_ns(const struct rls_link *l);
+
+/*
+ * With sentinels: ask them whether @l's primary is still theirs, after a
+ * grant WAIT found short (@short_acks; at most once a second) and every
+ * half lease; another answer makes the connection stale.
+ */
+void rls_sentinel_follow(struct rls_link *l, unsigned int short_acks);
 
 /* Say once that Redis is away. */
 void rls_link_down(struct rls_link *l, const char *why);

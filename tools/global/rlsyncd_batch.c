@@ -97,12 +97,15 @@ static void give_back(struct rls_link *l, uint64_t n)
 static void take(struct rls_link *l, uint64_t n)
 {
 	uint64_t got = 0, excess = 0, sent = rl_now_ns();
+	unsigned int short_acks;
 	char err[720];
 	int ret;
 
 	ret = rls_redis_take(l->redis, l->spec.resource, n, &got, err,
 			     sizeof(err));
-	l->wait_short += rls_redis_short_acks(l->redis);
+	short_acks = rls_redis_short_acks(l->redis);
+	l->wait_short += short_acks;
+	rls_sentinel_follow(l, short_acks);
 	l->b.calls++;
 	if (ret) {
 		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);

@@ -316,6 +316,7 @@ uint64_t rls_link_retry_ns(const struct rls_link *l)
 void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 {
 	uint64_t now = rl_now_ns(), sent;
+	unsigned int short_acks;
 	struct rls_lease ls;
 	char err[720];
 	double in[4];
@@ -343,7 +344,8 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 	sent = rl_now_ns();
 	ret = rls_redis_lease(l->redis, l->spec.resource, host, in, &ls, err,
 			      sizeof(err));
-	l->wait_short += rls_redis_short_acks(l->redis);
+	short_acks = rls_redis_short_acks(l->redis);
+	l->wait_short += short_acks;
 	if (!ret) {
 		now = rl_now_ns();
 		l->rtt_ms = (double)(now - sent) / NS_PER_MS;
@@ -361,6 +363,7 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 	} else {
 		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
 	}
+	rls_sentinel_follow(l, short_acks);
 	rls_state_write(l);
 }
 

@@ -241,12 +241,8 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 				connect_err);
 		return NULL;
 	}
-	if (c.port)
-		snprintf(label, sizeof(label), strchr(c.host, ':') ?
-			 "[%s]:%u" : "%s:%u", c.host, c.port);
-	else
-		snprintf(label, sizeof(label), "unix:%s", c.host);
-	r = rls_redis_open(s, &c, label, timeout_ms, say);
+	r = rls_redis_open(s, &c, rls_conn_label(&c, label, sizeof(label)),
+			   timeout_ms, say);
 	if (r && is_primary(r)) {
 		snprintf(connect_err, sizeof(connect_err), "%s", r->err);
 		rls_redis_free(r);
@@ -291,6 +287,12 @@ int rls_redis_master_addr(struct rls_redis *r, const char *master,
 	}
 	freeReplyObject(rep);
 	return ret;
+}
+
+void rls_redis_stale(struct rls_redis *r)
+{
+	if (r)
+		r->stale = true;
 }
 
 const char *rls_redis_addr(const struct rls_redis *r)
