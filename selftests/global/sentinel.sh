@@ -50,7 +50,7 @@ check()
 
 # Five free ports in a row: primary, replica, three sentinels.
 base=$((40000 + $$ % 20000))
-for try in 1 2 3 4 5 6 7 8; do
+for _ in 1 2 3 4 5 6 7 8; do
 	free=1
 	for p in 0 1 2 3 4; do
 		! redis-cli -p $((base + p)) PING >/dev/null 2>&1 || free=0
