@@ -51,7 +51,7 @@ struct rls_conn {
 #define RLS_DEF_WAIT_MS		50.0
 
 /**
- * struct rls_ha - Redis Sentinel and WAIT (rlsyncd(8), SENTINEL)
+ * struct rls_ha - Redis Sentinel and WAIT (rlsyncd(8), Sentinel)
  * @n:        sentinels (0: none; redis = names the server)
  * @host:     their host names or addresses (port 0: a unix socket's path)
  * @port:     their ports
