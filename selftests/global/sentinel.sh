@@ -231,7 +231,13 @@ while [ "$tp" -ge 0 ] && [ $(($(now) - tp)) -le $((2 * lease_ms + 2000)) ]; do
 done
 check "shares back" "$back >= 0 && $back <= 2 * $lease_ms" \
 	"every agent at >= 980/s through the new primary $back ms after the promotion (bound: two leases, $((2 * lease_ms)) ms): $(rate h1) $(rate h2) $(rate h3)"
+tb=$(now)
 sleep 1
+low=$(for h in h1 h2 h3; do sed "s/\$/ $h/" "$tmp/$h.log"; done | sort -n |
+	awk -v a="$tk" -v b="$tb" '{ r[$3] = $2; s = 0; for (h in r) s += r[h]
+		if ($1 < a) m = s; else if ($1 <= b && s < m) m = s }
+		END { printf "%.3f", m }')
+echo "# the least sum of the rates set between the kill and shares back: $low of $cap"
 
 # Hosts with a grant the old primary's WAIT found short (each widens the
 # bound by its share, at most the capacity, for at most one lease); those
