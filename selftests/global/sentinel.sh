@@ -314,8 +314,9 @@ for w in 1 2 5; do
 		for (s = 0; s + w <= n; s++)
 			if (c[s + w] - c[s] > worst) { worst = c[s + w] - c[s]; at = s }
 		bound = cap * (w + short * (w < lease ? w : lease)) / 1000
-		printf "%s - sentinel bound over %d s windows: worst %.1f tokens of bound %.0f (%.2f %%), at %.1f s of %.1f s; hosts with a grant the old primary WAIT found short: %d\n",
+		printf "%s - sentinel bound over %d s windows: worst %.1f tokens (capacity x W %.0f), bound %.0f (%.2f %%), at %.1f s of %.1f s; hosts with a grant the old primary WAIT found short: %d\n",
 			worst <= bound + 0.001 ? "ok" : "not ok", w / 1000, worst,
-			bound, 100 * worst / bound, at / 1000, n / 1000, short
+			cap * w / 1000, bound, 100 * worst / bound, at / 1000,
+			n / 1000, short
 	}'
 done
