@@ -246,12 +246,19 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 	if (r && is_primary(r)) {
 		snprintf(connect_err, sizeof(connect_err), "%s", r->err);
 		rls_redis_free(r);
+		r = NULL;
+	}
+	if (!r) {
+		/* the link's line names the sentinels: name the primary too */
+		char why[sizeof(connect_err)];
+
+		snprintf(why, sizeof(why), "%s", connect_err);
+		snprintf(connect_err, sizeof(connect_err), "primary %.120s: %.260s",
+			 label, why);
 		return NULL;
 	}
-	if (r) {
-		r->wait_replicas = s->ha.wait_replicas;
-		r->wait_ms = s->ha.wait_ms;
-	}
+	r->wait_replicas = s->ha.wait_replicas;
+	r->wait_ms = s->ha.wait_ms;
 	return r;
 }
 
