@@ -291,6 +291,26 @@ rc=0
 for p in "$@"; do wait "$p" || rc=$?; done
 apids=''
 check "SIGTERM" "$rc == 0" "agents exit 0"
+
+# WAIT without sentinels: an agent given the primary's address.
+waits() {
+	redis-cli -p "$pp" INFO commandstats | tr -d '\r' |
+		sed -n 's/^cmdstat_wait:calls=\([0-9]*\),.*/\1/p'
+}
+w0=$(waits)
+mkdir "$tmp/h4.state"
+echo 100000 >"$tmp/h4.d"
+RLS_FAKE_DEMAND=$tmp/h4.d RLS_FAKE_OUT=$tmp/h4.log "$d" --lua "$lua" \
+	-r "127.0.0.1:$pp" --wait-replicas 1 --wait-timeout 20ms -H h4 \
+	-S "$tmp/h4.state" -l 4s -R 100ms -T 0s api >"$tmp/h4.out" 2>&1 &
+apids=$!
+sleep 1.5
+kill "$apids"
+wait "$apids"
+apids=''
+w1=$(waits)
+check "WAIT without sentinels" "${w1:-0} - ${w0:-0} >= 5" \
+	"an agent with redis = the primary and wait-replicas 1 sent $((${w1:-0} - ${w0:-0})) WAITs in 1.5 s (refresh 100 ms)"
 echo "# agents' lines on the failover (h1):"
 grep -v '^rlsyncd: api: [0-9.]*/s$' "$tmp/h1.out" | sed 's/^/#   /'
 

@@ -231,8 +231,10 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 	char label[RLS_ADDR_MAX + RLS_ID_MAX + 32];
 	struct rls_redis *r;
 
-	if (!s->ha.n)
-		return rls_redis_open(s, &c, s->redis, timeout_ms, say);
+	if (!s->ha.n) {
+		r = rls_redis_open(s, &c, s->redis, timeout_ms, say);
+		goto wait;
+	}
 	if (rls_sentinel_primary(s, timeout_ms, &c, connect_err,
 				 sizeof(connect_err))) {
 		if (say)
@@ -257,8 +259,11 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 			 label, why);
 		return NULL;
 	}
-	r->wait_replicas = s->ha.wait_replicas;
-	r->wait_ms = s->ha.wait_ms;
+wait:
+	if (r) {
+		r->wait_replicas = s->ha.wait_replicas;
+		r->wait_ms = s->ha.wait_ms;
+	}
 	return r;
 }
 
