@@ -17,8 +17,9 @@
 # found short (wait_short in the state files), which the test prints.
 # Shares must be back (every agent at >= 98 % of 1000/s, renewed by the
 # new primary) within two leases of the promotion. Then a switchover
-# (SENTINEL FAILOVER) with the old primary alive: the agents follow.
-# Also: a wrong master name and all sentinels down give one-line errors,
+# (SENTINEL FAILOVER) with the old primary alive: the agents follow; and
+# an agent given the primary's address sends WAIT too. Also: a wrong
+# master name and all sentinels down give one-line errors,
 # checked by text.
 # Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
 set -u
