@@ -106,12 +106,23 @@ static void text_lease(const struct state *st)
 	printf("%-14s %s\n", "safe", get(st, "safe"));
 }
 
+/* The connection's figures (agents that write them): one line. */
+static void text_conn(const struct state *st)
+{
+	if (!*get(st, "errors"))
+		return;
+	printf("%-14s %s (round trip %.3f ms, %s errors, %s grants short of WAIT)\n",
+	       "primary", *get(st, "primary") ? get(st, "primary") : "none",
+	       num(st, "rtt_ms"), get(st, "errors"), get(st, "wait_short"));
+}
+
 static void show_text(const struct state *st)
 {
 	printf("%-14s %s (%s mode, redis %s%s, rlsyncd pid %s%s)\n", "global",
 	       get(st, "resource"), get(st, "mode"), get(st, "redis"),
 	       atoi(get(st, "redis_up")) ? "" : " unreachable", get(st, "pid"),
 	       agent_alive(st) ? "" : ", not running");
+	text_conn(st);
 	if (!strcmp(get(st, "mode"), "batch"))
 		printf("%-14s %s tokens, wants %.3f/s; taken %s, given back %s, %s round trips\n",
 		       "batch", get(st, "batch"), num(st, "wants"),
@@ -139,6 +150,11 @@ static void show_json(const struct state *st)
 	       atoi(get(st, "redis_up")) ? "true" : "false",
 	       atoi(get(st, "pid")), agent_alive(st) ? "true" : "false",
 	       num(st, "wants"));
+	if (*get(st, "errors")) {
+		json_key("primary", get(st, "primary"));
+		printf(",\"rtt_ms\":%.3f,\"redis_errors\":%.0f,\"wait_short\":%.0f",
+		       num(st, "rtt_ms"), num(st, "errors"), num(st, "wait_short"));
+	}
 	if (!strcmp(get(st, "mode"), "batch")) {
 		printf(",\"batch\":%.3f,\"taken\":%.0f,\"given\":%.0f,\"round_trips\":%.0f}",
 		       num(st, "batch"), num(st, "taken"), num(st, "given"),

@@ -379,6 +379,18 @@ TEST_F(tree, global_link)
 	EXPECT_HAS(self->r.out, "(batch mode, redis unix:/r unreachable");
 	EXPECT_HAS(self->r.out, "batch          300.000 tokens, wants 3000.000/s; ");
 	EXPECT_HAS(self->r.out, "taken 12345, given back 10, 41 round trips");
+	EXPECT_EQ(NULL, strstr(self->r.out, "primary"));
+	/* an agent that writes its connection's figures */
+	ASSERT_EQ(0, put_file(dir, "api", "pid=1\nresource=api\nredis=sentinel master rlm\n"
+			      "mode=batch\nbatch=300.000\ntaken=12345\ngiven=10\n"
+			      "calls=41\nwants=3000.000\nredis_up=1\nerrors=7\n"
+			      "rtt_ms=0.412\nwait_short=2\nprimary=10.0.0.6:6379\n"));
+	run_rlctl(_metadata, self->root, text, &self->r);
+	EXPECT_HAS(self->r.out,
+		   "primary        10.0.0.6:6379 (round trip 0.412 ms, 7 errors, 2 grants short of WAIT)\n");
+	run_rlctl(_metadata, self->root, jsn, &self->r);
+	EXPECT_HAS(self->r.out,
+		   ",\"primary\":\"10.0.0.6:6379\",\"rtt_ms\":0.412,\"redis_errors\":7,\"wait_short\":2,");
 	unsetenv("RLCTL_RLSYNCD_DIR");
 }
 
