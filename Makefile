@@ -41,12 +41,13 @@
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
 #   make check-global-redis   global limits without the module, against
-#                   private redis-servers (selftests/global/, about 35 s;
+#                   private redis-servers (selftests/global/, about 60 s;
 #                   make check runs it too): the Redis library, rlsyncd's
 #                   errors, AUTH/ACLs, TLS, three agents on simulated
-#                   limiters. make global: rlsyncd (needs libhiredis-dev,
-#                   libssl-dev, libsystemd-dev); install-global: it, its Lua
-#                   library, man page and systemd unit (rlsyncd.service)
+#                   limiters, a Sentinel failover. make global: rlsyncd
+#                   (needs libhiredis-dev, libssl-dev, libsystemd-dev);
+#                   install-global: it, its Lua library, man page and
+#                   systemd unit (rlsyncd.service)
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "libratelimit.h"
 #include "rlctl_keys.h"
@@ -101,6 +102,17 @@ void json_string(const char *s);
  * file (rlctl_global.c); a JSON member with --json, nothing without one.
  */
 void show_global(const char *name);
+/*
+ * "rlctl export": the links of the limiters @names (@n) to global
+ * resources, from rlsyncd's state files, as Prometheus families
+ * (rlctl_global.c); nothing when the state directory does not exist or
+ * none of them has a file.
+ */
+void export_global(FILE *f, const char *const *names, size_t n);
+/* rlctl_export.c: {limiter="NAME" escaped; the caller closes the set. */
+void prom_label(FILE *f, const char *name);
+/* rlctl_export.c: a label value, escaped, without its quotes. */
+void prom_value(FILE *f, const char *v);
 void json_rate(double per_s);
 const char *fmt_num(char *buf, size_t len, double x);
 const char *fmt_target(char *buf, size_t len, double target);

@@ -7,7 +7,8 @@
  *   rlctl export [-o FILE] [NAME...]
  *
  * Every family has its HELP and TYPE lines, then one sample per limiter,
- * labelled limiter="NAME". -o writes FILE whole or not at all (a
+ * labelled limiter="NAME". Where rlsyncd(8) runs, the ratelimit_global_*
+ * families follow: each link's state (rlctl_global.c). -o writes FILE whole or not at all (a
  * temporary file renamed over it), as the textfile collector needs.
  *
  * Copyright (C) 2026 The ratelimit authors
@@ -77,21 +78,24 @@ static const unsigned int bucket_shift[] = {
 	10, 13, 16, 19, 22, 25, 28, 31, 34, 37,
 };
 
-/*
- * The label set's start, {limiter="NAME" (the caller closes it), with
- * backslash, double quote and newline escaped.
- */
-static void put_label(FILE *f, const char *name)
+/* A label's value with backslash, double quote and newline escaped. */
+void prom_value(FILE *f, const char *v)
 {
-	fputs("{limiter=\"", f);
-	for (; *name; name++) {
-		if (*name == '\\' || *name == '"')
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
 			fputc('\\', f);
-		if (*name == '\n')
+		if (*v == '\n')
 			fputs("\\n", f);
 		else
-			fputc(*name, f);
+			fputc(*v, f);
 	}
+}
+
+/* The label set's start, {limiter="NAME" (the caller closes it). */
+void prom_label(FILE *f, const char *name)
+{
+	fputs("{limiter=\"", f);
+	prom_value(f, name);
 	fputs("\"", f);
 }
 
@@ -121,7 +125,7 @@ static void put_family(FILE *f, const struct family *fam,
 		if (!has_attr(&l[i], fam->attr))
 			continue;
 		fputs(fam->name, f);
-		put_label(f, l[i].name);
+		prom_label(f, l[i].name);
 		fprintf(f, "} %llu\n", (unsigned long long)
 			*(const uint64_t *)((const char *)&l[i].info +
 					    fam->off));
@@ -138,7 +142,7 @@ static void put_rate(FILE *f, const struct limiter *l, size_t n)
 	for (i = 0; i < n; i++) {
 		rate = target_rate(&l[i].info);
 		fputs("ratelimit_rate_tokens_per_second", f);
-		put_label(f, l[i].name);
+		prom_label(f, l[i].name);
 		if (rate < 0)
 			fputs("} +Inf\n", f);
 		else
@@ -159,24 +163,28 @@ static void put_hist(FILE *f, const struct limiter *l)
 		       l->hist.floor[i] <= 1ULL << (bucket_shift[b] - 1))
 			sum += l->hist.count[i++];
 		fprintf(f, "%s_bucket", m);
-		put_label(f, l->name);
+		prom_label(f, l->name);
 		fprintf(f, ",le=\"%.12g\"} %llu\n",
 			(double)(1ULL << bucket_shift[b]) / 1e9, (unsigned long long)sum);
 	}
 	fprintf(f, "%s_bucket", m);
-	put_label(f, l->name);
+	prom_label(f, l->name);
 	fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)l->hist.total);
 	fprintf(f, "%s_sum", m);
-	put_label(f, l->name);
+	prom_label(f, l->name);
 	fprintf(f, "} %.9f\n", l->info.wait_ns_total / 1e9);
 	fprintf(f, "%s_count", m);
-	put_label(f, l->name);
+	prom_label(f, l->name);
 	fprintf(f, "} %llu\n", (unsigned long long)l->hist.total);
 }
 
 static void put_all(FILE *f, const struct limiter *l, size_t n)
 {
 	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(families); i++)
+		put_family(f, &families[i], l, n);
+	const char **names = calloc(n ? n : 1, sizeof(*names));
 
 	put_rate(f, l, n);
 	for (i = 0; i < ARRAY_SIZE(families); i++)
@@ -185,6 +193,12 @@ static void put_all(FILE *f, const struct limiter *l, size_t n)
 		   "Time the granted requests slept.");
 	for (i = 0; i < n; i++)
 		put_hist(f, &l[i]);
+	/* rlsyncd's links, when it runs here (rlctl_global.c) */
+	for (i = 0; names && i < n; i++)
+		names[i] = l[i].name;
+	if (names)
+		export_global(f, names, n);
+	free(names);
 }
 
 /* Load limiter @name into @l; 0, 1 (said why) or -ENOENT (gone). */

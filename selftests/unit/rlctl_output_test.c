@@ -379,6 +379,75 @@ TEST_F(tree, global_link)
 	EXPECT_HAS(self->r.out, "(batch mode, redis unix:/r unreachable");
 	EXPECT_HAS(self->r.out, "batch          300.000 tokens, wants 3000.000/s; ");
 	EXPECT_HAS(self->r.out, "taken 12345, given back 10, 41 round trips");
+	EXPECT_EQ(NULL, strstr(self->r.out, "primary"));
+	/* an agent that writes its connection's figures */
+	ASSERT_EQ(0, put_file(dir, "api", "pid=1\nresource=api\nredis=sentinel master rlm\n"
+			      "mode=batch\nbatch=300.000\ntaken=12345\ngiven=10\n"
+			      "calls=41\nwants=3000.000\nredis_up=1\nerrors=7\n"
+			      "rtt_ms=0.412\nwait_short=2\nprimary=10.0.0.6:6379\n"));
+	run_rlctl(_metadata, self->root, text, &self->r);
+	EXPECT_HAS(self->r.out,
+		   "primary        10.0.0.6:6379 (round trip 0.412 ms, 7 errors, 2 grants short of WAIT)\n");
+	run_rlctl(_metadata, self->root, jsn, &self->r);
+	EXPECT_HAS(self->r.out,
+		   ",\"primary\":\"10.0.0.6:6379\",\"rtt_ms\":0.412,\"redis_errors\":7,\"wait_short\":2,");
+	unsetenv("RLCTL_RLSYNCD_DIR");
+}
+
+/*
+ * rlctl export with rlsyncd's state files: the ratelimit_global_*
+ * families for the linked limiters exported, lease and batch mode;
+ * none without the state directory, and none in it without a link.
+ */
+TEST_F(tree, export_global)
+{
+	static const char *const all[] = { "export", NULL };
+	static const char *const one[] = { "export", "api", NULL };
+	char dir[PATH_LEN], state[512], out[OUT_MAX];
+
+	ASSERT_EQ(0, fake_limiter(self->root, "api", 100, SEC, "", ""));
+	ASSERT_EQ(0, fake_limiter(self->root, "b", 100, SEC, "", ""));
+	snprintf(dir, sizeof(dir), "%s/rlsyncd", self->root);
+	ASSERT_EQ(0, setenv("RLCTL_RLSYNCD_DIR", dir, 1));
+	run_rlctl(_metadata, self->root, all, &self->r);
+	EXPECT_EQ(NULL, strstr(self->r.out, "ratelimit_global"));
+	ASSERT_EQ(0, mkdir(dir, 0755));
+	run_rlctl(_metadata, self->root, all, &self->r);
+	EXPECT_EQ(NULL, strstr(self->r.out, "ratelimit_global"));
+	snprintf(state, sizeof(state),
+		 "pid=%d\nresource=partner\nredis=sentinel master rlm\nmode=lease\n"
+		 "has=2226.000\ngranted=2226.000\nexpires_ns=1\nkernel_lease=1\n"
+		 "safe=pessimistic\nwants=5000.000\nredis_up=1\nerrors=3\n"
+		 "rtt_ms=0.412\nwait_short=2\nprimary=10.0.0.6:6379\n",
+		 (int)getpid());
+	ASSERT_EQ(0, put_file(dir, "api", state));
+	ASSERT_EQ(0, put_file(dir, "b", "pid=0\nresource=b\nredis=unix:/r\n"
+			      "mode=batch\nbatch=300.000\ntaken=12345\ngiven=10\n"
+			      "calls=41\nwants=3000.000\nredis_up=0\nerrors=7\n"
+			      "rtt_ms=0.000\nwait_short=0\nprimary=\n"));
+	run_rlctl(_metadata, self->root, all, &self->r);
+	EXPECT_HAS(self->r.out,
+		   "# TYPE ratelimit_global_info gauge\nratelimit_global_info{limiter=\"api\",resource=\"partner\",mode=\"lease\",redis=\"sentinel master rlm\",primary=\"10.0.0.6:6379\"} 1\n");
+	EXPECT_HAS(self->r.out,
+		   "\nratelimit_global_info{limiter=\"b\",resource=\"b\",mode=\"batch\",redis=\"unix:/r\",primary=\"\"} 0\n");
+	EXPECT_HAS(self->r.out,
+		   "\nratelimit_global_share_tokens_per_second{limiter=\"api\"} 2226\n");
+	EXPECT_EQ(NULL, strstr(self->r.out,
+			       "ratelimit_global_share_tokens_per_second{limiter=\"b\"}"));
+	EXPECT_HAS(self->r.out, "\nratelimit_global_wants_tokens_per_second{limiter=\"b\"} 3000\n");
+	EXPECT_HAS(self->r.out, "\nratelimit_global_lease_left_seconds{limiter=\"api\"} -");
+	EXPECT_HAS(self->r.out, "\nratelimit_global_batch_tokens{limiter=\"b\"} 300\n");
+	EXPECT_HAS(self->r.out, "\nratelimit_global_taken_tokens_total{limiter=\"b\"} 12345\n");
+	EXPECT_HAS(self->r.out, "\nratelimit_global_redis_up{limiter=\"api\"} 1\n");
+	EXPECT_HAS(self->r.out, "\nratelimit_global_redis_errors_total{limiter=\"b\"} 7\n");
+	EXPECT_HAS(self->r.out, "\nratelimit_global_redis_rtt_seconds{limiter=\"api\"} 0.000412\n");
+	EXPECT_HAS(self->r.out, "\nratelimit_global_wait_short_total{limiter=\"api\"} 2\n");
+	snprintf(out, sizeof(out), "%s", self->r.out);
+	expect_families(_metadata, out);
+	/* only the limiters exported */
+	run_rlctl(_metadata, self->root, one, &self->r);
+	EXPECT_HAS(self->r.out, "\nratelimit_global_redis_up{limiter=\"api\"} 1\n");
+	EXPECT_EQ(NULL, strstr(self->r.out, "{limiter=\"b\"}"));
 	unsetenv("RLCTL_RLSYNCD_DIR");
 }
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #define MAX_ARGS	10
-#define OUT_MAX		8192
+#define OUT_MAX		32768
 #define PATH_LEN	4096
 
 struct run {

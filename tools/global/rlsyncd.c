@@ -35,6 +35,8 @@ TOOL_NAME(PROG);
 #define RLS_LUA_PATH "/usr/local/share/ratelimit/ratelimit.lua"
 #endif
 #define WAKE_MAX_NS	100000000ULL	/* look at leases 10 times a second */
+/* Long options without a letter: Sentinel and WAIT (set_ha()). */
+#define OPT_HA		1000
 
 /* The long options without a letter: the keys of the TLS ones. */
 enum { OPT_TLS = TOOL_OPT_VERSION + 1, OPT_TLS_END = OPT_TLS + 5 };
@@ -72,6 +74,12 @@ static const char usage[] =
 "      --tls-cert-file F, --tls-key-file F  a client certificate, its key\n"
 "      --tls-server-name NAME  the name to verify (default: the host's)\n"
 "      --tls-verify no   do not verify the server's certificate (unsafe)\n"
+"      --sentinels LIST  HOST:PORT,... of Redis Sentinel: they name the\n"
+"                        primary (then --redis is not used)\n"
+"      --master-name NAME  the master name the sentinels monitor\n"
+"      --sentinel-password-file F  the sentinels' password\n"
+"      --wait-replicas N WAIT for N replicas after each grant (default 0)\n"
+"      --wait-timeout TIME  WAIT's timeout (default 50ms)\n"
 "  -c, --config PATH     the [global NAME] sections of a ratelimit.d file\n"
 "                        or directory\n"
 "  -H, --host ID         this host's id in Redis (default: the hostname)\n"
@@ -100,6 +108,11 @@ static const struct option longopts[] = {
 	{ "tls-key-file", required_argument, NULL, OPT_TLS + 2 },
 	{ "tls-server-name", required_argument, NULL, OPT_TLS + 3 },
 	{ "tls-verify", required_argument, NULL, OPT_TLS + 4 },
+	{ "sentinels", required_argument, NULL, OPT_HA },
+	{ "master-name", required_argument, NULL, OPT_HA + 1 },
+	{ "sentinel-password-file", required_argument, NULL, OPT_HA + 2 },
+	{ "wait-replicas", required_argument, NULL, OPT_HA + 3 },
+	{ "wait-timeout", required_argument, NULL, OPT_HA + 4 },
 	{ "config", required_argument, NULL, 'c' },
 	{ "host", required_argument, NULL, 'H' },
 	{ "algorithm", required_argument, NULL, 'a' },
@@ -124,6 +137,11 @@ static const char *const optkeys[128] = {
 	['u'] = "username", ['P'] = "password-file", ['D'] = "db",
 };
 
+static const char *const hakeys[] = {
+	"sentinels", "master-name", "sentinel-password-file", "wait-replicas",
+	"wait-timeout",
+};
+
 /* Options; returns -1 to go on, else the exit status. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -135,6 +153,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		    (c >= OPT_TLS && c < OPT_TLS_END)) {
 			if (rls_spec_set(&o->common, c < 128 ? optkeys[c] :
 					 tls_keys[c - OPT_TLS], optarg))
+				return tool_try_help(EXIT_USAGE);
+			continue;
+		}
+		if (c >= OPT_HA && c < OPT_HA + 5) {
+			if (rls_spec_set(&o->common, hakeys[c - OPT_HA], optarg))
 				return tool_try_help(EXIT_USAGE);
 			continue;
 		}

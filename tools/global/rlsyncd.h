@@ -13,6 +13,7 @@
  *   rlsyncd_state.c  the state file of a link (/run/rlsyncd/NAME)
  *   rlsyncd_reload.c SIGHUP: the configuration read again
  *   rlsyncd_kernel.c the module's lease, demand and deposit calls
+ *   rlsyncd_sentinel.c the primary, asked of Redis Sentinel
  *
  * Errors are one line on stderr, "rlsyncd: what went wrong".
  *
@@ -63,6 +64,30 @@ struct rls_conn {
 	bool tls_noverify;
 };
 
+#define RLS_SENTINELS_MAX	8
+/* WAIT's timeout when wait-replicas is given alone. */
+#define RLS_DEF_WAIT_MS		50.0
+
+/**
+ * struct rls_ha - Redis Sentinel and WAIT (rlsyncd(8), Sentinel)
+ * @n:        sentinels (0: none; redis = names the server)
+ * @host:     their host names or addresses (port 0: a unix socket's path)
+ * @port:     their ports
+ * @master:   the master name they monitor
+ * @pass:     their password, from sentinel-password-file ("": no AUTH)
+ * @wait_replicas: replicas that must acknowledge each grant (WAIT; 0: no WAIT)
+ * @wait_ms:  WAIT's timeout
+ */
+struct rls_ha {
+	unsigned int n;
+	char host[RLS_SENTINELS_MAX][RLS_ADDR_MAX];
+	unsigned int port[RLS_SENTINELS_MAX];
+	char master[RLS_ID_MAX];
+	char pass[RLS_PASS_MAX];
+	unsigned int wait_replicas;
+	double wait_ms;
+};
+
 enum rls_safe {
 	RLS_PESSIMISTIC,	/* after the lease: 0 */
 	RLS_SAFE,		/* after the lease: the reserved floor */
@@ -75,6 +100,7 @@ enum rls_safe {
  * @resource:  the global resource (default: @name)
  * @redis:     the address as given, for messages (never a password)
  * @conn:      that address parsed, with username, password and db
+ * @ha:        the sentinels that name the primary instead, and WAIT
  * @file:      where it was declared, for messages ("command line")
  * @line:      its line there
  * @configure: a rate was given: this agent configures the resource
@@ -94,6 +120,7 @@ struct rls_spec {
 	char resource[RL_NAME_MAX];
 	char redis[RLS_ADDR_MAX];
 	struct rls_conn conn;
+	struct rls_ha ha;
 	const char *file;
 	unsigned int line;
 	bool configure;
@@ -179,6 +206,43 @@ struct rls_redis;
  */
 struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 				    double timeout_ms, bool say);
+/*
+ * Connect to @c (a sentinel, or the primary they named), AUTH and SELECT
+ * as @c asks; @label names it in messages. NULL after a message if @say.
+ */
+struct rls_redis *rls_redis_open(const struct rls_spec *s,
+				 const struct rls_conn *c, const char *label,
+				 double timeout_ms, bool say);
+/*
+ * SENTINEL get-master-addr-by-name @master, on a sentinel: 0 with @c's
+ * host and port set, -ENOENT when the sentinel does not know @master,
+ * -EIO (rls_redis_error() says why).
+ */
+int rls_redis_master_addr(struct rls_redis *r, const char *master,
+			  struct rls_conn *c);
+/* The address of @r's server, as its messages name it. */
+const char *rls_redis_addr(const struct rls_redis *r);
+/*
+ * Grants that WAIT found short of wait-replicas acknowledgements (or
+ * whose WAIT reply was lost) since the last call; the count restarts.
+ */
+unsigned int rls_redis_short_acks(struct rls_redis *r);
+
+/*
+ * The primary of @s's sentinels into @c (the connection of @s with the
+ * host and port they name): the sentinels asked in turn. 0, or -EIO
+ * with one line in @err (never printed here).
+ */
+int rls_sentinel_primary(const struct rls_spec *s, double timeout_ms,
+			 struct rls_conn *c, char *err, size_t errlen);
+/* "sentinel master NAME", for messages, into @buf. */
+const char *rls_sentinel_label(const struct rls_spec *s, char *buf,
+			       size_t len);
+/* HOST:PORT, [IPV6]:PORT or unix:PATH of @c into @buf. */
+const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len);
+/* Make @r stale: the next refresh connects again (and asks the sentinels). */
+void rls_redis_stale(struct rls_redis *r);
+
 /*
  * The last error of @r, one line without "redis ADDR: "; with @r NULL,
  * that of the last rls_redis_connect() that failed.
@@ -320,6 +384,10 @@ struct rls_batch {
  * @b:       batch mode's figures
  * @down:    Redis unreachable since the last success (said once)
  * @fails:   failed refreshes in a row (the retry backs off)
+ * @errors:  failed Redis calls and connections, in all
+ * @rtt_ms:  the last round trip to Redis that succeeded (0: none yet)
+ * @wait_short: grants WAIT found short of wait-replicas, in all
+ * @asked_ns: when the sentinels were last asked if the primary moved
  */
 struct rls_link {
 	struct rls_spec spec;
@@ -340,6 +408,10 @@ struct rls_link {
 	struct rls_batch b;
 	bool down;
 	unsigned int fails;
+	uint64_t errors;
+	double rtt_ms;
+	uint64_t wait_short;
+	uint64_t asked_ns;
 };
 
 /* Tokens per second of @cfg (0 when paused). */
@@ -361,6 +433,13 @@ bool rls_link_reconnect(struct rls_link *l, const char *lua, char *err,
 
 /* When to try again after @l's @fails-th failure in a row: backoff. */
 uint64_t rls_link_retry_ns(const struct rls_link *l);
+
+/*
+ * With sentinels: ask them whether @l's primary is still theirs, after a
+ * grant WAIT found short (@short_acks; at most once a second) and every
+ * half lease; another answer makes the connection stale.
+ */
+void rls_sentinel_follow(struct rls_link *l, unsigned int short_acks);
 
 /* Say once that Redis is away. */
 void rls_link_down(struct rls_link *l, const char *why);

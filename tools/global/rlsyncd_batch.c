@@ -96,12 +96,16 @@ static void give_back(struct rls_link *l, uint64_t n)
 /* Take up to @n from Redis and feed them to the limiter. */
 static void take(struct rls_link *l, uint64_t n)
 {
-	uint64_t got = 0, excess = 0;
+	uint64_t got = 0, excess = 0, sent = rl_now_ns();
+	unsigned int short_acks;
 	char err[720];
 	int ret;
 
 	ret = rls_redis_take(l->redis, l->spec.resource, n, &got, err,
 			     sizeof(err));
+	short_acks = rls_redis_short_acks(l->redis);
+	l->wait_short += short_acks;
+	rls_sentinel_follow(l, short_acks);
 	l->b.calls++;
 	if (ret) {
 		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
@@ -110,6 +114,7 @@ static void take(struct rls_link *l, uint64_t n)
 	if (l->down)
 		printf(PROG ": %s: redis reachable again\n", l->spec.name);
 	l->down = false;
+	l->rtt_ms = (double)(rl_now_ns() - sent) / NS_PER_MS;
 	l->b.taken += got;
 	if (!got)
 		return;

@@ -36,6 +36,7 @@ void rls_spec_init(struct rls_spec *s, const char *name,
 	if (from) {
 		memcpy(s->redis, from->redis, sizeof(s->redis));
 		s->conn = from->conn;
+		s->ha = from->ha;
 	} else {
 		snprintf(s->redis, sizeof(s->redis), "127.0.0.1:6379");
 		snprintf(s->conn.host, sizeof(s->conn.host), "127.0.0.1");
@@ -47,6 +48,8 @@ void rls_spec_init(struct rls_spec *s, const char *name,
 	s->refresh_ms = RLS_DEF_REFRESH_MS;
 	s->hold_ms = RLS_DEF_HOLD_MS;
 	s->weight = 1;
+	if (!from)
+		s->ha.wait_ms = RLS_DEF_WAIT_MS;
 }
 
 int rls_parse_tps(const char *v, double *tps)
@@ -255,27 +258,31 @@ static int cred_path(struct rls_spec *s, const char *key, const char *path,
 	return 0;
 }
 
-/* The password in @path, its first line. */
-static int read_password(struct rls_spec *s, const char *path)
+/*
+ * The password in @path, its first line, into @pass (RLS_PASS_MAX);
+ * @key names it in messages.
+ */
+static int read_secret(struct rls_spec *s, const char *key, const char *path,
+		       char *pass)
 {
 	char file[4096], buf[RLS_PASS_MAX + 1];
 	size_t len;
 	FILE *in;
 
-	if (cred_path(s, "password-file", path, file, sizeof(file)))
+	if (cred_path(s, key, path, file, sizeof(file)))
 		return -EINVAL;
 	in = fopen(file, "re");
 	if (!in)
-		return spec_err(s, "password-file %s: %s", file, strerror(errno));
+		return spec_err(s, "%s %s: %s", key, file, strerror(errno));
 	len = fgets(buf, sizeof(buf), in) ? strcspn(buf, "\r\n") : 0;
 	fclose(in);
 	if (!len)
-		return spec_err(s, "password-file %s: empty", file);
+		return spec_err(s, "%s %s: empty", key, file);
 	if (len >= RLS_PASS_MAX)
-		return spec_err(s, "password-file %s: longer than %d bytes", file,
+		return spec_err(s, "%s %s: longer than %d bytes", key, file,
 				RLS_PASS_MAX - 1);
-	memcpy(s->conn.pass, buf, len);
-	s->conn.pass[len] = '\0';
+	memcpy(pass, buf, len);
+	pass[len] = '\0';
 	memset(buf, 0, sizeof(buf));
 	return 0;
 }
@@ -306,7 +313,7 @@ static int set_conn(struct rls_spec *s, const char *key, const char *v)
 		return 0;
 	}
 	if (!strcmp(key, "password-file"))
-		return read_password(s, v);
+		return read_secret(s, key, v, s->conn.pass);
 	if (!strcmp(key, "password"))
 		return spec_err(s, "no password key: give password-file =");
 	if (!strcmp(key, "db")) {
@@ -353,6 +360,77 @@ static int set_tls(struct rls_spec *s, const char *key, const char *v)
 		if (strcmp(v, "yes") && strcmp(v, "no"))
 			return spec_err(s, "bad tls-verify '%s': yes or no", v);
 		c->tls_noverify = !strcmp(v, "no");
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* --- Sentinel and WAIT (rlsyncd_sentinel.c) --- */
+
+/* One sentinel, HOST[:PORT] (default 26379), [IPV6][:PORT] or unix:PATH. */
+static int add_sentinel(struct rls_spec *s, const char *v)
+{
+	struct rls_ha *ha = &s->ha;
+	struct rls_conn c = { .port = 0 };
+	const char *why;
+	bool has_port;
+
+	if (ha->n == RLS_SENTINELS_MAX)
+		return spec_err(s, "sentinels: more than %d", RLS_SENTINELS_MAX);
+	if (strstr(v, "://") && strncmp(v, "unix://", 7))
+		return spec_err(s, "bad sentinel '%s': HOST:PORT or unix:PATH", v);
+	if (rls_conn_parse(v, &c, &why))
+		return spec_err(s, "bad sentinel '%s': %s", v, why);
+	has_port = *v == '[' ? !!strstr(v, "]:") : !!strchr(v, ':');
+	snprintf(ha->host[ha->n], sizeof(ha->host[0]), "%s", c.host);
+	ha->port[ha->n++] = c.port && !has_port ? 26379 : c.port;
+	return 0;
+}
+
+/* "HOST:PORT, HOST:PORT ...": the list replaces the last one. */
+static int set_sentinels(struct rls_spec *s, const char *v)
+{
+	char buf[RLS_SENTINELS_MAX * RLS_ADDR_MAX], *item, *save = NULL;
+
+	if (strlen(v) >= sizeof(buf))
+		return spec_err(s, "sentinels: too long");
+	snprintf(buf, sizeof(buf), "%s", v);
+	s->ha.n = 0;
+	for (item = strtok_r(buf, ", \t", &save); item;
+	     item = strtok_r(NULL, ", \t", &save))
+		if (add_sentinel(s, item))
+			return -EINVAL;
+	if (!s->ha.n)
+		return spec_err(s, "sentinels: none given");
+	return 0;
+}
+
+/* The keys of Sentinel and WAIT; -ENOENT for others. */
+static int set_ha(struct rls_spec *s, const char *key, const char *v)
+{
+	long n;
+
+	if (!strcmp(key, "sentinels"))
+		return set_sentinels(s, v);
+	if (!strcmp(key, "master-name")) {
+		if (!*v || strlen(v) >= sizeof(s->ha.master) ||
+		    strpbrk(v, " \t"))
+			return spec_err(s, "bad master-name '%s'", v);
+		snprintf(s->ha.master, sizeof(s->ha.master), "%s", v);
+		return 0;
+	}
+	if (!strcmp(key, "sentinel-password-file"))
+		return read_secret(s, key, v, s->ha.pass);
+	if (!strcmp(key, "wait-replicas")) {
+		n = strict_num(v, strlen(v), 100);
+		if (n < 0)
+			return spec_err(s, "bad wait-replicas '%s': a number 0..100", v);
+		s->ha.wait_replicas = (unsigned int)n;
+		return 0;
+	}
+	if (!strcmp(key, "wait-timeout")) {
+		if (rls_parse_ms(v, &s->ha.wait_ms) || s->ha.wait_ms < 1)
+			return spec_err(s, "bad wait-timeout '%s': 1ms or more", v);
 		return 0;
 	}
 	return -ENOENT;
@@ -455,6 +533,8 @@ int rls_spec_set(struct rls_spec *s, const char *key, const char *v)
 
 	if (ret == -ENOENT)
 		ret = set_tls(s, key, v);
+	if (ret == -ENOENT)
+		ret = set_ha(s, key, v);
 	if (ret != -ENOENT)
 		return ret ? -EINVAL : 0;
 	ret = set_word(s, key, v);
@@ -473,6 +553,14 @@ int rls_spec_check(const struct rls_spec *s)
 		return spec_err(s, "username %s without password-file", s->conn.user);
 	if (check_tls(s))
 		return -EINVAL;
+	if (s->ha.n && !s->ha.master[0])
+		return spec_err(s, "sentinels without master-name");
+	if (!s->ha.n && s->ha.master[0])
+		return spec_err(s, "master-name without sentinels");
+	if (s->ha.wait_replicas && s->ha.wait_ms > rls_rpc_ms(s) / 2)
+		return spec_err(s,
+				"wait-timeout %.0fms is over half the call's timeout (%.0fms: half the refresh, at most 1s)",
+				s->ha.wait_ms, rls_rpc_ms(s));
 	if (s->lease_ms < 100)
 		return spec_err(s, "a lease shorter than 100ms");
 	if (s->refresh_ms < 10 || s->refresh_ms > s->lease_ms / 2)

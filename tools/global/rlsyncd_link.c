@@ -270,7 +270,13 @@ static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 
 void rls_link_down(struct rls_link *l, const char *why)
 {
-	if (!l->down)
+	char who[RLS_ADDR_MAX + RLS_ID_MAX + 32];
+
+	l->errors++;
+	if (!l->down && l->spec.ha.n)
+		fprintf(stderr, PROG ": %s: %s: %s; keeping the lease until it ends\n",
+			l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)), why);
+	else if (!l->down)
 		fprintf(stderr, PROG ": %s: redis %s: %s; keeping the lease until it ends\n",
 			l->spec.name, l->spec.redis, why);
 	l->down = true;
@@ -310,6 +316,7 @@ uint64_t rls_link_retry_ns(const struct rls_link *l)
 void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 {
 	uint64_t now = rl_now_ns(), sent;
+	unsigned int short_acks;
 	struct rls_lease ls;
 	char err[720];
 	double in[4];
@@ -337,8 +344,12 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 	sent = rl_now_ns();
 	ret = rls_redis_lease(l->redis, l->spec.resource, host, in, &ls, err,
 			      sizeof(err));
+	short_acks = rls_redis_short_acks(l->redis);
+	l->wait_short += short_acks;
 	if (!ret) {
-		take_lease(l, &ls, sent, rl_now_ns());
+		now = rl_now_ns();
+		l->rtt_ms = (double)(now - sent) / NS_PER_MS;
+		take_lease(l, &ls, sent, now);
 	} else if (ret == -ENOENT && l->spec.configure) {
 		/* Redis lost the resource: configure it again, then renew */
 		if (!rls_redis_config(l->redis, &l->spec, host))
@@ -352,6 +363,7 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 	} else {
 		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
 	}
+	rls_sentinel_follow(l, short_acks);
 	rls_state_write(l);
 }
 

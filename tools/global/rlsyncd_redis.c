@@ -27,8 +27,17 @@ struct rls_redis {
 	char addr[RLS_ADDR_MAX];
 	char user[RLS_ID_MAX];
 	bool say;
+	bool stale;	/* READONLY: no longer the primary, connect again */
+	unsigned int wait_replicas;	/* WAIT after each grant (0: none) */
+	double wait_ms;
+	unsigned int short_acks;	/* grants WAIT found short, unread */
 	char err[RLS_ERR_MAX];	/* the last error, without "redis ADDR: " */
 };
+
+static bool starts(const char *s, const char *with)
+{
+	return !strncmp(s, with, strlen(with));
+}
 
 /* Keep the message as the last error (it may quote it); print it if asked. */
 static void __attribute__((format(printf, 2, 3)))
@@ -60,14 +69,23 @@ static int rls_send(struct rls_redis *r, int argc, const char **argv,
 
 /*
  * Send what is queued, then read the next reply (NULL with r->err set on
- * error; the caller frees it with freeReplyObject).
+ * error; the caller frees it with freeReplyObject). A READONLY error
+ * reply means the server is a replica now (a failover), NOREPLICAS that
+ * it lost its replicas (min-replicas-to-write; cut off from the
+ * sentinels?): the connection is stale, and the next one asks the
+ * sentinels again.
  */
 static redisReply *rls_recv(struct rls_redis *r)
 {
 	redisReply *rep = rls_io_reply(r->io);
 
-	if (!rep)
+	if (!rep) {
 		snprintf(r->err, sizeof(r->err), "%s", rls_io_error(r->io));
+		return NULL;
+	}
+	if (rep->type == REDIS_REPLY_ERROR && rep->str &&
+	    (starts(rep->str, "READONLY") || starts(rep->str, "NOREPLICAS")))
+		r->stale = true;
 	return rep;
 }
 
@@ -84,11 +102,6 @@ static char connect_err[RLS_ERR_MAX];
 const char *rls_redis_error(const struct rls_redis *r)
 {
 	return r ? r->err : connect_err;
-}
-
-static bool starts(const char *s, const char *with)
-{
-	return !strncmp(s, with, strlen(with));
 }
 
 /*
@@ -157,16 +170,17 @@ static int handshake(struct rls_redis *r, const struct rls_conn *c)
 	return 0;
 }
 
-struct rls_redis *rls_redis_connect(const struct rls_spec *s,
-				    double timeout_ms, bool say)
+struct rls_redis *rls_redis_open(const struct rls_spec *s,
+				 const struct rls_conn *c, const char *label,
+				 double timeout_ms, bool say)
 {
-	const struct rls_conn *c = &s->conn;
 	struct rls_redis *r = calloc(1, sizeof(*r));
 	char err[RLS_ERR_MAX];
 
+	(void)s;
 	if (!r)
 		return NULL;
-	snprintf(r->addr, sizeof(r->addr), "%s", s->redis);
+	snprintf(r->addr, sizeof(r->addr), "%s", label);
 	snprintf(r->user, sizeof(r->user), "%s", c->user);
 	r->say = say;
 	r->io = rls_io_open(c, timeout_ms, err, sizeof(err));
@@ -177,6 +191,127 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 	snprintf(connect_err, sizeof(connect_err), "%s", r->err);
 	rls_redis_free(r);
 	return NULL;
+}
+
+/* ROLE: 0 if @r's server is a primary, else -EIO after a message. */
+static int is_primary(struct rls_redis *r)
+{
+	const char *argv[1] = { "ROLE" };
+	redisReply *rep = rls_send(r, 1, argv, NULL) ? NULL : rls_recv(r);
+	int ret = -EIO;
+
+	if (!rep)
+		fail(r, "ROLE: %s", r->err);
+	else if (rep->type == REDIS_REPLY_ERROR)
+		explain(r, "ROLE", rep);
+	else if (rep->type != REDIS_REPLY_ARRAY || !rep->elements ||
+		 !rep->element[0]->str)
+		fail(r, "ROLE: an unexpected reply");
+	else if (strcmp(rep->element[0]->str, "master"))
+		fail(r,
+		     "ROLE says %s, not master: the sentinels named a server that is no primary (a failover under way?)",
+		     rep->element[0]->str);
+	else
+		ret = 0;
+	freeReplyObject(rep);
+	return ret;
+}
+
+struct rls_redis *rls_redis_connect(const struct rls_spec *s,
+				    double timeout_ms, bool say)
+{
+	struct rls_conn c = s->conn;
+	char label[RLS_ADDR_MAX + RLS_ID_MAX + 32];
+	struct rls_redis *r;
+
+	if (!s->ha.n) {
+		r = rls_redis_open(s, &c, s->redis, timeout_ms, say);
+		goto wait;
+	}
+	if (rls_sentinel_primary(s, timeout_ms, &c, connect_err,
+				 sizeof(connect_err))) {
+		if (say)
+			fprintf(stderr, PROG ": %s: %s\n",
+				rls_sentinel_label(s, label, sizeof(label)),
+				connect_err);
+		return NULL;
+	}
+	r = rls_redis_open(s, &c, rls_conn_label(&c, label, sizeof(label)),
+			   timeout_ms, say);
+	if (r && is_primary(r)) {
+		snprintf(connect_err, sizeof(connect_err), "%s", r->err);
+		rls_redis_free(r);
+		r = NULL;
+	}
+	if (!r) {
+		/* the link's line names the sentinels: name the primary too */
+		char why[sizeof(connect_err)];
+
+		snprintf(why, sizeof(why), "%s", connect_err);
+		snprintf(connect_err, sizeof(connect_err), "primary %.120s: %.260s",
+			 label, why);
+		return NULL;
+	}
+wait:
+	if (r) {
+		r->wait_replicas = s->ha.wait_replicas;
+		r->wait_ms = s->ha.wait_ms;
+	}
+	return r;
+}
+
+int rls_redis_master_addr(struct rls_redis *r, const char *master,
+			  struct rls_conn *c)
+{
+	const char *argv[3] = { "SENTINEL", "get-master-addr-by-name", master };
+	redisReply *rep = rls_send(r, 3, argv, NULL) ? NULL : rls_recv(r);
+	long port;
+	int ret = -EIO;
+
+	if (!rep) {
+		fail(r, "SENTINEL: %s", r->err);
+	} else if (rep->type == REDIS_REPLY_NIL) {
+		fail(r, "no master named '%s'", master);
+		ret = -ENOENT;
+	} else if (rep->type == REDIS_REPLY_ERROR) {
+		explain(r, "SENTINEL get-master-addr-by-name", rep);
+	} else if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+		   !rep->element[0]->str || !rep->element[1]->str ||
+		   strlen(rep->element[0]->str) >= sizeof(c->host)) {
+		fail(r, "SENTINEL get-master-addr-by-name: an unexpected reply");
+	} else {
+		port = strtol(rep->element[1]->str, NULL, 10);
+		if (port > 0 && port <= 65535) {
+			snprintf(c->host, sizeof(c->host), "%s",
+				 rep->element[0]->str);
+			c->port = (unsigned int)port;
+			ret = 0;
+		} else {
+			fail(r, "SENTINEL named port '%s'", rep->element[1]->str);
+		}
+	}
+	freeReplyObject(rep);
+	return ret;
+}
+
+void rls_redis_stale(struct rls_redis *r)
+{
+	if (r)
+		r->stale = true;
+}
+
+const char *rls_redis_addr(const struct rls_redis *r)
+{
+	return r ? r->addr : "";
+}
+
+unsigned int rls_redis_short_acks(struct rls_redis *r)
+{
+	unsigned int n = r ? r->short_acks : 0;
+
+	if (r)
+		r->short_acks = 0;
+	return n;
 }
 
 void rls_redis_timeout(struct rls_redis *r, double timeout_ms)
@@ -195,13 +330,62 @@ void rls_redis_free(struct rls_redis *r)
 
 bool rls_redis_broken(const struct rls_redis *r)
 {
-	return !r || rls_io_broken(r->io);
+	return !r || rls_io_broken(r->io) || r->stale;
 }
 
-/* FCALL @fn on resource @res with @argc string arguments. */
-static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
-			 int argc, const char *const *args)
+/* The first grant of a primary that WAIT found short: one line. */
+static void wait_said(const struct rls_redis *r, const redisReply *w,
+		      long long acks)
 {
+	const char *why = r->err;
+
+	if (w)
+		why = w->str ? w->str : "an unexpected reply";
+	fprintf(stderr, PROG ": redis %s: ", r->addr);
+	if (acks < 0)
+		fprintf(stderr, "WAIT after a grant: %s", why);
+	else
+		fprintf(stderr, "WAIT: %lld of %u replicas acknowledged a grant within %.0f ms",
+			acks, r->wait_replicas, r->wait_ms);
+	fputs(" (grants stand; counted as wait_short)\n", stderr);
+}
+
+/*
+ * After a grant (@rep, FCALL's reply): WAIT's reply, queued behind it.
+ * Fewer acknowledgements than asked, or no reply: the grant stands, and
+ * is counted (rls_redis_short_acks()); the first of a primary is said.
+ */
+static void wait_reply(struct rls_redis *r, const redisReply *rep)
+{
+	redisReply *w = rls_recv(r);
+	long long acks = w && w->type == REDIS_REPLY_INTEGER ? w->integer : -1;
+
+	/* said once per primary, not per connection: it may reconnect often */
+	static char said[RLS_ADDR_MAX];
+
+	if (rep && rep->type != REDIS_REPLY_ERROR &&
+	    acks < (long long)r->wait_replicas) {
+		r->short_acks++;
+		if (strcmp(said, r->addr))
+			wait_said(r, w, acks);
+		snprintf(said, sizeof(said), "%s", r->addr);
+	}
+	freeReplyObject(w);
+}
+
+/*
+ * FCALL @fn on resource @res with @argc string arguments; with @grant
+ * (a call that takes or leases tokens) and wait-replicas, WAIT pipelined
+ * behind it.
+ */
+static redisReply *fcall_wait(struct rls_redis *r, const char *fn,
+			      const char *res, int argc,
+			      const char *const *args, bool grant)
+{
+	char n_rep[16], ms[24];
+	const char *wait[3] = { "WAIT", n_rep, ms };
+	bool waits = grant && r->wait_replicas;
+	redisReply *rep;
 	char keys[4][RL_NAME_MAX + 16];
 	const char *argv[24];
 	int i, n = 0;
@@ -217,7 +401,24 @@ static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
 		argv[n++] = keys[i];
 	for (i = 0; i < argc && n < 24; i++)
 		argv[n++] = args[i];
-	return call(r, n, argv, NULL);
+	if (rls_send(r, n, argv, NULL))
+		return NULL;
+	if (waits) {
+		snprintf(n_rep, sizeof(n_rep), "%u", r->wait_replicas);
+		snprintf(ms, sizeof(ms), "%.0f", r->wait_ms < 1 ? 1 : r->wait_ms);
+		if (rls_send(r, 3, wait, NULL))
+			return NULL;
+	}
+	rep = rls_recv(r);
+	if (waits && (rep || !rls_redis_broken(r)))
+		wait_reply(r, rep);
+	return rep;
+}
+
+static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
+			 int argc, const char *const *args)
+{
+	return fcall_wait(r, fn, res, argc, args, false);
 }
 
 /*
@@ -403,7 +604,7 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 
 	for (i = 0; i < 4; i++)
 		fmt(a[i], sizeof(a[i]), in[i]);
-	rep = fcall(r, "rl_lease", res, 5, args);
+	rep = fcall_wait(r, "rl_lease", res, 5, args, true);
 	if (is_err(rep, "RLNOCONF"))
 		ret = -ENOENT;
 	else if (rep && rep->type == REDIS_REPLY_ERROR &&
@@ -446,7 +647,7 @@ int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
 	int ret;
 
 	snprintf(a, sizeof(a), "%llu", (unsigned long long)n);
-	rep = fcall(r, "rl_take", res, 2, args);
+	rep = fcall_wait(r, "rl_take", res, 2, args, true);
 	if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) {
 		ret = is_err(rep, "RLNOCONF") ? -ENOENT : -EIO;
 		if (rep)

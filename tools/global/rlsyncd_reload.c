@@ -29,6 +29,7 @@ static struct rls_link *same_link(const struct rls_spec *s,
 		    !strcmp(old[i].spec.resource, s->resource) &&
 		    !strcmp(old[i].spec.redis, s->redis) &&
 		    !memcmp(&old[i].spec.conn, &s->conn, sizeof(s->conn)) &&
+		    !memcmp(&old[i].spec.ha, &s->ha, sizeof(s->ha)) &&
 		    old[i].spec.batch == s->batch)
 			return &old[i];
 	}

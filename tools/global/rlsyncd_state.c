@@ -6,7 +6,7 @@
  *
  *   pid=1234              the agent
  *   resource=api          the global resource
- *   redis=10.0.0.5:6379
+ *   redis=10.0.0.5:6379   or "sentinel master NAME"
  *   mode=lease            or batch
  *   has=2226.000          lease: the rate the limiter runs at, tokens/s
  *   granted=2226.000      lease: the share of Redis's last reply
@@ -17,6 +17,10 @@
  *   batch=300.000         batch: tokens per round trip now
  *   taken=... given=... calls=...   batch: tokens and round trips
  *   redis_up=1            0 while Redis is unreachable
+ *   errors=0              failed Redis calls and connections, in all
+ *   rtt_ms=0.412          the last round trip to Redis that succeeded
+ *   wait_short=0          grants WAIT found short of wait-replicas
+ *   primary=10.0.0.6:6379 the server connected to ("" while none)
  *   updated_ns=...        CLOCK_MONOTONIC time of the write
  *
  * Documented in rlsyncd(8); errors are ignored (the state is a view).
@@ -60,7 +64,7 @@ static void write_mode(FILE *f, const struct rls_link *l)
 
 void rls_state_write(const struct rls_link *l)
 {
-	char tmp[512], path[512];
+	char tmp[512], path[512], who[RLS_ADDR_MAX + RLS_ID_MAX + 32];
 	FILE *f;
 
 	if (!rls_state_dir || !*rls_state_dir)
@@ -72,10 +76,14 @@ void rls_state_write(const struct rls_link *l)
 	if (!f)
 		return;
 	fprintf(f, "pid=%d\nresource=%s\nredis=%s\n", (int)getpid(),
-		l->spec.resource, l->spec.redis);
+		l->spec.resource, l->spec.ha.n ?
+		rls_sentinel_label(&l->spec, who, sizeof(who)) : l->spec.redis);
 	write_mode(f, l);
-	fprintf(f, "wants=%.3f\nredis_up=%d\nupdated_ns=%llu\n", l->wants,
-		!l->down, (unsigned long long)rl_now_ns());
+	fprintf(f, "wants=%.3f\nredis_up=%d\nerrors=%llu\nrtt_ms=%.3f\n",
+		l->wants, !l->down, (unsigned long long)l->errors, l->rtt_ms);
+	fprintf(f, "wait_short=%llu\nprimary=%s\n", (unsigned long long)l->wait_short,
+		rls_redis_broken(l->redis) ? "" : rls_redis_addr(l->redis));
+	fprintf(f, "updated_ns=%llu\n", (unsigned long long)rl_now_ns());
 	if (fclose(f) || rename(tmp, path))
 		unlink(tmp);
 }
