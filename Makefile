@@ -118,6 +118,12 @@ BENCH_OBJS := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/bench/*.c
 # $ORIGIN/../lib, build/lib for build/tools/NAME, so that the tools run
 # from the tree, and PREFIX/lib for PREFIX/bin/NAME after make install.
 # The Debian packages set it empty (debian/rules): no rpath there.
+# rlctl looks owners and groups up through NSS (getpwnam_r, getgrnam_r):
+# linked shared, every module of nsswitch.conf (LDAP, SSSD, systemd-homed)
+# works; linked static, glibc's built-in files service (/etc/passwd,
+# /etc/group) does, which is what the guest needs, and other modules only
+# where the glibc it was linked with is installed: the linker's warning
+# about getpwnam_r in a static link says so, and is expected.
 TOOLS_LINK ?= shared
 TOOLS_RPATH ?= $$ORIGIN/../lib
 ifeq ($(TOOLS_LINK),shared)

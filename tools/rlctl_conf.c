@@ -34,8 +34,6 @@ void rlconf_init(struct rlconf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->err = stderr;
-	c->passwd = "/etc/passwd";
-	c->group = "/etc/group";
 }
 
 void rlconf_free(struct rlconf *c)

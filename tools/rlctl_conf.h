@@ -2,8 +2,9 @@
 /*
  * rlctl_conf.h - the declarative files of "rlctl apply" (ratelimit.d(5)).
  *
- * The parser is pure: it reads files and the user and group databases,
- * never the device, so that the host unit tests can run it. Every problem
+ * The parser is pure: it reads files and the user and group databases
+ * (NSS: getpwnam_r(3), getgrnam_r(3)), never the device, so that the host
+ * unit tests can run it. Every problem
  * is reported as "FILE:LINE: what is wrong" on struct rlconf.err and
  * counted in struct rlconf.errors; parsing goes on to report them all.
  *
@@ -70,8 +71,6 @@ struct rlconf_limiter {
  * @nfiles: their number
  * @errors: problems reported so far
  * @err:    where they are reported (stderr after rlconf_init())
- * @passwd: the user database for owner names (/etc/passwd)
- * @group:  the group database for group names (/etc/group)
  */
 struct rlconf {
 	struct rlconf_limiter *lim;
@@ -81,8 +80,6 @@ struct rlconf {
 	size_t nfiles;
 	unsigned int errors;
 	FILE *err;
-	const char *passwd;
-	const char *group;
 };
 
 void rlconf_init(struct rlconf *c);

@@ -11,6 +11,8 @@
  */
 #define _GNU_SOURCE	/* open_memstream(), fmemopen() */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,10 +31,7 @@
 #define BAD_RANGE	"(a period of 1ns .. 1d, burst x period up to 2^63 ns)"
 #define BAD_NAME	"(1 to 63 of A-Z a-z 0-9 . _ -, not starting with '.')"
 
-/*
- * A file and every line the parser must print for it. "%s" in @errors
- * stands for the test's user or group database (the only one it names).
- */
+/* A file and every line the parser must print for it. */
 struct bad_case {
 	const char *text;
 	const char *errors;
@@ -101,13 +100,13 @@ static const struct bad_case bad[] = {
 	{ "[a]\nrate = 1/s\nmode = rw\n",
 	  "t.conf:3: invalid mode 'rw' (octal, 0 .. 0777)\n" },
 	{ "[a]\nrate = 1/s\nowner = nosuch\n",
-	  "t.conf:3: unknown user 'nosuch' (not in %s)\n" },
+	  "t.conf:3: unknown user 'nosuch'\n" },
 	{ "[a]\nrate = 1/s\nowner = 4294967295\n",
-	  "t.conf:3: unknown user '4294967295' (not in %s)\n" },
+	  "t.conf:3: unknown user '4294967295'\n" },
 	{ "[a]\nrate = 1/s\nowner = rl:x\n",
-	  "t.conf:3: unknown user 'rl:x' (not in %s)\n" },
+	  "t.conf:3: unknown user 'rl:x'\n" },
 	{ "[a]\nrate = 1/s\ngroup = nosuch\n",
-	  "t.conf:3: unknown group 'nosuch' (not in %s)\n" },
+	  "t.conf:3: unknown group 'nosuch'\n" },
 	{ "[a]\nfoo = 1\nbar = 2\n",
 	  "t.conf:2: unknown key 'foo'\nt.conf:3: unknown key 'bar'\n"
 	  "t.conf:1: [a] " NO_RATE "\n" },
@@ -122,7 +121,9 @@ static const struct bad_case bad[] = {
 static int test_num;
 static int failures;
 static char dir[32];
-static char passwd[64], group[64];
+/* A user and a group of the system's databases (NSS), not root if any. */
+static char owner_name[64], group_name[64];
+static uint32_t owner_id, group_id;
 
 static void report(bool ok, const char *what, const char *arg)
 {
@@ -153,8 +154,6 @@ struct run {
 static void run_start(struct run *r)
 {
 	rlconf_init(&r->c);
-	r->c.passwd = passwd;
-	r->c.group = group;
 	r->errors = NULL;
 	r->c.err = open_memstream(&r->errors, &r->len);
 	if (!r->c.err)
@@ -196,14 +195,12 @@ static void write_file(const char *path, const char *text)
 
 static void test_bad(const struct bad_case *b)
 {
-	const char *db = strstr(b->text, "group") ? group : passwd;
-	char want[1024];
+	const char *want = b->errors;
 	struct run r;
 	size_t lines = 0;
 	const char *p;
 	bool ok;
 
-	snprintf(want, sizeof(want), b->errors, db);
 	for (p = want; *p; p++)
 		lines += *p == '\n';
 	run_text(&r, b->text, strlen(b->text));
@@ -221,7 +218,7 @@ static bool same_cfg(const struct rl_config *a, const struct rl_config *b)
 
 static void test_full(void)
 {
-	static const char text[] =
+	static const char fmt[] =
 		"# a comment\n"
 		"\n"
 		"  [api]  # the API\n"
@@ -233,8 +230,8 @@ static void test_full(void)
 		"backlog = 2k\n"
 		"unlimited = no\n"
 		"mode = 640\n"
-		"owner = rlowner\n"
-		"group = rlgroup\n"
+		"owner = %s\n"
+		"group = %s\n"
 		"[slow]\n"
 		"rate = 1/1h\n";
 	const struct rl_config want = {
@@ -243,11 +240,13 @@ static void test_full(void)
 		.backlog = 2000,
 	};
 	const struct rl_config slow = { .rate = 1, .period_ns = 3600 * SEC };
+	char text[sizeof(fmt) + sizeof(owner_name) + sizeof(group_name)];
 	const struct rlconf_limiter *l, *s;
 	struct run r;
 	bool ok;
 	int k;
 
+	snprintf(text, sizeof(text), fmt, owner_name, group_name);
 	run_text(&r, text, strlen(text));
 	l = rlconf_find(&r.c, "api");
 	s = rlconf_find(&r.c, "slow");
@@ -260,7 +259,7 @@ static void test_full(void)
 		return;
 	}
 	report(same_cfg(&l->cfg, &want), "every limit key", NULL);
-	report(l->mode == 0640 && l->uid == 1234 && l->gid == 4321 &&
+	report(l->mode == 0640 && l->uid == owner_id && l->gid == group_id &&
 	       l->key_line[RLCONF_OWNER] == 12 &&
 	       l->key_line[RLCONF_GROUP] == 13,
 	       "mode, owner and group by name", NULL);
@@ -442,6 +441,33 @@ static void cleanup(void)
 		printf("# cannot remove %s\n", dir);
 }
 
+static void pick_ids(void)
+{
+	struct passwd *pw;
+	struct group *gr;
+
+	snprintf(owner_name, sizeof(owner_name), "root");
+	snprintf(group_name, sizeof(group_name), "root");
+	while ((pw = getpwent())) {
+		if (pw->pw_uid && strlen(pw->pw_name) < sizeof(owner_name)) {
+			snprintf(owner_name, sizeof(owner_name), "%s", pw->pw_name);
+			owner_id = pw->pw_uid;
+			break;
+		}
+	}
+	endpwent();
+	while ((gr = getgrent())) {
+		if (gr->gr_gid && strlen(gr->gr_name) < sizeof(group_name)) {
+			snprintf(group_name, sizeof(group_name), "%s", gr->gr_name);
+			group_id = gr->gr_gid;
+			break;
+		}
+	}
+	endgrent();
+	printf("# owner %s (%u), group %s (%u)\n", owner_name, owner_id,
+	       group_name, group_id);
+}
+
 int main(void)
 {
 	size_t i;
@@ -450,12 +476,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 2;
 	atexit(cleanup);
-	snprintf(passwd, sizeof(passwd), "%s/passwd", dir);
-	snprintf(group, sizeof(group), "%s/group", dir);
-	write_file(passwd, "root:x:0:0:root:/root:/bin/sh\n"
-		   "rlowner:x:1234:99::/:/bin/false\n"
-		   "broken:x\n");
-	write_file(group, "root:x:0:\nrlgroup:x:4321:rlowner\n");
+	pick_ids();
 
 	printf("1..%zu\n", ARRAY_SIZE(bad) + N_OTHER);
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
