@@ -154,10 +154,12 @@ CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 # two of the -I directories, so their order does not matter.
 UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
 UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
-# Tool code without ioctls, tested on the host too: rlctl's file parser
-# and its table of tunables.
+# Tool code without ioctls, tested on the host too: rlctl's file parser,
+# the reader of ratelimit.d files it shares with rlsyncd, and rlctl's
+# table of tunables.
 UNIT_TOOL_OBJS := $(patsubst tools/%.c,$(B)/unit/obj/tools/%.o,\
-	$(wildcard tools/rlctl_conf*.c tools/rlctl_keys.c))
+	$(wildcard tools/rlctl_conf*.c tools/common/ratelimit_d.c \
+	tools/rlctl_keys.c))
 UNIT := $(if $(UNIT_DRIVER_SRCS),$(patsubst selftests/unit/%.c,$(B)/unit/%,\
 	$(wildcard selftests/unit/*_test.c)))
 UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \

@@ -270,21 +270,22 @@ void rlconf_check_section(struct rlconf_state *s, struct rlconf_limiter *l)
 {
 	struct rl_config *cfg = &l->cfg;
 	unsigned int bl = l->key_line[RLCONF_BURST];
-	const char *f = s->file;
+	struct rld *r = &s->c->rd;
+	const char *f = l->file;
 	uint64_t product;
 
 	if (s->rate_burst && bl) {
-		rlconf_error(s->c, f, bl, "burst given twice: here and in the rate at line %u",
-			     l->key_line[RLCONF_RATE]);
+		rld_error(r, f, bl, "burst given twice: here and in the rate at line %u",
+			  l->key_line[RLCONF_RATE]);
 		return;
 	}
 	cfg->burst = s->rate_burst ? s->burst_rate : s->burst_key;
 	if (!bl)
 		bl = l->key_line[RLCONF_RATE];
 	if (s->rate_unlimited && s->unlimited == 0) {
-		rlconf_error(s->c, f, l->key_line[RLCONF_UNLIMITED],
-			     "unlimited = no contradicts rate = unlimited at line %u",
-			     l->key_line[RLCONF_RATE]);
+		rld_error(r, f, l->key_line[RLCONF_UNLIMITED],
+			  "unlimited = no contradicts rate = unlimited at line %u",
+			  l->key_line[RLCONF_RATE]);
 		return;
 	}
 	if (s->rate_unlimited || s->unlimited == 1)
@@ -298,17 +299,17 @@ void rlconf_check_section(struct rlconf_state *s, struct rlconf_limiter *l)
 	}
 	if (__builtin_mul_overflow(cfg->burst, cfg->period_ns, &product) ||
 	    product > RL_BURST_PERIOD_MAX) {
-		rlconf_error(s->c, f, bl,
-			     "burst %llu x period %llu ns exceeds 2^63",
-			     (unsigned long long)cfg->burst,
-			     (unsigned long long)cfg->period_ns);
+		rld_error(r, f, bl,
+			  "burst %llu x period %llu ns exceeds 2^63",
+			  (unsigned long long)cfg->burst,
+			  (unsigned long long)cfg->period_ns);
 		return;
 	}
 	if (cfg->burst && (cfg->backlog / 1000 > cfg->burst ||
 			   (cfg->backlog / 1000 == cfg->burst &&
 			    cfg->backlog % 1000)))
-		rlconf_error(s->c, f, l->key_line[RLK_BACKLOG],
-			     "backlog %llu exceeds 1000 x burst (%llu)",
-			     (unsigned long long)cfg->backlog,
-			     (unsigned long long)cfg->burst);
+		rld_error(r, f, l->key_line[RLK_BACKLOG],
+			  "backlog %llu exceeds 1000 x burst (%llu)",
+			  (unsigned long long)cfg->backlog,
+			  (unsigned long long)cfg->burst);
 }

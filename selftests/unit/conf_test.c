@@ -155,15 +155,15 @@ static void run_start(struct run *r)
 {
 	rlconf_init(&r->c);
 	r->errors = NULL;
-	r->c.err = open_memstream(&r->errors, &r->len);
-	if (!r->c.err)
+	r->c.rd.err = open_memstream(&r->errors, &r->len);
+	if (!r->c.rd.err)
 		exit(2);
 }
 
 static void run_end(struct run *r)
 {
-	fclose(r->c.err);
-	r->c.err = NULL;
+	fclose(r->c.rd.err);
+	r->c.rd.err = NULL;
 }
 
 static void run_free(struct run *r)
@@ -204,9 +204,9 @@ static void test_bad(const struct bad_case *b)
 	for (p = want; *p; p++)
 		lines += *p == '\n';
 	run_text(&r, b->text, strlen(b->text));
-	ok = !strcmp(r.errors, want) && r.c.errors == lines;
+	ok = !strcmp(r.errors, want) && r.c.rd.errors == lines;
 	if (!ok)
-		printf("# got %u errors:\n# %s", r.c.errors, r.errors);
+		printf("# got %u errors:\n# %s", r.c.rd.errors, r.errors);
 	report(ok, "reject", b->text);
 	run_free(&r);
 }
@@ -250,7 +250,7 @@ static void test_full(void)
 	run_text(&r, text, strlen(text));
 	l = rlconf_find(&r.c, "api");
 	s = rlconf_find(&r.c, "slow");
-	ok = r.c.errors == 0 && !*r.errors && r.c.n == 2 && l && s &&
+	ok = r.c.rd.errors == 0 && !*r.errors && r.c.n == 2 && l && s &&
 	     !rlconf_find(&r.c, "none");
 	report(ok, "a good file: no errors, two sections", NULL);
 	if (!ok) {
@@ -283,7 +283,7 @@ static void test_good(const char *text, const struct rl_config *want,
 	bool ok;
 
 	run_text(&r, text, strlen(text));
-	ok = r.c.errors == 0 && r.c.n == 1 &&
+	ok = r.c.rd.errors == 0 && r.c.n == 1 &&
 	     same_cfg(&r.c.lim[0].cfg, want) && r.c.lim[0].mode == mode &&
 	     r.c.lim[0].uid == uid && r.c.lim[0].gid == gid;
 	if (!ok)
@@ -344,7 +344,7 @@ static void test_nul(void)
 	struct run r;
 
 	run_text(&r, text, sizeof(text) - 1);
-	report(r.c.errors == 2 &&
+	report(r.c.rd.errors == 2 &&
 	       !strcmp(r.errors, "t.conf:2: NUL byte in the line\n"
 		       "t.conf:1: [a] " NO_RATE "\n"),
 	       "a NUL byte: the line is not read", NULL);
@@ -366,7 +366,7 @@ static void test_dir(void)
 	run_start(&r);
 	ok = !rlconf_load(&r.c, sub);
 	run_end(&r);
-	report(ok && r.c.errors == 0 && r.c.n == 0 && !*r.errors,
+	report(ok && r.c.rd.errors == 0 && r.c.n == 0 && !*r.errors,
 	       "an empty directory: nothing, no error", NULL);
 	run_free(&r);
 
@@ -387,7 +387,7 @@ static void test_dir(void)
 	run_start(&r);
 	ok = !rlconf_load(&r.c, d);
 	run_end(&r);
-	ok = ok && r.c.errors == 0 && r.c.n == 3 &&
+	ok = ok && r.c.rd.errors == 0 && r.c.n == 3 &&
 	     !strcmp(r.c.lim[0].name, "B") && !strcmp(r.c.lim[1].name, "a") &&
 	     !strcmp(r.c.lim[2].name, "b");
 	snprintf(path, sizeof(path), "%s/b.conf", d);
@@ -406,7 +406,7 @@ static void test_dir(void)
 		 "%s/c.conf:2: invalid rate '1/x' " BAD_RATE "\n"
 		 "%s/c.conf:3: duplicate limiter 'a' (first at %s/a.conf:1)\n"
 		 "%s/nothere: No such file or directory\n", d, d, d, dir);
-	ok = ok && r.c.errors == 3 && !strcmp(r.errors, want);
+	ok = ok && r.c.rd.errors == 3 && !strcmp(r.errors, want);
 	if (!ok)
 		printf("# %s", r.errors);
 	report(ok, "errors across files and paths, each with its file",
@@ -424,7 +424,7 @@ static void test_example(void)
 	run_start(&r);
 	ok = !rlconf_load(&r.c, "dist/example.conf");
 	run_end(&r);
-	ok = ok && r.c.errors == 0 && r.c.n == 3 &&
+	ok = ok && r.c.rd.errors == 0 && r.c.n == 3 &&
 	     rlconf_find(&r.c, "example");
 	if (!ok)
 		printf("# %s", r.errors);
