@@ -375,17 +375,6 @@ static int plan_limiter(struct apply *a, const struct rlconf_limiter *l)
 	return add_item(a, &it);
 }
 
-static int is_name(const struct dirent *d)
-{
-	return rl_name_valid(d->d_name) &&
-	       (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN);
-}
-
-static int byte_order(const struct dirent **x, const struct dirent **y)
-{
-	return strcmp((*x)->d_name, (*y)->d_name);
-}
-
 /*
  * --prune: the persistent limiters that no file declares and that the
  * caller may remove (its own; all of them with CAP_SYS_ADMIN).
@@ -397,7 +386,8 @@ static int plan_prune(struct apply *a)
 	struct owner o;
 	int i, n, ret = 0;
 
-	n = scandir(a->sysfs, &ents, is_name, byte_order);
+	/* rlctl keeps the C locale: alphasort() is byte order */
+	n = scandir(a->sysfs, &ents, is_limiter_dir, alphasort);
 	if (n < 0) {
 		rld_error(&a->conf.rd, a->sysfs, 0, "%s", strerror(errno));
 		return 0;
