@@ -24,7 +24,9 @@
 #   make shell      an interactive QEMU guest with the module loaded (KVER= too)
 #   make bench      the benchmark in a QEMU guest, results and plots in
 #                   build/bench (Documentation/performance.md); not in check
-#   make style      checkpatch;  make static: style + W=1 build + sparse
+#   make style      checkpatch, and the names that comments give
+#                   (scripts/namecheck.py);  make static: style + W=1
+#                   build + sparse
 #   make mancheck   every function the library exports has a man page
 #   make install    module, library, headers, tools (not rlbench), man pages,
 #                   the systemd unit, udev rule and modules-load.d entry,
@@ -284,7 +286,7 @@ PY_SELFTEST := $(B)/selftests/ratelimit_python_test
 PY_UNIT := $(B)/unit/python_abi_test
 PY_SRCS = $(wildcard python/ratelimit/*.py python/tests/*.py) \
 	selftests/vm/python_files.py selftests/vm/output_check.py \
-	selftests/vm/monitor.py
+	selftests/vm/monitor.py scripts/namecheck.py
 selftests: $(PY_SELFTEST)
 unit: $(PY_UNIT)
 $(PY_SELFTEST): selftests/ratelimit_python_test.sh
@@ -346,6 +348,9 @@ USER_IGNORE := PREFER_KERNEL_TYPES,BIT_MACRO,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_
 # The trace header is laid out as the kernel's TRACE_EVENT()s are, which
 # --strict takes for open-ended lines and misaligned parentheses.
 TRACE_IGNORE := OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT
+# scripts/namecheck.py: the files and functions that comments name exist,
+# and a comment tying a function to a file is right; driver/'s only warn.
+NAMECHECK := uapi lib tools selftests python --warn driver
 # The files that expand the table of tunables (driver/tunables.h): its
 # RL_TUNABLE() names a field twice, for its offset and its size (an
 # identifier, no side effects).
@@ -369,6 +374,7 @@ style: $(CHECKPATCH)
 		--ignore $(TRACE_IGNORE) -f $$t || rc=1; \
 	[ -z "$$u" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) \
 		--ignore $(USER_IGNORE) -f $$u || rc=1; \
+	/usr/bin/python3 scripts/namecheck.py $(NAMECHECK) || rc=1; \
 	exit $$rc
 
 # A fresh W=1 build of the module; any warning fails.
