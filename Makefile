@@ -24,7 +24,9 @@
 #   make shell      an interactive QEMU guest with the module loaded (KVER= too)
 #   make bench      the benchmark in a QEMU guest, results and plots in
 #                   build/bench (Documentation/performance.md); not in check
-#   make style      checkpatch;  make static: style + W=1 build + sparse
+#   make style      checkpatch, and the names that comments give
+#                   (scripts/namecheck.py);  make static: style + W=1
+#                   build + sparse
 #   make mancheck   every function the library exports has a man page
 #   make install    module, library, headers, tools (not rlbench), man pages,
 #                   the systemd unit, udev rule and modules-load.d entry,
@@ -120,6 +122,12 @@ BENCH_OBJS := $(patsubst tools/%.c,$(B)/tools/obj/%.o,$(wildcard tools/bench/*.c
 # $ORIGIN/../lib, build/lib for build/tools/NAME, so that the tools run
 # from the tree, and PREFIX/lib for PREFIX/bin/NAME after make install.
 # The Debian packages set it empty (debian/rules): no rpath there.
+# rlctl looks owners and groups up through NSS (getpwnam_r, getgrnam_r):
+# linked shared, every module of nsswitch.conf (LDAP, SSSD, systemd-homed)
+# works; linked static, glibc's built-in files service (/etc/passwd,
+# /etc/group) does, which is what the guest needs, and other modules only
+# where the glibc it was linked with is installed: the linker's warning
+# about getpwnam_r in a static link says so, and is expected.
 TOOLS_LINK ?= shared
 TOOLS_RPATH ?= $$ORIGIN/../lib
 ifeq ($(TOOLS_LINK),shared)
@@ -150,10 +158,12 @@ CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 # two of the -I directories, so their order does not matter.
 UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
 UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
-# Tool code without ioctls, tested on the host too: rlctl's file parser
-# and its table of tunables.
+# Tool code without ioctls, tested on the host too: rlctl's file parser,
+# the reader of ratelimit.d files it shares with rlsyncd, and rlctl's
+# table of tunables.
 UNIT_TOOL_OBJS := $(patsubst tools/%.c,$(B)/unit/obj/tools/%.o,\
-	$(wildcard tools/rlctl_conf*.c tools/rlctl_keys.c))
+	$(wildcard tools/rlctl_conf*.c tools/common/ratelimit_d.c \
+	tools/rlctl_keys.c))
 UNIT := $(if $(UNIT_DRIVER_SRCS),$(patsubst selftests/unit/%.c,$(B)/unit/%,\
 	$(wildcard selftests/unit/*_test.c)))
 UNIT_CFLAGS = $(CFLAGS) $(WFLAGS) -I selftests/unit/shim -I uapi -I lib \
@@ -278,7 +288,7 @@ PY_SELFTEST := $(B)/selftests/ratelimit_python_test
 PY_UNIT := $(B)/unit/python_abi_test
 PY_SRCS = $(wildcard python/ratelimit/*.py python/tests/*.py) \
 	selftests/vm/python_files.py selftests/vm/output_check.py \
-	selftests/vm/monitor.py
+	selftests/vm/monitor.py scripts/namecheck.py
 selftests: $(PY_SELFTEST)
 unit: $(PY_UNIT)
 $(PY_SELFTEST): selftests/ratelimit_python_test.sh
@@ -340,16 +350,33 @@ USER_IGNORE := PREFER_KERNEL_TYPES,BIT_MACRO,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_
 # The trace header is laid out as the kernel's TRACE_EVENT()s are, which
 # --strict takes for open-ended lines and misaligned parentheses.
 TRACE_IGNORE := OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT
+# scripts/namecheck.py: the files and functions that comments name exist,
+# and a comment tying a function to a file is right; driver/'s only warn.
+NAMECHECK := uapi lib tools selftests python --warn driver
+# The files that expand the table of tunables (driver/tunables.h): its
+# RL_TUNABLE() names a field twice, for its offset and its size (an
+# identifier, no side effects).
+TABLE_IGNORE := MACRO_ARG_REUSE
+TABLE_USERS = $(shell grep -rl --include='*.c' '^\#include ".*tunables\.h"' \
+	driver tools selftests)
 style: $(CHECKPATCH)
 	@rc=0; \
 	k=$$(find driver -name '*.[ch]' ! -name '*_trace.h' | sort); \
 	t=$$(find driver -name '*_trace.h' | sort); \
 	u=$$(find uapi lib tools selftests -name '*.[ch]' 2>/dev/null | sort); \
+	x='$(TABLE_USERS)'; \
+	k=$$(echo "$$k" | grep -vxF "$$(echo $$x | tr ' ' '\n')"); \
+	u=$$(echo "$$u" | grep -vxF "$$(echo $$x | tr ' ' '\n')"); \
+	for f in $$x; do case $$f in driver/*) i=$(TABLE_IGNORE);; \
+		*) i=$(TABLE_IGNORE),$(USER_IGNORE);; esac; \
+		$(CHECKPATCH) $(CHECKPATCH_FLAGS) --ignore $$i -f $$f || rc=1; \
+	done; \
 	[ -z "$$k" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) -f $$k || rc=1; \
 	[ -z "$$t" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) \
 		--ignore $(TRACE_IGNORE) -f $$t || rc=1; \
 	[ -z "$$u" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) \
 		--ignore $(USER_IGNORE) -f $$u || rc=1; \
+	/usr/bin/python3 scripts/namecheck.py $(NAMECHECK) || rc=1; \
 	exit $$rc
 
 # A fresh W=1 build of the module; any warning fails.

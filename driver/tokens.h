@@ -14,21 +14,22 @@
 #ifndef _RL_TOKENS_H
 #define _RL_TOKENS_H
 
-#include <linux/bits.h>
 #include <linux/math64.h>
 #include <linux/overflow.h>
 #include <linux/types.h>
 
-/* Bounds of struct rl_params, mirrored from the uapi header. */
-#define RL_TOKENS_PERIOD_MAX		(86400ULL * 1000000000ULL)
-#define RL_TOKENS_BURST_PERIOD_MAX	BIT_ULL(63)
+#include <linux/ratelimit_dev.h>
+
+/* Bounds of struct rl_params: the uapi header's, defined there only. */
+#define RL_TOKENS_PERIOD_MAX		RL_PERIOD_MAX_NS
+#define RL_TOKENS_BURST_PERIOD_MAX	RL_BURST_PERIOD_MAX
 /* The default burst is what the rate gives in this much time. */
 #define RL_TOKENS_DEFAULT_BURST_NS	100000000ULL
 
 /* Bounds of the scheduling fields of struct rl_params. */
-#define RL_TOKENS_CATCHUP_STRICT	1000
-#define RL_TOKENS_CATCHUP_MAX		100000
-#define RL_TOKENS_FAIRNESS_MAX		1000000
+#define RL_TOKENS_CATCHUP_STRICT	RL_CATCHUP_STRICT
+#define RL_TOKENS_CATCHUP_MAX		RL_CATCHUP_MAX
+#define RL_TOKENS_FAIRNESS_MAX		RL_FAIRNESS_MAX
 
 /**
  * struct rl_params - limits of a bucket, and of the limiter around it

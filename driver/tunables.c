@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The tunables of a limiter, in one table: what struct rl_config carries,
- * what "0" asks for, the bounds, the sysfs file of a named limiter and the
- * feature word. RL_IOC_SET_CONFIG and RL_IOC_GET_CONFIG (main.c), the
- * sysfs files (sysfs.c) and sysfs's features line all walk it.
- *
- * Adding a tunable: a field in struct rl_config (uapi) and in struct
- * rl_params (tokens.h), a row below, and rl_params_check() if it bounds
- * other fields; then its description in ratelimit(4) and the sysfs ABI
- * file, and its key in rlctl's table.
+ * The tunables of a limiter, rl_tunables[], made from the table that
+ * rlctl and the Python package's ABI test share (tunables.h, which says
+ * how to add one): what struct rl_config carries, what "0" asks for, the
+ * bounds, the sysfs file of a named limiter and the feature word.
+ * RL_IOC_SET_CONFIG and RL_IOC_GET_CONFIG (main.c), the sysfs files
+ * (sysfs_files.c) and sysfs's features line (sysfs.c) all walk it.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -25,107 +22,29 @@ static u64 rl_burst_default(const struct rl_params *p)
 }
 
 /*
- * Every bound fits the field of struct rl_params and of struct rl_config,
- * so a value in bounds is stored whole. A default may depend on the rows
- * before it. In the order of the files in the sysfs ABI document.
+ * The rows of the table of tunables (tunables.h); every sysfs file of a
+ * tunable is 0644 (the limiter's owner owns it). Ends with an entry of
+ * NULL name.
  */
 const struct rl_tunable rl_tunables[] = {
-	{
-		.name = "rate",
-		.param = offsetof(struct rl_params, rate),
-		.param_size = sizeof_field(struct rl_params, rate),
-		.config = offsetof(struct rl_config, rate),
-		.config_size = sizeof_field(struct rl_config, rate),
-		.mode = 0644,
-		.max = U64_MAX,
+#define RL_TUNABLE(_name, _param, _config, _flag, _min, _max, _dflt, _feat) \
+	{								\
+		.name = #_name,						\
+		.param = offsetof(struct rl_params, _param),		\
+		.param_size = sizeof_field(struct rl_params, _param),	\
+		.config = offsetof(struct rl_config, _config),		\
+		.config_size = sizeof_field(struct rl_config, _config),	\
+		.config_flag = _flag,					\
+		.mode = 0644,						\
+		.min = _min,						\
+		.max = _max,						\
+		.dflt = (_dflt) == RL_TUNABLE_BURST_DEFAULT ? 0 : (_dflt), \
+		.default_fn = (_dflt) == RL_TUNABLE_BURST_DEFAULT ?	\
+			      rl_burst_default : NULL,			\
+		.feature = _feat,					\
 	},
-	{
-		.name = "period_ns",
-		.param = offsetof(struct rl_params, period),
-		.param_size = sizeof_field(struct rl_params, period),
-		.config = offsetof(struct rl_config, period_ns),
-		.config_size = sizeof_field(struct rl_config, period_ns),
-		.mode = 0644,
-		.min = 1,
-		.max = RL_PERIOD_MAX_NS,
-	},
-	{
-		.name = "burst",
-		.param = offsetof(struct rl_params, burst),
-		.param_size = sizeof_field(struct rl_params, burst),
-		.config = offsetof(struct rl_config, burst),
-		.config_size = sizeof_field(struct rl_config, burst),
-		.mode = 0644,
-		.min = 1,
-		.max = U64_MAX,
-		.default_fn = rl_burst_default,
-	},
-	{
-		.name = "unlimited",
-		.param = offsetof(struct rl_params, unlimited),
-		.param_size = sizeof_field(struct rl_params, unlimited),
-		.config = offsetof(struct rl_config, flags),
-		.config_size = sizeof_field(struct rl_config, flags),
-		.mode = 0644,
-		.config_flag = RL_CONFIG_UNLIMITED,
-		.max = 1,
-		.feature = "unlimited",
-	},
-	{
-		.name = "concurrency",
-		.param = offsetof(struct rl_params, concurrency),
-		.param_size = sizeof_field(struct rl_params, concurrency),
-		.config = offsetof(struct rl_config, concurrency),
-		.config_size = sizeof_field(struct rl_config, concurrency),
-		.mode = 0644,
-		.max = U64_MAX,
-		.feature = "concurrency",
-	},
-	{
-		.name = "fairness",
-		.param = offsetof(struct rl_params, fairness),
-		.param_size = sizeof_field(struct rl_params, fairness),
-		.config = offsetof(struct rl_config, fairness),
-		.config_size = sizeof_field(struct rl_config, fairness),
-		.mode = 0644,
-		.min = 1,
-		.max = RL_TOKENS_FAIRNESS_MAX,
-		.dflt = RL_FAIRNESS_DEFAULT,
-		.feature = "priority",
-	},
-	{
-		.name = "catchup",
-		.param = offsetof(struct rl_params, catchup),
-		.param_size = sizeof_field(struct rl_params, catchup),
-		.config = offsetof(struct rl_config, catchup),
-		.config_size = sizeof_field(struct rl_config, catchup),
-		.mode = 0644,
-		.min = RL_CATCHUP_STRICT,
-		.max = RL_CATCHUP_MAX,
-		.dflt = RL_CATCHUP_STRICT,
-		.feature = "catchup",
-	},
-	{
-		.name = "backlog",
-		.param = offsetof(struct rl_params, backlog),
-		.param_size = sizeof_field(struct rl_params, backlog),
-		.config = offsetof(struct rl_config, backlog),
-		.config_size = sizeof_field(struct rl_config, backlog),
-		.mode = 0644,
-		.max = U64_MAX,
-		.feature = "catchup",
-	},
-	{
-		.name = "fed",
-		.param = offsetof(struct rl_params, fed),
-		.param_size = sizeof_field(struct rl_params, fed),
-		.config = offsetof(struct rl_config, flags),
-		.config_size = sizeof_field(struct rl_config, flags),
-		.mode = 0644,
-		.config_flag = RL_CONFIG_FED,
-		.max = 1,
-		.feature = "global",
-	},
+#include "tunables.h"
+#undef RL_TUNABLE
 	{}
 };
 

@@ -93,6 +93,8 @@ void parse_hist(char *text, struct hist *h);
  */
 struct dirent;
 int scan_limiters(struct dirent ***ents);
+/* rlctl_sysfs.c: scandir()'s filter of the limiters' directories. */
+int is_limiter_dir(const struct dirent *d);
 
 /* rlctl_fmt.c: output (see there). */
 void json_string(const char *s);

@@ -164,7 +164,7 @@ static unsigned int key_line(const struct rlconf_limiter *l,
 }
 
 #define LERR(a, l, line, ...) \
-	rlconf_error(&(a)->conf, (l)->file, (line), __VA_ARGS__)
+	rld_error(&(a)->conf.rd, (l)->file, (line), __VA_ARGS__)
 
 static int add_item(struct apply *a, const struct item *it)
 {
@@ -211,7 +211,7 @@ static bool check_config(struct apply *a, const struct rlconf_limiter *l,
 static bool check_owner(struct apply *a, const struct rlconf_limiter *l,
 			const struct owner *o, struct item *it)
 {
-	unsigned int errors = a->conf.errors;
+	unsigned int errors = a->conf.rd.errors;
 	bool owner = a->admin || o->uid == geteuid();
 
 	if (!o->persistent)
@@ -240,7 +240,7 @@ static bool check_owner(struct apply *a, const struct rlconf_limiter *l,
 			     l->name, o->gid, l->gid);
 	}
 	it->owner = *o;
-	return a->conf.errors == errors;
+	return a->conf.rd.errors == errors;
 }
 
 /*
@@ -375,17 +375,6 @@ static int plan_limiter(struct apply *a, const struct rlconf_limiter *l)
 	return add_item(a, &it);
 }
 
-static int is_name(const struct dirent *d)
-{
-	return rl_name_valid(d->d_name) &&
-	       (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN);
-}
-
-static int byte_order(const struct dirent **x, const struct dirent **y)
-{
-	return strcmp((*x)->d_name, (*y)->d_name);
-}
-
 /*
  * --prune: the persistent limiters that no file declares and that the
  * caller may remove (its own; all of them with CAP_SYS_ADMIN).
@@ -397,9 +386,10 @@ static int plan_prune(struct apply *a)
 	struct owner o;
 	int i, n, ret = 0;
 
-	n = scandir(a->sysfs, &ents, is_name, byte_order);
+	/* rlctl keeps the C locale: alphasort() is byte order */
+	n = scandir(a->sysfs, &ents, is_limiter_dir, alphasort);
 	if (n < 0) {
-		rlconf_error(&a->conf, a->sysfs, 0, "%s", strerror(errno));
+		rld_error(&a->conf.rd, a->sysfs, 0, "%s", strerror(errno));
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -421,8 +411,8 @@ static int plan_prune(struct apply *a)
 
 static int nothing_applied(const struct apply *a)
 {
-	say("%u error%s: nothing applied", a->conf.errors,
-	    a->conf.errors == 1 ? "" : "s");
+	say("%u error%s: nothing applied", a->conf.rd.errors,
+	    a->conf.rd.errors == 1 ? "" : "s");
 	return 1;
 }
 
@@ -436,7 +426,7 @@ static int apply(struct apply *a, int npaths, char **paths)
 		ret = rlconf_load(&a->conf, paths[i]);
 	if (ret)
 		goto nomem;
-	if (a->conf.errors)
+	if (a->conf.rd.errors)
 		return nothing_applied(a);
 
 	a->sysfs = env && *env ? env : SYSFS_ROOT;
@@ -458,7 +448,7 @@ static int apply(struct apply *a, int npaths, char **paths)
 		ret = plan_prune(a);
 	if (ret)
 		goto nomem;
-	if (a->conf.errors)
+	if (a->conf.rd.errors)
 		return nothing_applied(a);
 	return run_plan(a);
 nomem:

@@ -2,10 +2,11 @@
 /*
  * rlctl_conf.h - the declarative files of "rlctl apply" (ratelimit.d(5)).
  *
- * The parser is pure: it reads files and the user and group databases,
- * never the device, so that the host unit tests can run it. Every problem
- * is reported as "FILE:LINE: what is wrong" on struct rlconf.err and
- * counted in struct rlconf.errors; parsing goes on to report them all.
+ * The parser is pure: it reads files and the user and group databases
+ * (NSS: getpwnam_r(3), getgrnam_r(3)), never the device, so that the host
+ * unit tests can run it. Every problem is reported as "FILE:LINE: what
+ * is wrong" by the reader of the files, struct rlconf.rd (rld_error(),
+ * on rd.err, counted in rd.errors); parsing goes on to report them all.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -17,11 +18,11 @@
 #include <stdio.h>
 
 #include "libratelimit.h"
+#include "ratelimit_d.h"
 #include "rlctl_keys.h"
 #include "tool.h"
 
 #define RLCONF_DEFAULT_MODE	TOOL_DEFAULT_MODE
-#define RLCONF_SUFFIX		".conf"
 
 /*
  * The keys of a section. Below RLK_MAX, the index of a tunable of
@@ -42,7 +43,7 @@ enum rlconf_key {
 /**
  * struct rlconf_limiter - one [NAME] section
  * @name:     the limiter's name, valid per rl_name_valid()
- * @file:     the file it is in (owned by struct rlconf)
+ * @file:     the file it is in (owned by struct rlconf's reader)
  * @line:     line of the [NAME] header
  * @key_line: line of each key, 0 for a key the section does not give
  * @cfg:      the limits: what struct rl_attach.config gets on creation
@@ -61,28 +62,23 @@ struct rlconf_limiter {
 	uint32_t gid;
 };
 
+struct rlconf_state;
+
 /**
  * struct rlconf - the limiters of a set of files
  * @lim:    the sections in the order read
  * @n:      their number
  * @cap:    allocated entries of @lim
- * @files:  names of the files read (what @lim's file fields point at)
- * @nfiles: their number
- * @errors: problems reported so far
- * @err:    where they are reported (stderr after rlconf_init())
- * @passwd: the user database for owner names (/etc/passwd)
- * @group:  the group database for group names (/etc/group)
+ * @rd:     the reader of the files: their names, the problems reported
+ *          (rd.errors) and where (rd.err, stderr after rlconf_init())
+ * @state:  the parser's, while it reads
  */
 struct rlconf {
 	struct rlconf_limiter *lim;
 	size_t n;
 	size_t cap;
-	char **files;
-	size_t nfiles;
-	unsigned int errors;
-	FILE *err;
-	const char *passwd;
-	const char *group;
+	struct rld rd;
+	struct rlconf_state *state;
 };
 
 void rlconf_init(struct rlconf *c);
@@ -95,25 +91,13 @@ const char *rlconf_key_name(enum rlconf_key key);
 enum rlconf_key rlconf_key_find(const char *name);
 
 /*
- * Report a problem as "FILE:LINE: message" (just "FILE: message" for
- * line 0) and count it.
- */
-void rlconf_error(struct rlconf *c, const char *file, unsigned int line,
-		  const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/*
- * Read the sections of @in, a file named @file. Returns 0, or -ENOMEM
- * (then @c is still consistent); problems in the text are reported.
+ * Read the sections of @in, a file named @file (rld_parse()). Returns 0,
+ * or -ENOMEM (then @c is still consistent); problems in the text are
+ * reported.
  */
 int rlconf_parse(struct rlconf *c, const char *file, FILE *in);
 
-/*
- * Read @path: a file, or a directory whose "*.conf" regular files (not
- * starting with '.') are read in the byte order of their names. A
- * directory without such files adds nothing and is no error; a missing
- * path is. Returns 0 or -ENOMEM.
- */
+/* Read @path, a file or a directory (rld_load()). Returns 0 or -ENOMEM. */
 int rlconf_load(struct rlconf *c, const char *path);
 
 /* The section named @name, or NULL. */

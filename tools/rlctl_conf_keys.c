@@ -8,6 +8,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,40 +103,48 @@ static int parse_bool(const char *v)
 	return -1;
 }
 
-/*
- * The id (third field) of the entry @name of a passwd(5) or group(5)
- * file: 0, -ENOENT when there is none, or the -errno of opening @path.
- */
-static int db_lookup(const char *path, const char *name, uint32_t *id)
+/* Not found, as getpwnam_r(3) and getgrnam_r(3) may say it. */
+static bool not_found(int err)
 {
-	size_t len = strlen(name), cap = 0;
-	char *line = NULL, *p, *end;
-	int ret = -ENOENT;
-	uint64_t val;
-	FILE *f;
+	return !err || err == ENOENT || err == ESRCH || err == EBADF ||
+	       err == EPERM;
+}
 
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		if (strncmp(line, name, len) || line[len] != ':')
-			continue;
-		p = strchr(line + len + 1, ':');	/* past the password */
-		if (!p)
-			continue;
-		end = strchr(++p, ':');
-		if (!end)
-			continue;
-		*end = '\0';
-		if (parse_dec(p, ID_MAX, &val)) {
-			*id = (uint32_t)val;
-			ret = 0;
+/*
+ * The id of the user (@user) or group @name, from the system's databases
+ * through NSS (getpwnam_r(3), getgrnam_r(3)): /etc/passwd and /etc/group,
+ * or LDAP, SSSD, systemd-homed as nsswitch.conf(5) says. 0, -ENOENT when
+ * there is none, or another -errno.
+ */
+static int id_lookup(bool user, const char *name, uint32_t *id)
+{
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	size_t cap = 1024;
+	char *buf = NULL, *more;
+	int err;
+
+	for (;;) {
+		more = realloc(buf, cap);
+		if (!more) {
+			err = ENOMEM;
 			break;
 		}
+		buf = more;
+		if (user)
+			err = getpwnam_r(name, &pw, buf, cap, &pwp);
+		else
+			err = getgrnam_r(name, &gr, buf, cap, &grp);
+		if (err != ERANGE || cap >= 1 << 20)
+			break;
+		cap *= 2;
 	}
-	free(line);
-	fclose(f);
-	return ret;
+	free(buf);
+	if (pwp || grp) {
+		*id = pwp ? pwp->pw_uid : grp->gr_gid;
+		return 0;
+	}
+	return not_found(err) ? -ENOENT : -err;
 }
 
 /* owner or group: a number, or a name of the user or group database. */
@@ -142,7 +152,6 @@ static void set_id(struct rlconf_state *s, struct rlconf_limiter *l,
 		   enum rlconf_key key, const char *v)
 {
 	bool user = key == RLCONF_OWNER;
-	const char *db = user ? s->c->passwd : s->c->group;
 	const char *what = user ? "user" : "group";
 	uint64_t num;
 	uint32_t id = 0;
@@ -151,12 +160,14 @@ static void set_id(struct rlconf_state *s, struct rlconf_limiter *l,
 	if (parse_dec(v, ID_MAX, &num)) {
 		id = (uint32_t)num;
 	} else {
-		ret = strchr(v, ':') ? -ENOENT : db_lookup(db, v, &id);
+		ret = strchr(v, ':') ? -ENOENT : id_lookup(user, v, &id);
+		if (!ret && id > ID_MAX)
+			ret = -ENOENT;	/* (uid_t)-1 is none */
 		if (ret == -ENOENT)
-			err_at(s, "unknown %s '%s' (not in %s)", what, v, db);
+			err_at(s, "unknown %s '%s'", what, v);
 		else if (ret)
-			err_at(s, "unknown %s '%s' (cannot read %s: %s)", what, v,
-			       db, strerror(-ret));
+			err_at(s, "unknown %s '%s' (cannot look it up: %s)",
+			       what, v, strerror(-ret));
 		if (ret)
 			return;
 	}
@@ -259,21 +270,22 @@ void rlconf_check_section(struct rlconf_state *s, struct rlconf_limiter *l)
 {
 	struct rl_config *cfg = &l->cfg;
 	unsigned int bl = l->key_line[RLCONF_BURST];
-	const char *f = s->file;
+	struct rld *r = &s->c->rd;
+	const char *f = l->file;
 	uint64_t product;
 
 	if (s->rate_burst && bl) {
-		rlconf_error(s->c, f, bl, "burst given twice: here and in the rate at line %u",
-			     l->key_line[RLCONF_RATE]);
+		rld_error(r, f, bl, "burst given twice: here and in the rate at line %u",
+			  l->key_line[RLCONF_RATE]);
 		return;
 	}
 	cfg->burst = s->rate_burst ? s->burst_rate : s->burst_key;
 	if (!bl)
 		bl = l->key_line[RLCONF_RATE];
 	if (s->rate_unlimited && s->unlimited == 0) {
-		rlconf_error(s->c, f, l->key_line[RLCONF_UNLIMITED],
-			     "unlimited = no contradicts rate = unlimited at line %u",
-			     l->key_line[RLCONF_RATE]);
+		rld_error(r, f, l->key_line[RLCONF_UNLIMITED],
+			  "unlimited = no contradicts rate = unlimited at line %u",
+			  l->key_line[RLCONF_RATE]);
 		return;
 	}
 	if (s->rate_unlimited || s->unlimited == 1)
@@ -287,17 +299,17 @@ void rlconf_check_section(struct rlconf_state *s, struct rlconf_limiter *l)
 	}
 	if (__builtin_mul_overflow(cfg->burst, cfg->period_ns, &product) ||
 	    product > RL_BURST_PERIOD_MAX) {
-		rlconf_error(s->c, f, bl,
-			     "burst %llu x period %llu ns exceeds 2^63",
-			     (unsigned long long)cfg->burst,
-			     (unsigned long long)cfg->period_ns);
+		rld_error(r, f, bl,
+			  "burst %llu x period %llu ns exceeds 2^63",
+			  (unsigned long long)cfg->burst,
+			  (unsigned long long)cfg->period_ns);
 		return;
 	}
 	if (cfg->burst && (cfg->backlog / 1000 > cfg->burst ||
 			   (cfg->backlog / 1000 == cfg->burst &&
 			    cfg->backlog % 1000)))
-		rlconf_error(s->c, f, l->key_line[RLK_BACKLOG],
-			     "backlog %llu exceeds 1000 x burst (%llu)",
-			     (unsigned long long)cfg->backlog,
-			     (unsigned long long)cfg->burst);
+		rld_error(r, f, l->key_line[RLK_BACKLOG],
+			  "backlog %llu exceeds 1000 x burst (%llu)",
+			  (unsigned long long)cfg->backlog,
+			  (unsigned long long)cfg->burst);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rlctl_conf_parse.h - between the two files of the parser of
- * ratelimit.d(5): rlctl_conf.c (lines, sections, files) and
- * rlctl_conf_keys.c (keys and values).
+ * rlctl_conf_parse.h - between the two files of rlctl's parser of
+ * ratelimit.d(5): rlctl_conf.c (sections) and rlctl_conf_keys.c (keys
+ * and values).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -14,14 +14,11 @@
 
 #include "rlctl_conf.h"
 
-/* Where the parser of one file is. */
+/* Where the parser is (the file and line: c->rd's). */
 struct rlconf_state {
 	struct rlconf *c;
-	const char *file;
-	unsigned int line;
 	long cur;		/* index of the open section, or -1 */
-	bool skip;		/* in a section whose header was bad, or rlsyncd's */
-	unsigned int errors;	/* c->errors when the section began */
+	unsigned int errors;	/* c->rd.errors when the section began */
 	bool rate_burst;	/* the rate carried ":BURST" */
 	__u64 burst_rate;	/* ... that burst */
 	__u64 burst_key;	/* the burst key's value */
@@ -29,9 +26,11 @@ struct rlconf_state {
 	int unlimited;		/* the unlimited key: -1 none, 0, 1 */
 };
 
-/* rlconf_error() with a va_list. */
-void rlconf_verror(struct rlconf *c, const char *file, unsigned int line,
-		   const char *fmt, va_list ap);
+/* The struct rlconf of its reader. */
+static inline struct rlconf *rlconf_of(struct rld *r)
+{
+	return (struct rlconf *)((char *)r - offsetof(struct rlconf, rd));
+}
 
 /* An error at the current line. */
 static inline void __attribute__((format(printf, 2, 3)))
@@ -40,7 +39,7 @@ err_at(struct rlconf_state *s, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	rlconf_verror(s->c, s->file, s->line, fmt, ap);
+	rld_verror(&s->c->rd, s->c->rd.file, s->c->rd.line, fmt, ap);
 	va_end(ap);
 }
 

@@ -1,21 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * rlctl_keys.c - the tunables of a limiter, in one table: in the order of
- * the driver's rl_tunables[] (driver/tunables.c) and of the sysfs files.
- * "rlctl set" (keys, checks, order of the writes), "rlctl create" (its
- * options and struct rl_config), rlctl's sysfs reader and "rlctl show",
- * and the files of "rlctl apply" (keys, checks, the plan it prints) walk
- * it.
+ * rlctl_keys.c - the tunables of a limiter as rlctl knows them: the
+ * driver's table (driver/tunables.h, which says how to add one) with how
+ * rlctl writes and shows each. "rlctl set" (keys, checks, order of the
+ * writes), "rlctl create" (its options and struct rl_config), rlctl's
+ * sysfs reader and "rlctl show", and the files of "rlctl apply" (keys,
+ * checks, the plan it prints) walk it.
  *
- * Adding a tunable, besides its row here (at the index of its row in
- * the driver's table, and in enum rlk_id if code names it): its field in
- * struct rl_config (uapi/linux/ratelimit_dev.h) and its row in
- * driver/tunables.c; its description in Documentation/man/ratelimit.4,
- * in the sysfs ABI file Documentation/ABI/testing/sysfs-kernel-ratelimit,
- * in Documentation/man/ratelimit.d.5 and Documentation/man/rlctl.8; the
- * usage text of rlctl (rlctl.c) and dist/rlctl.bash-completion; a metric
- * in rlctl_export.c if it deserves one. selftests/unit/tunables_test.c
- * checks this table against the driver's.
+ * Adding a tunable, besides its row in the driver's table and its
+ * RLK_HOW_NAME below (and its entry in enum rlk_id if code names it):
+ * the usage text of rlctl (rlctl.c) and dist/rlctl.bash-completion; a
+ * metric in rlctl_export.c if it deserves one.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -30,106 +25,49 @@
 /* A struct rl_config to take the sizes of its fields: never defined. */
 extern const struct rl_config cfg_layout;
 
-/* In the order of rl_tunables[], with the same bounds. */
+/*
+ * How rlctl writes and shows each tunable (the fields of struct rlk that
+ * the driver's table has not): a tunable without its RLK_HOW_NAME here
+ * does not build.
+ */
+#define RLK_HOW_rate		.kind = RLK_SPEC, .attr = A_LIST
+#define RLK_HOW_period_ns	.kind = RLK_IN_SPEC, .attr = A_LIST
+#define RLK_HOW_burst		.kind = RLK_AMOUNT, .attr = A_LIST
+#define RLK_HOW_unlimited	.kind = RLK_FLAG, .attr = A_LIST
+#define RLK_HOW_concurrency	.kind = RLK_AMOUNT, .least = "none",	\
+				.attr = A_LIST | A_OPT
+#define RLK_HOW_fairness	.kind = RLK_U64, .attr = A_OPT
+#define RLK_HOW_catchup		.kind = RLK_U64, .unit = "per-mille",	\
+				.least = "strict",			\
+				.note = "per-mille of the rate", .attr = A_OPT
+#define RLK_HOW_backlog		.kind = RLK_AMOUNT, .attr = A_OPT
+#define RLK_HOW_fed		.kind = RLK_FLAG, .attr = A_OPT
+
+/* The driver's table (driver/tunables.h), in its order. */
 const struct rlk rlctl_keys[] = {
-	{
-		.name = "rate",
-		.off = offsetof(struct rl_config, rate),
-		.size = sizeof(cfg_layout.rate),
-		.kind = RLK_SPEC,
-		.max = UINT64_MAX,
-		.attr = A_LIST,
+#define RL_TUNABLE(_name, _param, _config, _flag, _min, _max, _dflt, _feat) \
+	{								\
+		.name = #_name,						\
+		.off = offsetof(struct rl_config, _config),		\
+		.size = sizeof(cfg_layout._config),			\
+		.flag = _flag,						\
+		.min = _min,						\
+		.max = _max,						\
+		.no_zero = !(_dflt) && (_min) > 0,			\
+		.dflt = _dflt,						\
+		.feature = _feat,					\
+		RLK_HOW_##_name						\
 	},
-	{
-		.name = "period_ns",
-		.off = offsetof(struct rl_config, period_ns),
-		.size = sizeof(cfg_layout.period_ns),
-		.kind = RLK_IN_SPEC,
-		.min = 1,
-		.max = RL_PERIOD_MAX_NS,
-		.no_zero = true,
-		.attr = A_LIST,
-	},
-	{
-		.name = "burst",
-		.off = offsetof(struct rl_config, burst),
-		.size = sizeof(cfg_layout.burst),
-		.kind = RLK_AMOUNT,
-		.min = 1,
-		.max = UINT64_MAX,
-		.dflt = RLK_DERIVED,
-		.attr = A_LIST,
-	},
-	{
-		.name = "unlimited",
-		.off = offsetof(struct rl_config, flags),
-		.size = sizeof(cfg_layout.flags),
-		.flag = RL_CONFIG_UNLIMITED,
-		.kind = RLK_FLAG,
-		.max = 1,
-		.attr = A_LIST,
-		.feature = "unlimited",
-	},
-	{
-		.name = "concurrency",
-		.off = offsetof(struct rl_config, concurrency),
-		.size = sizeof(cfg_layout.concurrency),
-		.kind = RLK_AMOUNT,
-		.max = UINT64_MAX,
-		.least = "none",
-		.attr = A_LIST | A_OPT,
-		.feature = "concurrency",
-	},
-	{
-		.name = "fairness",
-		.off = offsetof(struct rl_config, fairness),
-		.size = sizeof(cfg_layout.fairness),
-		.kind = RLK_U64,
-		.min = 1,
-		.max = RL_FAIRNESS_MAX,
-		.dflt = RL_FAIRNESS_DEFAULT,
-		.attr = A_OPT,
-		.feature = "priority",
-	},
-	{
-		.name = "catchup",
-		.off = offsetof(struct rl_config, catchup),
-		.size = sizeof(cfg_layout.catchup),
-		.kind = RLK_U64,
-		.min = RL_CATCHUP_STRICT,
-		.max = RL_CATCHUP_MAX,
-		.dflt = RL_CATCHUP_STRICT,
-		.unit = "per-mille",
-		.least = "strict",
-		.note = "per-mille of the rate",
-		.attr = A_OPT,
-		.feature = "catchup",
-	},
-	{
-		.name = "backlog",
-		.off = offsetof(struct rl_config, backlog),
-		.size = sizeof(cfg_layout.backlog),
-		.kind = RLK_AMOUNT,
-		.max = UINT64_MAX,
-		.attr = A_OPT,
-		.feature = "catchup",
-	},
-	{
-		.name = "fed",
-		.off = offsetof(struct rl_config, flags),
-		.size = sizeof(cfg_layout.flags),
-		.flag = RL_CONFIG_FED,
-		.kind = RLK_FLAG,
-		.max = 1,
-		.attr = A_OPT,
-		.feature = "global",
-	},
+#include "../driver/tunables.h"
+#undef RL_TUNABLE
 };
 
 const size_t rlctl_nkeys = ARRAY_SIZE(rlctl_keys);
 
 _Static_assert(ARRAY_SIZE(rlctl_keys) <= RLK_MAX,
 	       "RLK_MAX too small for rlctl_keys[]");
+_Static_assert(RLK_DERIVED == RL_TUNABLE_BURST_DEFAULT,
+	       "the driver's mark of a default computed from other rows");
 
 const struct rlk *rlk_find(const char *name, size_t len)
 {

@@ -174,7 +174,7 @@ char *read_text(const char *name, const char *key, int *err)
 	return *err ? NULL : sysfile_read_all(path, err);
 }
 
-static int is_limiter_dir(const struct dirent *d)
+int is_limiter_dir(const struct dirent *d)
 {
 	return rl_name_valid(d->d_name) &&
 	       (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN);

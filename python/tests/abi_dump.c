@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * abi_dump - what a C compiler makes of uapi/linux/ratelimit_dev.h: the
- * size and field offsets of every struct and the ioctl numbers, one
- * "name value" line each, for test_abi.py to compare with the Python
- * package's struct formats.
+ * size and field offsets of every struct, the ioctl numbers and the
+ * constants, one "kind name value" line each; and the rows of the
+ * driver's table of tunables (driver/tunables.h), "tunable NAME FIELD
+ * FLAG". For test_abi.py to compare with the Python package's struct
+ * formats, constants and Config.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -11,6 +13,19 @@
 #include <stdio.h>
 
 #include <linux/ratelimit_dev.h>
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* The rows of the driver's table of tunables. */
+static const struct {
+	const char *name, *config;
+	unsigned long flag;
+} rows[] = {
+#define RL_TUNABLE(_name, _param, _config, _flag, _min, _max, _dflt, _feat) \
+	{ #_name, #_config, _flag },
+#include "../../driver/tunables.h"
+#undef RL_TUNABLE
+};
 
 #define SIZE(s)		printf("sizeof %s %zu\n", #s, sizeof(struct s))
 #define OFF(s, f)	printf("offsetof %s.%s %zu\n", #s, #f, \
@@ -78,6 +93,25 @@ static void constants(void)
 	printf("const PRIO_MID %d\n", RL_PRIO_MID);
 	printf("const PRIO_HIGH %d\n", RL_PRIO_HIGH);
 	printf("const PRIO_USER %d\n", RL_PRIO_USER);
+	printf("const PRIO_DEFAULT %d\n", RL_PRIO_DEFAULT);
+	printf("const CONFIG_FED %lu\n", (unsigned long)RL_CONFIG_FED);
+	printf("const PERIOD_MAX_NS %llu\n", (unsigned long long)RL_PERIOD_MAX_NS);
+	printf("const BURST_PERIOD_MAX %llu\n",
+	       (unsigned long long)RL_BURST_PERIOD_MAX);
+	printf("const CATCHUP_STRICT %d\n", RL_CATCHUP_STRICT);
+	printf("const CATCHUP_MAX %d\n", RL_CATCHUP_MAX);
+	printf("const FAIRNESS_DEFAULT %d\n", RL_FAIRNESS_DEFAULT);
+	printf("const FAIRNESS_MAX %d\n", RL_FAIRNESS_MAX);
+	printf("const WEIGHT_MAX %d\n", RL_WEIGHT_MAX);
+}
+
+static void table(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(rows); i++)
+		printf("tunable %s %s %lu\n", rows[i].name, rows[i].config,
+		       rows[i].flag);
 }
 
 int main(void)
@@ -85,5 +119,6 @@ int main(void)
 	structs();
 	ioctls();
 	constants();
+	table();
 	return 0;
 }

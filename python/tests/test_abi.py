@@ -3,10 +3,13 @@
 
 abi_dump.c, compiled at test time against uapi/ of this tree, prints what
 the compiler makes of the header; every size, offset, ioctl number and
-constant it prints must be what ratelimit._abi packs. Runs on the build
-machine (make check's host unit tests); skipped without a compiler.
+constant it prints must be what ratelimit._abi packs. It prints the rows
+of the driver's table of tunables (driver/tunables.h) too: each one is a
+field of Config, or named in NOT_IN_CONFIG with the reason. Runs on the
+build machine (make check's host unit tests); skipped without a compiler.
 """
 
+import dataclasses
 import os
 import shutil
 import struct
@@ -15,15 +18,21 @@ import tempfile
 import unittest
 
 from ratelimit import _abi
+from ratelimit._core import Config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 UAPI = os.path.join(HERE, "..", "..", "uapi")
+DRIVER = os.path.join(HERE, "..", "..", "driver")
+# The tunables that Config leaves out, and why.
+NOT_IN_CONFIG = {"fed": "only a feeder such as rlsyncd deposits tokens"}
 
 
 def dump() -> dict:
     cc = os.environ.get("CC", "cc")
-    if not shutil.which(cc) or not os.path.isdir(UAPI):
-        raise unittest.SkipTest("no C compiler or no uapi/ beside python/")
+    if not shutil.which(cc) or not os.path.isdir(UAPI) or \
+            not os.path.isdir(DRIVER):
+        raise unittest.SkipTest("no C compiler or no uapi/, driver/ beside "
+                                "python/")
     with tempfile.TemporaryDirectory() as d:
         exe = os.path.join(d, "abi_dump")
         subprocess.run([cc, "-Wall", "-Werror", "-I", UAPI, "-o", exe,
@@ -32,8 +41,11 @@ def dump() -> dict:
                              text=True).stdout
     res = {}
     for line in out.splitlines():
-        kind, what, value = line.split()
-        res[(kind, what)] = int(value)
+        kind, what, *value = line.split()
+        if kind == "tunable":
+            res[(kind, what)] = (value[0], int(value[1]))
+        else:
+            res[(kind, what)] = int(value[0])
     return res
 
 
@@ -73,3 +85,20 @@ class Abi(unittest.TestCase):
         for (kind, what), value in self.c.items():
             if kind == "const":
                 self.assertEqual(getattr(_abi, what), value, what)
+
+    def test_tunables(self):
+        rows = {w: v for (k, w), v in self.c.items() if k == "tunable"}
+        self.assertGreaterEqual(len(rows), 9)
+        config = dict(_abi.CONFIG)
+        fields = {f.name for f in dataclasses.fields(Config)}
+        for name, (field, flag) in rows.items():
+            self.assertIn(field, config, name)
+            if flag:
+                self.assertEqual(getattr(_abi, "CONFIG_" + name.upper()),
+                                 flag, name)
+            if name in NOT_IN_CONFIG:
+                self.assertNotIn(name, fields, name)
+            else:
+                self.assertIn(name, fields,
+                              f"tunable {name}: no field of Config")
+        self.assertEqual(fields, set(rows) - set(NOT_IN_CONFIG))

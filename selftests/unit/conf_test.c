@@ -11,6 +11,8 @@
  */
 #define _GNU_SOURCE	/* open_memstream(), fmemopen() */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,10 +31,7 @@
 #define BAD_RANGE	"(a period of 1ns .. 1d, burst x period up to 2^63 ns)"
 #define BAD_NAME	"(1 to 63 of A-Z a-z 0-9 . _ -, not starting with '.')"
 
-/*
- * A file and every line the parser must print for it. "%s" in @errors
- * stands for the test's user or group database (the only one it names).
- */
+/* A file and every line the parser must print for it. */
 struct bad_case {
 	const char *text;
 	const char *errors;
@@ -101,13 +100,13 @@ static const struct bad_case bad[] = {
 	{ "[a]\nrate = 1/s\nmode = rw\n",
 	  "t.conf:3: invalid mode 'rw' (octal, 0 .. 0777)\n" },
 	{ "[a]\nrate = 1/s\nowner = nosuch\n",
-	  "t.conf:3: unknown user 'nosuch' (not in %s)\n" },
+	  "t.conf:3: unknown user 'nosuch'\n" },
 	{ "[a]\nrate = 1/s\nowner = 4294967295\n",
-	  "t.conf:3: unknown user '4294967295' (not in %s)\n" },
+	  "t.conf:3: unknown user '4294967295'\n" },
 	{ "[a]\nrate = 1/s\nowner = rl:x\n",
-	  "t.conf:3: unknown user 'rl:x' (not in %s)\n" },
+	  "t.conf:3: unknown user 'rl:x'\n" },
 	{ "[a]\nrate = 1/s\ngroup = nosuch\n",
-	  "t.conf:3: unknown group 'nosuch' (not in %s)\n" },
+	  "t.conf:3: unknown group 'nosuch'\n" },
 	{ "[a]\nfoo = 1\nbar = 2\n",
 	  "t.conf:2: unknown key 'foo'\nt.conf:3: unknown key 'bar'\n"
 	  "t.conf:1: [a] " NO_RATE "\n" },
@@ -122,7 +121,9 @@ static const struct bad_case bad[] = {
 static int test_num;
 static int failures;
 static char dir[32];
-static char passwd[64], group[64];
+/* A user and a group of the system's databases (NSS), not root if any. */
+static char owner_name[64], group_name[64];
+static uint32_t owner_id, group_id;
 
 static void report(bool ok, const char *what, const char *arg)
 {
@@ -153,18 +154,16 @@ struct run {
 static void run_start(struct run *r)
 {
 	rlconf_init(&r->c);
-	r->c.passwd = passwd;
-	r->c.group = group;
 	r->errors = NULL;
-	r->c.err = open_memstream(&r->errors, &r->len);
-	if (!r->c.err)
+	r->c.rd.err = open_memstream(&r->errors, &r->len);
+	if (!r->c.rd.err)
 		exit(2);
 }
 
 static void run_end(struct run *r)
 {
-	fclose(r->c.err);
-	r->c.err = NULL;
+	fclose(r->c.rd.err);
+	r->c.rd.err = NULL;
 }
 
 static void run_free(struct run *r)
@@ -196,20 +195,18 @@ static void write_file(const char *path, const char *text)
 
 static void test_bad(const struct bad_case *b)
 {
-	const char *db = strstr(b->text, "group") ? group : passwd;
-	char want[1024];
+	const char *want = b->errors;
 	struct run r;
 	size_t lines = 0;
 	const char *p;
 	bool ok;
 
-	snprintf(want, sizeof(want), b->errors, db);
 	for (p = want; *p; p++)
 		lines += *p == '\n';
 	run_text(&r, b->text, strlen(b->text));
-	ok = !strcmp(r.errors, want) && r.c.errors == lines;
+	ok = !strcmp(r.errors, want) && r.c.rd.errors == lines;
 	if (!ok)
-		printf("# got %u errors:\n# %s", r.c.errors, r.errors);
+		printf("# got %u errors:\n# %s", r.c.rd.errors, r.errors);
 	report(ok, "reject", b->text);
 	run_free(&r);
 }
@@ -221,7 +218,7 @@ static bool same_cfg(const struct rl_config *a, const struct rl_config *b)
 
 static void test_full(void)
 {
-	static const char text[] =
+	static const char fmt[] =
 		"# a comment\n"
 		"\n"
 		"  [api]  # the API\n"
@@ -233,8 +230,8 @@ static void test_full(void)
 		"backlog = 2k\n"
 		"unlimited = no\n"
 		"mode = 640\n"
-		"owner = rlowner\n"
-		"group = rlgroup\n"
+		"owner = %s\n"
+		"group = %s\n"
 		"[slow]\n"
 		"rate = 1/1h\n";
 	const struct rl_config want = {
@@ -243,15 +240,17 @@ static void test_full(void)
 		.backlog = 2000,
 	};
 	const struct rl_config slow = { .rate = 1, .period_ns = 3600 * SEC };
+	char text[sizeof(fmt) + sizeof(owner_name) + sizeof(group_name)];
 	const struct rlconf_limiter *l, *s;
 	struct run r;
 	bool ok;
 	int k;
 
+	snprintf(text, sizeof(text), fmt, owner_name, group_name);
 	run_text(&r, text, strlen(text));
 	l = rlconf_find(&r.c, "api");
 	s = rlconf_find(&r.c, "slow");
-	ok = r.c.errors == 0 && !*r.errors && r.c.n == 2 && l && s &&
+	ok = r.c.rd.errors == 0 && !*r.errors && r.c.n == 2 && l && s &&
 	     !rlconf_find(&r.c, "none");
 	report(ok, "a good file: no errors, two sections", NULL);
 	if (!ok) {
@@ -260,7 +259,7 @@ static void test_full(void)
 		return;
 	}
 	report(same_cfg(&l->cfg, &want), "every limit key", NULL);
-	report(l->mode == 0640 && l->uid == 1234 && l->gid == 4321 &&
+	report(l->mode == 0640 && l->uid == owner_id && l->gid == group_id &&
 	       l->key_line[RLCONF_OWNER] == 12 &&
 	       l->key_line[RLCONF_GROUP] == 13,
 	       "mode, owner and group by name", NULL);
@@ -284,7 +283,7 @@ static void test_good(const char *text, const struct rl_config *want,
 	bool ok;
 
 	run_text(&r, text, strlen(text));
-	ok = r.c.errors == 0 && r.c.n == 1 &&
+	ok = r.c.rd.errors == 0 && r.c.n == 1 &&
 	     same_cfg(&r.c.lim[0].cfg, want) && r.c.lim[0].mode == mode &&
 	     r.c.lim[0].uid == uid && r.c.lim[0].gid == gid;
 	if (!ok)
@@ -345,7 +344,7 @@ static void test_nul(void)
 	struct run r;
 
 	run_text(&r, text, sizeof(text) - 1);
-	report(r.c.errors == 2 &&
+	report(r.c.rd.errors == 2 &&
 	       !strcmp(r.errors, "t.conf:2: NUL byte in the line\n"
 		       "t.conf:1: [a] " NO_RATE "\n"),
 	       "a NUL byte: the line is not read", NULL);
@@ -367,7 +366,7 @@ static void test_dir(void)
 	run_start(&r);
 	ok = !rlconf_load(&r.c, sub);
 	run_end(&r);
-	report(ok && r.c.errors == 0 && r.c.n == 0 && !*r.errors,
+	report(ok && r.c.rd.errors == 0 && r.c.n == 0 && !*r.errors,
 	       "an empty directory: nothing, no error", NULL);
 	run_free(&r);
 
@@ -388,7 +387,7 @@ static void test_dir(void)
 	run_start(&r);
 	ok = !rlconf_load(&r.c, d);
 	run_end(&r);
-	ok = ok && r.c.errors == 0 && r.c.n == 3 &&
+	ok = ok && r.c.rd.errors == 0 && r.c.n == 3 &&
 	     !strcmp(r.c.lim[0].name, "B") && !strcmp(r.c.lim[1].name, "a") &&
 	     !strcmp(r.c.lim[2].name, "b");
 	snprintf(path, sizeof(path), "%s/b.conf", d);
@@ -407,7 +406,7 @@ static void test_dir(void)
 		 "%s/c.conf:2: invalid rate '1/x' " BAD_RATE "\n"
 		 "%s/c.conf:3: duplicate limiter 'a' (first at %s/a.conf:1)\n"
 		 "%s/nothere: No such file or directory\n", d, d, d, dir);
-	ok = ok && r.c.errors == 3 && !strcmp(r.errors, want);
+	ok = ok && r.c.rd.errors == 3 && !strcmp(r.errors, want);
 	if (!ok)
 		printf("# %s", r.errors);
 	report(ok, "errors across files and paths, each with its file",
@@ -425,7 +424,7 @@ static void test_example(void)
 	run_start(&r);
 	ok = !rlconf_load(&r.c, "dist/example.conf");
 	run_end(&r);
-	ok = ok && r.c.errors == 0 && r.c.n == 3 &&
+	ok = ok && r.c.rd.errors == 0 && r.c.n == 3 &&
 	     rlconf_find(&r.c, "example");
 	if (!ok)
 		printf("# %s", r.errors);
@@ -442,6 +441,33 @@ static void cleanup(void)
 		printf("# cannot remove %s\n", dir);
 }
 
+static void pick_ids(void)
+{
+	struct passwd *pw;
+	struct group *gr;
+
+	snprintf(owner_name, sizeof(owner_name), "root");
+	snprintf(group_name, sizeof(group_name), "root");
+	while ((pw = getpwent())) {
+		if (pw->pw_uid && strlen(pw->pw_name) < sizeof(owner_name)) {
+			snprintf(owner_name, sizeof(owner_name), "%s", pw->pw_name);
+			owner_id = pw->pw_uid;
+			break;
+		}
+	}
+	endpwent();
+	while ((gr = getgrent())) {
+		if (gr->gr_gid && strlen(gr->gr_name) < sizeof(group_name)) {
+			snprintf(group_name, sizeof(group_name), "%s", gr->gr_name);
+			group_id = gr->gr_gid;
+			break;
+		}
+	}
+	endgrent();
+	printf("# owner %s (%u), group %s (%u)\n", owner_name, owner_id,
+	       group_name, group_id);
+}
+
 int main(void)
 {
 	size_t i;
@@ -450,12 +476,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 2;
 	atexit(cleanup);
-	snprintf(passwd, sizeof(passwd), "%s/passwd", dir);
-	snprintf(group, sizeof(group), "%s/group", dir);
-	write_file(passwd, "root:x:0:0:root:/root:/bin/sh\n"
-		   "rlowner:x:1234:99::/:/bin/false\n"
-		   "broken:x\n");
-	write_file(group, "root:x:0:\nrlgroup:x:4321:rlowner\n");
+	pick_ids();
 
 	printf("1..%zu\n", ARRAY_SIZE(bad) + N_OTHER);
 	for (i = 0; i < ARRAY_SIZE(bad); i++)

@@ -1,24 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * tunables_test.c - host test that rlctl's table of tunables
- * (tools/rlctl_keys.c) follows the driver's (driver/tunables.c): the same
- * rows in the same order, with the same bounds, the same "0 asks for",
- * the same flag of rl_config.flags and the same feature word; that the
- * names of enum rlk_id point at their rows; and the table's helpers.
- *
- * The driver's table is read from its source, found beside this file's
- * (as compiled, from the top of the tree) or under $RL_SRCDIR. Its bounds
- * are names of the uapi header or numbers; a name this test does not
- * know fails it, to be added to known[] below.
+ * tunables_test.c - host test of rlctl's table of tunables
+ * (tools/rlctl_keys.c), made from the driver's (driver/tunables.h): its
+ * rows are the driver's, with bounds that fit the fields and defaults in
+ * bounds; the names of enum rlk_id point at their rows; and the table's
+ * helpers.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The harness has unused parameters (variant, ucontext) by design. */
@@ -27,152 +20,78 @@
 
 #include "rlctl_keys.h"
 
-#define SRC	"driver/tunables.c"
-#define MAX_ROWS	32
-
-/* A row of rl_tunables[], as written. */
+/* A row of the driver's table, as its macro gives it. */
 struct drow {
-	char name[64];
-	char min[64], max[64], dflt[64], feature[64];
-	bool flag, default_fn;
-};
-
-/* The bounds the driver's rows name, with their values. */
-static const struct {
 	const char *name;
-	uint64_t val;
-} known[] = {
-	{ "U64_MAX", UINT64_MAX },
-	{ "RL_PERIOD_MAX_NS", RL_PERIOD_MAX_NS },
-	{ "RL_TOKENS_FAIRNESS_MAX", RL_FAIRNESS_MAX },	/* main.c asserts */
-	{ "RL_FAIRNESS_DEFAULT", RL_FAIRNESS_DEFAULT },
-	{ "RL_CATCHUP_STRICT", RL_CATCHUP_STRICT },
-	{ "RL_CATCHUP_MAX", RL_CATCHUP_MAX },
+	size_t config, config_size;
+	uint32_t flag;
+	uint64_t min, max, dflt;
+	const char *feature;
 };
 
-/* @text's value, 0 for "" (a field not given); false if unknown. */
-static bool value(const char *text, uint64_t *val)
-{
-	char *end;
-	size_t i;
-
-	if (!*text) {
-		*val = 0;
-		return true;
-	}
-	for (i = 0; i < ARRAY_SIZE(known); i++) {
-		if (!strcmp(text, known[i].name)) {
-			*val = known[i].val;
-			return true;
-		}
-	}
-	*val = strtoull(text, &end, 0);
-	return end != text && !*end;
-}
-
-/* The value of ".@field = VALUE," on @line into @out (quotes dropped). */
-static void field(const char *line, const char *field, char *out, size_t len)
-{
-	char pat[32];
-	const char *p;
-	size_t n;
-
-	snprintf(pat, sizeof(pat), ".%s = ", field);
-	p = strstr(line, pat);
-	if (!p)
-		return;
-	p += strlen(pat);
-	if (*p == '"')
-		p++;
-	n = strcspn(p, "\",");
-	if (n >= len)
-		n = len - 1;
-	memcpy(out, p, n);
-	out[n] = '\0';
-}
-
-static FILE *open_source(void)
-{
-	const char *dir = getenv("RL_SRCDIR");
-	char path[4096];
-
-	if (dir)
-		snprintf(path, sizeof(path), "%s/%s", dir, SRC);
-	else
-		snprintf(path, sizeof(path), "%.*s../../%s",
-			 (int)(strrchr(__FILE__, '/') + 1 - __FILE__),
-			 __FILE__, SRC);
-	return fopen(path, "re");
-}
-
-/* The rows of rl_tunables[]: how many, or -1. */
-static int read_driver(struct drow *rows)
-{
-	char line[512];
-	bool in = false;
-	int n = -1;
-	FILE *f;
-
-	f = open_source();
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strstr(line, "rl_tunables[] = {")) {
-			in = true;
-			n = 0;
-		} else if (in && !strcmp(line, "\t{}\n")) {
-			in = false;	/* the row that ends it */
-			break;
-		} else if (in && !strcmp(line, "\t{\n") && n < MAX_ROWS) {
-			memset(&rows[n++], 0, sizeof(*rows));
-		} else if (in && n > 0) {
-			struct drow *r = &rows[n - 1];
-
-			field(line, "name", r->name, sizeof(r->name));
-			field(line, "min", r->min, sizeof(r->min));
-			field(line, "max", r->max, sizeof(r->max));
-			field(line, "dflt", r->dflt, sizeof(r->dflt));
-			field(line, "feature", r->feature, sizeof(r->feature));
-			r->flag |= !!strstr(line, ".config_flag = ");
-			r->default_fn |= !!strstr(line, ".default_fn = ");
-		}
-	}
-	fclose(f);
-	return in ? -1 : n;
-}
+static const struct drow drows[] = {
+#define RL_TUNABLE(_name, _param, _config, _flag, _min, _max, _dflt, _feat) \
+	{ #_name, offsetof(struct rl_config, _config),			\
+	  sizeof(((struct rl_config *)0)->_config), _flag, _min, _max,	\
+	  _dflt, _feat },
+#include "../../driver/tunables.h"
+#undef RL_TUNABLE
+};
 
 TEST(same_rows)
 {
-	struct drow d[MAX_ROWS];
-	uint64_t min, max, dflt;
+	const struct drow *d;
 	const struct rlk *k;
-	int i, n;
+	size_t i;
 
-	n = read_driver(d);
-	ASSERT_GT(n, 0) TH_LOG("cannot read the rows of %s", SRC);
-	ASSERT_EQ((size_t)n, rlctl_nkeys);
-	for (i = 0; i < n; i++) {
+	ASSERT_EQ(ARRAY_SIZE(drows), rlctl_nkeys);
+	for (i = 0; i < rlctl_nkeys; i++) {
+		d = &drows[i];
 		k = &rlctl_keys[i];
-		EXPECT_STREQ(d[i].name, k->name);
-		ASSERT_TRUE(value(d[i].min, &min)) TH_LOG("min %s", d[i].min);
-		ASSERT_TRUE(value(d[i].max, &max)) TH_LOG("max %s", d[i].max);
-		ASSERT_TRUE(value(d[i].dflt, &dflt))
-			TH_LOG("dflt %s", d[i].dflt);
-		EXPECT_EQ(min, k->min) TH_LOG("min of %s", k->name);
-		EXPECT_EQ(max, k->max) TH_LOG("max of %s", k->name);
-		if (d[i].default_fn) {
-			EXPECT_EQ(RLK_DERIVED, k->dflt)
-				TH_LOG("%s's 0 asks for a value computed",
-				       k->name);
-		} else if (!k->no_zero) {
-			EXPECT_EQ(dflt, k->dflt)
-				TH_LOG("what 0 asks for in %s", k->name);
-		}
-		EXPECT_EQ(d[i].flag, k->kind == RLK_FLAG)
-			TH_LOG("%s: a flag in one table only", k->name);
-		EXPECT_STREQ(d[i].feature, k->feature ? k->feature : "")
+		EXPECT_STREQ(d->name, k->name);
+		EXPECT_EQ(d->config, k->off);
+		EXPECT_EQ(d->config_size, k->size);
+		EXPECT_EQ(d->min, k->min) TH_LOG("min of %s", k->name);
+		EXPECT_EQ(d->max, k->max) TH_LOG("max of %s", k->name);
+		EXPECT_EQ(d->dflt, k->dflt) TH_LOG("dflt of %s", k->name);
+		EXPECT_EQ(d->flag, k->flag) TH_LOG("flag of %s", k->name);
+		EXPECT_EQ(!!d->flag, k->kind == RLK_FLAG)
+			TH_LOG("%s: a flag is written yes or no", k->name);
+		EXPECT_STREQ(d->feature ? d->feature : "",
+			     k->feature ? k->feature : "")
 			TH_LOG("feature of %s", k->name);
 	}
+}
+
+/* What the driver's table says of every row holds. */
+TEST(rows_in_bounds)
+{
+	const struct rlk *k;
+	size_t i;
+
+	for (i = 0; i < rlctl_nkeys; i++) {
+		k = &rlctl_keys[i];
+		EXPECT_LE(k->min, k->max) TH_LOG("bounds of %s", k->name);
+		if (k->size == sizeof(uint32_t) && !k->flag)
+			EXPECT_LE(k->max, UINT32_MAX)
+				TH_LOG("%s: max fits its field", k->name);
+		if (k->flag)
+			EXPECT_EQ(1, k->max) TH_LOG("%s: a flag", k->name);
+		if (k->dflt && k->dflt != RLK_DERIVED) {
+			EXPECT_GE(k->dflt, k->min) TH_LOG("dflt of %s", k->name);
+			EXPECT_LE(k->dflt, k->max) TH_LOG("dflt of %s", k->name);
+		}
+		EXPECT_EQ(k->no_zero, !k->dflt && k->min > 0)
+			TH_LOG("%s: 0 is refused when it asks for nothing",
+			       k->name);
+	}
+	/* The bounds are the uapi header's. */
+	EXPECT_EQ(RL_PERIOD_MAX_NS, rlctl_keys[RLK_PERIOD_NS].max);
+	EXPECT_EQ(RL_FAIRNESS_MAX, rlctl_keys[RLK_FAIRNESS].max);
+	EXPECT_EQ(RL_FAIRNESS_DEFAULT, rlctl_keys[RLK_FAIRNESS].dflt);
+	EXPECT_EQ(RL_CATCHUP_STRICT, rlctl_keys[RLK_CATCHUP].min);
+	EXPECT_EQ(RL_CATCHUP_MAX, rlctl_keys[RLK_CATCHUP].max);
+	EXPECT_EQ(RLK_DERIVED, rlctl_keys[RLK_BURST].dflt);
 }
 
 /* The rows code names by enum rlk_id are where it says. */

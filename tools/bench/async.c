@@ -24,24 +24,6 @@ struct async_res {
 	double self_us;		/* this process's CPU us per token */
 };
 
-/* Busy ns of the whole guest: every CPU's time but idle and iowait. */
-static uint64_t guest_busy_ns(void)
-{
-	unsigned long long v[8] = { 0 };
-	uint64_t tck = NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK);
-	FILE *f = fopen("/proc/stat", "r");
-	int n;
-
-	if (!f)
-		return 0;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
-		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
-	fclose(f);
-	if (n != 8)
-		return 0;
-	return (uint64_t)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tck;
-}
-
 /*
  * The ends of a measurement: time and tokens together, then the CPU times,
  * read so that neither end's reading (cpu_ns() walks /proc) is inside it.
@@ -54,7 +36,7 @@ static void async_start(struct async_clock *c,
 			const atomic_uint_fast64_t *tokens)
 {
 	c->self = cpu_ns();
-	c->busy = guest_busy_ns();
+	c->busy = sys_busy_ns();
 	c->t = rl_now_ns();
 	c->tokens = atomic_load(tokens);
 }
@@ -64,7 +46,7 @@ static void async_stop(struct async_clock *c,
 {
 	c->t = rl_now_ns();
 	c->tokens = atomic_load(tokens);
-	c->busy = guest_busy_ns();
+	c->busy = sys_busy_ns();
 	c->self = cpu_ns();
 }
 

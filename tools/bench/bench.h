@@ -125,6 +125,7 @@ void create_named(const char *name, const struct rl_config *cfg);
 int attach(const char *name);
 uint64_t cpu_ns(void);
 double jain(const uint64_t *x, int n);
+uint64_t sys_busy_ns(void);
 uint64_t mem_field(const char *field);
 
 /* shmb.c */
@@ -186,7 +187,6 @@ void bench_hier(void);
 void bench_async(void);
 
 /* scale.c */
-uint64_t sys_busy_ns(void);
 void raise_nofile(uint64_t n);
 void bench_scale(void);
 void bench_pollers(void);

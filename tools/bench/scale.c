@@ -74,25 +74,6 @@ static void sc_init(struct sc_run *r)
 	pthread_condattr_destroy(&ca);
 }
 
-/* Busy time of all CPUs, ns, from /proc/stat (user .. softirq, steal). */
-uint64_t sys_busy_ns(void)
-{
-	unsigned long long v[8] = { 0 };
-	uint64_t tck = NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK);
-	FILE *f = fopen("/proc/stat", "r");
-	int n;
-
-	if (!f)
-		return 0;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
-		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
-	fclose(f);
-	if (n < 8)
-		return 0;
-	/* All but idle (3) and iowait (4). */
-	return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tck;
-}
-
 /* Let @n more fds be open. */
 void raise_nofile(uint64_t n)
 {

@@ -172,6 +172,25 @@ double jain(const uint64_t *x, int n)
 	return s2 > 0 ? s * s / (n * s2) : NAN;
 }
 
+/* Busy time of all CPUs, ns, from /proc/stat (user .. softirq, steal). */
+uint64_t sys_busy_ns(void)
+{
+	unsigned long long v[8] = { 0 };
+	uint64_t tck = NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 8)
+		return 0;
+	/* All but idle (3) and iowait (4). */
+	return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tck;
+}
+
 /* A field of /proc/meminfo, bytes. */
 uint64_t mem_field(const char *field)
 {

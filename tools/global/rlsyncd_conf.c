@@ -4,21 +4,21 @@
  *
  * The files are rlctl's: "rlctl apply" reads the [NAME] sections and
  * skips the [global NAME] ones; rlsyncd reads these and skips the rest.
- * The lexical rules are the same (comments, spaces, KEY = VALUE).
+ * Both read them with the same reader (tools/common/ratelimit_d.c).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define PROG "rlsyncd"
+#include "ratelimit_d.h"
 #include "tool.h"
 #include "rlsyncd.h"
 
@@ -576,34 +576,26 @@ int rls_spec_check(const struct rls_spec *s)
 	return 0;
 }
 
-/* The state of reading one file. */
+/* The state of reading the files. */
 struct conf_state {
-	const char *file;
-	unsigned int line;
+	struct rld rd;	/* the reader: file, line, problems */
 	const struct rls_spec *defaults;
 	struct rls_spec **specs;
 	unsigned int *n;
 	struct rls_spec *cur;	/* the open [global NAME] section, or NULL */
-	int errors;
 };
 
-static char *trim(char *p)
+static struct conf_state *state_of(struct rld *r)
 {
-	char *end;
-
-	while (isspace((unsigned char)*p))
-		p++;
-	end = p + strlen(p);
-	while (end > p && isspace((unsigned char)end[-1]))
-		end--;
-	*end = '\0';
-	return p;
+	return (struct conf_state *)((char *)r - offsetof(struct conf_state, rd));
 }
 
-static void end_section(struct conf_state *st)
+static void end_section(struct rld *r)
 {
+	struct conf_state *st = state_of(r);
+
 	if (st->cur && rls_spec_check(st->cur))
-		st->errors++;
+		r->errors++;
 	st->cur = NULL;
 }
 
@@ -613,17 +605,15 @@ static int new_section(struct conf_state *st, const char *name)
 	unsigned int i;
 
 	if (!rl_name_valid(name)) {
-		fprintf(stderr, PROG ": %s:%u: bad limiter name '%s'\n",
-			st->file, st->line, name);
-		st->errors++;
+		rld_error(&st->rd, st->rd.file, st->rd.line,
+			  "bad limiter name '%s'", name);
 		return 0;
 	}
 	for (i = 0; i < *st->n; i++) {
 		if (!strcmp((*st->specs)[i].name, name)) {
-			fprintf(stderr, PROG ": %s:%u: [global %s] again (first at %s:%u)\n",
-				st->file, st->line, name, (*st->specs)[i].file,
-				(*st->specs)[i].line);
-			st->errors++;
+			rld_error(&st->rd, st->rd.file, st->rd.line,
+				  "[global %s] again (first at %s:%u)", name,
+				  (*st->specs)[i].file, (*st->specs)[i].line);
 			return 0;
 		}
 	}
@@ -633,126 +623,43 @@ static int new_section(struct conf_state *st, const char *name)
 	*st->specs = s;
 	st->cur = &s[(*st->n)++];
 	rls_spec_init(st->cur, name, st->defaults);
-	st->cur->file = st->file;
-	st->cur->line = st->line;
+	st->cur->file = st->rd.file;
+	st->cur->line = st->rd.line;
+	return 1;
+}
+
+/* [global NAME]: 1 (rlsyncd's), or 0 for another header or a bad one. */
+static int on_header(struct rld *r, char *header)
+{
+	char *name = header ? rld_global(header) : NULL;
+
+	end_section(r);
+	return name ? new_section(state_of(r), name) : 0;
+}
+
+static int on_setting(struct rld *r, char *key, char *value)
+{
+	struct conf_state *st = state_of(r);
+
+	st->cur->line = r->line;
+	if (rls_spec_set(st->cur, key, value))
+		r->errors++;
 	return 0;
 }
 
-static int header(struct conf_state *st, char *line)
-{
-	char *end = strchr(line, ']');
-
-	end_section(st);
-	if (!end || end[1]) {
-		fprintf(stderr, PROG ": %s:%u: expected [NAME] alone on the line\n",
-			st->file, st->line);
-		st->errors++;
-		return 0;
-	}
-	*end = '\0';
-	line = trim(line + 1);
-	if (strncmp(line, "global", 6) || !isspace((unsigned char)line[6]))
-		return 0;	/* rlctl's */
-	return new_section(st, trim(line + 6));
-}
-
-static int conf_line(struct conf_state *st, char *line)
-{
-	char *p = strchr(line, '#'), *key;
-
-	if (p)
-		*p = '\0';
-	line = trim(line);
-	if (*line == '[')
-		return header(st, line);
-	if (!*line || !st->cur)
-		return 0;
-	p = strchr(line, '=');
-	if (!p) {
-		fprintf(stderr, PROG ": %s:%u: expected KEY = VALUE, not '%s'\n",
-			st->file, st->line, line);
-		st->errors++;
-		return 0;
-	}
-	*p = '\0';
-	key = trim(line);
-	st->cur->line = st->line;
-	if (rls_spec_set(st->cur, key, trim(p + 1)))
-		st->errors++;
-	return 0;
-}
-
-static int conf_file(struct conf_state *st, const char *path)
-{
-	char *line = NULL, *name = strdup(path);
-	size_t cap = 0;
-	FILE *in;
-	int ret = 0;
-
-	in = name ? fopen(path, "re") : NULL;
-	if (!in) {
-		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
-		free(name);
-		return name ? 1 : -ENOMEM;
-	}
-	st->file = name;	/* kept: the specs point at it */
-	st->line = 0;
-	while (!ret && getline(&line, &cap, in) > 0) {
-		st->line++;
-		ret = conf_line(st, line);
-	}
-	if (!ret)
-		end_section(st);
-	free(line);
-	fclose(in);
-	return ret;
-}
-
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-	return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-static int conf_filter(const struct dirent *d)
-{
-	size_t len = strlen(d->d_name);
-
-	return d->d_name[0] != '.' && len > 5 &&
-	       !strcmp(d->d_name + len - 5, ".conf");
-}
-
-static int conf_dir(struct conf_state *st, const char *path)
-{
-	struct dirent **ents;
-	char file[4096];
-	struct stat sb;
-	int i, n, ret = 0;
-
-	n = scandir(path, &ents, conf_filter, by_name);
-	if (n < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	for (i = 0; i < n; i++) {
-		snprintf(file, sizeof(file), "%s/%s", path, ents[i]->d_name);
-		if (ret >= 0 && !stat(file, &sb) && S_ISREG(sb.st_mode))
-			ret = conf_file(st, file);
-		free(ents[i]);
-	}
-	free(ents);
-	return ret;
-}
-
+/* The names of the files, which the specs point at, are kept for good. */
 int rls_conf_load(const char *path, const struct rls_spec *defaults,
 		  struct rls_spec **specs, unsigned int *n)
 {
 	struct conf_state st = { .defaults = defaults, .specs = specs, .n = n };
-	struct stat sb;
 	int ret;
 
-	if (!stat(path, &sb) && S_ISDIR(sb.st_mode))
-		ret = conf_dir(&st, path);
-	else
-		ret = conf_file(&st, path);
-	return ret < 0 ? ret : ret + st.errors;
+	rld_init(&st.rd);
+	st.rd.prefix = PROG ": ";
+	st.rd.header = on_header;
+	st.rd.setting = on_setting;
+	st.rd.end = end_section;
+	ret = rld_load(&st.rd, path);
+	free(st.rd.files);	/* not the names */
+	return ret < 0 ? ret : (int)st.rd.errors;
 }

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The tunables of a limiter: the one table of them. The driver's
+ * rl_tunables[] (tunables.c), rlctl's rlctl_keys[] (tools/rlctl_keys.c)
+ * and the Python package's ABI test (python/tests/abi_dump.c) are made
+ * from it: each defines RL_TUNABLE() and includes this file, which has no
+ * include guard for that reason. The bounds are the uapi header's
+ * (uapi/linux/ratelimit_dev.h), defined there only.
+ *
+ *   RL_TUNABLE(name, param, config, flag, min, max, dflt, feature)
+ *
+ * @name:    its file in the sysfs directory of a named limiter, its key
+ *           in "rlctl set" and in ratelimit.d(5) files
+ * @param:   its field in struct rl_params (tokens.h)
+ * @config:  its field in struct rl_config (the uapi header)
+ * @flag:    the bit of rl_config.flags that it is, or 0 for a field
+ * @min:     least value in force
+ * @max:     largest value in force
+ * @dflt:    what a 0 written asks for; 0 with @min above 0: 0 is refused;
+ *           RL_TUNABLE_BURST_DEFAULT: what the rate and period (rows
+ *           before it) give in 100 ms (rl_default_burst(), tokens.c)
+ * @feature: its word in /sys/kernel/ratelimit/features, or NULL
+ *
+ * Every bound fits the field of struct rl_params and of struct rl_config,
+ * so a value in bounds is stored whole. A default may depend on the rows
+ * before it: rl_params_from_config() (tunables.c) sets them in this
+ * order, and "rlctl set" writes them in it.
+ *
+ * Adding a tunable: its field in struct rl_config (uapi) and in struct
+ * rl_params (tokens.h), a row here, and rl_params_check() (tokens.c) if
+ * it bounds other fields; rlctl's RLK_HOW_NAME (tools/rlctl_keys.c, how
+ * rlctl writes and shows it) and its field in the Python package's
+ * Config (python/ratelimit/_core.py); then its description in
+ * ratelimit(4), ratelimit.d(5), rlctl(8) and the sysfs ABI file.
+ */
+#ifndef RL_TUNABLE_BURST_DEFAULT
+#define RL_TUNABLE_BURST_DEFAULT	(~0ULL)
+#define RL_TUNABLE_ANY			(~0ULL)	/* no bound but the field's */
+#endif
+
+RL_TUNABLE(rate, rate, rate, 0,
+	   0, RL_TUNABLE_ANY, 0, NULL)
+RL_TUNABLE(period_ns, period, period_ns, 0,
+	   1, RL_PERIOD_MAX_NS, 0, NULL)
+RL_TUNABLE(burst, burst, burst, 0,
+	   1, RL_TUNABLE_ANY, RL_TUNABLE_BURST_DEFAULT, NULL)
+RL_TUNABLE(unlimited, unlimited, flags, RL_CONFIG_UNLIMITED,
+	   0, 1, 0, "unlimited")
+RL_TUNABLE(concurrency, concurrency, concurrency, 0,
+	   0, RL_TUNABLE_ANY, 0, "concurrency")
+RL_TUNABLE(fairness, fairness, fairness, 0,
+	   1, RL_FAIRNESS_MAX, RL_FAIRNESS_DEFAULT, "priority")
+RL_TUNABLE(catchup, catchup, catchup, 0,
+	   RL_CATCHUP_STRICT, RL_CATCHUP_MAX, RL_CATCHUP_STRICT, "catchup")
+RL_TUNABLE(backlog, backlog, backlog, 0,
+	   0, RL_TUNABLE_ANY, 0, "catchup")
+RL_TUNABLE(fed, fed, flags, RL_CONFIG_FED,
+	   0, 1, 0, "global")
