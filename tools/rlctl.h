@@ -115,6 +115,7 @@ void export_global(FILE *f, const char *const *names, size_t n);
 void prom_label(FILE *f, const char *name);
 /* rlctl_export.c: a label value, escaped, without its quotes. */
 void prom_value(FILE *f, const char *v);
+/* rlctl_fmt.c: numbers and rates as rlctl prints them. */
 void json_rate(double per_s);
 const char *fmt_num(char *buf, size_t len, double x);
 const char *fmt_target(char *buf, size_t len, double target);
