@@ -45,7 +45,9 @@
 #                   in check): the Redis library, rlsyncd's errors, three
 #                   agents on simulated limiters. make global: rlsyncd (needs
 #                   libhiredis-dev); install-global: it, its Lua library,
-#                   man page and systemd unit (rlsyncd.service)
+#                   man page and systemd unit (rlsyncd.service);
+#                   bench-global: its Redis round trips and CPU for 1 to
+#                   1000 resources per host
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -607,6 +609,14 @@ check-global-redis:
 	@$(MAKE) --no-print-directory global $(B)/global/rlsyncd-fake \
 		$(B)/global/lease_test WERROR=1
 	@selftests/global/run.sh $(B)
+
+# Lease renewals of 1..1000 resources per agent: round trips and CPU
+# (selftests/global/bench.sh, Documentation/global.md); not in check.
+.PHONY: bench-global
+bench-global:
+	@scripts/deps.sh global
+	@$(MAKE) --no-print-directory $(B)/global/rlsyncd-fake WERROR=1
+	@selftests/global/bench.sh $(B)/global/rlsyncd-fake
 
 check-host:
 	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/run.sh

@@ -278,7 +278,7 @@ static void on_signal(int sig)
 		stop = 1;
 }
 
-/* Before each call to Redis, which may block: every link's lease. */
+/* Before the calls to Redis, which may block: every link's lease. */
 static void expire_all(struct rls_link *links, unsigned int n)
 {
 	uint64_t now = rl_now_ns();
@@ -320,8 +320,8 @@ static void run(const struct opts *o, struct rls_link **lp, unsigned int *np)
 {
 	struct rls_link *links = *lp;
 	unsigned int i, n = *np;
+	uint64_t now, wake, next;
 	struct timespec ts;
-	uint64_t now, wake;
 
 	while (!stop) {
 		if (hup) {
@@ -331,12 +331,10 @@ static void run(const struct opts *o, struct rls_link **lp, unsigned int *np)
 		}
 		now = rl_now_ns();
 		wake = now + WAKE_MAX_NS;
-		for (i = 0; i < n; i++) {
-			expire_all(links, n);
-			rls_link_refresh(&links[i], o->host, o->lua);
-			if (links[i].next_ns < wake)
-				wake = links[i].next_ns;
-		}
+		expire_all(links, n);
+		next = rls_links_refresh(links, n, o->host, o->lua);
+		if (next < wake)
+			wake = next;
 		now = rl_now_ns();
 		if (wake <= now)
 			continue;

@@ -131,7 +131,9 @@ struct rls_redis;
 /*
  * Connect to @s's Redis with @timeout_ms, AUTH and SELECT as @s asks.
  * NULL after a message if @say. Later errors of the library calls below
- * are printed too if @say; rls_redis_error() keeps the last one.
+ * are printed too if @say; rls_redis_error() keeps the last one. Links
+ * of the same address (struct rls_conn) share one connection while it
+ * works: each rls_redis_connect() is matched by one rls_redis_free().
  */
 struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 				    double timeout_ms, bool say);
@@ -193,6 +195,16 @@ struct rls_lease {
 int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 		    const double in[4], struct rls_lease *out, char *err,
 		    unsigned int errlen);
+
+/*
+ * The same in two halves, to pipeline the renewals of many resources on
+ * one connection: queue each with rls_redis_lease_send() (0 or -EIO),
+ * then read their replies in the same order with rls_redis_lease_recv().
+ */
+int rls_redis_lease_send(struct rls_redis *r, const char *res,
+			 const char *host, const double in[4]);
+int rls_redis_lease_recv(struct rls_redis *r, struct rls_lease *out,
+			 char *err, unsigned int errlen);
 
 /* rl_leave for @host; errors ignored. */
 void rls_redis_leave(struct rls_redis *r, const char *res, const char *host);
@@ -276,6 +288,7 @@ struct rls_batch {
  * @b:       batch mode's figures
  * @down:    Redis unreachable since the last success (said once)
  * @fails:   failed refreshes in a row (the retry backs off)
+ * @due:     renewed in this round trip (rls_links_refresh())
  */
 struct rls_link {
 	struct rls_spec spec;
@@ -296,6 +309,7 @@ struct rls_link {
 	struct rls_batch b;
 	bool down;
 	unsigned int fails;
+	bool due;
 };
 
 /* Tokens per second of @cfg (0 when paused). */
@@ -334,8 +348,14 @@ extern const char *rls_state_dir;
 /* Open the local limiter of @l (created if missing); 0 or -errno. */
 int rls_link_open(struct rls_link *l);
 
-/* One refresh of @l for @host, when due; reconnects with @lua. */
-void rls_link_refresh(struct rls_link *l, const char *host, const char *lua);
+/*
+ * The refreshes due of @links (@n), for @host; reconnects with @lua. The
+ * lease renewals of the links on one connection go in one pipelined
+ * round trip, with those of its links due within half their refresh
+ * interval. Returns when the next one is due.
+ */
+uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
+			   const char *host, const char *lua);
 
 /*
  * Apply what the lease allows at @now (expiry, floor, 0), or rather two

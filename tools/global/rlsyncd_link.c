@@ -307,38 +307,41 @@ uint64_t rls_link_retry_ns(const struct rls_link *l)
 	return (uint64_t)(ms * NS_PER_MS);
 }
 
-void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
+/* Before a renewal: connected, or down and retried later. */
+static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 {
-	uint64_t now = rl_now_ns(), sent;
-	struct rls_lease ls;
 	char err[720];
-	double in[4];
-	int ret;
 
-	if (l->spec.batch) {
-		rls_batch_refresh(l, lua);
-		return;
-	}
-	if (now < l->next_ns)
-		return;
 	l->next_ns = now + (uint64_t)(l->spec.refresh_ms * NS_PER_MS);
-	if (!rls_link_reconnect(l, lua, err, sizeof(err))) {
-		rls_link_down(l, err);
-		l->next_ns = now + rls_link_retry_ns(l);
-		l->fails++;
-		rls_state_write(l);
-		return;
-	}
+	if (rls_link_reconnect(l, lua, err, sizeof(err)))
+		return true;
+	rls_link_down(l, err);
+	l->next_ns = now + rls_link_retry_ns(l);
+	l->fails++;
+	rls_state_write(l);
+	return false;
+}
+
+/* Queue @l's renewal: its demand, its rate, its weight and floor. */
+static int lease_send(struct rls_link *l, uint64_t now, const char *host)
+{
+	double in[4];
+
 	l->wants = rls_link_demand(l, now, NULL);
 	in[0] = l->wants;
 	in[1] = fmax(l->running, 0);
 	in[2] = l->spec.weight;
 	in[3] = l->spec.safe == RLS_SAFE ? l->spec.safe_rate : 0;
-	sent = rl_now_ns();
-	ret = rls_redis_lease(l->redis, l->spec.resource, host, in, &ls, err,
-			      sizeof(err));
+	return rls_redis_lease_send(l->redis, l->spec.resource, host, in);
+}
+
+/* The reply of @l's renewal, @ret of rls_redis_lease_recv(), applied. */
+static void lease_done(struct rls_link *l, int ret, const struct rls_lease *ls,
+		       const char *err, uint64_t now, uint64_t sent,
+		       const char *host, const char *lua)
+{
 	if (!ret) {
-		take_lease(l, &ls, sent, rl_now_ns());
+		take_lease(l, ls, sent, rl_now_ns());
 	} else if (ret == -ENOENT && l->spec.configure) {
 		/* Redis lost the resource: configure it again, then renew */
 		if (!rls_redis_config(l->redis, &l->spec, host))
@@ -353,6 +356,133 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
 	}
 	rls_state_write(l);
+}
+
+/* A reply read, kept until all of the round trip's are. */
+struct reply {
+	struct rls_link *l;
+	int ret;
+	struct rls_lease ls;
+	char err[256];
+};
+
+/*
+ * One round trip on @r for the links of @links marked due that use it:
+ * all renewals queued, all replies read, then each applied (what a
+ * reply asks, another call, comes after the pipeline is drained).
+ */
+static void renew(struct rls_redis *r, struct rls_link *links, unsigned int n,
+		  struct reply *rep, uint64_t now, const char *host,
+		  const char *lua)
+{
+	uint64_t sent = rl_now_ns();
+	unsigned int i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!links[i].due || links[i].redis != r)
+			continue;
+		links[i].due = false;
+		rep[m].l = &links[i];
+		rep[m].ret = lease_send(&links[i], now, host);
+		if (rep[m].ret)
+			snprintf(rep[m].err, sizeof(rep[m].err), "%s",
+				 rls_redis_error(r));
+		m++;
+	}
+	for (i = 0; i < m; i++) {
+		if (!rep[i].ret)
+			rep[i].ret = rls_redis_lease_recv(r, &rep[i].ls, rep[i].err,
+							  sizeof(rep[i].err));
+	}
+	for (i = 0; i < m; i++)
+		lease_done(rep[i].l, rep[i].ret, &rep[i].ls, rep[i].err, now,
+			   sent, host, lua);
+}
+
+/* The same for @l alone. */
+static void renew_one(struct rls_link *l, uint64_t now, const char *host,
+		      const char *lua)
+{
+	uint64_t sent = rl_now_ns();
+	struct rls_lease ls;
+	char err[256];
+	int ret;
+
+	l->due = false;
+	ret = lease_send(l, now, host);
+	if (ret)
+		snprintf(err, sizeof(err), "%s", rls_redis_error(l->redis));
+	else
+		ret = rls_redis_lease_recv(l->redis, &ls, err, sizeof(err));
+	lease_done(l, ret, &ls, err, now, sent, host, lua);
+}
+
+/* Whether a link of @links marked due uses @r. */
+static bool due_on(const struct rls_link *links, unsigned int n,
+		   const struct rls_redis *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (links[i].due && links[i].redis == r)
+			return true;
+	}
+	return false;
+}
+
+uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
+			   const char *host, const char *lua)
+{
+	uint64_t now = rl_now_ns(), next = UINT64_MAX;
+	struct rls_redis **conns;
+	unsigned int i, j, nc = 0;
+	struct reply *rep;
+	bool any = false;
+
+	for (i = 0; i < n; i++) {
+		struct rls_link *l = &links[i];
+
+		l->due = false;
+		if (l->fd < 0)
+			continue;
+		if (l->spec.batch)
+			rls_batch_refresh(l, lua);
+		else if (now >= l->next_ns)
+			l->due = lease_ready(l, now, lua);
+		any = any || l->due;
+	}
+	conns = any ? calloc(n, sizeof(*conns)) : NULL;
+	rep = any ? calloc(n, sizeof(*rep)) : NULL;
+	for (i = 0; conns && rep && i < n; i++) {
+		if (links[i].due && !due_on(links, i, links[i].redis))
+			conns[nc++] = links[i].redis;
+	}
+	/* their connections' other links, if due within half a refresh */
+	for (i = 0; nc && i < n; i++) {
+		struct rls_link *l = &links[i];
+		uint64_t soon = now + (uint64_t)(l->spec.refresh_ms / 2 * NS_PER_MS);
+
+		if (l->due || l->spec.batch || l->fd < 0 || l->next_ns > soon ||
+		    rls_redis_broken(l->redis))
+			continue;
+		for (j = 0; j < nc && conns[j] != l->redis; j++)
+			;
+		if (j < nc) {
+			l->next_ns = now + (uint64_t)(l->spec.refresh_ms * NS_PER_MS);
+			l->due = true;
+		}
+	}
+	for (j = 0; j < nc; j++)
+		renew(conns[j], links, n, rep, now, host, lua);
+	for (i = 0; i < n; i++) {
+		if (links[i].due)	/* without memory: one at a time */
+			renew_one(&links[i], now, host, lua);
+		if (links[i].fd >= 0 && links[i].next_ns < next)
+			next = links[i].next_ns;
+	}
+	free(conns);
+	free(rep);
+	return next;
 }
 
 void rls_link_expire(struct rls_link *l, uint64_t now)

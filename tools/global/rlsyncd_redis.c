@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * rlsyncd_redis.c - rlsyncd's calls into the Redis Function library
- * tools/global/ratelimit.lua, with libhiredis: one blocking call per
- * refresh, bounded by a timeout.
+ * tools/global/ratelimit.lua, with libhiredis: blocking calls bounded by
+ * a timeout. Links with the same address share one connection, on which
+ * the lease renewals of all of them are pipelined: N commands queued with
+ * rls_send(), then N replies read with rls_recv(), one round trip.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -21,13 +23,25 @@
 
 #define RLS_LIB_MAX	(1 << 20)
 
+/*
+ * @conn: what it was made for, the key links share it by
+ * @refs: the links that hold it
+ * @lib:  the function library was found (or loaded) on it
+ */
 struct rls_redis {
 	redisContext *c;
 	char addr[RLS_ADDR_MAX];
 	char user[RLS_ID_MAX];
 	bool say;
 	char err[400];	/* the last error, without "redis ADDR: " */
+	struct rls_conn conn;
+	unsigned int refs;
+	bool lib;
+	struct rls_redis *next;
 };
+
+/* The connections open, shared by the links of one address. */
+static struct rls_redis *pool;
 
 static struct timeval tv_of(double ms)
 {
@@ -50,6 +64,45 @@ fail(struct rls_redis *r, const char *fmt, ...)
 	va_end(ap);
 	if (r->say)
 		fprintf(stderr, PROG ": redis %s: %s\n", r->addr, r->err);
+}
+
+/*
+ * Queue one command (argv/argvlen as redisCommandArgv); nothing is sent
+ * yet. 0, or -EIO with r->err set.
+ */
+static int rls_send(struct rls_redis *r, int argc, const char **argv,
+		    const size_t *argvlen)
+{
+	if (!r->c->err &&
+	    redisAppendCommandArgv(r->c, argc, argv, argvlen) == REDIS_OK)
+		return 0;
+	snprintf(r->err, sizeof(r->err), "%s", r->c->errstr);
+	return -EIO;
+}
+
+/*
+ * Send what is queued, then read the next reply: NULL with r->err set on
+ * error; the caller frees it with freeReplyObject().
+ */
+static redisReply *rls_recv(struct rls_redis *r)
+{
+	void *rep = NULL;
+
+	if (redisGetReply(r->c, &rep) != REDIS_OK || !rep) {
+		snprintf(r->err, sizeof(r->err), "%s",
+			 r->c->err ? r->c->errstr : "no reply");
+		return NULL;
+	}
+	return rep;
+}
+
+/* A command of string arguments, sent and its reply read. */
+static redisReply *call(struct rls_redis *r, int argc, const char **argv,
+			const size_t *argvlen)
+{
+	if (rls_send(r, argc, argv, argvlen))
+		return NULL;
+	return rls_recv(r);
 }
 
 /* The error of the last connection that failed. */
@@ -105,7 +158,7 @@ static int handshake_reply(struct rls_redis *r, const char *cmd,
 	int ret = -EIO;
 
 	if (!rep)
-		fail(r, "%s: %s", cmd, r->c->errstr);
+		fail(r, "%s: %s", cmd, r->err);
 	else if (rep->type == REDIS_REPLY_ERROR)
 		explain(r, cmd, rep);
 	else
@@ -117,20 +170,36 @@ static int handshake_reply(struct rls_redis *r, const char *cmd,
 /* AUTH and SELECT as @c asks, after each connect. */
 static int handshake(struct rls_redis *r, const struct rls_conn *c)
 {
-	redisReply *rep;
+	const char *argv[3] = { "AUTH" };
+	char db[16];
 
 	if (c->pass[0]) {
-		if (c->user[0])
-			rep = redisCommand(r->c, "AUTH %s %s", c->user, c->pass);
-		else
-			rep = redisCommand(r->c, "AUTH %s", c->pass);
-		if (handshake_reply(r, "AUTH", rep))
+		argv[1] = c->user[0] ? c->user : c->pass;
+		argv[2] = c->pass;
+		if (handshake_reply(r, "AUTH",
+				    call(r, c->user[0] ? 3 : 2, argv, NULL)))
 			return -EIO;
 	}
-	if (c->db &&
-	    handshake_reply(r, "SELECT", redisCommand(r->c, "SELECT %u", c->db)))
+	snprintf(db, sizeof(db), "%u", c->db);
+	argv[0] = "SELECT";
+	argv[1] = db;
+	if (c->db && handshake_reply(r, "SELECT", call(r, 2, argv, NULL)))
 		return -EIO;
 	return 0;
+}
+
+/* A connection to @c open and usable, shared: one more holder. */
+static struct rls_redis *shared(const struct rls_conn *c)
+{
+	struct rls_redis *r;
+
+	for (r = pool; r; r = r->next) {
+		if (!rls_redis_broken(r) && !memcmp(&r->conn, c, sizeof(*c))) {
+			r->refs++;
+			return r;
+		}
+	}
+	return NULL;
 }
 
 struct rls_redis *rls_redis_connect(const struct rls_spec *s,
@@ -138,22 +207,30 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 {
 	const struct rls_conn *c = &s->conn;
 	struct timeval tv = tv_of(timeout_ms);
-	struct rls_redis *r = calloc(1, sizeof(*r));
+	struct rls_redis *r = shared(c);
 
+	if (r)
+		return r;
+	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	snprintf(r->addr, sizeof(r->addr), "%s", s->redis);
 	snprintf(r->user, sizeof(r->user), "%s", c->user);
 	r->say = say;
+	r->conn = *c;
+	r->refs = 1;
 	if (c->port)
 		r->c = redisConnectWithTimeout(c->host, (int)c->port, tv);
 	else
 		r->c = redisConnectUnixWithTimeout(c->host, tv);
-	if (!r->c || r->c->err)
+	if (!r->c || r->c->err) {
 		fail(r, "cannot connect: %s",
 		     r->c ? r->c->errstr : "out of memory");
-	else if (!redisSetTimeout(r->c, tv) && !handshake(r, c))
+	} else if (!redisSetTimeout(r->c, tv) && !handshake(r, c)) {
+		r->next = pool;
+		pool = r;
 		return r;
+	}
 	snprintf(connect_err, sizeof(connect_err), "%s", r->err);
 	rls_redis_free(r);
 	return NULL;
@@ -167,8 +244,16 @@ void rls_redis_timeout(struct rls_redis *r, double timeout_ms)
 
 void rls_redis_free(struct rls_redis *r)
 {
-	if (!r)
+	struct rls_redis **p;
+
+	if (!r || --r->refs)
 		return;
+	for (p = &pool; *p; p = &(*p)->next) {
+		if (*p == r) {
+			*p = r->next;
+			break;
+		}
+	}
 	if (r->c)
 		redisFree(r->c);
 	free(r);
@@ -179,9 +264,9 @@ bool rls_redis_broken(const struct rls_redis *r)
 	return !r || !r->c || r->c->err;
 }
 
-/* FCALL @fn on resource @res with @argc string arguments. */
-static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
-			 int argc, const char *const *args)
+/* Queue FCALL @fn on resource @res with @argc string arguments. */
+static int fcall_send(struct rls_redis *r, const char *fn, const char *res,
+		      int argc, const char *const *args)
 {
 	char keys[4][RL_NAME_MAX + 16];
 	const char *argv[24];
@@ -198,7 +283,16 @@ static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
 		argv[n++] = keys[i];
 	for (i = 0; i < argc && n < 24; i++)
 		argv[n++] = args[i];
-	return redisCommandArgv(r->c, n, argv, NULL);
+	return rls_send(r, n, argv, NULL);
+}
+
+/* FCALL @fn on resource @res, its reply (NULL with r->err set). */
+static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
+			 int argc, const char *const *args)
+{
+	if (fcall_send(r, fn, res, argc, args))
+		return NULL;
+	return rls_recv(r);
 }
 
 /*
@@ -232,12 +326,13 @@ static bool is_err(redisReply *rep, const char *code)
  */
 static int has_library(struct rls_redis *r)
 {
+	const char *argv[4] = { "FUNCTION", "LIST", "LIBRARYNAME", "ratelimit" };
 	redisReply *rep;
 	int ret;
 
-	rep = redisCommand(r->c, "FUNCTION LIST LIBRARYNAME ratelimit");
+	rep = call(r, 4, argv, NULL);
 	if (!rep)
-		fail(r, "FUNCTION LIST: %s", r->c->errstr);
+		fail(r, "FUNCTION LIST: %s", r->err);
 	else if (rep->type == REDIS_REPLY_ERROR && rep->str &&
 		 (starts(rep->str, "ERR unknown command") ||
 		  starts(rep->str, "ERR Unknown subcommand")))
@@ -287,19 +382,24 @@ int rls_redis_library_check(struct rls_redis *r, const char *lua)
 int rls_redis_library(struct rls_redis *r, const char *lua)
 {
 	static char text[RLS_LIB_MAX];
+	const char *argv[4] = { "FUNCTION", "LOAD", "REPLACE", text };
+	size_t argvlen[4] = { 8, 4, 7 };
 	redisReply *rep;
-	size_t len;
 	int ret;
 
+	if (r->lib)
+		return 0;
 	ret = has_library(r);
-	if (ret)
+	if (ret) {
+		r->lib = ret > 0;
 		return ret < 0 ? ret : 0;
-	len = read_library(r, lua, text, sizeof(text));
-	if (!len)
+	}
+	argvlen[3] = read_library(r, lua, text, sizeof(text));
+	if (!argvlen[3])
 		return -ENOENT;
-	rep = redisCommand(r->c, "FUNCTION LOAD REPLACE %b", text, len);
+	rep = call(r, 4, argv, argvlen);
 	if (!rep)
-		fail(r, "FUNCTION LOAD %s: %s", lua, r->c->errstr);
+		fail(r, "FUNCTION LOAD %s: %s", lua, r->err);
 	else if (rep->type == REDIS_REPLY_ERROR)
 		explain(r, "FUNCTION LOAD", rep);
 	if (!rep || rep->type == REDIS_REPLY_ERROR) {
@@ -307,6 +407,7 @@ int rls_redis_library(struct rls_redis *r, const char *lua)
 		return -EIO;
 	}
 	freeReplyObject(rep);
+	r->lib = true;
 	return 0;
 }
 
@@ -336,7 +437,7 @@ int rls_redis_config(struct rls_redis *r, const struct rls_spec *s,
 	if (!rep || rep->type != REDIS_REPLY_ARRAY) {
 		fprintf(stderr, PROG ": redis %s: configuring resource %s: %s\n",
 			r->addr, s->resource,
-			rep ? reply_err(r, rep, err, sizeof(err)) : r->c->errstr);
+			rep ? reply_err(r, rep, err, sizeof(err)) : r->err);
 		ret = rep ? -EINVAL : -EIO;
 	} else if (rep->elements == 2 && rep->element[1]->integer && rls_verbose) {
 		printf("rlsyncd: resource %s configured (version %lld)\n",
@@ -356,7 +457,7 @@ int rls_redis_exists(struct rls_redis *r, const char *res)
 		ret = 0;
 	} else if (!rep || rep->type != REDIS_REPLY_ARRAY) {
 		fprintf(stderr, PROG ": redis %s: resource %s: %s\n", r->addr,
-			res, rep ? reply_err(r, rep, err, sizeof(err)) : r->c->errstr);
+			res, rep ? reply_err(r, rep, err, sizeof(err)) : r->err);
 		ret = -EIO;
 	}
 	freeReplyObject(rep);
@@ -370,18 +471,24 @@ static double num_of(const redisReply *e)
 	return e->str ? strtod(e->str, NULL) : 0;
 }
 
-int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
-		    const double in[4], struct rls_lease *out, char *err,
-		    unsigned int errlen)
+int rls_redis_lease_send(struct rls_redis *r, const char *res,
+			 const char *host, const double in[4])
 {
 	char a[4][32];
 	const char *args[5] = { host, a[0], a[1], a[2], a[3] };
-	redisReply *rep;
-	int i, ret = 0;
+	int i;
 
 	for (i = 0; i < 4; i++)
 		fmt(a[i], sizeof(a[i]), in[i]);
-	rep = fcall(r, "rl_lease", res, 5, args);
+	return fcall_send(r, "rl_lease", res, 5, args);
+}
+
+int rls_redis_lease_recv(struct rls_redis *r, struct rls_lease *out,
+			 char *err, unsigned int errlen)
+{
+	redisReply *rep = rls_recv(r);
+	int ret = 0;
+
 	if (is_err(rep, "RLNOCONF"))
 		ret = -ENOENT;
 	else if (rep && rep->type == REDIS_REPLY_ERROR &&
@@ -393,7 +500,9 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 		if (rep)
 			reply_err(r, rep, err, errlen);
 		else
-			snprintf(err, errlen, "%s", r->c->errstr);
+			snprintf(err, errlen, "%s", r->err);
+		if (ret == -ENOEXEC)	/* looked for again */
+			r->lib = false;
 		freeReplyObject(rep);
 		return ret;
 	}
@@ -405,6 +514,17 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 	out->learning = num_of(rep->element[5]) != 0;
 	freeReplyObject(rep);
 	return 0;
+}
+
+int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
+		    const double in[4], struct rls_lease *out, char *err,
+		    unsigned int errlen)
+{
+	if (rls_redis_lease_send(r, res, host, in)) {
+		snprintf(err, errlen, "%s", r->err);
+		return -EIO;
+	}
+	return rls_redis_lease_recv(r, out, err, errlen);
 }
 
 void rls_redis_leave(struct rls_redis *r, const char *res, const char *host)
@@ -430,7 +550,7 @@ int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
 		if (rep)
 			reply_err(r, rep, err, errlen);
 		else
-			snprintf(err, errlen, "%s", r->c->errstr);
+			snprintf(err, errlen, "%s", r->err);
 		freeReplyObject(rep);
 		return ret;
 	}
