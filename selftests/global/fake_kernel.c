@@ -10,9 +10,17 @@
  * Every rate set is appended to $RLS_FAKE_OUT as "MS RATE", MS being
  * CLOCK_REALTIME in milliseconds (the test compares agents by it).
  *
+ * With RLS_FAKE_FED=1 the limiter is fed instead (batch mode: it offers
+ * the module's demand and deposit, rls_k_features()): clients asking
+ * $RLS_FAKE_DEMAND tokens per second take the tokens deposited, and
+ * wait (a backlog of at most 50 ms of demand) while there are none. Each
+ * deposit and stats read appends "MS GRANTED" to $RLS_FAKE_OUT, GRANTED
+ * being the tokens the clients got in all.
+ *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +35,34 @@ static struct {
 	double wait_ns;
 	uint64_t waiters;
 	uint64_t t_ns;
+	/* fed */
+	double tokens;
+	double asked;
+	double backlog;
 } lim;
+
+static bool fed(void)
+{
+	const char *v = getenv("RLS_FAKE_FED");
+
+	return v && *v == '1';
+}
+
+/* Append "MS VALUE" to $RLS_FAKE_OUT. */
+static void out(double v)
+{
+	const char *path = getenv("RLS_FAKE_OUT");
+	struct timespec ts;
+	FILE *f;
+
+	f = path ? fopen(path, "ae") : NULL;
+	if (!f)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(f, "%lld %.3f\n",
+		(long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, v);
+	fclose(f);
+}
 
 uint64_t rl_now_ns(void)
 {
@@ -52,11 +87,31 @@ static double demand(void)
 	return d;
 }
 
+/* Fed: @want tokens asked (with the backlog) served from those there are. */
+static void serve(double want, double d)
+{
+	double got = want < lim.tokens ? want : lim.tokens;
+
+	lim.tokens -= got;
+	lim.granted += got;
+	lim.backlog = want - got < d * 0.05 ? want - got : d * 0.05;
+	lim.waiters = lim.backlog > 0.5;
+}
+
 /* Serve the time since the last call at the rate in force. */
 static void advance(void)
 {
 	uint64_t now = rl_now_ns();
 	double dt = (double)(now - lim.t_ns) / 1e9, d = demand();
+
+	if (fed()) {
+		lim.asked += d * dt;
+		if (lim.waiters)
+			lim.wait_ns += dt * 1e9;
+		serve(lim.backlog + d * dt, d);
+		lim.t_ns = now;
+		return;
+	}
 
 	lim.granted += (d < lim.rate ? d : lim.rate) * dt;
 	lim.waiters = d > lim.rate + 0.001;
@@ -97,24 +152,14 @@ int rl_get_config(int fd, struct rl_config *cfg)
 
 int rl_set_config(int fd, const struct rl_config *cfg)
 {
-	const char *path = getenv("RLS_FAKE_OUT");
-	struct timespec ts;
-	FILE *f;
-
 	(void)fd;
 	if (!cfg->period_ns)
 		return -EINVAL;
 	advance();
 	lim.cfg = *cfg;
 	lim.rate = (double)cfg->rate * 1e9 / (double)cfg->period_ns;
-	f = path ? fopen(path, "ae") : NULL;
-	if (f) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		fprintf(f, "%lld %.3f\n",
-			(long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
-			lim.rate);
-		fclose(f);
-	}
+	if (!fed())
+		out(lim.rate);
 	return 0;
 }
 
@@ -126,14 +171,56 @@ int rl_get_stats(int fd, struct rl_stats *st)
 	st->granted = (uint64_t)lim.granted;
 	st->waiters = lim.waiters;
 	st->wait_ns_total = (uint64_t)lim.wait_ns;
+	st->available = (uint64_t)lim.tokens;
+	if (fed())
+		out(lim.granted);
 	return 0;
 }
 
-/* Batch mode needs the module's deposit: never reached here. */
+/* Fed: what is left taken out (batch mode's exit). */
 int rl_try_acquire(int fd, uint64_t count, uint64_t *ready_ns)
 {
 	(void)fd;
-	(void)count;
 	(void)ready_ns;
-	return -EAGAIN;
+	advance();
+	if (!fed() || lim.tokens < (double)count)
+		return -EAGAIN;
+	lim.tokens -= (double)count;
+	return 0;
+}
+
+/* rlsyncd_kernel.c's calls in rlsyncd-fake. */
+unsigned int fake_k_features(void)
+{
+	return fed() ? 2U | 4U : 0;	/* RLS_K_DEMAND | RLS_K_DEPOSIT */
+}
+
+int fake_k_demand(uint64_t d[5])
+{
+	if (!fed())
+		return -ENOTTY;
+	advance();
+	d[0] = (uint64_t)lim.asked;
+	d[1] = 0;
+	d[2] = (uint64_t)lim.backlog;
+	d[3] = (uint64_t)lim.wait_ns;
+	d[4] = lim.t_ns;
+	return 0;
+}
+
+int fake_k_deposit(uint64_t count, uint64_t *excess)
+{
+	double room;
+
+	if (!fed())
+		return -ENOTTY;
+	advance();
+	room = (double)lim.cfg.burst - lim.tokens;
+	if (room < 0)
+		room = 0;
+	*excess = (double)count > room ? count - (uint64_t)room : 0;
+	lim.tokens += (double)(count - *excess);
+	serve(lim.backlog, demand());
+	out(lim.granted);
+	return 0;
 }

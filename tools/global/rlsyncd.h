@@ -209,9 +209,13 @@ int rls_redis_lease_recv(struct rls_redis *r, struct rls_lease *out,
 /* rl_leave for @host; errors ignored. */
 void rls_redis_leave(struct rls_redis *r, const char *res, const char *host);
 
-/* rl_take: up to @n tokens of the batch bucket; 0 or -errno (@err). */
+/*
+ * rl_take: up to @n tokens of the batch bucket into *@got, and in
+ * *@wait_ms when @n more would be there; 0 or -errno (@err).
+ */
 int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
-		   uint64_t *got, char *err, unsigned int errlen);
+		   uint64_t *got, double *wait_ms, char *err,
+		   unsigned int errlen);
 
 /* rl_give: @n unused tokens back; those taken back, or -EIO. */
 int64_t rls_redis_give(struct rls_redis *r, const char *res, uint64_t n);
@@ -255,18 +259,30 @@ int rls_k_demand(int fd, struct rls_demand *d);
 /* RL_IOC_DEPOSIT of @count; what did not fit in *@excess; -errno. */
 int rls_k_deposit(int fd, uint64_t count, uint64_t *excess);
 
+#ifdef RLS_FAKE
+/*
+ * rlsyncd-fake: the simulated limiter's (selftests/global/fake_kernel.c)
+ * demand (asked, refused, queued, busy_ns, now_ns) and deposit, when fed.
+ */
+unsigned int fake_k_features(void);
+int fake_k_demand(uint64_t d[5]);
+int fake_k_deposit(uint64_t count, uint64_t *excess);
+#endif
+
 /**
  * struct rls_batch - batch mode's figures
  * @batch:    tokens asked of Redis per round trip now
  * @taken:    tokens Redis granted, in all
  * @given:    tokens given back (excess, and what was left on exit)
  * @calls:    Redis round trips that took tokens
+ * @ready_ns: when Redis will hold the next batch (rl_take's wait)
  */
 struct rls_batch {
 	double batch;
 	uint64_t taken;
 	uint64_t given;
 	uint64_t calls;
+	uint64_t ready_ns;
 };
 
 /**

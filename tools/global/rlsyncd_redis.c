@@ -536,7 +536,7 @@ void rls_redis_leave(struct rls_redis *r, const char *res, const char *host)
 }
 
 int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
-		   uint64_t *got, char *err, unsigned int errlen)
+		   uint64_t *got, double *wait_ms, char *err, unsigned int errlen)
 {
 	char a[32];
 	const char *args[2] = { a, "0" };
@@ -555,6 +555,7 @@ int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
 		return ret;
 	}
 	*got = (uint64_t)num_of(rep->element[0]);
+	*wait_ms = num_of(rep->element[1]);
 	freeReplyObject(rep);
 	return 0;
 }
