@@ -60,6 +60,7 @@ static const char usage[] =
 "  -P, --password-file F the password, the first line of F (%d/NAME:\n"
 "                        NAME in $CREDENTIALS_DIRECTORY)\n"
 "  -D, --db N            the database to SELECT (default 0)\n"
+"  -C, --cluster yes|no  ADDR is a seed node of a Redis Cluster (default no)\n"
 "  -c, --config PATH     the [global NAME] sections of a ratelimit.d file\n"
 "                        or directory\n"
 "  -H, --host ID         this host's id in Redis (default: the hostname)\n"
@@ -83,6 +84,7 @@ static const struct option longopts[] = {
 	{ "username", required_argument, NULL, 'u' },
 	{ "password-file", required_argument, NULL, 'P' },
 	{ "db", required_argument, NULL, 'D' },
+	{ "cluster", required_argument, NULL, 'C' },
 	{ "config", required_argument, NULL, 'c' },
 	{ "host", required_argument, NULL, 'H' },
 	{ "algorithm", required_argument, NULL, 'a' },
@@ -105,6 +107,7 @@ static const char *const optkeys[128] = {
 	['a'] = "algorithm", ['l'] = "lease", ['R'] = "refresh", ['T'] = "hold",
 	['s'] = "safe", ['w'] = "weight", ['m'] = "mode", ['r'] = "redis",
 	['u'] = "username", ['P'] = "password-file", ['D'] = "db",
+	['C'] = "cluster",
 };
 
 /* Options; returns -1 to go on, else the exit status. */
@@ -112,7 +115,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "r:u:P:D:c:H:a:l:R:T:s:w:m:L:S:nvh", longopts,
+	while ((c = getopt_long(argc, argv, "r:u:P:D:C:c:H:a:l:R:T:s:w:m:L:S:nvh", longopts,
 				NULL)) != -1) {
 		if (c > 0 && c < 128 && optkeys[c]) {
 			if (rls_spec_set(&o->common, optkeys[c], optarg))
@@ -225,6 +228,11 @@ static int check_redis(const struct opts *o, struct rls_link *links,
 	for (i = 0; i < n; i++) {
 		struct rls_link *l = &links[i];
 
+		if (l->spec.conn.cluster) {	/* every primary's library */
+			ret = rls_cluster_library(&l->spec, o->lua, o->check);
+			if (ret)
+				return ret;
+		}
 		l->redis = rls_redis_connect(&l->spec,
 					     RLS_START_TIMEOUT_MS, true);
 		if (!l->redis)

@@ -36,6 +36,8 @@
  * @user:  the ACL user to AUTH as ("": AUTH with the password alone)
  * @pass:  the password, read from password-file ("": no AUTH)
  * @db:    the database to SELECT (0: none sent)
+ * @cluster: a node of a Redis Cluster (cluster = yes): with a spec, the
+ *         seed the slot map is read from
  */
 struct rls_conn {
 	char host[RLS_ADDR_MAX];
@@ -43,6 +45,7 @@ struct rls_conn {
 	char user[RLS_ID_MAX];
 	char pass[RLS_PASS_MAX];
 	unsigned int db;
+	bool cluster;
 };
 
 enum rls_safe {
@@ -138,6 +141,51 @@ struct rls_redis;
 struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 				    double timeout_ms, bool say);
 /*
+ * Connect to the node @c (@addr for messages), shared as above; for
+ * rls_redis_connect() and Redis Cluster's nodes.
+ */
+struct rls_redis *rls_redis_connect_conn(const struct rls_conn *c,
+					 const char *addr, double timeout_ms,
+					 bool say);
+
+/*
+ * CLUSTER SLOTS on @r: @add called for each range of slots LO..HI with
+ * its primary; 0 or -EIO after a message.
+ */
+int rls_redis_cluster_slots(struct rls_redis *r,
+			    void (*add)(void *arg, unsigned int lo,
+					unsigned int hi, const char *host,
+					unsigned int port),
+			    void *arg);
+
+/*
+ * Redis Cluster (rlsyncd_cluster.c): the slot map read from a seed node,
+ * the resources routed to the primary owning their slot (the CRC16 of
+ * the hash tag {RESOURCE}, as Redis computes it).
+ */
+unsigned int rls_cluster_slot(const char *key);
+/* The connection to the primary owning @s's resource, shared. */
+struct rls_redis *rls_cluster_connect(const struct rls_spec *s,
+				      double timeout_ms, bool say);
+/* A MOVED or ASK was seen: read the slot maps again before routing. */
+void rls_cluster_stale(void);
+/* " HOST:PORT" of a MOVED or ASK into @node's host and port, and @addr. */
+int rls_cluster_parse_node(const char *v, struct rls_conn *node, char *addr,
+			   size_t len);
+/*
+ * Whether @r is still the primary owning @s's resource (the slot map read
+ * again if a redirection was seen): false when the link must reconnect.
+ */
+bool rls_cluster_owns(struct rls_redis *r, const struct rls_spec *s);
+/*
+ * The function library checked (and loaded, unless @check) on every
+ * primary of @s's cluster; 0 or -errno after a message.
+ */
+int rls_cluster_library(const struct rls_spec *s, const char *lua, bool check);
+/* The library's path, for the nodes a redirection reaches. */
+extern const char *rls_cluster_lua;
+
+/*
  * The last error of @r, one line without "redis ADDR: "; with @r NULL,
  * that of the last rls_redis_connect() that failed.
  */
@@ -155,6 +203,9 @@ double rls_rpc_ms(const struct rls_spec *s);
 
 /* Whether the connection broke (then free it and connect again). */
 bool rls_redis_broken(const struct rls_redis *r);
+
+/* The node @r is connected to (NULL for NULL). */
+const struct rls_conn *rls_redis_conn(const struct rls_redis *r);
 
 /* Load the function library from @lua if Redis lacks it; 0 or -errno. */
 int rls_redis_library(struct rls_redis *r, const char *lua);
@@ -203,8 +254,9 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
  */
 int rls_redis_lease_send(struct rls_redis *r, const char *res,
 			 const char *host, const double in[4]);
-int rls_redis_lease_recv(struct rls_redis *r, struct rls_lease *out,
-			 char *err, unsigned int errlen);
+int rls_redis_lease_recv(struct rls_redis *r, const char *res,
+			 const char *host, const double in[4],
+			 struct rls_lease *out, char *err, unsigned int errlen);
 
 /* rl_leave for @host; errors ignored. */
 void rls_redis_leave(struct rls_redis *r, const char *res, const char *host);
@@ -265,8 +317,8 @@ int rls_k_deposit(int fd, uint64_t count, uint64_t *excess);
  * demand (asked, refused, queued, busy_ns, now_ns) and deposit, when fed.
  */
 unsigned int fake_k_features(void);
-int fake_k_demand(uint64_t d[5]);
-int fake_k_deposit(uint64_t count, uint64_t *excess);
+int fake_k_demand(int fd, uint64_t d[5]);
+int fake_k_deposit(int fd, uint64_t count, uint64_t *excess);
 #endif
 
 /**

@@ -375,9 +375,26 @@ static int set_number(struct rls_spec *s, const char *key, const char *v)
 	return -ENOENT;
 }
 
+/* Redis Cluster (helper batch): cluster = yes|no. */
+static int set_cluster(struct rls_spec *s, const char *key, const char *v)
+{
+	if (strcmp(key, "cluster"))
+		return -ENOENT;
+	if (!strcmp(v, "yes"))
+		s->conn.cluster = true;
+	else if (!strcmp(v, "no"))
+		s->conn.cluster = false;
+	else
+		return spec_err(s, "bad cluster '%s': yes or no", v);
+	return 0;
+}
+
 int rls_spec_set(struct rls_spec *s, const char *key, const char *v)
 {
 	int ret = set_conn(s, key, v);
+
+	if (ret == -ENOENT)
+		ret = set_cluster(s, key, v);
 
 	if (ret != -ENOENT)
 		return ret ? -EINVAL : 0;
@@ -395,6 +412,9 @@ int rls_spec_check(const struct rls_spec *s)
 {
 	if (s->conn.user[0] && !s->conn.pass[0])
 		return spec_err(s, "username %s without password-file", s->conn.user);
+	if (s->conn.cluster && s->conn.db)
+		return spec_err(s, "cluster = yes with db %u: a Redis Cluster has only database 0",
+				s->conn.db);
 	if (s->lease_ms < 100)
 		return spec_err(s, "a lease shorter than 100ms");
 	if (s->refresh_ms < 10 || s->refresh_ms > s->lease_ms / 2)

@@ -110,9 +110,8 @@ int rls_k_demand(int fd, struct rls_demand *d)
 	return 0;
 #elif defined(RLS_FAKE)
 	uint64_t k[5];
-	int ret = fake_k_demand(k);
+	int ret = fake_k_demand(fd, k);
 
-	(void)fd;
 	if (ret)
 		return ret;
 	d->asked = k[0];
@@ -133,8 +132,7 @@ int rls_k_deposit(int fd, uint64_t count, uint64_t *excess)
 #ifdef RLS_HAVE_KERNEL
 	return rl_deposit(fd, count, excess);
 #elif defined(RLS_FAKE)
-	(void)fd;
-	return fake_k_deposit(count, excess);
+	return fake_k_deposit(fd, count, excess);
 #else
 	(void)fd;
 	(void)count;

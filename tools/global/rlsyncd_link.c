@@ -279,7 +279,7 @@ void rls_link_down(struct rls_link *l, const char *why)
 bool rls_link_reconnect(struct rls_link *l, const char *lua, char *err,
 			unsigned int errlen)
 {
-	if (!rls_redis_broken(l->redis))
+	if (!rls_redis_broken(l->redis) && rls_cluster_owns(l->redis, &l->spec))
 		return true;
 	rls_redis_free(l->redis);
 	l->redis = rls_redis_connect(&l->spec, rls_rpc_ms(&l->spec), false);
@@ -323,10 +323,9 @@ static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 }
 
 /* Queue @l's renewal: its demand, its rate, its weight and floor. */
-static int lease_send(struct rls_link *l, uint64_t now, const char *host)
+static int lease_send(struct rls_link *l, uint64_t now, const char *host,
+		      double in[4])
 {
-	double in[4];
-
 	l->wants = rls_link_demand(l, now, NULL);
 	in[0] = l->wants;
 	in[1] = fmax(l->running, 0);
@@ -361,6 +360,7 @@ static void lease_done(struct rls_link *l, int ret, const struct rls_lease *ls,
 /* A reply read, kept until all of the round trip's are. */
 struct reply {
 	struct rls_link *l;
+	double in[4];
 	int ret;
 	struct rls_lease ls;
 	char err[256];
@@ -383,7 +383,7 @@ static void renew(struct rls_redis *r, struct rls_link *links, unsigned int n,
 			continue;
 		links[i].due = false;
 		rep[m].l = &links[i];
-		rep[m].ret = lease_send(&links[i], now, host);
+		rep[m].ret = lease_send(&links[i], now, host, rep[m].in);
 		if (rep[m].ret)
 			snprintf(rep[m].err, sizeof(rep[m].err), "%s",
 				 rls_redis_error(r));
@@ -391,7 +391,9 @@ static void renew(struct rls_redis *r, struct rls_link *links, unsigned int n,
 	}
 	for (i = 0; i < m; i++) {
 		if (!rep[i].ret)
-			rep[i].ret = rls_redis_lease_recv(r, &rep[i].ls, rep[i].err,
+			rep[i].ret = rls_redis_lease_recv(r, rep[i].l->spec.resource,
+							  host, rep[i].in, &rep[i].ls,
+							  rep[i].err,
 							  sizeof(rep[i].err));
 	}
 	for (i = 0; i < m; i++)
@@ -406,14 +408,16 @@ static void renew_one(struct rls_link *l, uint64_t now, const char *host,
 	uint64_t sent = rl_now_ns();
 	struct rls_lease ls;
 	char err[256];
+	double in[4];
 	int ret;
 
 	l->due = false;
-	ret = lease_send(l, now, host);
+	ret = lease_send(l, now, host, in);
 	if (ret)
 		snprintf(err, sizeof(err), "%s", rls_redis_error(l->redis));
 	else
-		ret = rls_redis_lease_recv(l->redis, &ls, err, sizeof(err));
+		ret = rls_redis_lease_recv(l->redis, l->spec.resource, host, in,
+					   &ls, err, sizeof(err));
 	lease_done(l, ret, &ls, err, now, sent, host, lua);
 }
 
@@ -462,8 +466,10 @@ uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 		struct rls_link *l = &links[i];
 		uint64_t soon = now + (uint64_t)(l->spec.refresh_ms / 2 * NS_PER_MS);
 
+		/* (a link whose slot moved goes on its own: reconnects) */
 		if (l->due || l->spec.batch || l->fd < 0 || l->next_ns > soon ||
-		    rls_redis_broken(l->redis))
+		    rls_redis_broken(l->redis) ||
+		    !rls_cluster_owns(l->redis, &l->spec))
 			continue;
 		for (j = 0; j < nc && conns[j] != l->redis; j++)
 			;

@@ -202,10 +202,10 @@ static struct rls_redis *shared(const struct rls_conn *c)
 	return NULL;
 }
 
-struct rls_redis *rls_redis_connect(const struct rls_spec *s,
-				    double timeout_ms, bool say)
+struct rls_redis *rls_redis_connect_conn(const struct rls_conn *c,
+					 const char *addr, double timeout_ms,
+					 bool say)
 {
-	const struct rls_conn *c = &s->conn;
 	struct timeval tv = tv_of(timeout_ms);
 	struct rls_redis *r = shared(c);
 
@@ -214,7 +214,7 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	snprintf(r->addr, sizeof(r->addr), "%s", s->redis);
+	snprintf(r->addr, sizeof(r->addr), "%s", addr);
 	snprintf(r->user, sizeof(r->user), "%s", c->user);
 	r->say = say;
 	r->conn = *c;
@@ -234,6 +234,14 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 	snprintf(connect_err, sizeof(connect_err), "%s", r->err);
 	rls_redis_free(r);
 	return NULL;
+}
+
+struct rls_redis *rls_redis_connect(const struct rls_spec *s,
+				    double timeout_ms, bool say)
+{
+	if (s->conn.cluster)
+		return rls_cluster_connect(s, timeout_ms, say);
+	return rls_redis_connect_conn(&s->conn, s->redis, timeout_ms, say);
 }
 
 void rls_redis_timeout(struct rls_redis *r, double timeout_ms)
@@ -259,40 +267,101 @@ void rls_redis_free(struct rls_redis *r)
 	free(r);
 }
 
+const struct rls_conn *rls_redis_conn(const struct rls_redis *r)
+{
+	return r ? &r->conn : NULL;
+}
+
 bool rls_redis_broken(const struct rls_redis *r)
 {
 	return !r || !r->c || r->c->err;
 }
 
-/* Queue FCALL @fn on resource @res with @argc string arguments. */
-static int fcall_send(struct rls_redis *r, const char *fn, const char *res,
-		      int argc, const char *const *args)
-{
+/* The arguments of an FCALL. */
+struct fcall_args {
 	char keys[4][RL_NAME_MAX + 16];
 	const char *argv[24];
-	int i, n = 0;
+	int n;
+};
 
-	snprintf(keys[0], sizeof(keys[0]), "rl:{%s}:cfg", res);
-	snprintf(keys[1], sizeof(keys[1]), "rl:{%s}:epoch", res);
-	snprintf(keys[2], sizeof(keys[2]), "rl:{%s}:members", res);
-	snprintf(keys[3], sizeof(keys[3]), "rl:{%s}:bucket", res);
-	argv[n++] = "FCALL";
-	argv[n++] = fn;
-	argv[n++] = "4";
+/* FCALL @fn on resource @res with @argc string arguments, into @a. */
+static void fcall_build(struct fcall_args *a, const char *fn, const char *res,
+			int argc, const char *const *args)
+{
+	int i;
+
+	snprintf(a->keys[0], sizeof(a->keys[0]), "rl:{%s}:cfg", res);
+	snprintf(a->keys[1], sizeof(a->keys[1]), "rl:{%s}:epoch", res);
+	snprintf(a->keys[2], sizeof(a->keys[2]), "rl:{%s}:members", res);
+	snprintf(a->keys[3], sizeof(a->keys[3]), "rl:{%s}:bucket", res);
+	a->n = 0;
+	a->argv[a->n++] = "FCALL";
+	a->argv[a->n++] = fn;
+	a->argv[a->n++] = "4";
 	for (i = 0; i < 4; i++)
-		argv[n++] = keys[i];
-	for (i = 0; i < argc && n < 24; i++)
-		argv[n++] = args[i];
-	return rls_send(r, n, argv, NULL);
+		a->argv[a->n++] = a->keys[i];
+	for (i = 0; i < argc && a->n < 24; i++)
+		a->argv[a->n++] = args[i];
+}
+
+static bool is_err(redisReply *rep, const char *code)
+{
+	return rep && rep->type == REDIS_REPLY_ERROR && rep->str &&
+	       !strncmp(rep->str, code, strlen(code));
+}
+
+/*
+ * Redis Cluster: @rep (freed) is "MOVED SLOT HOST:PORT" or "ASK SLOT
+ * HOST:PORT": the slot map is read again before the next routing, and the
+ * FCALL @a is sent once to the node named (after ASKING for ASK). The
+ * reply there, or @rep itself if not a redirection.
+ */
+static redisReply *redirect(struct rls_redis *r, redisReply *rep,
+			    struct fcall_args *a)
+{
+	const char *argv[1] = { "ASKING" };
+	bool ask = is_err(rep, "ASK ");
+	struct rls_conn node = r->conn;
+	struct rls_redis *to;
+	char addr[RLS_ADDR_MAX];
+	redisReply *again;
+
+	if (!r->conn.cluster || (!ask && !is_err(rep, "MOVED ")))
+		return rep;
+	rls_cluster_stale();
+	if (rls_cluster_parse_node(strrchr(rep->str, ' '), &node, addr,
+				   sizeof(addr)))
+		return rep;
+	to = rls_redis_connect_conn(&node, addr, RLS_START_TIMEOUT_MS, false);
+	if (!to)
+		return rep;
+	if (to->lib || !rls_cluster_lua ||
+	    !rls_redis_library(to, rls_cluster_lua)) {
+		if ((!ask || !rls_send(to, 1, argv, NULL)) &&
+		    !rls_send(to, a->n, a->argv, NULL)) {
+			if (ask)
+				freeReplyObject(rls_recv(to));
+			again = rls_recv(to);
+			if (again) {
+				freeReplyObject(rep);
+				rep = again;
+			}
+		}
+	}
+	rls_redis_free(to);
+	return rep;
 }
 
 /* FCALL @fn on resource @res, its reply (NULL with r->err set). */
 static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
 			 int argc, const char *const *args)
 {
-	if (fcall_send(r, fn, res, argc, args))
+	struct fcall_args a;
+
+	fcall_build(&a, fn, res, argc, args);
+	if (rls_send(r, a.n, a.argv, NULL))
 		return NULL;
-	return rls_recv(r);
+	return redirect(r, rls_recv(r), &a);
 }
 
 /*
@@ -312,12 +381,6 @@ static const char *reply_err(const struct rls_redis *r, redisReply *rep,
 		return meaning(r, "FCALL", e, buf, len);
 	snprintf(buf, len, "%s", e);
 	return buf;
-}
-
-static bool is_err(redisReply *rep, const char *code)
-{
-	return rep && rep->type == REDIS_REPLY_ERROR && rep->str &&
-	       !strncmp(rep->str, code, strlen(code));
 }
 
 /*
@@ -416,6 +479,40 @@ static void fmt(char *buf, size_t len, double v)
 	snprintf(buf, len, "%.6f", v);
 }
 
+int rls_redis_cluster_slots(struct rls_redis *r,
+			    void (*add)(void *arg, unsigned int lo,
+					unsigned int hi, const char *host,
+					unsigned int port),
+			    void *arg)
+{
+	const char *argv[2] = { "CLUSTER", "SLOTS" };
+	redisReply *rep = call(r, 2, argv, NULL), *e, *node;
+	size_t i;
+
+	if (!rep || rep->type != REDIS_REPLY_ARRAY) {
+		if (rep && rep->type == REDIS_REPLY_ERROR)
+			explain(r, "CLUSTER SLOTS", rep);
+		else
+			fail(r, "CLUSTER SLOTS: %s", rep ? "not an array" : r->err);
+		freeReplyObject(rep);
+		return -EIO;
+	}
+	for (i = 0; i < rep->elements; i++) {
+		e = rep->element[i];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements < 3)
+			continue;
+		node = e->element[2];
+		if (node->type != REDIS_REPLY_ARRAY || node->elements < 2 ||
+		    node->element[0]->type != REDIS_REPLY_STRING)
+			continue;
+		add(arg, (unsigned int)e->element[0]->integer,
+		    (unsigned int)e->element[1]->integer, node->element[0]->str,
+		    (unsigned int)node->element[1]->integer);
+	}
+	freeReplyObject(rep);
+	return 0;
+}
+
 int rls_redis_config(struct rls_redis *r, const struct rls_spec *s,
 		     const char *host)
 {
@@ -471,23 +568,41 @@ static double num_of(const redisReply *e)
 	return e->str ? strtod(e->str, NULL) : 0;
 }
 
-int rls_redis_lease_send(struct rls_redis *r, const char *res,
-			 const char *host, const double in[4])
+/* The arguments of rl_lease, into @a. */
+static void lease_args(struct fcall_args *a, const char *res, const char *host,
+		       const double in[4], char num[4][32])
 {
-	char a[4][32];
-	const char *args[5] = { host, a[0], a[1], a[2], a[3] };
+	const char *args[5] = { host, num[0], num[1], num[2], num[3] };
 	int i;
 
 	for (i = 0; i < 4; i++)
-		fmt(a[i], sizeof(a[i]), in[i]);
-	return fcall_send(r, "rl_lease", res, 5, args);
+		fmt(num[i], sizeof(num[i]), in[i]);
+	fcall_build(a, "rl_lease", res, 5, args);
 }
 
-int rls_redis_lease_recv(struct rls_redis *r, struct rls_lease *out,
-			 char *err, unsigned int errlen)
+int rls_redis_lease_send(struct rls_redis *r, const char *res,
+			 const char *host, const double in[4])
+{
+	struct fcall_args a;
+	char num[4][32];
+
+	lease_args(&a, res, host, in, num);
+	return rls_send(r, a.n, a.argv, NULL);
+}
+
+int rls_redis_lease_recv(struct rls_redis *r, const char *res,
+			 const char *host, const double in[4],
+			 struct rls_lease *out, char *err, unsigned int errlen)
 {
 	redisReply *rep = rls_recv(r);
+	struct fcall_args a;
+	char num[4][32];
 	int ret = 0;
+
+	if (is_err(rep, "MOVED ") || is_err(rep, "ASK ")) {
+		lease_args(&a, res, host, in, num);
+		rep = redirect(r, rep, &a);
+	}
 
 	if (is_err(rep, "RLNOCONF"))
 		ret = -ENOENT;
@@ -524,7 +639,7 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 		snprintf(err, errlen, "%s", r->err);
 		return -EIO;
 	}
-	return rls_redis_lease_recv(r, out, err, errlen);
+	return rls_redis_lease_recv(r, res, host, in, out, err, errlen);
 }
 
 void rls_redis_leave(struct rls_redis *r, const char *res, const char *host)
