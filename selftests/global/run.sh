@@ -9,8 +9,8 @@
 # Starts redis-server on a unix socket in a temporary directory (no TCP
 # port, no persistence), loads the library, runs BUILD_DIR/global/lease_test
 # and selftests/global/rlsyncd.sh, stops the server, then runs
-# selftests/global/auth.sh, agents.sh, batch.sh and cluster.sh. The last
-# line is "N passed, N failed".
+# selftests/global/auth.sh, agents.sh, pipeline.sh, batch.sh and
+# cluster.sh. The last line is "N passed, N failed".
 set -eu
 
 b=${1:-build}
@@ -54,6 +54,8 @@ RLSYNCD="$b/global/rlsyncd" RLSYNCD_FAKE="$b/global/rlsyncd-fake" \
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/auth.sh |
 	tee -a "$dir/out2"
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/agents.sh |
+	tee -a "$dir/out2"
+RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/pipeline.sh |
 	tee -a "$dir/out2"
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/batch.sh |
 	tee -a "$dir/out2"
