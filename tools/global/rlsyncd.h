@@ -6,6 +6,7 @@
  *   rlsyncd.c        command line, start-up checks, the main loop
  *   rlsyncd_conf.c   the [global NAME] sections of ratelimit.d(5) files
  *   rlsyncd_redis.c  the calls into tools/global/ratelimit.lua
+ *   rlsyncd_cluster.c Redis Cluster: the slot map, routing per primary
  *   rlsyncd_link.c   one link in lease mode: demand, lease, the limiter
  *   rlsyncd_batch.c  one link in batch mode: batches fed to the limiter
  *   rlsyncd_state.c  the state file of a link (/run/rlsyncd/NAME)

@@ -37,6 +37,7 @@ struct rls_redis {
 	struct rls_conn conn;
 	unsigned int refs;
 	bool lib;
+	double timeout_ms;
 	struct rls_redis *next;
 };
 
@@ -219,6 +220,7 @@ struct rls_redis *rls_redis_connect_conn(const struct rls_conn *c,
 	r->say = say;
 	r->conn = *c;
 	r->refs = 1;
+	r->timeout_ms = timeout_ms;
 	if (c->port)
 		r->c = redisConnectWithTimeout(c->host, (int)c->port, tv);
 	else
@@ -246,8 +248,10 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 
 void rls_redis_timeout(struct rls_redis *r, double timeout_ms)
 {
-	if (r && r->c)
+	if (r && r->c) {
 		redisSetTimeout(r->c, tv_of(timeout_ms));
+		r->timeout_ms = timeout_ms;
+	}
 }
 
 void rls_redis_free(struct rls_redis *r)
@@ -332,7 +336,7 @@ static redisReply *redirect(struct rls_redis *r, redisReply *rep,
 	if (rls_cluster_parse_node(strrchr(rep->str, ' '), &node, addr,
 				   sizeof(addr)))
 		return rep;
-	to = rls_redis_connect_conn(&node, addr, RLS_START_TIMEOUT_MS, false);
+	to = rls_redis_connect_conn(&node, addr, r->timeout_ms, false);
 	if (!to)
 		return rep;
 	if (to->lib || !rls_cluster_lua ||
