@@ -288,11 +288,16 @@ struct fcall_args {
 	int n;
 };
 
-/* FCALL @fn on resource @res with @argc string arguments, into @a. */
+/*
+ * FCALL @fn on resource @res with @argc string arguments, into @a; rl_lease
+ * with the three keys it uses (not the bucket of batch mode, which does
+ * not exist in lease mode: with it, a node importing the resource's slot
+ * would answer TRYAGAIN instead of serving the call after ASKING).
+ */
 static void fcall_build(struct fcall_args *a, const char *fn, const char *res,
 			int argc, const char *const *args)
 {
-	int i;
+	int i, nkeys = strcmp(fn, "rl_lease") ? 4 : 3;
 
 	snprintf(a->keys[0], sizeof(a->keys[0]), "rl:{%s}:cfg", res);
 	snprintf(a->keys[1], sizeof(a->keys[1]), "rl:{%s}:epoch", res);
@@ -301,8 +306,8 @@ static void fcall_build(struct fcall_args *a, const char *fn, const char *res,
 	a->n = 0;
 	a->argv[a->n++] = "FCALL";
 	a->argv[a->n++] = fn;
-	a->argv[a->n++] = "4";
-	for (i = 0; i < 4; i++)
+	a->argv[a->n++] = nkeys == 3 ? "3" : "4";
+	for (i = 0; i < nkeys; i++)
 		a->argv[a->n++] = a->keys[i];
 	for (i = 0; i < argc && a->n < 24; i++)
 		a->argv[a->n++] = args[i];
