@@ -420,7 +420,7 @@ int rls_link_open(struct rls_link *l);
 /*
  * The refreshes due of @links (@n), for @host; reconnects with @lua. The
  * lease renewals of the links on one connection go in one pipelined
- * round trip, with those of its links due within half their refresh
+ * round trip, with those of its links due within 0.6 of their refresh
  * interval. Returns when the next one is due.
  */
 uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,

@@ -26,6 +26,8 @@
 #define BUSY_PART	0.05
 /* A demand within this part of the last one is reported as the last. */
 #define DEADBAND	0.10
+/* Links due within this part of a refresh join a round trip. */
+#define JOIN		0.6
 
 bool rls_verbose;
 
@@ -461,10 +463,14 @@ uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 		if (links[i].due && !due_on(links, i, links[i].redis))
 			conns[nc++] = links[i].redis;
 	}
-	/* their connections' other links, if due within half a refresh */
+	/*
+	 * their connections' other links, if due within 0.6 of a refresh:
+	 * those renewed together stay together, through the jitter (+-10 %)
+	 * and a renewal soon after a decrease (half a refresh)
+	 */
 	for (i = 0; nc && i < n; i++) {
 		struct rls_link *l = &links[i];
-		uint64_t soon = now + (uint64_t)(l->spec.refresh_ms / 2 * NS_PER_MS);
+		uint64_t soon = now + (uint64_t)(l->spec.refresh_ms * JOIN * NS_PER_MS);
 
 		/* (a link whose slot moved goes on its own: reconnects) */
 		if (l->due || l->spec.batch || l->fd < 0 || l->next_ns > soon ||
