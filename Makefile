@@ -41,7 +41,7 @@
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
 #   make check-global-redis   global limits without the module, against
-#                   private redis-servers (selftests/global/, about 20 s; not
+#                   private redis-servers (selftests/global/, about 75 s; not
 #                   in check): the Redis library, rlsyncd's errors, three
 #                   agents on simulated limiters. make global: rlsyncd (needs
 #                   libhiredis-dev); install-global: it, its Lua library,
