@@ -224,6 +224,7 @@ struct rls_redis *rls_cluster_connect(const struct rls_spec *s,
 {
 	struct cmap *m = map_of(s, timeout_ms, say);
 	char addr[RLS_ADDR_MAX];
+	struct rls_redis *r;
 	struct rls_conn c;
 	unsigned int o;
 
@@ -238,7 +239,10 @@ struct rls_redis *rls_cluster_connect(const struct rls_spec *s,
 		return NULL;
 	}
 	node_conn(m, o - 1, s, &c, addr, sizeof(addr));
-	return rls_redis_connect_conn(&c, addr, timeout_ms, say);
+	r = rls_redis_connect_conn(&c, addr, timeout_ms, say);
+	if (!r)	/* a primary down: maybe failed over, read the map again */
+		m->stale = true;
+	return r;
 }
 
 bool rls_cluster_owns(struct rls_redis *r, const struct rls_spec *s)
