@@ -151,6 +151,7 @@ check "redirections" "${m1:-0} == ${m2:-0}" \
 # one slot left half migrated for a second: its keys on the new node,
 # the old one answering ASK, which the agents follow with ASKING
 slot=$(cli "$p1" CLUSTER KEYSLOT 'rl:{r1}:cfg')
+src=$p1
 for p in $p1 $p2 $p3; do
 	[ "$(cli "$p" CLUSTER COUNTKEYSINSLOT "$slot")" -gt 0 ] && src=$p
 done
