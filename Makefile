@@ -43,13 +43,16 @@
 #   make deps       install the Debian packages all of this needs (KVER= too;
 #                   deps-matrix, deps-all: all of the guest kernels)
 #   make check-global-redis   global limits without the module, against
-#                   private redis-servers (selftests/global/, about 60 s;
-#                   make check runs it too): the Redis library, rlsyncd's
-#                   errors, AUTH/ACLs, TLS, three agents on simulated
-#                   limiters, a Sentinel failover. make global: rlsyncd
-#                   (needs libhiredis-dev, libssl-dev, libsystemd-dev);
-#                   install-global: it, its Lua library, man page and
-#                   systemd unit (rlsyncd.service)
+#                   private redis-servers (selftests/global/, about 2.5
+#                   min; make check runs it too): the Redis library,
+#                   rlsyncd's errors, AUTH/ACLs, TLS, three agents on
+#                   simulated limiters, a Sentinel failover, pipelining,
+#                   batch mode, a Redis Cluster resharded under load.
+#                   make global: rlsyncd (needs libhiredis-dev, libssl-dev,
+#                   libsystemd-dev); install-global: it, its Lua library,
+#                   man page and systemd unit (rlsyncd.service);
+#                   bench-global: its Redis round trips and CPU for 1 to
+#                   1000 resources per host
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -638,6 +641,14 @@ check-global-redis:
 	@$(MAKE) --no-print-directory global $(B)/global/rlsyncd-fake \
 		$(B)/global/lease_test WERROR=1
 	@selftests/global/run.sh $(B)
+
+# Lease renewals of 1..1000 resources per agent: round trips and CPU
+# (selftests/global/bench.sh, Documentation/global.md); not in check.
+.PHONY: bench-global
+bench-global:
+	@scripts/deps.sh global
+	@$(MAKE) --no-print-directory $(B)/global/rlsyncd-fake WERROR=1
+	@selftests/global/bench.sh $(B)/global/rlsyncd-fake
 
 check-host:
 	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/run.sh

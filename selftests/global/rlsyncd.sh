@@ -61,6 +61,12 @@ STATUS=2 expect "bad redis address" \
 	"bad redis 'localhost:99999': the port must be a number 1..65535" \
 	--redis "localhost:99999" api=5000/s
 STATUS=2 expect "global rate of 0" "rate of 0" --redis "unix:$sock" api=0
+STATUS=2 expect "bad cluster" "bad cluster 'maybe': yes or no" --cluster maybe api=1/s
+STATUS=2 expect "cluster with a db" "cluster = yes with db 2: a Redis Cluster has only database 0" \
+	--cluster yes --db 2 api=1/s
+expect "cluster = yes on a plain server" \
+	"redis unix:$sock: CLUSTER SLOTS: ERR This instance has cluster support disabled" \
+	--redis "unix:$sock" --cluster yes api=5000/s
 STATUS=2 expect "bad rate" "bad rate" --redis "unix:$sock" api=5000/s:x
 STATUS=2 expect "unknown option" "^rlsyncd: " --bogus api=1/s
 STATUS=2 expect "missing operand" "nothing to link" --redis "unix:$sock"

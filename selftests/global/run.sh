@@ -10,9 +10,9 @@
 # Starts redis-server on a unix socket in a temporary directory (no TCP
 # port, no persistence), loads the library, runs BUILD_DIR/global/lease_test
 # and selftests/global/rlsyncd.sh, stops the server, then runs
-# selftests/global/auth.sh, tls.sh, agents.sh and sentinel.sh (a Sentinel
-# failover under three agents). The last line is
-# "N passed, N failed".
+# selftests/global/auth.sh, tls.sh, agents.sh, sentinel.sh (a Sentinel
+# failover under three agents), pipeline.sh, batch.sh and cluster.sh.
+# The last line is "N passed, N failed".
 set -eu
 
 b=${1:-build}
@@ -60,6 +60,12 @@ RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/tls.sh |
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/agents.sh |
 	tee -a "$dir/out2"
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/sentinel.sh |
+	tee -a "$dir/out2"
+RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/pipeline.sh |
+	tee -a "$dir/out2"
+RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/batch.sh |
+	tee -a "$dir/out2"
+RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/cluster.sh |
 	tee -a "$dir/out2"
 p=$((${p:-0} + $(grep -c '^ok' "$dir/out2" || :)))
 f=$((${f:-0} + $(grep -c '^not ok' "$dir/out2" || :)))

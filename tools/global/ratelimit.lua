@@ -15,6 +15,10 @@
 --   KEYS[2] rl:{RES}:epoch   string: id of the state; missing = state lost
 --   KEYS[3] rl:{RES}:members hash: HOST -> its lease (see pack())
 --   KEYS[4] rl:{RES}:bucket  hash: the token bucket of batch mode
+-- rl_lease, rl_leave and rl_info use only the first three, and rlsyncd
+-- passes three to rl_lease: in a Redis Cluster migrating the slot, the
+-- importing node serves a call after ASKING only if all its keys are
+-- there, and the bucket does not exist in lease mode.
 -- Rates are tokens per second, returned as decimal strings; times are
 -- milliseconds of Redis's clock (TIME), durations relative ones. Errors
 -- are "RLxxx text" replies so that callers can tell them apart.

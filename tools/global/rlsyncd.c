@@ -80,6 +80,7 @@ static const char usage[] =
 "      --sentinel-password-file F  the sentinels' password\n"
 "      --wait-replicas N WAIT for N replicas after each grant (default 0)\n"
 "      --wait-timeout TIME  WAIT's timeout (default 50ms)\n"
+"  -C, --cluster yes|no  ADDR is a seed node of a Redis Cluster (default no)\n"
 "  -c, --config PATH     the [global NAME] sections of a ratelimit.d file\n"
 "                        or directory\n"
 "  -H, --host ID         this host's id in Redis (default: the hostname)\n"
@@ -113,6 +114,7 @@ static const struct option longopts[] = {
 	{ "sentinel-password-file", required_argument, NULL, OPT_HA + 2 },
 	{ "wait-replicas", required_argument, NULL, OPT_HA + 3 },
 	{ "wait-timeout", required_argument, NULL, OPT_HA + 4 },
+	{ "cluster", required_argument, NULL, 'C' },
 	{ "config", required_argument, NULL, 'c' },
 	{ "host", required_argument, NULL, 'H' },
 	{ "algorithm", required_argument, NULL, 'a' },
@@ -135,6 +137,7 @@ static const char *const optkeys[128] = {
 	['a'] = "algorithm", ['l'] = "lease", ['R'] = "refresh", ['T'] = "hold",
 	['s'] = "safe", ['w'] = "weight", ['m'] = "mode", ['r'] = "redis",
 	['u'] = "username", ['P'] = "password-file", ['D'] = "db",
+	['C'] = "cluster",
 };
 
 static const char *const hakeys[] = {
@@ -147,7 +150,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "r:u:P:D:c:H:a:l:R:T:s:w:m:L:S:nvh", longopts,
+	while ((c = getopt_long(argc, argv, "r:u:P:D:C:c:H:a:l:R:T:s:w:m:L:S:nvh", longopts,
 				NULL)) != -1) {
 		if ((c > 0 && c < 128 && optkeys[c]) ||
 		    (c >= OPT_TLS && c < OPT_TLS_END)) {
@@ -267,6 +270,11 @@ static int check_redis(const struct opts *o, struct rls_link *links,
 	for (i = 0; i < n; i++) {
 		struct rls_link *l = &links[i];
 
+		if (l->spec.conn.cluster) {	/* every primary's library */
+			ret = rls_cluster_library(&l->spec, o->lua, o->check);
+			if (ret)
+				return ret;
+		}
 		l->redis = rls_redis_connect(&l->spec,
 					     RLS_START_TIMEOUT_MS, true);
 		if (!l->redis)
@@ -320,7 +328,7 @@ static void on_signal(int sig)
 		stop = 1;
 }
 
-/* Before each call to Redis, which may block: every link's lease. */
+/* Before the calls to Redis, which may block: every link's lease. */
 static void expire_all(struct rls_link *links, unsigned int n)
 {
 	uint64_t now = rl_now_ns();
@@ -362,8 +370,8 @@ static void run(const struct opts *o, struct rls_link **lp, unsigned int *np)
 {
 	struct rls_link *links = *lp;
 	unsigned int i, n = *np;
+	uint64_t now, wake, next;
 	struct timespec ts;
-	uint64_t now, wake;
 
 	while (!stop) {
 		if (hup) {
@@ -373,12 +381,10 @@ static void run(const struct opts *o, struct rls_link **lp, unsigned int *np)
 		}
 		now = rl_now_ns();
 		wake = now + WAKE_MAX_NS;
-		for (i = 0; i < n; i++) {
-			expire_all(links, n);
-			rls_link_refresh(&links[i], o->host, o->lua);
-			if (links[i].next_ns < wake)
-				wake = links[i].next_ns;
-		}
+		expire_all(links, n);
+		next = rls_links_refresh(links, n, o->host, o->lua);
+		if (next < wake)
+			wake = next;
 		now = rl_now_ns();
 		if (wake <= now)
 			continue;

@@ -8,6 +8,7 @@
  *   rlsyncd_redis.c  the calls into tools/global/ratelimit.lua
  *   rlsyncd_conn.c   the connection under them: a socket, TLS, hiredis's
  *                    reader and command encoder
+ *   rlsyncd_cluster.c Redis Cluster: the slot map, routing per primary
  *   rlsyncd_link.c   one link in lease mode: demand, lease, the limiter
  *   rlsyncd_batch.c  one link in batch mode: batches fed to the limiter
  *   rlsyncd_state.c  the state file of a link (/run/rlsyncd/NAME)
@@ -49,6 +50,8 @@
  * @tls_name: tls-server-name, the name sent (SNI) and verified ("":
  *            @host)
  * @tls_noverify: tls-verify = no: the server's certificate is not checked
+ * @cluster: a node of a Redis Cluster (cluster = yes): with a spec, the
+ *         seed the slot map is read from
  */
 struct rls_conn {
 	char host[RLS_ADDR_MAX];
@@ -62,6 +65,7 @@ struct rls_conn {
 	char tls_key[RLS_PATH_MAX];
 	char tls_name[RLS_ADDR_MAX];
 	bool tls_noverify;
+	bool cluster;
 };
 
 #define RLS_SENTINELS_MAX	8
@@ -202,17 +206,56 @@ struct rls_redis;
 /*
  * Connect to @s's Redis with @timeout_ms, AUTH and SELECT as @s asks.
  * NULL after a message if @say. Later errors of the library calls below
- * are printed too if @say; rls_redis_error() keeps the last one.
+ * are printed too if @say; rls_redis_error() keeps the last one. Links
+ * of the same address (struct rls_conn) share one connection while it
+ * works: each rls_redis_connect() is matched by one rls_redis_free().
  */
 struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 				    double timeout_ms, bool say);
 /*
- * Connect to @c (a sentinel, or the primary they named), AUTH and SELECT
- * as @c asks; @label names it in messages. NULL after a message if @say.
+ * Connect to the node @c (@addr for messages), shared as above; for
+ * rls_redis_connect() and Redis Cluster's nodes.
  */
-struct rls_redis *rls_redis_open(const struct rls_spec *s,
-				 const struct rls_conn *c, const char *label,
-				 double timeout_ms, bool say);
+struct rls_redis *rls_redis_connect_conn(const struct rls_conn *c,
+					 const char *addr, double timeout_ms,
+					 bool say);
+
+/*
+ * CLUSTER SLOTS on @r: @add called for each range of slots LO..HI with
+ * its primary; 0 or -EIO after a message.
+ */
+int rls_redis_cluster_slots(struct rls_redis *r,
+			    void (*add)(void *arg, unsigned int lo,
+					unsigned int hi, const char *host,
+					unsigned int port),
+			    void *arg);
+
+/*
+ * Redis Cluster (rlsyncd_cluster.c): the slot map read from a seed node,
+ * the resources routed to the primary owning their slot (the CRC16 of
+ * the hash tag {RESOURCE}, as Redis computes it).
+ */
+unsigned int rls_cluster_slot(const char *key);
+/* The connection to the primary owning @s's resource, shared. */
+struct rls_redis *rls_cluster_connect(const struct rls_spec *s,
+				      double timeout_ms, bool say);
+/* A MOVED or ASK was seen: read the slot maps again before routing. */
+void rls_cluster_stale(void);
+/* " HOST:PORT" of a MOVED or ASK into @node's host and port, and @addr. */
+int rls_cluster_parse_node(const char *v, struct rls_conn *node, char *addr,
+			   size_t len);
+/*
+ * Whether @r is still the primary owning @s's resource (the slot map read
+ * again if a redirection was seen): false when the link must reconnect.
+ */
+bool rls_cluster_owns(struct rls_redis *r, const struct rls_spec *s);
+/*
+ * The function library checked (and loaded, unless @check) on every
+ * primary of @s's cluster; 0 or -errno after a message.
+ */
+int rls_cluster_library(const struct rls_spec *s, const char *lua, bool check);
+/* The library's path, for the nodes a redirection reaches. */
+extern const char *rls_cluster_lua;
 /*
  * SENTINEL get-master-addr-by-name @master, on a sentinel: 0 with @c's
  * host and port set, -ENOENT when the sentinel does not know @master,
@@ -262,6 +305,9 @@ double rls_rpc_ms(const struct rls_spec *s);
 /* Whether the connection broke (then free it and connect again). */
 bool rls_redis_broken(const struct rls_redis *r);
 
+/* The node @r is connected to (NULL for NULL). */
+const struct rls_conn *rls_redis_conn(const struct rls_redis *r);
+
 /* Load the function library from @lua if Redis lacks it; 0 or -errno. */
 int rls_redis_library(struct rls_redis *r, const char *lua);
 /*
@@ -302,12 +348,27 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 		    const double in[4], struct rls_lease *out, char *err,
 		    unsigned int errlen);
 
+/*
+ * The same in two halves, to pipeline the renewals of many resources on
+ * one connection: queue each with rls_redis_lease_send() (0 or -EIO),
+ * then read their replies in the same order with rls_redis_lease_recv().
+ */
+int rls_redis_lease_send(struct rls_redis *r, const char *res,
+			 const char *host, const double in[4]);
+int rls_redis_lease_recv(struct rls_redis *r, const char *res,
+			 const char *host, const double in[4],
+			 struct rls_lease *out, char *err, unsigned int errlen);
+
 /* rl_leave for @host; errors ignored. */
 void rls_redis_leave(struct rls_redis *r, const char *res, const char *host);
 
-/* rl_take: up to @n tokens of the batch bucket; 0 or -errno (@err). */
+/*
+ * rl_take: up to @n tokens of the batch bucket into *@got, and in
+ * *@wait_ms when @n more would be there; 0 or -errno (@err).
+ */
 int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
-		   uint64_t *got, char *err, unsigned int errlen);
+		   uint64_t *got, double *wait_ms, char *err,
+		   unsigned int errlen);
 
 /* rl_give: @n unused tokens back; those taken back, or -EIO. */
 int64_t rls_redis_give(struct rls_redis *r, const char *res, uint64_t n);
@@ -351,18 +412,30 @@ int rls_k_demand(int fd, struct rls_demand *d);
 /* RL_IOC_DEPOSIT of @count; what did not fit in *@excess; -errno. */
 int rls_k_deposit(int fd, uint64_t count, uint64_t *excess);
 
+#ifdef RLS_FAKE
+/*
+ * rlsyncd-fake: the simulated limiter's (selftests/global/fake_kernel.c)
+ * demand (asked, refused, queued, busy_ns, now_ns) and deposit, when fed.
+ */
+unsigned int fake_k_features(void);
+int fake_k_demand(int fd, uint64_t d[5]);
+int fake_k_deposit(int fd, uint64_t count, uint64_t *excess);
+#endif
+
 /**
  * struct rls_batch - batch mode's figures
  * @batch:    tokens asked of Redis per round trip now
  * @taken:    tokens Redis granted, in all
  * @given:    tokens given back (excess, and what was left on exit)
  * @calls:    Redis round trips that took tokens
+ * @ready_ns: when Redis will hold the next batch (rl_take's wait)
  */
 struct rls_batch {
 	double batch;
 	uint64_t taken;
 	uint64_t given;
 	uint64_t calls;
+	uint64_t ready_ns;
 };
 
 /**
@@ -388,6 +461,7 @@ struct rls_batch {
  * @rtt_ms:  the last round trip to Redis that succeeded (0: none yet)
  * @wait_short: grants WAIT found short of wait-replicas, in all
  * @asked_ns: when the sentinels were last asked if the primary moved
+ * @due:     renewed in this round trip (rls_links_refresh())
  */
 struct rls_link {
 	struct rls_spec spec;
@@ -412,6 +486,7 @@ struct rls_link {
 	double rtt_ms;
 	uint64_t wait_short;
 	uint64_t asked_ns;
+	bool due;
 };
 
 /* Tokens per second of @cfg (0 when paused). */
@@ -457,8 +532,14 @@ extern const char *rls_state_dir;
 /* Open the local limiter of @l (created if missing); 0 or -errno. */
 int rls_link_open(struct rls_link *l);
 
-/* One refresh of @l for @host, when due; reconnects with @lua. */
-void rls_link_refresh(struct rls_link *l, const char *host, const char *lua);
+/*
+ * The refreshes due of @links (@n), for @host; reconnects with @lua. The
+ * lease renewals of the links on one connection go in one pipelined
+ * round trip, with those of its links due within 0.6 of their refresh
+ * interval. Returns when the next one is due.
+ */
+uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
+			   const char *host, const char *lua);
 
 /*
  * Apply what the lease allows at @now (expiry, floor, 0), or rather two

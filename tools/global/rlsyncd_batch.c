@@ -4,8 +4,10 @@
  * in batch mode (Rockset's): Redis holds one exact token bucket; the
  * local limiter is fed (RL_CONFIG_FED: its clock adds nothing) with
  * batches of tokens taken from it, sized to the local demand, so that
- * only a few local grants cost a Redis round trip. Tokens that do not fit
- * locally, and those left on exit, go back to Redis.
+ * only a few local grants cost a Redis round trip. A batch is asked for
+ * whole, when Redis will hold it (rl_take says when): one round trip per
+ * batch, also when the hosts want more than the capacity. Tokens that do
+ * not fit locally, and those left on exit, go back to Redis.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -21,6 +23,8 @@
 #define NS_PER_MS	1000000ULL
 /* The local bucket holds this many refresh intervals at the capacity. */
 #define LOCAL_REFRESHES	2
+/* The local bucket is looked at this many times a refresh interval. */
+#define LOOKS		4
 /* Without a known capacity: the local bucket's size. */
 #define LOCAL_MAX	1000000000ULL
 
@@ -93,16 +97,20 @@ static void give_back(struct rls_link *l, uint64_t n)
 		l->b.given += (uint64_t)back;
 }
 
-/* Take up to @n from Redis and feed them to the limiter. */
-static void take(struct rls_link *l, uint64_t n)
+/*
+ * Take up to @n from Redis and feed them to the limiter; the next take
+ * not before Redis holds @n again (at most one refresh interval away).
+ */
+static void take(struct rls_link *l, uint64_t n, uint64_t now)
 {
 	uint64_t got = 0, excess = 0, sent = rl_now_ns();
 	unsigned int short_acks;
+	double wait_ms = 0;
 	char err[720];
 	int ret;
 
-	ret = rls_redis_take(l->redis, l->spec.resource, n, &got, err,
-			     sizeof(err));
+	ret = rls_redis_take(l->redis, l->spec.resource, n, &got, &wait_ms,
+			     err, sizeof(err));
 	short_acks = rls_redis_short_acks(l->redis);
 	l->wait_short += short_acks;
 	rls_sentinel_follow(l, short_acks);
@@ -116,6 +124,8 @@ static void take(struct rls_link *l, uint64_t n)
 	l->down = false;
 	l->rtt_ms = (double)(rl_now_ns() - sent) / NS_PER_MS;
 	l->b.taken += got;
+	l->b.ready_ns = now + (uint64_t)(fmin(wait_ms, l->spec.refresh_ms) *
+					 NS_PER_MS);
 	if (!got)
 		return;
 	ret = rls_k_deposit(l->fd, got, &excess);
@@ -128,36 +138,49 @@ static void take(struct rls_link *l, uint64_t n)
 }
 
 /*
- * Every half refresh interval: size the batch to the demand (one refresh
- * interval of it) and, when the local bucket holds less than half a
- * batch, take what is missing to a full one.
+ * A few times a refresh interval, with no Redis call: size the batch to
+ * the demand (one refresh interval of it). When the local bucket holds
+ * less than half a batch, ask Redis for a whole batch, or wait until it
+ * holds one: rl_take's reply says when, and the link wakes then.
  */
 void rls_batch_refresh(struct rls_link *l, const char *lua)
 {
-	uint64_t now = rl_now_ns();
+	uint64_t now = rl_now_ns(), n;
 	struct rl_stats st;
 	char err[720];
 	double wants;
 
 	if (now < l->next_ns)
 		return;
-	l->next_ns = now + (uint64_t)(l->spec.refresh_ms / 2 * NS_PER_MS);
+	l->next_ns = now + (uint64_t)(l->spec.refresh_ms / LOOKS * NS_PER_MS);
 	wants = rls_link_demand(l, now, NULL);
 	l->wants = wants;
 	l->b.batch = fmin(batch_max(l),
 			  fmax(batch_min(l), wants * l->spec.refresh_ms / 1000));
 	if (rl_get_stats(l->fd, &st))
 		return;
-	if ((double)st.available < l->b.batch / 2 && wants > 0) {
-		if (rls_link_reconnect(l, lua, err, sizeof(err))) {
-			take(l, (uint64_t)ceil(l->b.batch) - st.available);
-			l->fails = 0;
-		} else {
-			rls_link_down(l, err);
-			l->next_ns = now + rls_link_retry_ns(l);
-			l->fails++;
-		}
+	if ((double)st.available >= l->b.batch / 2 || wants <= 0)
+		goto out;
+	if (now < l->b.ready_ns) {	/* Redis holds no batch yet */
+		if (l->b.ready_ns < l->next_ns)
+			l->next_ns = l->b.ready_ns;
+		goto out;
 	}
+	if (!rls_link_reconnect(l, lua, err, sizeof(err))) {
+		rls_link_down(l, err);
+		l->next_ns = now + rls_link_retry_ns(l);
+		l->fails++;
+		goto out;
+	}
+	l->fails = 0;
+	/* a whole batch, as far as the local bucket has room */
+	n = (uint64_t)ceil(l->b.batch);
+	if (l->base.burst > st.available && n > l->base.burst - st.available)
+		n = l->base.burst - st.available;
+	take(l, n, now);
+	if (l->b.ready_ns < l->next_ns)
+		l->next_ns = l->b.ready_ns;
+out:
 	rls_state_write(l);
 }
 

@@ -527,6 +527,20 @@ static int set_number(struct rls_spec *s, const char *key, const char *v)
 	return -ENOENT;
 }
 
+/* Redis Cluster (helper batch): cluster = yes|no. */
+static int set_cluster(struct rls_spec *s, const char *key, const char *v)
+{
+	if (strcmp(key, "cluster"))
+		return -ENOENT;
+	if (!strcmp(v, "yes"))
+		s->conn.cluster = true;
+	else if (!strcmp(v, "no"))
+		s->conn.cluster = false;
+	else
+		return spec_err(s, "bad cluster '%s': yes or no", v);
+	return 0;
+}
+
 int rls_spec_set(struct rls_spec *s, const char *key, const char *v)
 {
 	int ret = set_conn(s, key, v);
@@ -535,6 +549,8 @@ int rls_spec_set(struct rls_spec *s, const char *key, const char *v)
 		ret = set_tls(s, key, v);
 	if (ret == -ENOENT)
 		ret = set_ha(s, key, v);
+	if (ret == -ENOENT)
+		ret = set_cluster(s, key, v);
 	if (ret != -ENOENT)
 		return ret ? -EINVAL : 0;
 	ret = set_word(s, key, v);
@@ -561,6 +577,12 @@ int rls_spec_check(const struct rls_spec *s)
 		return spec_err(s,
 				"wait-timeout %.0fms is over half the call's timeout (%.0fms: half the refresh, at most 1s)",
 				s->ha.wait_ms, rls_rpc_ms(s));
+	if (s->conn.cluster && s->conn.db)
+		return spec_err(s, "cluster = yes with db %u: a Redis Cluster has only database 0",
+				s->conn.db);
+	if (s->conn.cluster && s->ha.n)
+		return spec_err(s, "cluster = yes with sentinels: %s",
+				"a Redis Cluster fails over by itself");
 	if (s->lease_ms < 100)
 		return spec_err(s, "a lease shorter than 100ms");
 	if (s->refresh_ms < 10 || s->refresh_ms > s->lease_ms / 2)

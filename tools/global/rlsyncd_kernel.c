@@ -5,8 +5,9 @@
  * limiter (RL_IOC_GET_DEMAND), tokens fed to it (RL_IOC_DEPOSIT).
  * Each returns -ENOTTY when the library was built without them, when the
  * module predates them, or in rlsyncd-fake (RLS_FAKE, the simulated
- * limiter of selftests/global/fake_kernel.c), and the callers take the
- * older path.
+ * limiter of selftests/global/fake_kernel.c) unless its limiter is fed
+ * (demand and deposit simulated too), and the callers take the older
+ * path.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -53,6 +54,9 @@ unsigned int rls_k_features(int fd)
 	    (f.config_flags & RL_CONFIG_FED))
 		have |= RLS_K_DEPOSIT;
 	return have;
+#elif defined(RLS_FAKE)
+	(void)fd;
+	return fake_k_features();
 #else
 	(void)fd;
 	return 0;
@@ -104,6 +108,18 @@ int rls_k_demand(int fd, struct rls_demand *d)
 	d->busy_ns = k.busy_ns;
 	d->now_ns = k.now_ns;
 	return 0;
+#elif defined(RLS_FAKE)
+	uint64_t k[5];
+	int ret = fake_k_demand(fd, k);
+
+	if (ret)
+		return ret;
+	d->asked = k[0];
+	d->refused = k[1];
+	d->queued = k[2];
+	d->busy_ns = k[3];
+	d->now_ns = k[4];
+	return 0;
 #else
 	(void)fd;
 	(void)d;
@@ -115,6 +131,8 @@ int rls_k_deposit(int fd, uint64_t count, uint64_t *excess)
 {
 #ifdef RLS_HAVE_KERNEL
 	return rl_deposit(fd, count, excess);
+#elif defined(RLS_FAKE)
+	return fake_k_deposit(fd, count, excess);
 #else
 	(void)fd;
 	(void)count;

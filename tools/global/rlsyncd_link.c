@@ -26,6 +26,8 @@
 #define BUSY_PART	0.05
 /* A demand within this part of the last one is reported as the last. */
 #define DEADBAND	0.10
+/* Links due within this part of a refresh join a round trip. */
+#define JOIN		0.6
 
 bool rls_verbose;
 
@@ -285,7 +287,7 @@ void rls_link_down(struct rls_link *l, const char *why)
 bool rls_link_reconnect(struct rls_link *l, const char *lua, char *err,
 			unsigned int errlen)
 {
-	if (!rls_redis_broken(l->redis))
+	if (!rls_redis_broken(l->redis) && rls_cluster_owns(l->redis, &l->spec))
 		return true;
 	rls_redis_free(l->redis);
 	l->redis = rls_redis_connect(&l->spec, rls_rpc_ms(&l->spec), false);
@@ -313,43 +315,83 @@ uint64_t rls_link_retry_ns(const struct rls_link *l)
 	return (uint64_t)(ms * NS_PER_MS);
 }
 
-void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
+/* Before a renewal: connected, or down and retried later. */
+static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 {
-	uint64_t now = rl_now_ns(), sent;
-	unsigned int short_acks;
-	struct rls_lease ls;
 	char err[720];
-	double in[4];
-	int ret;
 
-	if (l->spec.batch) {
-		rls_batch_refresh(l, lua);
-		return;
-	}
-	if (now < l->next_ns)
-		return;
 	l->next_ns = now + (uint64_t)(l->spec.refresh_ms * NS_PER_MS);
-	if (!rls_link_reconnect(l, lua, err, sizeof(err))) {
-		rls_link_down(l, err);
-		l->next_ns = now + rls_link_retry_ns(l);
-		l->fails++;
-		rls_state_write(l);
-		return;
-	}
+	if (rls_link_reconnect(l, lua, err, sizeof(err)))
+		return true;
+	rls_link_down(l, err);
+	l->next_ns = now + rls_link_retry_ns(l);
+	l->fails++;
+	rls_state_write(l);
+	return false;
+}
+
+/* Queue @l's renewal: its demand, its rate, its weight and floor. */
+static int lease_send(struct rls_link *l, uint64_t now, const char *host,
+		      double in[4])
+{
 	l->wants = rls_link_demand(l, now, NULL);
 	in[0] = l->wants;
 	in[1] = fmax(l->running, 0);
 	in[2] = l->spec.weight;
 	in[3] = l->spec.safe == RLS_SAFE ? l->spec.safe_rate : 0;
-	sent = rl_now_ns();
-	ret = rls_redis_lease(l->redis, l->spec.resource, host, in, &ls, err,
-			      sizeof(err));
-	short_acks = rls_redis_short_acks(l->redis);
-	l->wait_short += short_acks;
+	return rls_redis_lease_send(l->redis, l->spec.resource, host, in);
+}
+
+/**
+ * struct reply - a renewal's reply, kept until all of the round trip's are
+ * @l:          the link renewed
+ * @in:         what it asked (for a redirection's retry)
+ * @ret:        rls_redis_lease_recv()'s, or the send's error
+ * @ls:         the lease, when @ret is 0
+ * @short_acks: grants of it that WAIT found short
+ * @got:        when the reply was read
+ * @err:        what went wrong, when @ret is not 0
+ */
+struct reply {
+	struct rls_link *l;
+	double in[4];
+	int ret;
+	struct rls_lease ls;
+	unsigned int short_acks;
+	uint64_t got;
+	char err[256];
+};
+
+/* Queue @rp's renewal on @r; then read its reply. */
+static void lease_call(struct rls_redis *r, struct reply *rp, bool send,
+		       uint64_t now, const char *host)
+{
+	struct rls_link *l = rp->l;
+
+	if (send) {
+		rp->ret = lease_send(l, now, host, rp->in);
+		if (rp->ret)
+			snprintf(rp->err, sizeof(rp->err), "%s", rls_redis_error(r));
+		return;
+	}
+	if (!rp->ret)
+		rp->ret = rls_redis_lease_recv(r, l->spec.resource, host, rp->in,
+					       &rp->ls, rp->err, sizeof(rp->err));
+	rp->short_acks = rls_redis_short_acks(r);
+	rp->got = rl_now_ns();
+}
+
+/* The reply @rp of a renewal sent at @sent, applied. */
+static void lease_done(struct reply *rp, uint64_t now, uint64_t sent,
+		       const char *host, const char *lua)
+{
+	struct rls_link *l = rp->l;
+	int ret = rp->ret;
+
+	l->wait_short += rp->short_acks;
 	if (!ret) {
-		now = rl_now_ns();
-		l->rtt_ms = (double)(now - sent) / NS_PER_MS;
-		take_lease(l, &ls, sent, now);
+		l->rtt_ms = (double)(rp->got - sent) / NS_PER_MS;
+		take_lease(l, &rp->ls, sent, rp->got);
 	} else if (ret == -ENOENT && l->spec.configure) {
 		/* Redis lost the resource: configure it again, then renew */
 		if (!rls_redis_config(l->redis, &l->spec, host))
@@ -361,10 +403,124 @@ void rls_link_refresh(struct rls_link *l, const char *host, const char *lua)
 		/* the connection broke: reconnect at once, its error says more */
 		l->next_ns = now;
 	} else {
-		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
+		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" :
+			      rp->err);
 	}
-	rls_sentinel_follow(l, short_acks);
+	rls_sentinel_follow(l, rp->short_acks);
 	rls_state_write(l);
+}
+
+/*
+ * One round trip on @r for the links of @links marked due that use it:
+ * all renewals queued, all replies read, then each applied (what a
+ * reply asks, another call, comes after the pipeline is drained).
+ */
+static void renew(struct rls_redis *r, struct rls_link *links, unsigned int n,
+		  struct reply *rep, uint64_t now, const char *host,
+		  const char *lua)
+{
+	uint64_t sent = rl_now_ns();
+	unsigned int i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!links[i].due || links[i].redis != r)
+			continue;
+		links[i].due = false;
+		memset(&rep[m], 0, sizeof(rep[m]));
+		rep[m].l = &links[i];
+		lease_call(r, &rep[m++], true, now, host);
+	}
+	for (i = 0; i < m; i++)
+		lease_call(r, &rep[i], false, now, host);
+	for (i = 0; i < m; i++)
+		lease_done(&rep[i], now, sent, host, lua);
+}
+
+/* The same for @l alone. */
+static void renew_one(struct rls_link *l, uint64_t now, const char *host,
+		      const char *lua)
+{
+	uint64_t sent = rl_now_ns();
+	struct reply rp = { .l = l };
+
+	l->due = false;
+	lease_call(l->redis, &rp, true, now, host);
+	lease_call(l->redis, &rp, false, now, host);
+	lease_done(&rp, now, sent, host, lua);
+}
+
+/* Whether a link of @links marked due uses @r. */
+static bool due_on(const struct rls_link *links, unsigned int n,
+		   const struct rls_redis *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (links[i].due && links[i].redis == r)
+			return true;
+	}
+	return false;
+}
+
+uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
+			   const char *host, const char *lua)
+{
+	uint64_t now = rl_now_ns(), next = UINT64_MAX;
+	struct rls_redis **conns;
+	unsigned int i, j, nc = 0;
+	struct reply *rep;
+	bool any = false;
+
+	for (i = 0; i < n; i++) {
+		struct rls_link *l = &links[i];
+
+		l->due = false;
+		if (l->fd < 0)
+			continue;
+		if (l->spec.batch)
+			rls_batch_refresh(l, lua);
+		else if (now >= l->next_ns)
+			l->due = lease_ready(l, now, lua);
+		any = any || l->due;
+	}
+	conns = any ? calloc(n, sizeof(*conns)) : NULL;
+	rep = any ? calloc(n, sizeof(*rep)) : NULL;
+	for (i = 0; conns && rep && i < n; i++) {
+		if (links[i].due && !due_on(links, i, links[i].redis))
+			conns[nc++] = links[i].redis;
+	}
+	/*
+	 * their connections' other links, if due within 0.6 of a refresh:
+	 * those renewed together stay together, through the jitter (+-10 %)
+	 * and a renewal soon after a decrease (half a refresh)
+	 */
+	for (i = 0; nc && i < n; i++) {
+		struct rls_link *l = &links[i];
+		uint64_t soon = now + (uint64_t)(l->spec.refresh_ms * JOIN * NS_PER_MS);
+
+		/* (a link whose slot moved goes on its own: reconnects) */
+		if (l->due || l->spec.batch || l->fd < 0 || l->next_ns > soon ||
+		    rls_redis_broken(l->redis) ||
+		    !rls_cluster_owns(l->redis, &l->spec))
+			continue;
+		for (j = 0; j < nc && conns[j] != l->redis; j++)
+			;
+		if (j < nc) {
+			l->next_ns = now + (uint64_t)(l->spec.refresh_ms * NS_PER_MS);
+			l->due = true;
+		}
+	}
+	for (j = 0; j < nc; j++)
+		renew(conns[j], links, n, rep, now, host, lua);
+	for (i = 0; i < n; i++) {
+		if (links[i].due)	/* without memory: one at a time */
+			renew_one(&links[i], now, host, lua);
+		if (links[i].fd >= 0 && links[i].next_ns < next)
+			next = links[i].next_ns;
+	}
+	free(conns);
+	free(rep);
+	return next;
 }
 
 void rls_link_expire(struct rls_link *l, uint64_t now)

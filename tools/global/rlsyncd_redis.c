@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * rlsyncd_redis.c - rlsyncd's calls into the Redis Function library
- * tools/global/ratelimit.lua: one blocking call per refresh, bounded by
- * a timeout, over a connection of rlsyncd_conn.c (socket or TLS, with
- * hiredis's protocol code). Every command goes through rls_send() and
- * rls_recv().
+ * tools/global/ratelimit.lua, over connections of rlsyncd_conn.c (socket
+ * or TLS, with hiredis's protocol code): blocking calls bounded by a
+ * timeout. Every command goes through rls_send() and rls_recv(). Links
+ * with the same address share one connection, on which the lease
+ * renewals of all of them are pipelined: N commands queued with
+ * rls_send(), then N replies read with rls_recv(), one round trip.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -22,6 +24,11 @@
 
 #define RLS_LIB_MAX	(1 << 20)
 
+/*
+ * @conn: what it was made for, the key links share it by
+ * @refs: the links that hold it
+ * @lib:  the function library was found (or loaded) on it
+ */
 struct rls_redis {
 	struct rls_io *io;
 	char addr[RLS_ADDR_MAX];
@@ -32,7 +39,15 @@ struct rls_redis {
 	double wait_ms;
 	unsigned int short_acks;	/* grants WAIT found short, unread */
 	char err[RLS_ERR_MAX];	/* the last error, without "redis ADDR: " */
+	struct rls_conn conn;	/* what it was opened with: the pool's key */
+	unsigned int refs;	/* links and callers holding it */
+	bool lib;		/* the function library is known to be there */
+	double timeout_ms;	/* the wait for a reply */
+	struct rls_redis *next;	/* in pool */
 };
+
+/* The connections open, shared by the links of one address. */
+static struct rls_redis *pool;
 
 static bool starts(const char *s, const char *with)
 {
@@ -170,24 +185,46 @@ static int handshake(struct rls_redis *r, const struct rls_conn *c)
 	return 0;
 }
 
-struct rls_redis *rls_redis_open(const struct rls_spec *s,
-				 const struct rls_conn *c, const char *label,
-				 double timeout_ms, bool say)
+/* A connection to @c open and usable, shared: one more holder. */
+static struct rls_redis *shared(const struct rls_conn *c)
 {
-	struct rls_redis *r = calloc(1, sizeof(*r));
+	struct rls_redis *r;
+
+	for (r = pool; r; r = r->next) {
+		if (!rls_redis_broken(r) && !memcmp(&r->conn, c, sizeof(*c))) {
+			r->refs++;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+struct rls_redis *rls_redis_connect_conn(const struct rls_conn *c,
+					 const char *addr, double timeout_ms,
+					 bool say)
+{
+	struct rls_redis *r = shared(c);
 	char err[RLS_ERR_MAX];
 
-	(void)s;
+	if (r)
+		return r;
+	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	snprintf(r->addr, sizeof(r->addr), "%s", label);
+	snprintf(r->addr, sizeof(r->addr), "%s", addr);
 	snprintf(r->user, sizeof(r->user), "%s", c->user);
 	r->say = say;
+	r->conn = *c;
+	r->refs = 1;
+	r->timeout_ms = timeout_ms;
 	r->io = rls_io_open(c, timeout_ms, err, sizeof(err));
-	if (!r->io)
+	if (!r->io) {
 		fail(r, "%s", err);
-	else if (!handshake(r, c))
+	} else if (!handshake(r, c)) {
+		r->next = pool;
+		pool = r;
 		return r;
+	}
 	snprintf(connect_err, sizeof(connect_err), "%s", r->err);
 	rls_redis_free(r);
 	return NULL;
@@ -224,8 +261,10 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 	char label[RLS_ADDR_MAX + RLS_ID_MAX + 32];
 	struct rls_redis *r;
 
+	if (s->conn.cluster)
+		return rls_cluster_connect(s, timeout_ms, say);
 	if (!s->ha.n) {
-		r = rls_redis_open(s, &c, s->redis, timeout_ms, say);
+		r = rls_redis_connect_conn(&c, s->redis, timeout_ms, say);
 		goto wait;
 	}
 	if (rls_sentinel_primary(s, timeout_ms, &c, connect_err,
@@ -236,8 +275,8 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 				connect_err);
 		return NULL;
 	}
-	r = rls_redis_open(s, &c, rls_conn_label(&c, label, sizeof(label)),
-			   timeout_ms, say);
+	r = rls_redis_connect_conn(&c, rls_conn_label(&c, label, sizeof(label)),
+				   timeout_ms, say);
 	if (r && is_primary(r)) {
 		snprintf(connect_err, sizeof(connect_err), "%s", r->err);
 		rls_redis_free(r);
@@ -316,16 +355,31 @@ unsigned int rls_redis_short_acks(struct rls_redis *r)
 
 void rls_redis_timeout(struct rls_redis *r, double timeout_ms)
 {
-	if (r)
+	if (r) {
 		rls_io_timeout(r->io, timeout_ms);
+		r->timeout_ms = timeout_ms;
+	}
 }
 
 void rls_redis_free(struct rls_redis *r)
 {
-	if (!r)
+	struct rls_redis **p;
+
+	if (!r || --r->refs)
 		return;
+	for (p = &pool; *p; p = &(*p)->next) {
+		if (*p == r) {
+			*p = r->next;
+			break;
+		}
+	}
 	rls_io_close(r->io);
 	free(r);
+}
+
+const struct rls_conn *rls_redis_conn(const struct rls_redis *r)
+{
+	return r ? &r->conn : NULL;
 }
 
 bool rls_redis_broken(const struct rls_redis *r)
@@ -373,46 +427,120 @@ static void wait_reply(struct rls_redis *r, const redisReply *rep)
 	freeReplyObject(w);
 }
 
+/* With wait-replicas, WAIT queued behind a grant; 0 or -EIO. */
+static int send_wait(struct rls_redis *r)
+{
+	char n_rep[16], ms[24];
+	const char *wait[3] = { "WAIT", n_rep, ms };
+
+	if (!r->wait_replicas)
+		return 0;
+	snprintf(n_rep, sizeof(n_rep), "%u", r->wait_replicas);
+	snprintf(ms, sizeof(ms), "%.0f", r->wait_ms < 1 ? 1 : r->wait_ms);
+	return rls_send(r, 3, wait, NULL);
+}
+
+/* The arguments of an FCALL. */
+struct fcall_args {
+	char keys[4][RL_NAME_MAX + 16];
+	const char *argv[24];
+	int n;
+};
+
 /*
- * FCALL @fn on resource @res with @argc string arguments; with @grant
- * (a call that takes or leases tokens) and wait-replicas, WAIT pipelined
- * behind it.
+ * FCALL @fn on resource @res with @argc string arguments, into @a; rl_lease
+ * with the three keys it uses (not the bucket of batch mode, which does
+ * not exist in lease mode: with it, a node importing the resource's slot
+ * would answer TRYAGAIN instead of serving the call after ASKING).
+ */
+static void fcall_build(struct fcall_args *a, const char *fn, const char *res,
+			int argc, const char *const *args)
+{
+	int i, nkeys = strcmp(fn, "rl_lease") ? 4 : 3;
+
+	snprintf(a->keys[0], sizeof(a->keys[0]), "rl:{%s}:cfg", res);
+	snprintf(a->keys[1], sizeof(a->keys[1]), "rl:{%s}:epoch", res);
+	snprintf(a->keys[2], sizeof(a->keys[2]), "rl:{%s}:members", res);
+	snprintf(a->keys[3], sizeof(a->keys[3]), "rl:{%s}:bucket", res);
+	a->n = 0;
+	a->argv[a->n++] = "FCALL";
+	a->argv[a->n++] = fn;
+	a->argv[a->n++] = nkeys == 3 ? "3" : "4";
+	for (i = 0; i < nkeys; i++)
+		a->argv[a->n++] = a->keys[i];
+	for (i = 0; i < argc && a->n < 24; i++)
+		a->argv[a->n++] = args[i];
+}
+
+static bool is_err(redisReply *rep, const char *code)
+{
+	return rep && rep->type == REDIS_REPLY_ERROR && rep->str &&
+	       !strncmp(rep->str, code, strlen(code));
+}
+
+/*
+ * Redis Cluster: @rep (freed) is "MOVED SLOT HOST:PORT" or "ASK SLOT
+ * HOST:PORT": the slot map is read again before the next routing, and the
+ * FCALL @a is sent once to the node named (after ASKING for ASK). The
+ * reply there, or @rep itself if not a redirection.
+ */
+static redisReply *redirect(struct rls_redis *r, redisReply *rep,
+			    struct fcall_args *a)
+{
+	const char *argv[1] = { "ASKING" };
+	bool ask = is_err(rep, "ASK ");
+	struct rls_conn node = r->conn;
+	struct rls_redis *to;
+	char addr[RLS_ADDR_MAX];
+	redisReply *again;
+
+	if (!r->conn.cluster || (!ask && !is_err(rep, "MOVED ")))
+		return rep;
+	rls_cluster_stale();
+	if (rls_cluster_parse_node(strrchr(rep->str, ' '), &node, addr,
+				   sizeof(addr)))
+		return rep;
+	to = rls_redis_connect_conn(&node, addr, r->timeout_ms, false);
+	if (!to)
+		return rep;
+	if (to->lib || !rls_cluster_lua ||
+	    !rls_redis_library(to, rls_cluster_lua)) {
+		if ((!ask || !rls_send(to, 1, argv, NULL)) &&
+		    !rls_send(to, a->n, a->argv, NULL)) {
+			if (ask)
+				freeReplyObject(rls_recv(to));
+			again = rls_recv(to);
+			if (again) {
+				freeReplyObject(rep);
+				rep = again;
+			}
+		}
+	}
+	rls_redis_free(to);
+	return rep;
+}
+
+/*
+ * FCALL @fn on resource @res with @argc string arguments, its reply (NULL
+ * with r->err set); with @grant (a call that takes or leases tokens) and
+ * wait-replicas, WAIT pipelined behind it.
  */
 static redisReply *fcall_wait(struct rls_redis *r, const char *fn,
 			      const char *res, int argc,
 			      const char *const *args, bool grant)
 {
-	char n_rep[16], ms[24];
-	const char *wait[3] = { "WAIT", n_rep, ms };
-	bool waits = grant && r->wait_replicas;
+	struct fcall_args a;
 	redisReply *rep;
-	char keys[4][RL_NAME_MAX + 16];
-	const char *argv[24];
-	int i, n = 0;
 
-	snprintf(keys[0], sizeof(keys[0]), "rl:{%s}:cfg", res);
-	snprintf(keys[1], sizeof(keys[1]), "rl:{%s}:epoch", res);
-	snprintf(keys[2], sizeof(keys[2]), "rl:{%s}:members", res);
-	snprintf(keys[3], sizeof(keys[3]), "rl:{%s}:bucket", res);
-	argv[n++] = "FCALL";
-	argv[n++] = fn;
-	argv[n++] = "4";
-	for (i = 0; i < 4; i++)
-		argv[n++] = keys[i];
-	for (i = 0; i < argc && n < 24; i++)
-		argv[n++] = args[i];
-	if (rls_send(r, n, argv, NULL))
+	fcall_build(&a, fn, res, argc, args);
+	if (rls_send(r, a.n, a.argv, NULL))
 		return NULL;
-	if (waits) {
-		snprintf(n_rep, sizeof(n_rep), "%u", r->wait_replicas);
-		snprintf(ms, sizeof(ms), "%.0f", r->wait_ms < 1 ? 1 : r->wait_ms);
-		if (rls_send(r, 3, wait, NULL))
-			return NULL;
-	}
+	if (grant && send_wait(r))
+		return NULL;
 	rep = rls_recv(r);
-	if (waits && (rep || !rls_redis_broken(r)))
+	if (grant && r->wait_replicas && (rep || !rls_redis_broken(r)))
 		wait_reply(r, rep);
-	return rep;
+	return redirect(r, rep, &a);
 }
 
 static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
@@ -438,12 +566,6 @@ static const char *reply_err(const struct rls_redis *r, redisReply *rep,
 		return meaning(r, "FCALL", e, buf, len);
 	snprintf(buf, len, "%s", e);
 	return buf;
-}
-
-static bool is_err(redisReply *rep, const char *code)
-{
-	return rep && rep->type == REDIS_REPLY_ERROR && rep->str &&
-	       !strncmp(rep->str, code, strlen(code));
 }
 
 /*
@@ -509,18 +631,21 @@ int rls_redis_library(struct rls_redis *r, const char *lua)
 {
 	static char text[RLS_LIB_MAX];
 	const char *argv[4] = { "FUNCTION", "LOAD", "REPLACE", text };
-	size_t len, lens[4] = { 8, 4, 7 };
+	size_t argvlen[4] = { 8, 4, 7 };
 	redisReply *rep;
 	int ret;
 
+	if (r->lib)
+		return 0;
 	ret = has_library(r);
-	if (ret)
+	if (ret) {
+		r->lib = ret > 0;
 		return ret < 0 ? ret : 0;
-	len = read_library(r, lua, text, sizeof(text));
-	if (!len)
+	}
+	argvlen[3] = read_library(r, lua, text, sizeof(text));
+	if (!argvlen[3])
 		return -ENOENT;
-	lens[3] = len;
-	rep = call(r, 4, argv, lens);
+	rep = call(r, 4, argv, argvlen);
 	if (!rep)
 		fail(r, "FUNCTION LOAD %s: %s", lua, r->err);
 	else if (rep->type == REDIS_REPLY_ERROR)
@@ -530,12 +655,47 @@ int rls_redis_library(struct rls_redis *r, const char *lua)
 		return -EIO;
 	}
 	freeReplyObject(rep);
+	r->lib = true;
 	return 0;
 }
 
 static void fmt(char *buf, size_t len, double v)
 {
 	snprintf(buf, len, "%.6f", v);
+}
+
+int rls_redis_cluster_slots(struct rls_redis *r,
+			    void (*add)(void *arg, unsigned int lo,
+					unsigned int hi, const char *host,
+					unsigned int port),
+			    void *arg)
+{
+	const char *argv[2] = { "CLUSTER", "SLOTS" };
+	redisReply *rep = call(r, 2, argv, NULL), *e, *node;
+	size_t i;
+
+	if (!rep || rep->type != REDIS_REPLY_ARRAY) {
+		if (rep && rep->type == REDIS_REPLY_ERROR)
+			explain(r, "CLUSTER SLOTS", rep);
+		else
+			fail(r, "CLUSTER SLOTS: %s", rep ? "not an array" : r->err);
+		freeReplyObject(rep);
+		return -EIO;
+	}
+	for (i = 0; i < rep->elements; i++) {
+		e = rep->element[i];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements < 3)
+			continue;
+		node = e->element[2];
+		if (node->type != REDIS_REPLY_ARRAY || node->elements < 2 ||
+		    node->element[0]->type != REDIS_REPLY_STRING)
+			continue;
+		add(arg, (unsigned int)e->element[0]->integer,
+		    (unsigned int)e->element[1]->integer, node->element[0]->str,
+		    (unsigned int)node->element[1]->integer);
+	}
+	freeReplyObject(rep);
+	return 0;
 }
 
 int rls_redis_config(struct rls_redis *r, const struct rls_spec *s,
@@ -593,18 +753,46 @@ static double num_of(const redisReply *e)
 	return e->str ? strtod(e->str, NULL) : 0;
 }
 
-int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
-		    const double in[4], struct rls_lease *out, char *err,
-		    unsigned int errlen)
+/* The arguments of rl_lease, into @a. */
+static void lease_args(struct fcall_args *a, const char *res, const char *host,
+		       const double in[4], char num[4][32])
 {
-	char a[4][32];
-	const char *args[5] = { host, a[0], a[1], a[2], a[3] };
-	redisReply *rep;
-	int i, ret = 0;
+	const char *args[5] = { host, num[0], num[1], num[2], num[3] };
+	int i;
 
 	for (i = 0; i < 4; i++)
-		fmt(a[i], sizeof(a[i]), in[i]);
-	rep = fcall_wait(r, "rl_lease", res, 5, args, true);
+		fmt(num[i], sizeof(num[i]), in[i]);
+	fcall_build(a, "rl_lease", res, 5, args);
+}
+
+int rls_redis_lease_send(struct rls_redis *r, const char *res,
+			 const char *host, const double in[4])
+{
+	struct fcall_args a;
+	char num[4][32];
+
+	lease_args(&a, res, host, in, num);
+	if (rls_send(r, a.n, a.argv, NULL))
+		return -EIO;
+	return send_wait(r);
+}
+
+int rls_redis_lease_recv(struct rls_redis *r, const char *res,
+			 const char *host, const double in[4],
+			 struct rls_lease *out, char *err, unsigned int errlen)
+{
+	redisReply *rep = rls_recv(r);
+	struct fcall_args a;
+	char num[4][32];
+	int ret = 0;
+
+	if (r->wait_replicas && (rep || !rls_redis_broken(r)))
+		wait_reply(r, rep);
+	if (is_err(rep, "MOVED ") || is_err(rep, "ASK ")) {
+		lease_args(&a, res, host, in, num);
+		rep = redirect(r, rep, &a);
+	}
+
 	if (is_err(rep, "RLNOCONF"))
 		ret = -ENOENT;
 	else if (rep && rep->type == REDIS_REPLY_ERROR &&
@@ -617,6 +805,8 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 			reply_err(r, rep, err, errlen);
 		else
 			snprintf(err, errlen, "%s", r->err);
+		if (ret == -ENOEXEC)	/* looked for again */
+			r->lib = false;
 		freeReplyObject(rep);
 		return ret;
 	}
@@ -630,6 +820,17 @@ int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 	return 0;
 }
 
+int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
+		    const double in[4], struct rls_lease *out, char *err,
+		    unsigned int errlen)
+{
+	if (rls_redis_lease_send(r, res, host, in)) {
+		snprintf(err, errlen, "%s", r->err);
+		return -EIO;
+	}
+	return rls_redis_lease_recv(r, res, host, in, out, err, errlen);
+}
+
 void rls_redis_leave(struct rls_redis *r, const char *res, const char *host)
 {
 	const char *args[1] = { host };
@@ -639,7 +840,7 @@ void rls_redis_leave(struct rls_redis *r, const char *res, const char *host)
 }
 
 int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
-		   uint64_t *got, char *err, unsigned int errlen)
+		   uint64_t *got, double *wait_ms, char *err, unsigned int errlen)
 {
 	char a[32];
 	const char *args[2] = { a, "0" };
@@ -658,6 +859,7 @@ int rls_redis_take(struct rls_redis *r, const char *res, uint64_t n,
 		return ret;
 	}
 	*got = (uint64_t)num_of(rep->element[0]);
+	*wait_ms = num_of(rep->element[1]);
 	freeReplyObject(rep);
 	return 0;
 }

@@ -62,7 +62,7 @@ int rls_sentinel_primary(const struct rls_spec *s, double timeout_ms,
 		sc.port = ha->port[i];
 		snprintf(sc.pass, sizeof(sc.pass), "%s", ha->pass);
 		rls_conn_label(&sc, addr, sizeof(addr));
-		r = rls_redis_open(s, &sc, addr, timeout_ms, false);
+		r = rls_redis_connect_conn(&sc, addr, timeout_ms, false);
 		if (!r) {
 			snprintf(last, sizeof(last), "%s: %s", addr,
 				 rls_redis_error(NULL));

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rlsyncd_cluster.c - Redis Cluster (cluster = yes): the slot map of the
+ * cluster read from the seed node given as redis = (CLUSTER SLOTS), each
+ * resource routed to the primary owning the slot of its hash tag {R}, so
+ * that the links of one primary share its connection and its pipelined
+ * round trip. A MOVED or ASK reply (rlsyncd_redis.c follows it once)
+ * marks the maps stale: they are read again before the next routing, and
+ * links whose slot moved reconnect to the new owner. The function library
+ * is loaded on every primary.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "rlsyncd"
+#include "tool.h"
+#include "rlsyncd.h"
+
+#define SLOTS		16384
+#define NODES_MAX	64
+#define NS_PER_MS	1000000ULL
+/* A stale map is read again at most this often. */
+#define REREAD_MS	50
+
+struct node {
+	char host[RLS_ADDR_MAX];
+	unsigned int port;
+};
+
+/*
+ * The slot map of the cluster reached through @seed.
+ * @owner: per slot, 1 + the index in @nodes of its primary (0: none)
+ * @libs:  the library was checked on every primary of this map
+ */
+struct cmap {
+	struct rls_conn seed;
+	struct node nodes[NODES_MAX];
+	unsigned int n;
+	unsigned char owner[SLOTS];
+	bool read, stale, libs;
+	uint64_t read_ns;
+	struct cmap *next;
+};
+
+static struct cmap *maps;
+const char *rls_cluster_lua;
+
+/*
+ * CRC16 of Redis Cluster's key hashing (CCITT/XMODEM: polynomial 0x1021,
+ * initial value 0, no reflection), bit by bit.
+ */
+static unsigned int crc16(const char *p, size_t len)
+{
+	unsigned int crc = 0;
+	int bit;
+
+	while (len--) {
+		crc ^= (unsigned int)(unsigned char)*p++ << 8;
+		for (bit = 0; bit < 8; bit++)
+			crc = crc & 0x8000 ? (crc << 1) ^ 0x1021 : crc << 1;
+		crc &= 0xffff;
+	}
+	return crc;
+}
+
+/* The slot of @key: of what is between its first { and the next }, if not empty. */
+unsigned int rls_cluster_slot(const char *key)
+{
+	const char *open = strchr(key, '{'), *close;
+
+	if (open) {
+		close = strchr(open + 1, '}');
+		if (close && close > open + 1)
+			return crc16(open + 1, (size_t)(close - open - 1)) % SLOTS;
+	}
+	return crc16(key, strlen(key)) % SLOTS;
+}
+
+/* The slot of @s's resource: that of its keys rl:{R}:... */
+static unsigned int res_slot(const struct rls_spec *s)
+{
+	char key[RL_NAME_MAX + 16];
+
+	snprintf(key, sizeof(key), "rl:{%s}:cfg", s->resource);
+	return rls_cluster_slot(key);
+}
+
+void rls_cluster_stale(void)
+{
+	struct cmap *m;
+
+	for (m = maps; m; m = m->next)
+		m->stale = true;
+}
+
+int rls_cluster_parse_node(const char *v, struct rls_conn *node, char *addr,
+			   size_t len)
+{
+	const char *colon;
+	char *end;
+	long port;
+
+	if (!v)
+		return -EINVAL;
+	while (*v == ' ')
+		v++;
+	colon = strrchr(v, ':');
+	if (!colon || colon == v || (size_t)(colon - v) >= sizeof(node->host))
+		return -EINVAL;
+	port = strtol(colon + 1, &end, 10);
+	if (*end || port < 1 || port > 65535)
+		return -EINVAL;
+	snprintf(node->host, sizeof(node->host), "%.*s", (int)(colon - v), v);
+	node->port = (unsigned int)port;
+	snprintf(addr, len, "%s", v);
+	return 0;
+}
+
+/* One range of CLUSTER SLOTS into the map @arg. */
+static void add_range(void *arg, unsigned int lo, unsigned int hi,
+		      const char *host, unsigned int port)
+{
+	struct cmap *m = arg;
+	unsigned int i;
+
+	for (i = 0; i < m->n; i++) {
+		if (m->nodes[i].port == port && !strcmp(m->nodes[i].host, host))
+			break;
+	}
+	if (i == m->n) {
+		if (m->n == NODES_MAX || strlen(host) >= RLS_ADDR_MAX)
+			return;
+		snprintf(m->nodes[i].host, RLS_ADDR_MAX, "%s", host);
+		m->nodes[i].port = port;
+		m->n++;
+	}
+	for (; lo <= hi && lo < SLOTS; lo++)
+		m->owner[lo] = (unsigned char)(i + 1);
+}
+
+/* @m's node @i as a connection of @s's credentials; "HOST:PORT" in @addr. */
+static void node_conn(const struct cmap *m, unsigned int i,
+		      const struct rls_spec *s, struct rls_conn *c, char *addr,
+		      size_t len)
+{
+	*c = s->conn;
+	snprintf(c->host, sizeof(c->host), "%s", m->nodes[i].host);
+	c->port = m->nodes[i].port;
+	snprintf(addr, len, strchr(c->host, ':') ? "[%s]:%u" : "%s:%u",
+		 c->host, c->port);
+}
+
+/* Read @m from the seed, else from a node it knew; 0 or -EIO. */
+static int read_map(struct cmap *m, const struct rls_spec *s,
+		    double timeout_ms, bool say)
+{
+	struct cmap old = *m;
+	struct rls_redis *r;
+	char addr[RLS_ADDR_MAX];
+	struct rls_conn c;
+	unsigned int i;
+	int ret = -EIO;
+
+	for (i = 0; ret && i <= old.n; i++) {
+		if (i == 0) {
+			c = s->conn;
+			snprintf(addr, sizeof(addr), "%s", s->redis);
+		} else {
+			node_conn(&old, i - 1, s, &c, addr, sizeof(addr));
+		}
+		r = rls_redis_connect_conn(&c, addr, timeout_ms, say && i == 0);
+		if (!r)
+			continue;
+		m->n = 0;
+		memset(m->owner, 0, sizeof(m->owner));
+		ret = rls_redis_cluster_slots(r, add_range, m);
+		rls_redis_free(r);
+	}
+	m->read_ns = rl_now_ns();
+	if (ret) {
+		memcpy(m->nodes, old.nodes, sizeof(m->nodes));
+		memcpy(m->owner, old.owner, sizeof(m->owner));
+		m->n = old.n;
+		return ret;
+	}
+	m->read = true;
+	m->stale = false;
+	if (m->n != old.n || memcmp(m->nodes, old.nodes, sizeof(m->nodes)))
+		m->libs = false;
+	return 0;
+}
+
+/* The map of @s's cluster, read if new or stale; NULL without one. */
+static struct cmap *map_of(const struct rls_spec *s, double timeout_ms,
+			   bool say)
+{
+	struct cmap *m;
+
+	for (m = maps; m; m = m->next) {
+		if (!memcmp(&m->seed, &s->conn, sizeof(s->conn)))
+			break;
+	}
+	if (!m) {
+		m = calloc(1, sizeof(*m));
+		if (!m)
+			return NULL;
+		m->seed = s->conn;
+		m->next = maps;
+		maps = m;
+	}
+	if ((!m->read || (m->stale && rl_now_ns() - m->read_ns >=
+			  REREAD_MS * NS_PER_MS)) &&
+	    read_map(m, s, timeout_ms, say) && !m->read)
+		return NULL;
+	return m;
+}
+
+struct rls_redis *rls_cluster_connect(const struct rls_spec *s,
+				      double timeout_ms, bool say)
+{
+	struct cmap *m = map_of(s, timeout_ms, say);
+	char addr[RLS_ADDR_MAX];
+	struct rls_redis *r;
+	struct rls_conn c;
+	unsigned int o;
+
+	if (!m)
+		return NULL;
+	o = m->owner[res_slot(s)];
+	if (!o) {
+		if (say)
+			fprintf(stderr, PROG ": redis %s: %s %u of resource %s\n",
+				s->redis, "no primary serves the slot",
+				res_slot(s), s->resource);
+		return NULL;
+	}
+	node_conn(m, o - 1, s, &c, addr, sizeof(addr));
+	r = rls_redis_connect_conn(&c, addr, timeout_ms, say);
+	if (!r)	/* a primary down: maybe failed over, read the map again */
+		m->stale = true;
+	return r;
+}
+
+bool rls_cluster_owns(struct rls_redis *r, const struct rls_spec *s)
+{
+	const struct rls_conn *c = rls_redis_conn(r);
+	struct cmap *m;
+	unsigned int o;
+
+	if (!s->conn.cluster || !c)
+		return true;
+	m = map_of(s, rls_rpc_ms(s), false);
+	if (!m)
+		return true;
+	o = m->owner[res_slot(s)];
+	return !o || (m->nodes[o - 1].port == c->port &&
+		      !strcmp(m->nodes[o - 1].host, c->host));
+}
+
+int rls_cluster_library(const struct rls_spec *s, const char *lua, bool check)
+{
+	struct cmap *m = map_of(s, RLS_START_TIMEOUT_MS, true);
+	char addr[RLS_ADDR_MAX];
+	struct rls_redis *r;
+	struct rls_conn c;
+	unsigned int i;
+	int ret = 0;
+
+	rls_cluster_lua = lua;
+	if (!m)
+		return -EIO;
+	if (m->libs)
+		return 0;
+	if (!m->n) {
+		fprintf(stderr, PROG ": redis %s: %s\n", s->redis,
+			"the cluster serves no slot (CLUSTER SLOTS is empty)");
+		return -EIO;
+	}
+	for (i = 0; !ret && i < m->n; i++) {
+		node_conn(m, i, s, &c, addr, sizeof(addr));
+		r = rls_redis_connect_conn(&c, addr, RLS_START_TIMEOUT_MS, true);
+		if (!r)
+			return -EIO;
+		ret = check ? rls_redis_library_check(r, lua) :
+			      rls_redis_library(r, lua);
+		rls_redis_free(r);
+	}
+	m->libs = !ret && !check;
+	return ret;
+}
