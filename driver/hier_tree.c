@@ -57,14 +57,15 @@ static void rl_hier_set_lock(struct rl_limiter *x, spinlock_t *l)
 /* Take the subtree of @x out of its parent's counts. */
 static void rl_hier_cut(struct rl_limiter *x)
 {
-	struct rl_limiter *p = x->h.parent;
+	struct rl_limiter *p = x->h.parent, *y;
 
 	if (x->h.active) {
 		rl_hier_dequeue(x);
 		x->h.active = false;
 	}
 	rl_hier_count(p, x->h.queued, false);
-	rl_hier_release(x, x->held);
+	for (y = p; y; y = y->h.parent)
+		y->held -= x->held;
 	list_del_init(&x->h.sibling);
 	x->h.parent = NULL;
 }

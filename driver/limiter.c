@@ -151,7 +151,7 @@ static void rl_limiter_free(struct kref *ref)
 	struct rl_limiter *lim = container_of(ref, struct rl_limiter, ref);
 
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
-		     rl_hier_linked(lim));
+		     lim->h.parent || !list_empty(&lim->h.children));
 	/* First the lease's timer: its fallback could start the other. */
 	rl_global_free(lim);
 	hrtimer_cancel(&lim->timer);
@@ -207,8 +207,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	WRITE_ONCE(lim->nclients, left);
 	rl_global_detach(lim, client, ktime_get_ns());
 	if (client->held) {
-		lim->held -= client->held;
-		rl_hier_release(lim, client->held);
+		rl_path_release(lim, client->held);
 		trace_ratelimit_release(lim, client->held, lim->held);
 		client->held = 0;
 		rl_dispatch(lim, ktime_get_ns());

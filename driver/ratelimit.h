@@ -298,12 +298,6 @@ struct rl_limiter {
 	struct rcu_head rcu;
 };
 
-/* Is @lim in a tree: a parent or children (hier.c)? Under its lock. */
-static inline bool rl_hier_linked(const struct rl_limiter *lim)
-{
-	return lim->h.parent || !list_empty(&lim->h.children);
-}
-
 /**
  * struct rl_client - an open /dev/ratelimit file
  * @lim:    its limiter; NULL until the first RL_IOC_SET_CONFIG, then set
