@@ -204,8 +204,7 @@ bool rl_hier_has_children(const struct rl_limiter *lim)
  */
 int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
 {
-	/* Pairs with the store publishing the limiter. */
-	struct rl_limiter *lim = smp_load_acquire(&client->lim);
+	struct rl_limiter *lim = rl_client_limiter(client);
 	char name[RL_NAME_MAX];
 	struct rl_parent rp;
 	int ret;
@@ -258,8 +257,7 @@ static void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
  */
 int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
 {
-	/* Pairs with the store publishing the limiter. */
-	struct rl_limiter *lim = smp_load_acquire(&client->lim);
+	struct rl_limiter *lim = rl_client_limiter(client);
 	char name[RL_NAME_MAX];
 	struct rl_parent rp;
 	u64 uptr;

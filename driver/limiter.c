@@ -3,9 +3,10 @@
  * Limiter core of the ratelimit module: a token bucket with a queue of
  * requests sleeping for tokens, and the hrtimer that serves them. This
  * file holds a limiter's lifetime, its limits and clients, and the reading
- * of its state; acquire.c takes and gives back tokens, dispatch.c serves
- * the queue, bucket.c keeps the buckets and sched.c decides whose turn it
- * is (limiter.h).
+ * of its state; acquire.c takes tokens (and gives back those of a request
+ * that fails), release.c gives back permits and tokens, dispatch.c serves
+ * the queue of the limiter's tree, bucket.c keeps the buckets, sched.c
+ * and hier.c decide whose turn it is (limiter.h).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
