@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Taking tokens from a limiter (giving them back: release.c).
+ * Taking tokens from a limiter and every level above it (giving them
+ * back: release.c). A limiter without a parent is a tree of one: the
+ * same code grants at it, with no level above.
  *
  * An ACQUIRE takes the limiter's lock once. Under it, rl_acquire_now()
  * validates the request, brings the bucket up to date and grants it if
@@ -51,43 +53,91 @@ static inline void rl_sync_arrival(struct rl_limiter *lim, u64 now)
 	lim->late = 0;
 }
 
-/* Grant an acquire of @req at once if nobody waits and everything fits. */
+/*
+ * May a request at a child of @x take @n tokens from @x now: none queued
+ * at @x (its own requests go before its children's), the tokens and the
+ * permits there, brought up to *@now?
+ */
+static bool rl_ancestor_allows(struct rl_limiter *x, u64 n, u64 *now)
+{
+	if (x->nwaiters)
+		return false;
+	if (!x->params.unlimited)
+		rl_sync(x, rl_clock(now));
+	return rl_can_take(x, n, n);
+}
+
+/*
+ * Take @n tokens, and @permits permits, at every level above @lim, count
+ * them as granted there, and charge the tags of the path.
+ */
+static void rl_grant_above(struct rl_limiter *lim, u64 n, u64 permits)
+{
+	struct rl_limiter *x;
+
+	for (x = lim->h.parent; x; x = x->h.parent) {
+		x->held += permits;
+		if (!x->params.unlimited)
+			rl_bucket_take(&x->bucket, n);
+		x->counters.granted += n;
+	}
+	rl_hier_charge(lim, n);
+}
+
+/*
+ * Grant an acquire of @req at once if everything fits at every level of
+ * its tree, and nobody that the order serves first waits: nobody queued
+ * at a level, and at each ancestor no sibling of the path with a smaller
+ * tag (rl_hier_turn()). A limiter alone checks only itself.
+ */
 static __always_inline bool rl_grant_now(struct rl_limiter *lim,
 					 struct rl_client *client,
 					 struct rl_acquire *req, u64 *now)
 {
-	u64 permits = lim->params.concurrency ? req->count : 0;
+	u64 n = req->count, conc = lim->params.concurrency;
+	struct rl_limiter *x;
 
-	if (unlikely(rl_hier_linked(lim)))
-		return rl_hier_grant_now(lim, client, req, rl_clock(now));
 	/* The checks for caps only call out when the client has one. */
-	if (lim->nwaiters || !rl_can_take(lim, req->count, permits) ||
-	    (client->cap && (req->count > rl_chunk_max(lim, client) ||
-			     !rl_cap_allows(lim, client, req->count,
-					    rl_clock(now)))))
+	if (lim->nwaiters || !rl_can_take(lim, n, n) ||
+	    (client->cap && (n > rl_chunk_max(lim, client) ||
+			     !rl_cap_allows(lim, client, n, rl_clock(now)))))
 		return false;
-	req->lag_ns = rl_lag(lim, req->count);
+	for (x = lim; x->h.parent; x = x->h.parent) {
+		if (!rl_hier_turn(x) || !rl_ancestor_allows(x->h.parent, n, now))
+			return false;
+		conc |= x->h.parent->params.concurrency;
+	}
+	req->lag_ns = rl_lag(lim, n);
 	req->ready_ns = lim->params.unlimited ? 0 : lim->bucket.stamp;
-	client->refundable += rl_take(lim, client, req->count, permits);
-	client->granted += req->count;
+	client->refundable += rl_take(lim, client, n, conc ? n : 0);
+	client->granted += n;
 	lim->counters.immediate++;
-	lim->counters.granted += req->count;
-	trace_ratelimit_grant(lim, req->count, 0, req->lag_ns);
+	lim->counters.granted += n;
+	if (lim->h.parent)
+		rl_grant_above(lim, n, conc ? n : 0);
+	trace_ratelimit_grant(lim, n, 0, req->lag_ns);
 	return true;
 }
 
-/* More permits than exist, or chunks when not sleeping? */
+/*
+ * More permits than a level of the path has, or, when not sleeping, more
+ * tokens than one chunk may hold (the client's cap, every level's burst)?
+ */
 static __always_inline bool rl_never_grantable(struct rl_limiter *lim,
 					       struct rl_client *client,
 					       const struct rl_acquire *req,
 					       bool nonblock)
 {
-	const struct rl_params *p = &lim->params;
+	u64 max = nonblock ? rl_chunk_max(lim, client) : U64_MAX;
+	const struct rl_limiter *x;
 
-	return (p->concurrency && req->count > p->concurrency) ||
-	       (nonblock && req->count > rl_chunk_max(lim, client)) ||
-	       (rl_hier_linked(lim) &&
-		rl_hier_invalid(lim, client, req->count, nonblock));
+	for (x = lim; x; x = x->h.parent) {
+		if (x->params.concurrency && req->count > x->params.concurrency)
+			return true;
+		if (nonblock && x != lim && !x->params.unlimited)
+			max = min(max, x->params.burst);
+	}
+	return req->count > max;
 }
 
 /*
@@ -144,14 +194,18 @@ static int rl_sleep(struct rl_waiter *w, u64 deadline)
 	return ret;
 }
 
-/* Give back what a failed request got: tokens, its cap, permits. */
+/*
+ * Give back what a failed request got: its cap, and at every level of
+ * its path the permits and the tokens (those its own limiter's bucket
+ * gave, and the chunks at each limited ancestor).
+ */
 static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 {
 	struct rl_client *client = w->client;
+	struct rl_limiter *x;
 	struct rl_params cp;
+	u64 n;
 
-	rl_sync(lim, now);
-	rl_bucket_give(&lim->bucket, &lim->params, w->taken);
 	if (client->cap) {
 		rl_cap_params(lim, client, &cp);
 		rl_bucket_refill(&client->cap_bucket, &cp, now);
@@ -159,9 +213,41 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 		/* Its other requests may fit under the cap now. */
 		rl_sched_unpark_client(lim, client);
 	}
-	lim->held -= w->held;
 	client->held -= w->held;
-	rl_hier_undo(lim, w, now);
+	rl_path_release(lim, w->held);
+	for (x = lim; x; x = x->h.parent) {
+		n = x == lim ? w->taken : w->got;
+		if (x->params.unlimited || !n)
+			continue;
+		rl_sync(x, now);
+		rl_bucket_give(&x->bucket, &x->params, n);
+	}
+}
+
+/*
+ * When a request of @n tokens at @lim, queued behind the others, would be
+ * granted: when its own limiter (rl_predict()) and every ancestor allow
+ * it, behind the requests queued there, and behind what a sibling that
+ * the order serves first takes of what is there. U64_MAX if never or too
+ * far.
+ */
+static u64 rl_path_predict(struct rl_limiter *lim,
+			   const struct rl_client *client, u64 n, u64 now)
+{
+	u64 when = rl_predict(lim, client, n, now), need;
+	struct rl_limiter *x;
+
+	for (x = lim; x->h.parent && when != U64_MAX; x = x->h.parent) {
+		if (x->h.parent->params.unlimited)
+			continue;
+		need = x->h.parent->queued + n;
+		if (!rl_hier_turn(x))
+			need += x->h.parent->bucket.tokens;
+		if (x->h.parent->queued_hi || need < n)
+			return U64_MAX;
+		when = max(when, rl_ready_time(x->h.parent, need));
+	}
+	return when;
 }
 
 /*
@@ -208,6 +294,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 {
 	struct rl_counters *c = &lim->counters;
 	u64 now = ktime_get_ns();
+	struct rl_limiter *x;
 
 	lockdep_assert_held(lim->tlock);
 	if (w->done) {
@@ -215,8 +302,8 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 		req->wait_ns = now - start;
 		req->ready_ns = w->at;
 		c->waited++;
-		c->granted += req->count;
-		rl_hier_granted(lim, req->count);
+		for (x = lim; x; x = x->h.parent)
+			x->counters.granted += req->count;
 		c->wait_ns_total += req->wait_ns;
 		c->wait_ns_max = max(c->wait_ns_max, req->wait_ns);
 		rl_hist_record(lim, req->wait_ns);
@@ -231,7 +318,8 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 		c->timeouts++;
 		c->refused += req->count;
 		trace_ratelimit_timeout(lim, req->count, now - start);
-		req->ready_ns = rl_predict(lim, w->client, req->count, now);
+		req->ready_ns = rl_path_predict(lim, w->client, req->count,
+						now);
 	} else if (seen) {
 		c->interrupted++;
 		trace_ratelimit_interrupt(lim, req->count, now - start);
@@ -252,7 +340,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 static int rl_acquire_refuse(struct rl_limiter *lim, struct rl_client *client,
 			     struct rl_acquire *req, bool nonblock, u64 start)
 {
-	req->ready_ns = rl_predict(lim, client, req->count, start);
+	req->ready_ns = rl_path_predict(lim, client, req->count, start);
 	if (nonblock) {
 		lim->counters.rejected++;
 		lim->counters.refused += req->count;
@@ -465,13 +553,11 @@ int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
 		goto out_unlock;
 	if (release) {
 		client->held -= release;
-		lim->held -= release;
-		rl_hier_release(lim, release);
+		rl_path_release(lim, release);
 		*released = true;
 		trace_ratelimit_release(lim, release, lim->held);
-		/* In a tree, a sibling may wait for the ancestors' permits. */
-		if (lim->nwaiters || !list_empty(&lim->pollers) ||
-		    rl_hier_linked(lim))
+		/* Anyone queued in the tree may wait for these permits. */
+		if (rl_hier_root(lim)->h.queued || !list_empty(&lim->pollers))
 			rl_dispatch(lim, now);
 	}
 	ret = rl_acquire_now(lim, client, req, nonblock, &now);

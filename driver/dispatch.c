@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Serving a limiter's queue: rl_dispatch() grants sleeping requests their
- * tokens in the order sched.c decides, wakes whoever is complete, and
- * starts the hrtimer for the instant the next request (or a poller) can be
- * served. The timer is started only while someone sleeps or polls.
+ * tokens in the order sched.c and hier.c decide, from the root of the
+ * limiter's tree (a limiter alone is a tree of one: the same code serves
+ * both), wakes whoever is complete, and starts the hrtimer for the instant
+ * the next request (or a poller) can be served. The timer is started only
+ * while someone sleeps or polls.
  *
  * A request sleeps on its own stack entry (struct rl_waiter) and is woken
  * by name when its tokens are granted, so a grant wakes exactly one task.
@@ -23,15 +25,6 @@
 #include "limiter.h"
 #include "ratelimit_trace.h"
 
-/* Would an acquire of one token be granted at once (caps aside)? */
-static bool rl_ready(const struct rl_limiter *lim)
-{
-	const struct rl_params *p = &lim->params;
-
-	return !lim->nwaiters && (p->unlimited || lim->bucket.tokens) &&
-	       (!p->concurrency || lim->held < p->concurrency);
-}
-
 /* Start, move or stop the timer for @when, U64_MAX for never. */
 static void rl_arm_timer(struct rl_limiter *lim, u64 when)
 {
@@ -48,12 +41,6 @@ static void rl_arm_timer(struct rl_limiter *lim, u64 when)
 	lim->timer_expiry = when;
 	hrtimer_start_range_ns(&lim->timer, ns_to_ktime(when),
 			       RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
-}
-
-/* Permits a request takes with its next chunk: all of them, at first. */
-static u64 rl_permits(const struct rl_limiter *lim, const struct rl_waiter *w)
-{
-	return lim->params.concurrency && !w->held ? w->want : 0;
 }
 
 /*
@@ -104,6 +91,51 @@ static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
 	return true;
 }
 
+/**
+ * rl_path_ready() - would an acquire of one token be granted at once?
+ * @lim:  the limiter
+ * @now:  current time, ns
+ * @when: if not, set to when to look again: when a token is there, if
+ *        time is what it waits for; U64_MAX if it waits for its own
+ *        limiter's queue or a permit there (whatever changes them
+ *        dispatches @lim); RL_POLL_GRACE_NS from @now at the earliest if
+ *        it waits for an ancestor's queue, which changes in the
+ *        dispatches of other limiters
+ *
+ * The rule of rl_grant_now(), caps aside, for every level of the path:
+ * the tokens and a permit are there, nobody queued at the level, and no
+ * sibling the order serves first waits for them (rl_hier_turn()).
+ * The buckets of the path are brought up to @now (rl_sync()).
+ *
+ * Return: the answer.
+ */
+bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
+{
+	const struct rl_params *p;
+	struct rl_limiter *x;
+
+	lockdep_assert_held(lim->tlock);
+	for (x = lim; ; x = x->h.parent) {
+		p = &x->params;
+		rl_sync(x, now);
+		if (x->nwaiters ||
+		    (p->concurrency && x->held >= p->concurrency)) {
+			*when = x == lim ? U64_MAX : now + RL_POLL_GRACE_NS;
+			return false;
+		}
+		if (!p->unlimited && !x->bucket.tokens) {
+			*when = rl_poll_time(x);
+			return false;
+		}
+		if (!x->h.parent)
+			return true;
+		if (!rl_hier_turn(x)) {
+			*when = now + RL_POLL_GRACE_NS;
+			return false;
+		}
+	}
+}
+
 /*
  * Wake listed pollers if the limiter is ready; else, if time is what they
  * wait for, bring the timer's time @when forward to when it is. Returns
@@ -118,20 +150,14 @@ static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
  */
 static u64 rl_serve_pollers(struct rl_limiter *lim, u64 now, u64 when)
 {
+	u64 next;
+
 	if (list_empty(&lim->pollers))
 		return when;
-	/*
-	 * Up to time first: a tree's dispatch leaves the bucket where it was,
-	 * and the timer started for the token would find it still missing,
-	 * due in the past, and start itself again, and again.
-	 */
-	rl_sync(lim, now);
-	if (rl_ready(lim))
+	if (rl_path_ready(lim, now, &next))
 		return rl_wake_pollers(lim, rl_poll_quota(lim)) ?
 		       when : min(when, now + RL_POLL_GRACE_NS);
-	if (!lim->nwaiters)
-		return min(when, rl_poll_time(lim));
-	return when;
+	return min(when, next);
 }
 
 /* List @client among the pollers; returns whether it is the first. */
@@ -167,17 +193,66 @@ static bool rl_tokens_by(struct rl_limiter *lim, u64 chunk, u64 now)
 	return true;
 }
 
-/* Grant a chunk to @w at the bucket's instant; wake it if complete. */
-static void rl_grant_chunk(struct rl_limiter *lim, struct rl_waiter *w,
-			   u64 chunk, u64 now)
+/*
+ * Tokens are owed to queued requests for RL_LATE_MAX_NS at most: an
+ * overloaded host that cannot keep up drops the older ones, as an idle
+ * bucket would, rather than owe ever more.
+ */
+static void rl_owed_max(struct rl_limiter *x, u64 now)
 {
-	u64 permits = rl_permits(lim, w);
+	if (now > x->bucket.stamp && now - x->bucket.stamp > RL_LATE_MAX_NS)
+		rl_drop_late(x, now - RL_LATE_MAX_NS);
+}
+
+/*
+ * The first level from @x up that lacks @chunk tokens or @permits permits
+ * now, with *@ready set to when it has them (U64_MAX: a release), or NULL.
+ */
+static struct rl_limiter *rl_blocker(struct rl_limiter *x, u64 chunk,
+				     u64 permits, u64 now, u64 *ready)
+{
+	for (; x; x = x->h.parent) {
+		if (!rl_permits_free(x, permits)) {
+			*ready = U64_MAX;
+			return x;
+		}
+		if (x->params.unlimited)
+			continue;
+		rl_owed_max(x, now);
+		if (!rl_tokens_by(x, chunk, now)) {
+			*ready = min(rl_ready_time(x, chunk),
+				     rl_catchup_time(x));
+			return x;
+		}
+	}
+	return NULL;
+}
+
+/* Take @chunk tokens and @permits permits at every level above @x. */
+static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits)
+{
+	for (x = x->h.parent; x; x = x->h.parent) {
+		x->held += permits;
+		if (!x->params.unlimited)
+			rl_bucket_take(&x->bucket, chunk);
+	}
+}
+
+/* Grant @hw's chunk to @w at every level; wake it if complete. */
+static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w,
+			   u64 permits)
+{
+	struct rl_limiter *leaf = hw->leaf;
 
 	w->held += permits;
-	w->taken += rl_take(lim, w->client, chunk, permits);
-	w->got += chunk;
-	w->at = lim->params.unlimited ? now : lim->bucket.stamp;
-	rl_sched_served(lim, w, chunk);
+	w->taken += rl_take(leaf, w->client, hw->chunk, permits);
+	rl_take_above(leaf, hw->chunk, permits);
+	w->got += hw->chunk;
+	w->at = leaf->params.unlimited ? hw->now : leaf->bucket.stamp;
+	rl_hier_charge(leaf, hw->chunk);
+	rl_sched_served(leaf, w, hw->chunk);
+	if (!leaf->h.parent)
+		hw->own++;
 	if (!w->want) {
 		/* Pairs with set_current_state() in rl_sleep(). */
 		WRITE_ONCE(w->done, true);
@@ -185,89 +260,101 @@ static void rl_grant_chunk(struct rl_limiter *lim, struct rl_waiter *w,
 	}
 }
 
-/* Bring the bucket up to @now after a dispatch that granted @n chunks. */
-static void rl_settle(struct rl_limiter *lim, unsigned int n, u64 now)
+/*
+ * Serve the requests of @root's tree that every level allows. Returns
+ * false if it ran out of budget: tokens are left owed to the queue.
+ */
+static bool rl_serve(struct rl_walk *hw, struct rl_limiter *root)
 {
-	if (n)
-		rl_credit_late(lim, now);
-	rl_refill(lim, now - lim->late);
+	struct rl_limiter *x;
+	struct rl_waiter *w;
+	u64 permits, ready;
+
+	while ((w = rl_hier_pick(hw, root))) {
+		hw->chunk = min(hw->chunk, rl_hier_chunk(hw->leaf));
+		permits = !w->held && rl_hier_concurrent(hw->leaf) ?
+			  w->want : 0;
+		x = rl_blocker(hw->leaf, hw->chunk, permits, hw->now, &ready);
+		if (x == root) {
+			/* The tree waits for the root's timer, or a release. */
+			rl_walk_arm(hw, root, ready);
+			return true;
+		}
+		if (!hw->budget)
+			return false;
+		hw->budget--;
+		if (x)
+			rl_hier_block(hw, x, ready);
+		else
+			rl_grant_chunk(hw, w, permits);
+	}
+	return hw->budget;
 }
 
 /*
- * Tokens are owed to queued requests for RL_LATE_MAX_NS at most: an
- * overloaded host that cannot keep up drops the older ones, as an idle
- * bucket would, rather than owe ever more.
+ * Bring the root up to @now after a dispatch that granted @n chunks of
+ * its own requests.
  */
-static void rl_dispatch_start(struct rl_limiter *lim, u64 now)
+static void rl_settle(struct rl_limiter *root, unsigned int n, u64 now)
 {
-	if (!lim->nwaiters)
-		rl_refill(lim, now);
-	else if (now > lim->bucket.stamp &&
-		 now - lim->bucket.stamp > RL_LATE_MAX_NS)
-		rl_drop_late(lim, now - RL_LATE_MAX_NS);
-	lim->late = 0;
+	if (n)
+		rl_credit_late(root, now);
+	rl_refill(root, now - root->late);
 }
 
 /**
- * rl_dispatch() - serve the queue
- * @lim: the limiter
+ * rl_dispatch() - serve the queue of a limiter's tree
+ * @lim: the limiter, whose state changed
  * @now: current time, ns
  *
- * Grant what the limits allow, in order; wake whoever is complete. Queued
- * requests are served on the schedule their tokens exist (rl_tokens_by()).
- * Then start the timer for the next grant, or for pollers.
+ * @lim and its ancestors are put back among their parents' kids (what
+ * changed may let them go on), so are @lim's flows and kids parked until
+ * @now at the latest, and the tree is served from its root: what the
+ * limits of every level allow, in order, waking whoever is complete.
+ * Queued requests are served on the schedule their tokens exist
+ * (rl_tokens_by()). Then @lim's timer is started for its next grant, or
+ * for its pollers; those of other levels as needed.
  *
  * The work is bounded, as the timer calls this with interrupts off: at
- * most RL_DISPATCH_MAX chunks granted and flows moved to or from the
- * capped flows (sched.c), and RL_WAKE_MAX clients' pollers woken. Out of
- * budget, it starts the timer for @now, which goes on with the rest at
- * once and with the tokens still owed to the queue: nothing is lost, and
- * a wake-up waits for no more than the timer's next expiry.
+ * most RL_DISPATCH_MAX chunks granted and flows or limiters parked or put
+ * back, and RL_WAKE_MAX clients' pollers woken. Out of budget, it starts
+ * the timer for @now, which goes on with the rest at once and with the
+ * tokens still owed to the queue: nothing is lost, and a wake-up waits
+ * for no more than the timer's next expiry.
  */
 void rl_dispatch(struct rl_limiter *lim, u64 now)
 {
-	unsigned int budget = RL_DISPATCH_MAX, n = 0;
-	bool limited = !lim->params.unlimited, out = false;
-	u64 chunk, when = U64_MAX;
-	struct rl_waiter *w;
+	struct rl_walk hw = {
+		.lim = lim, .now = now, .when = U64_MAX,
+		.budget = RL_DISPATCH_MAX,
+	};
+	struct rl_limiter *root = lim;
 
 	lockdep_assert_held(lim->tlock);
-	if (rl_hier_linked(lim)) {
-		/* A tree is served from its root: hier.c. */
-		rl_arm_timer(lim, rl_serve_pollers(lim, now,
-						   rl_hier_dispatch(lim, now)));
-		return;
-	}
-	rl_dispatch_start(lim, now);
-	rl_sched_unpark_due(lim, now, &budget);
-	while ((w = rl_sched_pick(lim, now, &chunk, &budget))) {
-		/* Else a release will call us again. */
-		if (!rl_permits_free(lim, rl_permits(lim, w)))
-			break;
-		if (limited && !rl_tokens_by(lim, chunk, now)) {
-			when = min(rl_ready_time(lim, chunk),
-				   rl_catchup_time(lim));
-			break;
-		}
-		if (!budget) {
-			out = true;
-			break;
-		}
-		budget--;
-		n++;
-		rl_grant_chunk(lim, w, chunk, now);
-	}
-	if (!w)
-		out = !budget;
-	if (out) {
-		/* Tokens are left owed to the queue: it stays where it is. */
-		when = now;
+	for (; root->h.parent; root = root->h.parent)
+		if (root->h.parked)
+			rl_hier_unpark(root);
+	/* Tokens owed to the root's queue, for RL_LATE_MAX_NS at most. */
+	if (!root->nwaiters)
+		rl_refill(root, now);
+	else
+		rl_owed_max(root, now);
+	root->late = 0;
+	/*
+	 * What is due at @lim goes back in line here: the walk from the root
+	 * may stop above @lim, and a flow or kid left parked for a time now
+	 * past would start @lim's timer for that time again, and again.
+	 */
+	if (lim->nwaiters)
+		rl_sched_unpark_due(lim, now, &hw.budget);
+	rl_hier_unpark_due(lim, now, &hw.budget);
+	if (rl_serve(&hw, root)) {
+		rl_settle(root, hw.own, now);
+		hw.when = min(hw.when, rl_hier_next(lim));
 	} else {
-		rl_settle(lim, n, now);
-		if (!w && lim->nwaiters)
-			when = rl_sched_cap_ready(lim);
+		hw.when = now;
 	}
-	rl_arm_timer(lim, rl_serve_pollers(lim, now, when));
+	rl_arm_timer(lim, rl_serve_pollers(lim, now, hw.when));
 }
 
 /*
@@ -341,18 +428,18 @@ void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
  * it is ready again, as their poll would find.
  *
  * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token by @client
- * would be granted at once; otherwise the timer is started to wake
- * pollers then.
+ * would be granted at once: at every level of its tree's path, as
+ * rl_path_ready() says; otherwise the timer is started to wake pollers
+ * then, or to look again.
  */
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 {
-	u64 now = ktime_get_ns();
+	u64 now = ktime_get_ns(), when;
 	struct rl_params cp;
 	__poll_t mask = 0;
 
 	rl_lock_irq(lim);
-	rl_sync(lim, now);
-	if (!rl_ready(lim)) {
+	if (!rl_path_ready(lim, now, &when)) {
 		/* The first poller starts the timer for when a token is there. */
 		if (rl_list_poller(lim, client))
 			rl_dispatch(lim, now);

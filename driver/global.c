@@ -35,12 +35,6 @@ static_assert(sizeof(struct rl_deposit) == 40);
 static_assert(sizeof(struct rl_lease) == 160);
 static_assert(sizeof(struct rl_demand) == 80);
 
-static struct rl_limiter *rl_global_limiter(struct rl_client *client)
-{
-	/* Pairs with the store publishing the limiter (main.c). */
-	return smp_load_acquire(&client->lim);
-}
-
 /*
  * End the lease: the fallback limits apply. SET_LEASE refused a fallback
  * whose concurrency goes between 0 and non-zero while other clients are
@@ -149,7 +143,7 @@ out_unlock:
  */
 int rl_ioctl_deposit(struct rl_client *client, void __user *argp)
 {
-	struct rl_limiter *lim = rl_global_limiter(client);
+	struct rl_limiter *lim = rl_client_limiter(client);
 	struct rl_deposit __user *u = argp;
 	struct rl_deposit dep;
 	int ret;
@@ -218,7 +212,7 @@ static int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
  */
 int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
 {
-	struct rl_limiter *lim = rl_global_limiter(client);
+	struct rl_limiter *lim = rl_client_limiter(client);
 	struct rl_params p, fb;
 	struct rl_lease l;
 	int ret;
@@ -228,8 +222,8 @@ int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
 	if (l.flags || l.reserved0 || l.expires_ns > KTIME_MAX ||
 	    memchr_inv(l.reserved, 0, sizeof(l.reserved)))
 		return -EINVAL;
-	ret = rl_config_to_params(&l.config, &p) ?:
-	      rl_config_to_params(&l.fallback, &fb);
+	ret = rl_params_from_user(&l.config, &p) ?:
+	      rl_params_from_user(&l.fallback, &fb);
 	if (ret)
 		return ret;
 	if (!lim)
@@ -292,7 +286,7 @@ bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid)
  */
 int rl_ioctl_get_demand(struct rl_client *client, void __user *argp)
 {
-	struct rl_limiter *lim = rl_global_limiter(client);
+	struct rl_limiter *lim = rl_client_limiter(client);
 	struct rl_demand d;
 
 	if (copy_from_user(&d, argp, sizeof(d)))

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Trees of limiters: a named limiter may have a parent, whose tokens and
- * permits bound the sum of its children's (Documentation/hierarchy.md).
- * Serving a tree is here; its shape (moves, the ioctls, sysfs) is in
- * hier_tree.c.
+ * The order of service of a tree of limiters (Documentation/hierarchy.md).
+ * Every limiter is a tree: a root without children is a tree of one node,
+ * served by the same code (dispatch.c) as one of five levels. Its shape
+ * (moves, the ioctls, sysfs) is in hier_tree.c.
  *
  * One lock per tree. Every limiter of a tree locks its root's lock
  * (rl_limiter.tlock, taken with rl_lock_irq()), so a grant that takes
@@ -17,18 +17,23 @@
  *
  * All or nothing. A grant of a chunk checks the tokens and permits of its
  * limiter and of every ancestor, then takes them at all levels at once;
- * a request that fails gives back at every level (rl_hier_undo()), as do
- * releases and refunds. An ancestor's `granted` counts its subtree's.
+ * a request that fails gives them back at every level, as do releases and
+ * refunds (acquire.c, release.c). An ancestor's `granted` counts its
+ * subtree's.
  *
- * Sharing. Requests sleep at their own limiter (sched.c, unchanged); a
- * child with sleeping requests in its subtree is active at its parent,
- * ordered by a virtual time tag that grows by chunk / weight. A dispatch
- * walks from the root: a limiter's own requests, then the child with the
- * smallest tag. A child without the tokens or permits of its own rate is
- * parked at its parent until it has them, and its siblings go on
+ * Sharing. Requests sleep at their own limiter (sched.c); a child with
+ * sleeping requests in its subtree is active at its parent, ordered by a
+ * virtual time tag that grows by tokens / weight with every grant in its
+ * subtree, immediate or not. A dispatch walks from the root: a limiter's
+ * own requests, then the child with the smallest tag (rl_hier_pick()). A
+ * child without the tokens or permits of its own rate is parked at its
+ * parent until it has them, keeping its tag, and its siblings go on
  * (max-min); if the root lacks them, the tree waits for the root's timer.
- * Each limiter keeps its one hrtimer, started only while its subtree
- * waits; a dispatch is bounded by RL_DISPATCH_MAX and the depth.
+ * A request that does not sleep is granted when every level has the
+ * tokens and no request the order serves first waits for them
+ * (rl_hier_turn()). Each limiter keeps its one hrtimer, started only while
+ * its subtree waits; a dispatch is bounded by RL_DISPATCH_MAX and the
+ * depth.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -45,19 +50,6 @@
 
 /* Chunks count for at most this many tokens in a virtual time step. */
 #define RL_HIER_CHUNK_MAX	BIT_ULL(50)
-
-static struct rl_limiter *rl_hier_root(struct rl_limiter *lim)
-{
-	while (lim->h.parent)
-		lim = lim->h.parent;
-	return lim;
-}
-
-/* Tags wrap around: compare them as CFS compares vruntime. */
-static bool rl_hier_before(u64 a, u64 b)
-{
-	return (s64)(a - b) < 0;
-}
 
 static bool rl_hier_tag_less(struct rb_node *a, const struct rb_node *b)
 {
@@ -121,7 +113,7 @@ void rl_hier_queued(struct rl_limiter *lim, bool add)
 }
 
 /* @x is out of tokens or permits until @ready: off its parent's kids. */
-static void rl_hier_park(struct rl_limiter *x, u64 ready)
+void rl_hier_park(struct rl_limiter *x, u64 ready)
 {
 	struct rl_hnode *p = &x->h.parent->h;
 
@@ -136,7 +128,7 @@ static void rl_hier_park(struct rl_limiter *x, u64 ready)
  * held back by its own limits gets its turns when it can take them again
  * (within those limits), as a flow held back by its fd's cap.
  */
-static void rl_hier_unpark(struct rl_limiter *x)
+void rl_hier_unpark(struct rl_limiter *x)
 {
 	struct rl_hnode *p = &x->h.parent->h;
 
@@ -146,8 +138,7 @@ static void rl_hier_unpark(struct rl_limiter *x)
 }
 
 /* Put back the kids of @x parked until @now at the latest. */
-static void rl_hier_unpark_due(struct rl_limiter *x, u64 now,
-			       unsigned int *budget)
+void rl_hier_unpark_due(struct rl_limiter *x, u64 now, unsigned int *budget)
 {
 	struct rb_node *node;
 	struct rl_limiter *kid;
@@ -162,7 +153,7 @@ static void rl_hier_unpark_due(struct rl_limiter *x, u64 now,
 }
 
 /* When the subtree of @x may go on by itself: its fds' caps, its kids. */
-static u64 rl_hier_next(struct rl_limiter *x)
+u64 rl_hier_next(struct rl_limiter *x)
 {
 	struct rb_node *node = rb_first_cached(&x->h.parked_kids);
 	u64 kid = node ? rb_entry(node, struct rl_limiter, h.knode)->h.ready :
@@ -172,26 +163,15 @@ static u64 rl_hier_next(struct rl_limiter *x)
 }
 
 /**
- * struct rl_hier_walk - one dispatch of a tree
- * @lim:    the limiter whose dispatch this is: its timer's time is
- *          returned rather than started
- * @now:    current time, ns
- * @when:   time to start @lim's timer for
- * @budget: grants, parks and unparks left
- * @leaf:   limiter of the request picked
- * @chunk:  tokens to grant it now
+ * rl_walk_arm() - start a timer of a tree in a dispatch
+ * @hw: the dispatch
+ * @x:  a limiter of its tree
+ * @t:  when, U64_MAX for never
+ *
+ * The timer of @x is started for @t unless started for earlier; that of
+ * the limiter dispatched is started at the end of the dispatch.
  */
-struct rl_hier_walk {
-	struct rl_limiter *lim;
-	u64 now;
-	u64 when;
-	unsigned int budget;
-	struct rl_limiter *leaf;
-	u64 chunk;
-};
-
-/* Start the timer of @x for @t, unless started for earlier. */
-static void rl_hier_arm(struct rl_hier_walk *hw, struct rl_limiter *x, u64 t)
+void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
 {
 	if (t == U64_MAX)
 		return;
@@ -201,9 +181,18 @@ static void rl_hier_arm(struct rl_hier_walk *hw, struct rl_limiter *x, u64 t)
 		rl_arm_timer_before(x, t);
 }
 
-/* The request to serve next in the subtree of @x, or NULL. */
-static struct rl_waiter *rl_hier_pick(struct rl_hier_walk *hw,
-				      struct rl_limiter *x)
+/**
+ * rl_hier_pick() - the request to serve next in the subtree of a limiter
+ * @hw: the dispatch: sets its leaf and chunk, spends its budget
+ * @x:  the limiter
+ *
+ * The limiter's own requests first (sched.c), then its child with the
+ * smallest tag; a child whose subtree has nothing to serve now is parked
+ * until it may have.
+ *
+ * Return: the request, or NULL.
+ */
+struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x)
 {
 	struct rl_limiter *kid;
 	struct rb_node *node;
@@ -216,7 +205,7 @@ static struct rl_waiter *rl_hier_pick(struct rl_hier_walk *hw,
 			hw->leaf = x;
 			return w;
 		}
-		rl_hier_arm(hw, x, rl_sched_cap_ready(x));
+		rl_walk_arm(hw, x, rl_sched_cap_ready(x));
 	}
 	rl_hier_unpark_due(x, hw->now, &hw->budget);
 	while (hw->budget && (node = rb_first_cached(&x->h.kids))) {
@@ -226,13 +215,33 @@ static struct rl_waiter *rl_hier_pick(struct rl_hier_walk *hw,
 			return w;
 		hw->budget--;
 		rl_hier_park(kid, rl_hier_next(kid));
-		rl_hier_arm(hw, x, kid->h.ready);
+		rl_walk_arm(hw, x, kid->h.ready);
 	}
 	return NULL;
 }
 
-/* Does a level of the path from @x up limit concurrency? */
-static bool rl_hier_concurrent(const struct rl_limiter *x)
+/**
+ * rl_hier_block() - a level of the walk lacks what the next request needs
+ * @hw:    the dispatch
+ * @x:     that level, below the root
+ * @ready: when it has it, U64_MAX for a release
+ *
+ * @x is parked at its parent until then, and the parent's timer started.
+ */
+void rl_hier_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready)
+{
+	rl_hier_park(x, ready);
+	rl_walk_arm(hw, x->h.parent, ready);
+}
+
+/**
+ * rl_hier_concurrent() - does a level of a path limit concurrency?
+ * @x: the lowest level of the path
+ *
+ * Return: true if @x or an ancestor has a concurrency limit: then every
+ * grant at @x takes permits at every level.
+ */
+bool rl_hier_concurrent(const struct rl_limiter *x)
 {
 	for (; x; x = x->h.parent)
 		if (x->params.concurrency)
@@ -240,249 +249,62 @@ static bool rl_hier_concurrent(const struct rl_limiter *x)
 	return false;
 }
 
-/* Most tokens a level above @x holds. */
-static u64 rl_hier_burst(const struct rl_limiter *x)
+/**
+ * rl_hier_chunk() - most tokens one chunk of a queued request may take
+ * @x: the request's limiter
+ *
+ * A chunk is taken at every level at once: at most what every level
+ * above holds. Below a level that limits the rate, at most half of its
+ * own limiter's burst too (at least 1): a request that needed its whole
+ * bucket would wait for the levels above with that bucket full, the
+ * tokens it earns meanwhile lost, and its limiter would get less than
+ * its share of its parent (issue #29).
+ *
+ * Return: the bound, U64_MAX if no level above limits the rate.
+ */
+u64 rl_hier_chunk(const struct rl_limiter *x)
 {
+	const struct rl_limiter *y;
 	u64 max = U64_MAX;
 
-	for (x = x->h.parent; x; x = x->h.parent)
-		if (!x->params.unlimited)
-			max = min(max, x->params.burst);
+	for (y = x->h.parent; y; y = y->h.parent)
+		if (!y->params.unlimited)
+			max = min(max, y->params.burst);
+	if (max != U64_MAX && !x->params.unlimited)
+		max = min(max, max_t(u64, x->params.burst / 2, 1));
 	return max;
 }
 
-/*
- * The first level from @x up that lacks @chunk tokens or @permits permits
- * now, with *@ready set to when it has them (U64_MAX: a release), or NULL.
+/**
+ * rl_hier_charge() - move the tags of a path for tokens granted below
+ * @x:     the limiter they were granted at
+ * @count: tokens
+ *
+ * At each level the child on the path is charged @count / weight, as if
+ * it had been served in the order: an immediate grant too, so that no
+ * child takes more than its share while a sibling waits. A child with
+ * nothing queued starts from its parent's virtual time, as when it
+ * becomes active (rl_hier_enqueue()).
  */
-static struct rl_limiter *rl_hier_blocker(struct rl_limiter *x, u64 chunk,
-					  u64 permits, u64 now, u64 *ready)
-{
-	for (; x; x = x->h.parent) {
-		if (!rl_permits_free(x, permits)) {
-			*ready = U64_MAX;
-			return x;
-		}
-		if (x->params.unlimited)
-			continue;
-		rl_refill(x, now);
-		x->late = 0;
-		if (x->bucket.tokens < chunk) {
-			*ready = min(rl_ready_time(x, chunk),
-				     rl_catchup_time(x));
-			return x;
-		}
-	}
-	return NULL;
-}
-
-/* Take @chunk tokens and @permits permits at every level above @x. */
-static void rl_hier_take(struct rl_limiter *x, u64 chunk, u64 permits)
-{
-	for (x = x->h.parent; x; x = x->h.parent) {
-		x->held += permits;
-		if (!x->params.unlimited)
-			rl_bucket_take(&x->bucket, chunk);
-	}
-}
-
-/* Move the tags of the levels from @x up for a chunk served below. */
-static void rl_hier_charge(struct rl_limiter *x, u64 chunk)
+void rl_hier_charge(struct rl_limiter *x, u64 count)
 {
 	struct rl_hnode *p;
 	u64 step;
+	bool sorted;
 
 	for (; x->h.parent; x = x->h.parent) {
 		p = &x->h.parent->h;
-		step = mul_u64_u64_div_u64(min(chunk, RL_HIER_CHUNK_MAX),
+		step = mul_u64_u64_div_u64(min(count, RL_HIER_CHUNK_MAX),
 					   RL_WEIGHT_MAX, x->h.weight);
+		if (!x->h.active && rl_hier_before(x->h.vtag, p->kvtime))
+			x->h.vtag = p->kvtime;
 		p->kvtime = x->h.vtag;
-		rb_erase_cached(&x->h.knode, &p->kids);
+		/* The parked are sorted by their ready time, not their tag. */
+		sorted = x->h.active && !x->h.parked;
+		if (sorted)
+			rb_erase_cached(&x->h.knode, &p->kids);
 		x->h.vtag += step;
-		rb_add_cached(&x->h.knode, &p->kids, rl_hier_tag_less);
+		if (sorted)
+			rb_add_cached(&x->h.knode, &p->kids, rl_hier_tag_less);
 	}
-}
-
-/* Grant @hw's chunk to @w at every level; wake it if complete. */
-static void rl_hier_grant(struct rl_hier_walk *hw, struct rl_waiter *w,
-			  u64 permits)
-{
-	struct rl_limiter *leaf = hw->leaf;
-
-	w->held += permits;
-	w->taken += rl_take(leaf, w->client, hw->chunk, permits);
-	rl_hier_take(leaf, hw->chunk, permits);
-	w->got += hw->chunk;
-	w->at = leaf->params.unlimited ? hw->now : leaf->bucket.stamp;
-	rl_hier_charge(leaf, hw->chunk);
-	rl_sched_served(leaf, w, hw->chunk);
-	if (!w->want) {
-		/* Pairs with set_current_state() in rl_sleep(). */
-		WRITE_ONCE(w->done, true);
-		rl_waiter_wake(w);
-	}
-}
-
-/* Serve the requests of @root's tree that every level allows. */
-static void rl_hier_serve(struct rl_hier_walk *hw, struct rl_limiter *root)
-{
-	struct rl_limiter *x;
-	struct rl_waiter *w;
-	u64 permits, ready;
-
-	while ((w = rl_hier_pick(hw, root))) {
-		hw->chunk = min(hw->chunk, rl_hier_burst(hw->leaf));
-		permits = rl_hier_concurrent(hw->leaf) && !w->held ?
-			  w->want : 0;
-		x = rl_hier_blocker(hw->leaf, hw->chunk, permits, hw->now,
-				    &ready);
-		if (x == root) {
-			rl_hier_arm(hw, root, ready);
-			return;
-		}
-		if (!hw->budget)
-			break;
-		hw->budget--;
-		if (x) {
-			rl_hier_park(x, ready);
-			rl_hier_arm(hw, x->h.parent, ready);
-			continue;
-		}
-		rl_hier_grant(hw, w, permits);
-	}
-	if (!hw->budget)
-		hw->when = hw->now;
-}
-
-/**
- * rl_hier_dispatch() - serve the tree of a limiter
- * @lim: a limiter with a parent or children, whose state changed
- * @now: current time, ns
- *
- * @lim and its ancestors are put back among their parents' kids (what
- * changed may let them go on), so are @lim's flows and kids parked until
- * @now at the latest, and the tree is served from its root.
- * Timers of other levels are started as needed.
- *
- * Return: the time to start @lim's own timer for, U64_MAX for none.
- */
-u64 rl_hier_dispatch(struct rl_limiter *lim, u64 now)
-{
-	struct rl_hier_walk hw = {
-		.lim = lim, .now = now, .when = U64_MAX,
-		.budget = RL_DISPATCH_MAX,
-	};
-	struct rl_limiter *x;
-
-	lockdep_assert_held(lim->tlock);
-	for (x = lim; x->h.parent; x = x->h.parent)
-		if (x->h.parked)
-			rl_hier_unpark(x);
-	/*
-	 * What is due at @lim goes back in line here: the walk from the root
-	 * may stop above @lim, and a flow or kid left parked for a time now
-	 * past would start @lim's timer for that time again, and again.
-	 */
-	if (lim->nwaiters)
-		rl_sched_unpark_due(lim, now, &hw.budget);
-	rl_hier_unpark_due(lim, now, &hw.budget);
-	rl_hier_serve(&hw, rl_hier_root(lim));
-	return min(hw.when, rl_hier_next(lim));
-}
-
-/**
- * rl_hier_invalid() - can a request never be granted in a tree?
- * @lim:      a limiter with a parent or children
- * @client:   the client asking
- * @count:    tokens
- * @nonblock: it may not be served in chunks
- *
- * Return: true when @count exceeds a level's concurrency limit, or, for
- * @nonblock, what one chunk may hold at some level.
- */
-bool rl_hier_invalid(struct rl_limiter *lim, struct rl_client *client,
-		     u64 count, bool nonblock)
-{
-	struct rl_limiter *x;
-
-	for (x = lim; x; x = x->h.parent)
-		if (x->params.concurrency && count > x->params.concurrency)
-			return true;
-	return nonblock && count > min(rl_chunk_max(lim, client),
-				       rl_hier_burst(lim));
-}
-
-/**
- * rl_hier_grant_now() - the immediate grant, in a tree
- * @lim:    a limiter with a parent or children
- * @client: the client asking
- * @req:    the request
- * @now:    current time, ns
- *
- * Granted when nobody sleeps in the tree, and every level has the tokens
- * and permits, and the client's cap allows it.
- *
- * Return: whether it was granted.
- */
-bool rl_hier_grant_now(struct rl_limiter *lim, struct rl_client *client,
-		       struct rl_acquire *req, u64 now)
-{
-	u64 permits = rl_hier_concurrent(lim) ? req->count : 0;
-	struct rl_limiter *x;
-	u64 ready;
-
-	if (rl_hier_root(lim)->h.queued ||
-	    (client->cap && (req->count > rl_chunk_max(lim, client) ||
-			     !rl_cap_allows(lim, client, req->count, now))))
-		return false;
-	for (x = lim; x; x = x->h.parent)
-		if (!x->params.unlimited)
-			rl_sync(x, now);
-	if (rl_hier_blocker(lim, req->count, permits, now, &ready))
-		return false;
-	req->lag_ns = rl_lag(lim, req->count);
-	req->ready_ns = lim->params.unlimited ? 0 : lim->bucket.stamp;
-	client->refundable += rl_take(lim, client, req->count, permits);
-	rl_hier_take(lim, req->count, permits);
-	client->granted += req->count;
-	lim->counters.immediate++;
-	lim->counters.granted += req->count;
-	rl_hier_granted(lim, req->count);
-	trace_ratelimit_grant(lim, req->count, 0, req->lag_ns);
-	return true;
-}
-
-/**
- * rl_hier_undo() - give back at the ancestors what a failed request took
- * @lim: its limiter
- * @w:   the request
- * @now: current time, ns
- *
- * The limiter's own bucket and counts are rl_undo()'s.
- */
-void rl_hier_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
-{
-	struct rl_limiter *x;
-
-	lockdep_assert_held(lim->tlock);
-	for (x = lim->h.parent; x; x = x->h.parent) {
-		x->held -= w->held;
-		if (x->params.unlimited || !w->got)
-			continue;
-		rl_sync(x, now);
-		rl_bucket_give(&x->bucket, &x->params, w->got);
-	}
-}
-
-/**
- * rl_hier_granted() - count a grant at the ancestors
- * @lim:   the limiter it was granted at
- * @count: tokens
- */
-void rl_hier_granted(struct rl_limiter *lim, u64 count)
-{
-	struct rl_limiter *x;
-
-	for (x = lim->h.parent; x; x = x->h.parent)
-		x->counters.granted += count;
 }

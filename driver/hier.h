@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Trees of limiters (hier.c): a named limiter may have a parent, whose
- * tokens and permits bound the sum of its children's.
+ * Trees of limiters (hier.c, hier_tree.c): a named limiter may have a
+ * parent, whose tokens and permits bound the sum of its children's. A
+ * limiter without one is the root of a tree, of one node or more.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -62,15 +63,6 @@ struct rl_hnode {
 
 void rl_hier_init(struct rl_limiter *lim);
 void rl_hier_queued(struct rl_limiter *lim, bool add);
-u64 rl_hier_dispatch(struct rl_limiter *lim, u64 now);
-bool rl_hier_invalid(struct rl_limiter *lim, struct rl_client *client,
-		     u64 count, bool nonblock);
-bool rl_hier_grant_now(struct rl_limiter *lim, struct rl_client *client,
-		       struct rl_acquire *req, u64 now);
-void rl_hier_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now);
-void rl_hier_granted(struct rl_limiter *lim, u64 count);
-void rl_hier_release(struct rl_limiter *lim, u64 count);
-void rl_hier_refund(struct rl_limiter *lim, u64 count, u64 now);
 
 /* Between hier.c and hier_tree.c, under the tree's lock. */
 void rl_hier_enqueue(struct rl_limiter *x);

@@ -57,14 +57,15 @@ static void rl_hier_set_lock(struct rl_limiter *x, spinlock_t *l)
 /* Take the subtree of @x out of its parent's counts. */
 static void rl_hier_cut(struct rl_limiter *x)
 {
-	struct rl_limiter *p = x->h.parent;
+	struct rl_limiter *p = x->h.parent, *y;
 
 	if (x->h.active) {
 		rl_hier_dequeue(x);
 		x->h.active = false;
 	}
 	rl_hier_count(p, x->h.queued, false);
-	rl_hier_release(x, x->held);
+	for (y = p; y; y = y->h.parent)
+		y->held -= x->held;
 	list_del_init(&x->h.sibling);
 	x->h.parent = NULL;
 }
@@ -203,8 +204,7 @@ bool rl_hier_has_children(const struct rl_limiter *lim)
  */
 int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
 {
-	/* Pairs with the store publishing the limiter. */
-	struct rl_limiter *lim = smp_load_acquire(&client->lim);
+	struct rl_limiter *lim = rl_client_limiter(client);
 	char name[RL_NAME_MAX];
 	struct rl_parent rp;
 	int ret;
@@ -257,8 +257,7 @@ static void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
  */
 int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
 {
-	/* Pairs with the store publishing the limiter. */
-	struct rl_limiter *lim = smp_load_acquire(&client->lim);
+	struct rl_limiter *lim = rl_client_limiter(client);
 	char name[RL_NAME_MAX];
 	struct rl_parent rp;
 	u64 uptr;

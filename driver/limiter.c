@@ -3,9 +3,10 @@
  * Limiter core of the ratelimit module: a token bucket with a queue of
  * requests sleeping for tokens, and the hrtimer that serves them. This
  * file holds a limiter's lifetime, its limits and clients, and the reading
- * of its state; acquire.c takes and gives back tokens, dispatch.c serves
- * the queue, bucket.c keeps the buckets and sched.c decides whose turn it
- * is (limiter.h).
+ * of its state; acquire.c takes tokens (and gives back those of a request
+ * that fails), release.c gives back permits and tokens, dispatch.c serves
+ * the queue of the limiter's tree, bucket.c keeps the buckets, sched.c
+ * and hier.c decide whose turn it is (limiter.h).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -151,7 +152,7 @@ static void rl_limiter_free(struct kref *ref)
 	struct rl_limiter *lim = container_of(ref, struct rl_limiter, ref);
 
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
-		     rl_hier_linked(lim));
+		     lim->h.parent || !list_empty(&lim->h.children));
 	/* First the lease's timer: its fallback could start the other. */
 	rl_global_free(lim);
 	hrtimer_cancel(&lim->timer);
@@ -207,8 +208,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	WRITE_ONCE(lim->nclients, left);
 	rl_global_detach(lim, client, ktime_get_ns());
 	if (client->held) {
-		lim->held -= client->held;
-		rl_hier_release(lim, client->held);
+		rl_path_release(lim, client->held);
 		trace_ratelimit_release(lim, client->held, lim->held);
 		client->held = 0;
 		rl_dispatch(lim, ktime_get_ns());

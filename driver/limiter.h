@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Internals shared by the files of the limiter core: limiter.c (lifetime
- * and configuration), acquire.c (acquire, release, refund), dispatch.c
- * (serving the queue, the timer, poll), bucket.c (the limiter's bucket
- * with its catch-up pace, and the clients' caps) and sched.c (the order
- * of service). Everything here runs under the limiter's lock
- * (lock.h).
+ * and configuration), acquire.c (acquire, the immediate grant, undo),
+ * release.c (release, refund), dispatch.c (serving the queue, the timer,
+ * poll), bucket.c (the limiter's bucket with its catch-up pace, and the
+ * clients' caps), sched.c (the order of a limiter's own requests) and
+ * hier.c (the order of a tree's limiters; a limiter alone is a tree of
+ * one). Everything here runs under the limiter's lock (lock.h).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -60,9 +61,88 @@ bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
 /* dispatch.c */
 void rl_dispatch(struct rl_limiter *lim, u64 now);
 void rl_arm_timer_before(struct rl_limiter *lim, u64 when);
-
-/* acquire.c */
 enum hrtimer_restart rl_timer_fn(struct hrtimer *timer);
+bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when);
+
+/**
+ * struct rl_walk - one dispatch of a tree (dispatch.c, hier.c)
+ * @lim:    the limiter whose dispatch this is: its timer's time is
+ *          returned rather than started
+ * @now:    current time, ns
+ * @when:   time to start @lim's timer for
+ * @budget: grants, parks and unparks left
+ * @leaf:   limiter of the request picked
+ * @chunk:  tokens to grant it now
+ * @own:    chunks granted to the root's own requests
+ */
+struct rl_walk {
+	struct rl_limiter *lim;
+	u64 now;
+	u64 when;
+	unsigned int budget;
+	struct rl_limiter *leaf;
+	u64 chunk;
+	unsigned int own;
+};
+
+/* hier.c */
+void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t);
+struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x);
+void rl_hier_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready);
+void rl_hier_park(struct rl_limiter *x, u64 ready);
+void rl_hier_unpark(struct rl_limiter *x);
+void rl_hier_unpark_due(struct rl_limiter *x, u64 now, unsigned int *budget);
+u64 rl_hier_next(struct rl_limiter *x);
+bool rl_hier_concurrent(const struct rl_limiter *x);
+u64 rl_hier_chunk(const struct rl_limiter *x);
+void rl_hier_charge(struct rl_limiter *x, u64 count);
+
+/* The root of the tree of @lim: @lim itself when it has no parent. */
+static inline struct rl_limiter *rl_hier_root(struct rl_limiter *lim)
+{
+	while (lim->h.parent)
+		lim = lim->h.parent;
+	return lim;
+}
+
+/* Tags wrap around: compare them as CFS compares vruntime. */
+static inline bool rl_hier_before(u64 a, u64 b)
+{
+	return (s64)(a - b) < 0;
+}
+
+/*
+ * Is it the turn of @x, which has a parent, to take the parent's tokens:
+ * is no sibling that the order serves first (an active one, not parked,
+ * with a smaller tag) waiting for them? @x itself competes with its tag,
+ * or with the parent's virtual time if it has nothing queued and is
+ * behind it, as it would if it queued now.
+ */
+static inline bool rl_hier_turn(const struct rl_limiter *x)
+{
+	const struct rl_hnode *p = &x->h.parent->h;
+	struct rb_node *node = rb_first_cached(&p->kids);
+	const struct rl_limiter *first;
+	u64 tag = x->h.vtag;
+
+	if (!node)
+		return true;
+	first = rb_entry(node, struct rl_limiter, h.knode);
+	if (first == x)
+		return true;
+	if (!x->h.active && rl_hier_before(tag, p->kvtime))
+		tag = p->kvtime;
+	return rl_hier_before(tag, first->h.vtag);
+}
+
+/* Permits come back at @lim and every level above. */
+static inline void rl_path_release(struct rl_limiter *lim, u64 count)
+{
+	struct rl_limiter *x;
+
+	for (x = lim; x; x = x->h.parent)
+		x->held -= count;
+}
 
 /*
  * Refill the bucket; inline for the common case, no catching up. A fed

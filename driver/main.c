@@ -73,13 +73,16 @@ static bool rl_reserved_zero(const void *p, size_t size)
 }
 
 /**
- * rl_config_to_params() - check a configuration from userspace
+ * rl_params_from_user() - the limits a configuration from user space asks for
  * @cfg: as copied in
  * @p:   filled with the limits it asks for
  *
+ * Checks what only user space may get wrong (unknown flags, reserved
+ * fields), then converts with rl_params_from_config() (tunables.c).
+ *
  * Return: 0, or -EINVAL for unknown flags, reserved fields or bounds.
  */
-int rl_config_to_params(const struct rl_config *cfg, struct rl_params *p)
+int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)
 {
 	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 ||
 	    cfg->reserved)
@@ -127,7 +130,7 @@ static int rl_ioctl_set_config(struct rl_client *client, void __user *argp)
 
 	if (copy_from_user(&cfg, argp, sizeof(cfg)))
 		return -EFAULT;
-	ret = rl_config_to_params(&cfg, &p);
+	ret = rl_params_from_user(&cfg, &p);
 	if (ret)
 		return ret;
 
@@ -158,7 +161,7 @@ static int rl_ioctl_attach(struct rl_client *client, void __user *argp)
 	if (at.flags & ~RL_ATTACH_FLAGS_ALL || at.mode & ~0777 ||
 	    !rl_reserved_zero(at.reserved, sizeof(at.reserved)))
 		return -EINVAL;
-	ret = rl_config_to_params(&at.config, &p);
+	ret = rl_params_from_user(&at.config, &p);
 	if (ret)
 		return ret;
 	ret = rl_name_from_user(name, at.name_ptr);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The registry of named limiters (named.c) and their names (name.c).
+ * The registry of named limiters and their names (named.c).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -17,7 +17,7 @@ static inline bool rl_limiter_named(const struct rl_limiter *lim)
 	return lim->name[0];
 }
 
-/* named.c, and name.c: what a name may be */
+/* named.c, with what a name may be */
 int rl_named_attach(struct rl_client *client, const char *name,
 		    const struct rl_attach *at, const struct rl_params *p);
 void rl_named_detach(struct rl_limiter *lim, struct rl_client *client);

@@ -298,12 +298,6 @@ struct rl_limiter {
 	struct rcu_head rcu;
 };
 
-/* Is @lim in a tree: a parent or children (hier.c)? Under its lock. */
-static inline bool rl_hier_linked(const struct rl_limiter *lim)
-{
-	return lim->h.parent || !list_empty(&lim->h.children);
-}
-
 /**
  * struct rl_client - an open /dev/ratelimit file
  * @lim:    its limiter; NULL until the first RL_IOC_SET_CONFIG, then set
@@ -488,6 +482,8 @@ int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
 		     u64 release, struct rl_acquire *req, bool nonblock,
 		     bool *released);
+
+/* release.c */
 int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
 		       u64 count);
 int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
@@ -497,6 +493,6 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);
 
 /* main.c */
-int rl_config_to_params(const struct rl_config *cfg, struct rl_params *p);
+int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p);
 
 #endif /* _RL_RATELIMIT_H */

@@ -29,8 +29,7 @@ int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
 	rl_lock_irq(lim);
 	if (count <= client->held) {
 		client->held -= count;
-		lim->held -= count;
-		rl_hier_release(lim, count);
+		rl_path_release(lim, count);
 		trace_ratelimit_release(lim, count, lim->held);
 		rl_dispatch(lim, ktime_get_ns());
 		ret = 0;
@@ -45,7 +44,8 @@ int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
  * @client: the client that acquired them
  * @count:  tokens, at most what @client took and did not refund yet
  *
- * The bucket still never holds more than the burst.
+ * They go back at every level of the path that limits the rate; each
+ * bucket still never holds more than its burst.
  *
  * Return: 0, or -EINVAL if @client took fewer.
  */
@@ -53,53 +53,22 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 		      u64 count)
 {
 	u64 now = ktime_get_ns();
+	struct rl_limiter *x;
 	int ret = -EINVAL;
 
 	rl_lock_irq(lim);
 	if (count <= client->refundable) {
 		client->refundable -= count;
 		lim->counters.refunded += count;
-		rl_sync(lim, now);
-		rl_bucket_give(&lim->bucket, &lim->params, count);
-		rl_hier_refund(lim, count, now);
+		for (x = lim; x; x = x->h.parent) {
+			if (x != lim && x->params.unlimited)
+				continue;
+			rl_sync(x, now);
+			rl_bucket_give(&x->bucket, &x->params, count);
+		}
 		rl_dispatch(lim, now);
 		ret = 0;
 	}
 	rl_unlock_irq(lim);
 	return ret;
-}
-
-/**
- * rl_hier_release() - permits come back at the ancestors
- * @lim:   the limiter they were held at
- * @count: permits
- */
-void rl_hier_release(struct rl_limiter *lim, u64 count)
-{
-	struct rl_limiter *x;
-
-	lockdep_assert_held(lim->tlock);
-	for (x = lim->h.parent; x; x = x->h.parent)
-		x->held -= count;
-}
-
-/**
- * rl_hier_refund() - unused tokens come back at the ancestors
- * @lim:   the limiter they were taken at
- * @count: tokens
- * @now:   current time, ns
- *
- * Each bucket still holds at most its burst.
- */
-void rl_hier_refund(struct rl_limiter *lim, u64 count, u64 now)
-{
-	struct rl_limiter *x;
-
-	lockdep_assert_held(lim->tlock);
-	for (x = lim->h.parent; x; x = x->h.parent) {
-		if (x->params.unlimited)
-			continue;
-		rl_sync(x, now);
-		rl_bucket_give(&x->bucket, &x->params, count);
-	}
 }

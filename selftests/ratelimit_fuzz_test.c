@@ -15,6 +15,8 @@
  * same for RL_FAILSLAB_SECS seconds (default 6) while the workers' slab
  * allocations fail at random: every failure must be a clean errno.
  * The seed is printed; RL_FUZZ_SEED=N repeats each thread's sequence.
+ * fuzz.poll_tree checks poll()'s answer against a non-blocking acquire in
+ * random trees of limiters with requests asleep in them.
  * RL_FUZZ_PROCS and RL_FUZZ_THREADS (default 3 each, at most 8) raise the
  * number of worker processes and of threads in each, for longer hunts.
  *
@@ -1875,6 +1877,122 @@ TEST_F_TIMEOUT(fuzz, failslab, 600)
 		EXPECT_EQ(0, file_write(path, old[i]))
 			TH_LOG("%s: %s", path, strerror(errno));
 	}
+}
+
+/* ---- poll() against a non-blocking acquire, in random trees ---- */
+
+#define PT_NODES	5
+#define PT_ROUNDS	25
+#define PT_CHECKS	40
+#define PT_WAITERS	4
+
+struct pt_tree {
+	int fd[PT_NODES];
+	char name[PT_NODES][RL_NAME_MAX];
+	struct waiter w[PT_WAITERS];
+	int nw;
+};
+
+static __u64 pt_rand(__u64 *s, __u64 n)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s % n;
+}
+
+/* A random tree of PT_NODES named limiters, node 0 its root. */
+static int pt_build(struct pt_tree *pt, __u64 *s, int round)
+{
+	struct rl_parent p;
+	int i;
+
+	for (i = 0; i < PT_NODES; i++) {
+		snprintf(pt->name[i], RL_NAME_MAX, "fzpt-%d-%d-%d", getpid(),
+			 round, i);
+		pt->fd[i] = ks_open();
+		if (pt->fd[i] < 0 ||
+		    ks_att(pt->fd[i], pt->name[i], RL_ATTACH_CREATE |
+			   RL_ATTACH_EXCL, 0600, 1 + pt_rand(s, 20),
+			   NS_PER_SEC, 1 + pt_rand(s, 5)))
+			return -1;
+		if (!i)
+			continue;
+		memset(&p, 0, sizeof(p));
+		p.name_ptr = (__u64)(uintptr_t)pt->name[pt_rand(s, i)];
+		p.weight = 1 + pt_rand(s, 3);
+		if (ioctl(pt->fd[i], RL_IOC_SET_PARENT, &p))
+			return -1;
+	}
+	return 0;
+}
+
+/* poll()'s answer for @fd now, then a non-blocking acquire of 1: agree? */
+static int pt_agree(int fd, bool *readable)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct rl_acquire a;
+	bool got;
+
+	*readable = poll(&pfd, 1, 0) == 1;
+	got = !ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a);
+	if (!got && errno != EAGAIN)
+		return -1;
+	return *readable == got;
+}
+
+/*
+ * In random trees with requests asleep at random levels, poll() says an
+ * fd is readable when, and only when, a non-blocking acquire of 1 by it
+ * would succeed now, at every level of its path (ratelimit(4)). A token
+ * may come, or a sleeper take one, between the two calls: an answer
+ * counts as wrong when the next try on the same fd is wrong the same way.
+ */
+TEST_F_TIMEOUT(fuzz, poll_tree, 300)
+{
+	__u64 s = env_u64("RL_FUZZ_SEED", now_ns() ^ getpid()) | 1;
+	int round, i, n, ok, wrong = 0, checks = 0;
+	struct pt_tree pt;
+	bool r1, r2;
+
+	ksft_print_msg("seed %llu (RL_FUZZ_SEED=%llu repeats it)\n",
+		       (unsigned long long)s, (unsigned long long)s);
+	for (round = 0; round < PT_ROUNDS; round++) {
+		memset(&pt, 0, sizeof(pt));
+		ASSERT_EQ(0, pt_build(&pt, &s, round));
+		pt.nw = pt_rand(&s, PT_WAITERS + 1);
+		for (i = 0; i < pt.nw; i++) {
+			n = pt_rand(&s, PT_NODES);
+			ASSERT_EQ(0, waiter_start(&pt.w[i], pt.fd[n],
+						  1 + pt_rand(&s, 3),
+						  now_ns() + (50 + pt_rand(&s, 400)) *
+						  NS_PER_MS, 0));
+		}
+		for (i = 0; i < PT_CHECKS; i++) {
+			n = pt_rand(&s, PT_NODES);
+			ok = pt_agree(pt.fd[n], &r1);
+			ASSERT_LE(0, ok) TH_LOG("acquire: %s", strerror(errno));
+			checks++;
+			if (!ok) {
+				ok = pt_agree(pt.fd[n], &r2);
+				ASSERT_LE(0, ok);
+				if (!ok && r1 == r2) {
+					wrong++;
+					TH_LOG("round %d node %d: poll says %s, acquire %s",
+					       round, n, r1 ? "ready" : "not ready",
+					       r1 ? "refused" : "granted");
+				}
+			}
+			if (pt_rand(&s, 4) == 0)
+				sleep_ms(pt_rand(&s, 30));
+		}
+		for (i = 0; i < pt.nw; i++)
+			pthread_join(pt.w[i].th, NULL);
+		for (i = PT_NODES; i-- > 0;)
+			close(pt.fd[i]);
+	}
+	TH_LOG("%d checks, %d wrong", checks, wrong);
+	EXPECT_EQ(0, wrong);
 }
 
 TEST_HARNESS_MAIN

@@ -105,6 +105,7 @@ static int *tenant_stop;
 
 struct tenant_thr {
 	int fd;
+	__u64 count;
 };
 
 static void *tenant_thread(void *arg)
@@ -113,14 +114,20 @@ static void *tenant_thread(void *arg)
 	struct rl_acquire a;
 
 	while (!__atomic_load_n(tenant_stop, __ATOMIC_SEQ_CST))
-		if (ks_acq(t->fd, 1, now_ns() + NS_PER_SEC, 0, &a) &&
+		if (ks_acq(t->fd, t->count, now_ns() + t->count * NS_PER_SEC,
+			   0, &a) &&
 		    errno != ETIMEDOUT)
 			break;
 	return NULL;
 }
 
-/* Start a process acquiring from @name with TENANT_THREADS threads. */
-static pid_t tenant_start(const char *name)
+/*
+ * Start a process acquiring @count tokens a request from @name with
+ * TENANT_THREADS threads, each request with a deadline of @count seconds:
+ * a request of many tokens queued behind the others' does not time out
+ * and give back the chunks it got.
+ */
+static pid_t tenant_start_n(const char *name, __u64 count)
 {
 	struct tenant_thr t;
 	pthread_t th[TENANT_THREADS];
@@ -133,6 +140,7 @@ static pid_t tenant_start(const char *name)
 	if (pid)
 		return pid;
 	t.fd = ks_open();
+	t.count = count;
 	if (t.fd < 0 || ks_att(t.fd, name, 0, 0, 1, NS_PER_SEC, 0))
 		_exit(1);
 	for (i = 0; i < TENANT_THREADS; i++)
@@ -141,6 +149,11 @@ static pid_t tenant_start(const char *name)
 	for (i = 0; i < TENANT_THREADS; i++)
 		pthread_join(th[i], NULL);
 	_exit(0);
+}
+
+static pid_t tenant_start(const char *name)
+{
+	return tenant_start_n(name, 1);
 }
 
 static int tenants_stop(pid_t *pids, int n)
@@ -304,6 +317,149 @@ TEST(hier_weights_1_2)
 
 	share_run(_metadata, 1, 2, 1, rate);
 	expect_shares(_metadata, rate, 1.0 / 3, 0.05);
+}
+
+/*
+ * The tree of issue #29: tenants a and b of 100/s, burst 10, under a
+ * parent of 150/s, burst 10; b kept backlogged by a tenant process asking
+ * @count_b tokens a request, whose pid is returned. @fds gets the fds of
+ * p, a and b.
+ */
+static pid_t issue29_tree(struct __test_metadata *_metadata, int *fds,
+			  char *na, char *nb, __u64 count_b)
+{
+	char np[RL_NAME_MAX];
+	pid_t pid;
+
+	tenant_shm();
+	if (tenant_stop == MAP_FAILED)
+		return -1;
+	fds[0] = hmake(hname(np, "p"), 150, 10, 0, 0);
+	fds[1] = hmake(hname(na, "a"), 100, 10, 0, 0);
+	fds[2] = hmake(hname(nb, "b"), 100, 10, 0, 0);
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 ||
+	    ks_parent(fds[1], np, 1) || ks_parent(fds[2], np, 1))
+		return -1;
+	pid = tenant_start_n(nb, count_b);
+	if (all_backlogged(&fds[2], 1))
+		return -1;
+	return pid;
+}
+
+/*
+ * Issue #29, case 2: a tenant whose requests need its whole bucket (10
+ * tokens, its burst) shares the parent with one asking 1 at a time, by
+ * weight: 0.5 each within 0.03, as 1-token requests do. It got 0.41:
+ * waiting for the parent's tokens with its own bucket full, it lost what
+ * its bucket earned meanwhile.
+ */
+TEST(hier_whole_bucket_requests_share)
+{
+	char na[RL_NAME_MAX], nb[RL_NAME_MAX];
+	double rate[2];
+	int fds[3], ab[2];
+	pid_t pids[2];
+
+	pids[1] = issue29_tree(_metadata, fds, na, nb, 1);
+	ASSERT_LT(0, pids[1]);
+	pids[0] = tenant_start_n(na, 10);
+	ab[0] = fds[1];
+	ab[1] = fds[2];
+	EXPECT_EQ(0, measure(ab, 2, rate));
+	EXPECT_EQ(0, tenants_stop(pids, 2));
+	TH_LOG("10-token requests %.2f/s, 1-token requests %.2f/s", rate[0],
+	       rate[1]);
+	expect_shares(_metadata, rate, 0.5, 0.06);
+	close(fds[2]);
+	close(fds[1]);
+	close(fds[0]);
+}
+
+/*
+ * Issue #29, case 1: a client of a asking 1 token every 50 ms without
+ * sleeping, while b's requests wait (b at its own 100/s, the parent with
+ * 50/s to spare), gets what it asks: it is far below its share, and
+ * every level has the tokens. It got none: any request asleep in the
+ * tree refused it.
+ */
+TEST(hier_nonblock_beside_backlogged_sibling)
+{
+	char na[RL_NAME_MAX], nb[RL_NAME_MAX];
+	int fds[3], i, got = 0, again = 0;
+	struct rl_acquire a;
+	pid_t pid;
+
+	pid = issue29_tree(_metadata, fds, na, nb, 1);
+	ASSERT_LT(0, pid);
+	for (i = 0; i < 40; i++) {
+		sleep_ms(50);
+		memset(&a, 0xa5, sizeof(a));
+		if (!ks_acq(fds[1], 1, 0, RL_ACQUIRE_NONBLOCK, &a)) {
+			got++;
+			continue;
+		}
+		EXPECT_EQ(EAGAIN, errno);
+		again++;
+		/* The time it could succeed is no earlier than now. */
+		EXPECT_LE(now_ns() - 100 * NS_PER_MS, a.ready_ns);
+	}
+	EXPECT_LT(0, ks_nwaiters(fds[2]));
+	EXPECT_EQ(0, tenants_stop(&pid, 1));
+	TH_LOG("granted %d of 40, EAGAIN %d", got, again);
+	EXPECT_LE(38, got);
+	close(fds[2]);
+	close(fds[1]);
+	close(fds[0]);
+}
+
+/*
+ * Issue #29, case 1 with poll(): in the same tree, a's fd is readable
+ * when, and only when, a non-blocking acquire of 1 would succeed: a
+ * client that polls, then takes a token, 40 times at 20/s, gets a token
+ * after (nearly) every wake-up and never spins. poll() looked at a's own
+ * limiter only: readable every time, and every acquire refused.
+ */
+TEST(hier_poll_readable_means_granted)
+{
+	char na[RL_NAME_MAX], nb[RL_NAME_MAX];
+	struct pollfd pfd = { .events = POLLIN };
+	int fds[3], got = 0, spins = 0, r;
+	struct rl_acquire a;
+	__u64 end;
+	pid_t pid;
+
+	pid = issue29_tree(_metadata, fds, na, nb, 1);
+	ASSERT_LT(0, pid);
+	pfd.fd = fds[1];
+	end = now_ns() + 30 * NS_PER_SEC;
+	while (got < 40 && spins < 200 && now_ns() < end) {
+		sleep_ms(50);
+		do {
+			pfd.revents = 0;
+			r = poll(&pfd, 1, 2000);
+			ASSERT_EQ(1, r) TH_LOG("a never readable");
+			if (!ks_acq(fds[1], 1, 0, RL_ACQUIRE_NONBLOCK, &a))
+				break;
+			EXPECT_EQ(EAGAIN, errno);
+		} while (++spins < 200);
+		got++;
+	}
+	/* And readable now means granted now, with b still backlogged. */
+	for (r = 0; r < 10; r++) {
+		sleep_ms(50);
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) == 1 &&
+		    ks_acq(fds[1], 1, 0, RL_ACQUIRE_NONBLOCK, &a))
+			spins++;
+	}
+	EXPECT_LT(0, ks_nwaiters(fds[2]));
+	EXPECT_EQ(0, tenants_stop(&pid, 1));
+	TH_LOG("granted %d, readable but refused %d", got, spins);
+	EXPECT_EQ(40, got);
+	EXPECT_GE(4, spins);
+	close(fds[2]);
+	close(fds[1]);
+	close(fds[0]);
 }
 
 /*
