@@ -379,7 +379,10 @@ proportional()
 # The window is 14 s, about 2 x 10^4 tokens: the tokens in flight at its
 # ends (batches of up to 375 per host, in Redis, an agent or a local
 # bucket) do not grow with it. A 7 s window measured -1.075 % once on
-# 6.1 (-0.15 % on 6.12 in the same CI run).
+# 6.1 (-0.15 % on 6.12 in the same CI run). An agent takes a batch only
+# once Redis holds it (rl_take's wait): between two takes up to one
+# batch waits in Redis's bucket, so the bound is 1 % plus one batch
+# (375: -1.24 % was measured once on 6.1 with a 14 s window).
 batch()
 {
 	B=1500
@@ -411,8 +414,12 @@ batch()
 	read -r g err rt c <"$T/batch"
 	held=$(cat $SYS/bat.b1/available $SYS/bat.b2/available \
 		$SYS/bat.b3/available | awk '{ s += $1 } END { print s }')
-	check "batch mode: accuracy" "$g >= 10000 && $err >= -1 && $err <= 1" \
-		"$g tokens granted on 3 hosts in $((tb - ta)) ms at $B/s: error $err % ($held in the local buckets at the end)"
+	# 1 % plus one batch (B/4: 250 ms of the rate) in Redis at an end
+	slack=$(awk -v ms=$((tb - ta)) -v r=$B 'BEGIN {
+		printf "%.3f\n", 1 + 100 * (r / 4) / (r * ms / 1000) }')
+	check "batch mode: accuracy" \
+		"$g >= 10000 && $err >= -$slack && $err <= $slack" \
+		"$g tokens granted on 3 hosts in $((tb - ta)) ms at $B/s: error $err % (bound +-$slack %: 1 % and one batch in Redis; $held in the local buckets at the end)"
 	check "batch mode: Redis round trips per grant" "$rt <= 5" \
 		"$c round trips for $((g / 2)) grants (2 tokens each): $rt % (goal <= 5 %; batches $(st bat.b1 batch) $(st bat.b2 batch) $(st bat.b3 batch))"
 	# shellcheck disable=SC2086 # the pids, one word each
