@@ -255,10 +255,11 @@ for w in 1 2 5; do
 			if (d > bound) bad++
 			if (d > worst) { worst = d; at = t[i] - tk; span = t[j] - t[i] }
 		}
-		printf "%d %d %.0f %.2f %.1f %d %d %d %.1f\n", !bad && k > 10, worst,
+		printf "%d %d %.0f %.2f %.1f %d %d %d %.1f\n", (!bad && k > 10), worst,
 			bound, 100 * worst / bound, at / 1000, span, k, gap,
 			(t[k] - t[1]) / 1000
 	}' "$T/samples" >"$T/w$w"
+	# busybox awk: a "!" after a comma is a syntax error, hence the ()
 	read -r good worst bound pct at span k gap secs <"$T/w$w"
 	check "bound over ${w} s windows" "$good == 1" \
 		"worst $worst tokens on 3 hosts (capacity x W $((C * w)), + bursts $(awk 'NF == 6 && $6 > b { b = $6 } END { print b }' "$T/samples"), + $short host(s) WAIT found short x capacity x min(W, lease)): bound $bound ($pct %), in $span ms from $at s after the kill; $k samples over $secs s, largest gap $gap ms"
