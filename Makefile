@@ -627,6 +627,13 @@ $(GLOBAL_SELFTEST): selftests/ratelimit_rlsyncd_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
+# Sentinel failover in the guest (issue #25): the same binaries.
+SENTINEL_SELFTEST := $(B)/selftests/ratelimit_sentinel_test
+selftests: $(SENTINEL_SELFTEST)
+$(SENTINEL_SELFTEST): selftests/ratelimit_sentinel_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
 $(B)/global/rlgclient: selftests/global/client.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(DEPS) -static $(LDFLAGS) -o $@ $< $(LIB_A)

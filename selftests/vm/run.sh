@@ -101,12 +101,15 @@ copy_bin()
 # name): bench's peer, and the global limits' test
 # (selftests/ratelimit_rlsyncd_test.sh), which also gets rlsyncd, its
 # client and the Redis library; it skips what is missing.
+# ratelimit_sentinel_test needs the same.
 redis=$(command -v redis-server || command -v redis-check-rdb || true)
-if [ -n "$redis" ] && { [ "$mode" = bench ] ||
-	[ -f "$root/selftests/ratelimit_rlsyncd_test" ]; }; then
+global=
+[ ! -f "$root/selftests/ratelimit_rlsyncd_test" ] &&
+	[ ! -f "$root/selftests/ratelimit_sentinel_test" ] || global=1
+if [ -n "$redis" ] && { [ "$mode" = bench ] || [ -n "$global" ]; }; then
 	copy_bin "$redis" /redis/redis-server
 fi
-if [ -f "$root/selftests/ratelimit_rlsyncd_test" ]; then
+if [ -n "$global" ]; then
 	mkdir -p "$root/global"
 	cp tools/global/ratelimit.lua "$root/global/"
 	[ ! -x build/global/rlgclient ] || cp build/global/rlgclient "$root/global/"

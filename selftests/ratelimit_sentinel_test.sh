@@ -1,0 +1,274 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# rlsyncd through a Redis Sentinel failover in the QEMU rig's guest, with
+# the real module (issue #25; on the host with simulated limiters:
+# selftests/global/sentinel.sh). One primary, one replica, three
+# sentinels (quorum 2, down-after 1 s) on loopback ports, three rlsyncd
+# agents, each with its own named limiter (sen.h1..3 linked to resource
+# sen of 1500/s) and a backlogged client (rlgclient block 10); lease 4 s,
+# refresh 250 ms, hold 0, wait-replicas 1, wait-timeout 50ms. Once the
+# shares are fair the primary is killed with kill -9; the sentinels
+# promote the replica; the agents follow it.
+#
+# Every token granted is counted: the limiters' sysfs counters (granted)
+# are read together, by one process, every few tens of ms through the
+# run. For every pair of samples at most W apart (W = 1, 2, 5 s) the
+# tokens granted on the three hosts must stay within the bound of
+# Documentation/global.md ("The bounds", Sentinel failover): capacity x W
+# plus the limiters' bursts (the tokens a bucket holds at the window's
+# start), plus, per host with a grant the old primary's WAIT found short,
+# capacity x min(W, lease) (as sentinel.sh). A pair of samples spans at
+# most W, so the check is strict; the worst figure it prints may be up to
+# one sample interval short of the worst true window. The shares must be
+# back (every agent renewed by the new primary at >= 98 % of its third)
+# within two leases of the promotion. TAP, with the figures on each line.
+# The Makefile installs this as build/selftests/ratelimit_sentinel_test;
+# selftests/vm/run.sh puts redis-server, rlsyncd, rlgclient and
+# ratelimit.lua into the guest. It skips what the guest lacks.
+set -u
+
+G=/global
+RS=/redis/redis-server
+SYS=/sys/kernel/ratelimit
+T=${TMPDIR:-/tmp}/sentinel
+STATE=/run/rlsyncd
+C=1500		# capacity of resource sen, tokens per second
+LEASE=4000	# ms
+REFRESH=250	# ms
+PP=6400 RP=6401 S1=6402 S2=6403 S3=6404
+n=0
+pids=''
+apids=''
+spid=''
+
+ok() { n=$((n + 1)); echo "ok $n - sentinel in the guest: $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - sentinel in the guest: $*"; }
+skip() { n=$((n + 1)); echo "ok $n - sentinel in the guest: $1 # SKIP $2"; }
+# check NAME CONDITION(awk) FIGURES
+check()
+{
+	if awk "BEGIN { exit !($2) }"; then ok "$1: $3"; else notok "$1: $3"; fi
+}
+# give_up WHY: a setup failure ends the test
+give_up()
+{
+	notok "$1"
+	echo "1..$n"
+	exit 1
+}
+
+# shellcheck disable=SC2317 # called by the trap
+cleanup()
+{
+	for p in $spid $apids $pids; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	# what the agents and servers said, for a failure's reader
+	for f in "$T"/*.out "$T"/*.log; do
+		[ -f "$f" ] && grep -v '^rlsyncd: sen\.h[123]: [0-9.]*/s$' "$f" |
+			sed "s|^|# ${f##*/}: |" | tail -n 8
+	done
+}
+trap cleanup EXIT
+
+if [ ! -x $G/rlsyncd ] || [ ! -x $G/rlgclient ] || [ ! -x $RS ]; then
+	echo "1..0 # SKIP no rlsyncd, rlgclient or redis-server in the guest (libhiredis-dev, redis-server: make deps)"
+	exit 4
+fi
+# Sentinels and servers talk TCP on the guest's loopback.
+ifconfig lo 127.0.0.1 up 2>/dev/null || ip link set lo up 2>/dev/null
+if [ ! -e /proc/net/tcp ]; then
+	echo "1..0 # SKIP no IPv4 TCP in this kernel: no loopback for the sentinels"
+	exit 4
+fi
+mkdir -p "$T" "$STATE"
+
+now() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+# st NAME KEY: KEY of NAME's state file (rlsyncd(8)); 0 if none
+st() { v=$(sed -n "s/^$2=//p" "$STATE/$1" 2>/dev/null); echo "${v:-0}"; }
+# until_ok MS COMMAND...: ms until COMMAND succeeded (polled), or -1
+until_ok()
+{
+	u0=$(now)
+	max=$1
+	shift
+	until "$@"; do
+		if [ $(($(now) - u0)) -gt "$max" ]; then
+			echo -1
+			return
+		fi
+		sleep 0.05
+	done
+	echo $(($(now) - u0))
+}
+logged() { grep -q -- "$2" "$T/$1.log" 2>/dev/null; }
+
+# The servers, then the sentinels (each its own sentinel.conf).
+for s in p r; do
+	port=$PP
+	extra=''
+	if [ $s = r ]; then port=$RP; extra="--replicaof 127.0.0.1 $PP"; fi
+	mkdir -p "$T/$s"
+	# shellcheck disable=SC2086 # extra: words
+	$RS --port "$port" --bind 127.0.0.1 --dir "$T/$s" --save '' \
+		--appendonly no --repl-diskless-sync yes \
+		--repl-diskless-sync-delay 0 --logfile "$T/$s.log" $extra &
+	pids="$pids $!"
+	[ $s = p ] && ppid=$!
+	[ "$(until_ok 10000 logged $s 'Ready to accept connections')" -ge 0 ] ||
+		give_up "setup: redis-server on port $port did not start in 10 s"
+done
+for s in $S1 $S2 $S3; do
+	cat >"$T/s$s.conf" <<EOF
+port $s
+bind 127.0.0.1
+dir $T
+logfile $T/s$s.log
+sentinel monitor rlm 127.0.0.1 $PP 2
+sentinel down-after-milliseconds rlm 1000
+sentinel failover-timeout rlm 2000
+sentinel parallel-syncs rlm 1
+EOF
+	$RS "$T/s$s.conf" --sentinel &
+	pids="$pids $!"
+done
+# The replica in sync, each sentinel aware of the replica and the others
+# (their logs: redis-cli is not in the guest).
+ready()
+{
+	logged r 'sync: Finished with success' || return 1
+	for s in $S1 $S2 $S3; do
+		[ "$(grep -c '+sentinel sentinel' "$T/s$s.log" 2>/dev/null)" -ge 2 ] &&
+			logged "s$s" "+slave slave 127.0.0.1:$RP" || return 1
+	done
+}
+ms=$(until_ok 20000 ready)
+[ "$ms" -ge 0 ] ||
+	give_up "setup: the sentinels did not see each other and the replica in 20 s"
+ok "setup: replica in sync, each sentinel aware of the replica and the two others $ms ms after they started"
+
+# Three hosts: an agent and a backlogged client each.
+sentinels="127.0.0.1:$S1,127.0.0.1:$S2,127.0.0.1:$S3"
+for h in h1 h2 h3; do
+	$G/rlsyncd --lua $G/ratelimit.lua --sentinels "$sentinels" \
+		--master-name rlm --wait-replicas 1 --wait-timeout 50ms -H "$h" \
+		-l ${LEASE}ms -R ${REFRESH}ms -T 0s "sen.$h@sen=$C/s" \
+		>"$T/$h.out" 2>&1 &
+	apids="$apids $!"
+done
+for h in h1 h2 h3; do
+	[ "$(until_ok 10000 test -e "$SYS/sen.$h")" -ge 0 ] ||
+		give_up "setup: no limiter sen.$h 10 s after its agent started: $(head -n 2 "$T/$h.out")"
+	$G/rlgclient "sen.$h" block 10 &
+	pids="$pids $!"
+done
+
+# The sampler: "MS SUM G1 G2 G3 BURSTS" (uptime in ms, the limiters'
+# granted counters and their bursts, read by one process) until stopped.
+(
+	while :; do
+		awk 'FILENAME == "/proc/uptime" { ms = int($1 * 1000); next }
+		     FILENAME ~ /granted$/ { g[++k] = $1; s += $1; next }
+		     { b += $1 }
+		     END { printf "%d %d %d %d %d %d\n", ms, s, g[1], g[2], g[3], b }' \
+			/proc/uptime $SYS/sen.h1/granted $SYS/sen.h2/granted \
+			$SYS/sen.h3/granted $SYS/sen.h1/burst $SYS/sen.h2/burst \
+			$SYS/sen.h3/burst
+		sleep 0.02
+	done
+) >"$T/samples" &
+spid=$!
+
+third=$((C / 3))
+fair()
+{
+	for h in h1 h2 h3; do
+		awk -v h="$(st "sen.$h" has)" -v t=$third \
+			'BEGIN { exit !(h >= t * 0.98) }' || return 1
+	done
+}
+# learning (one lease from the first agent's configuration), then shares
+ms=$(until_ok 15000 fair)
+check "fair shares" "$ms >= 0" \
+	"has $(st sen.h1 has) $(st sen.h2 has) $(st sen.h3 has) of $C/s $ms ms after the clients started (learning $LEASE ms), primary $(st sen.h1 primary)"
+if [ "$(st sen.h1 kernel_lease)" != 1 ]; then
+	skip "failover" "the module has no RL_IOC_SET_LEASE: a limiter keeps its share beyond its lease"
+	echo "1..$n"
+	exit 0
+fi
+sleep 2
+
+tk=$(now)
+kill -9 "$ppid"
+switched() { grep -q "+switch-master rlm 127.0.0.1 $PP 127.0.0.1 $RP" "$T"/s*.log; }
+ms=$(until_ok 20000 switched)
+tp=-1
+[ "$ms" -lt 0 ] || tp=$(now)
+check "failover" "$ms >= 0" \
+	"the sentinels promoted the replica $((tp - tk)) ms after kill -9 of the primary (down-after 1000 ms)"
+[ "$tp" -ge 0 ] || give_up "no promotion: nothing more to measure"
+
+# Shares back: every agent renewed by the new primary at >= 98 % of its
+# third.
+back()
+{
+	for h in h1 h2 h3; do
+		[ "$(st "sen.$h" primary)" = "127.0.0.1:$RP" ] || return 1
+	done
+	fair
+}
+ms=$(until_ok $((2 * LEASE + 4000)) back)
+[ "$ms" -lt 0 ] || ms=$(($(now) - tp))
+check "shares back" "$ms >= 0 && $ms <= 2 * $LEASE" \
+	"every agent at >= 98 % of $third/s through the new primary $ms ms after the promotion (bound: two leases, $((2 * LEASE)) ms): has $(st sen.h1 has) $(st sen.h2 has) $(st sen.h3 has)"
+sleep 1
+kill "$spid"
+wait "$spid" 2>/dev/null
+spid=''
+
+# Hosts with a grant the old primary's WAIT found short (each widens the
+# bound by at most the capacity, for at most one lease).
+short=0
+for h in h1 h2 h3; do
+	echo "# $h: $(grep -v '^pid=\|^updated_ns=' "$STATE/sen.$h" | tr '\n' ' ')"
+	! grep -q "redis 127.0.0.1:$PP: WAIT" "$T/$h.out" || short=$((short + 1))
+done
+echo "# agents' lines on the failover (h1):"
+grep -v '^rlsyncd: sen\.h1: [0-9.]*/s$' "$T/h1.out" | sed 's/^/#   /'
+
+# Every pair of samples at most W apart: the tokens granted between them
+# on the three hosts against capacity x W + the bursts (the largest the
+# limiters had) + capacity x min(W, lease) per host WAIT found short.
+# Only pairs spanning at least W less one sample gap are reported as
+# the worst window (shorter ones are checked too).
+for w in 1 2 5; do
+	awk -v w=$((w * 1000)) -v c=$C -v short=$short -v lease=$LEASE \
+		-v tk="$tk" '
+	NF == 6 { t[++k] = $1; g[k] = $2; if ($6 > b) b = $6
+	  if (k > 1 && $1 - t[k - 1] > gap) gap = $1 - t[k - 1] }
+	END {
+		bound = c * w / 1000 + b + short * c * (w < lease ? w : lease) / 1000
+		worst = 0; bad = 0; j = 1
+		for (i = 1; i <= k; i++) {
+			while (j < k && t[j + 1] - t[i] <= w) j++
+			d = g[j] - g[i]
+			if (d > bound) bad++
+			if (d > worst) { worst = d; at = t[i] - tk; span = t[j] - t[i] }
+		}
+		printf "%d %d %.0f %.2f %.1f %d %d %d %.1f\n", (!bad && k > 10), worst,
+			bound, 100 * worst / bound, at / 1000, span, k, gap,
+			(t[k] - t[1]) / 1000
+	}' "$T/samples" >"$T/w$w"
+	# busybox awk: a "!" after a comma is a syntax error, hence the ()
+	read -r good worst bound pct at span k gap secs <"$T/w$w"
+	check "bound over ${w} s windows" "$good == 1" \
+		"worst $worst tokens on 3 hosts (capacity x W $((C * w)), + bursts $(awk 'NF == 6 && $6 > b { b = $6 } END { print b }' "$T/samples"), + $short host(s) WAIT found short x capacity x min(W, lease)): bound $bound ($pct %), in $span ms from $at s after the kill; $k samples over $secs s, largest gap $gap ms"
+done
+
+# shellcheck disable=SC2086 # the pids, one word each
+kill $apids
+rc=0
+for p in $apids; do wait "$p" || rc=$?; done
+apids=''
+check "SIGTERM" "$rc == 0" "agents exit 0"
+echo "1..$n"
