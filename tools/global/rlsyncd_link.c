@@ -285,6 +285,12 @@ double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated)
 	return asked;
 }
 
+/* What @l reports when its callers slept. */
+static double saturated_wants(const struct rls_link *l)
+{
+	return l->spec.configure ? l->spec.capacity : WANTS_UNKNOWN;
+}
+
 /* When demand_shifted() looks next at @l (UINT64_MAX: never). */
 static uint64_t peek_at(const struct rls_link *l)
 {
@@ -304,7 +310,9 @@ static uint64_t peek_at(const struct rls_link *l)
  * stopped gives its share back within that quarter, not at its next
  * refresh over a demand half old. A quarter in which callers slept is no
  * shift: their pace is the limiter's (a saturated limiter asks for more
- * at its next refresh).
+ * at its next refresh); nor is any quarter after a saturated report (a
+ * quarter of the calls of a limiter that held them back is too few to
+ * size its demand: they move at its next refresh).
  */
 static bool demand_shifted(struct rls_link *l, uint64_t now)
 {
@@ -315,7 +323,8 @@ static bool demand_shifted(struct rls_link *l, uint64_t now)
 		return false;
 	w = demand_since(l, now, &l->dpeek, &l->peek, &l->peek_ns, &sat);
 	l->peek_ns = now;
-	if (w < 0 || sat || fabs(w - l->wants) <= SHIFT * fmax(w, l->wants) ||
+	if (w < 0 || sat || l->wants >= saturated_wants(l) ||
+	    fabs(w - l->wants) <= SHIFT * fmax(w, l->wants) ||
 	    fabs(w - l->wants) * dt < SHIFT_TOKENS)
 		return false;
 	l->shift = w;
