@@ -608,7 +608,9 @@ uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 		uint64_t soon = now + (uint64_t)(l->spec.refresh_ms * JOIN * NS_PER_MS);
 
 		/* (a link whose slot moved goes on its own: reconnects) */
+		/* (nor one renewed within EARLY: too short to measure) */
 		if (l->due || l->spec.batch || l->fd < 0 || l->next_ns > soon ||
+		    now < l->sent_ns + (uint64_t)(l->spec.refresh_ms * EARLY * NS_PER_MS) ||
 		    rls_redis_broken(l->redis) ||
 		    !rls_cluster_owns(l->redis, &l->spec))
 			continue;
