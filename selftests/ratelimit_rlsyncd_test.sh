@@ -223,12 +223,27 @@ fair()
 }
 
 # 3. Demand shift: h1's client stops; h2 and h3 take the freed capacity.
+# Five times (h1's client started again in between, until the shares are
+# max-min again): the median within two refresh intervals (issue #25; a
+# host whose demand moves renews early, rlsyncd(8)), this shell's polling
+# (50 ms and a fork) included; the old agent took 2.1-3.2.
 shift_demand()
 {
 	kill "$c1"
-	ms=$(wait_for 2000 "h2 >= ($C / 2) * 0.98 && h3 >= ($C / 2) * 0.98")
-	check "demand shift" "$ms >= 0 && $ms <= 5 * $REFRESH" \
-		"h1's client stopped: h2, h3 at >= 98 % of $((C / 2)) after $ms ms (2 refresh intervals + 3 of slack: $((5 * REFRESH)) ms): $(st api.h2 has) $(st api.h3 has)"
+	shifts=$(wait_for 2000 "h2 >= ($C / 2) * 0.98 && h3 >= ($C / 2) * 0.98")
+	for i in 2 3 4 5; do
+		client api.h1 paced 10 $((C / 10))
+		c1=$!
+		wait_for 5000 "h1 >= $C * 0.09 && h2 <= $C * 0.46 && h3 <= $C * 0.46" >/dev/null
+		msleep $((2 * REFRESH))
+		kill "$c1"
+		shifts="$shifts $(wait_for 2000 "h2 >= ($C / 2) * 0.98 && h3 >= ($C / 2) * 0.98")"
+	done
+	# shellcheck disable=SC2086 # the figures, one word each
+	med=$(printf '%s\n' $shifts | sort -n | sed -n 3p)
+	lost=$(echo "$shifts" | tr ' ' '\n' | grep -c -- -1)
+	check "demand shift" "$lost == 0 && $med <= 2 * $REFRESH" \
+		"h1's client stopped five times: h2, h3 at >= 98 % of $((C / 2)) after $shifts ms, median $(awk "BEGIN { printf \"%.2f\", $med / $REFRESH }") refresh intervals (goal 2): $(st api.h2 has) $(st api.h3 has)"
 }
 
 # 4. Agent killed: the kernel falls back at once, the share returns.

@@ -93,6 +93,40 @@ ms=$(wait_for 2000 'h2 >= 2450 && h3 >= 2450')
 check "demand shift" "$ms >= 0 && $ms <= 1000" \
 	"h1 stopped: h2, h3 at >= 2450 after $ms ms (refresh 100 ms): $(rate h2) $(rate h3)"
 
+# Demand shifts in units of the refresh R (issue #25: within 2 R): h1
+# back at 500/s until the shares are max-min again, then stopped, five
+# times. Medians, from the limiters' logs (not this shell's polling):
+# until h1 runs at <= 100 (what h2 and h3 need), and until h2 and h3 run
+# at their new share. rlsyncd(8): a host whose demand moves renews early
+# (R/4 on), lowering its limiter first; the others take the rest at their
+# next refresh. The old agent waited for h1's next refresh over a
+# half-old demand and its acknowledgment (R/2).
+shifts='' frees='' back=''
+# first LOG-LINE-AFTER T0 [CONDITION on r["h1"] ...]: ms after T0, or -1
+first()
+{
+	for h in h1 h2 h3; do sed "s/\$/ $h/" "$tmp/$h.log"; done |
+		sort -n | awk -v t0="$1" '{ r[$3] = $2 }
+			$1 >= t0 && '"$2"' { print $1 - t0; f = 1; exit }
+			END { if (!f) print -1 }'
+}
+for i in 1 2 3 4 5; do
+	echo 500 >"$tmp/h1.d"
+	back="$back $(wait_for 3000 'h1 >= 500 && h2 <= 2300 && h3 <= 2300')"
+	sleep 0.3
+	t0=$(now)
+	echo 0 >"$tmp/h1.d"
+	wait_for 2000 'h2 >= 2450 && h3 >= 2450' >/dev/null
+	frees="$frees $(first "$t0" 'r["h1"] <= 100')"
+	shifts="$shifts $(first "$t0" 'r["h2"] >= 2450 && r["h3"] >= 2450')"
+done
+# median FIGURES: the third of five, -1 if one is
+median() { printf '%s\n' "$@" | sort -n | awk 'NR == 1 && $1 < 0 { print -1; exit } NR == 3'; }
+# shellcheck disable=SC2086 # the figures, one word each
+fm=$(median $frees) sm=$(median $shifts)
+check "demand shift, in refresh intervals" "$fm >= 0 && $sm >= 0 && $fm <= 25 && $sm <= 200" \
+	"h1 back at 500/s after$back ms, then stopped: at <= 100/s after$frees ms (median $(awk "BEGIN { printf \"%.2f\", $fm / 100 }") R, at most R/4; the old agent 0.4-0.6 R), h2, h3 at >= 2450 after$shifts ms (median $(awk "BEGIN { printf \"%.2f\", $sm / 100 }") R, at most 2 R; the old agent 1.2-1.9 R) (R = 100 ms)"
+
 tk=$(now)
 kill -9 "$p3"
 echo "$tk 0.000" >>"$tmp/h3.log"

@@ -300,6 +300,48 @@ static void test_expiry(void)
 	      before, after_ms);
 }
 
+/*
+ * A decrease is held for the others until its host acknowledges it,
+ * unless the host already runs at no more than the new grant (it lowered
+ * its limiter to its demand before asking).
+ */
+static void test_quarantine(void)
+{
+	struct host hs[2];
+	double held, back, freed;
+	int i;
+
+	res = "quar";
+	configure("lease", "5000", "fair", "400", "0");
+	hosts_init(hs, 2, 5000);
+	hs[0].wants = 500;
+	learn(hs, 2, 400);
+	round_all(hs, 2);
+	round_all(hs, 2);
+	/* h0's demand falls to 0; it still runs at 500 when it asks */
+	hs[0].wants = 0;
+	renew(&hs[0], 0);
+	renew(&hs[1], 0);
+	held = hs[1].rate;
+	/* acknowledged, back at 500, then lowered to 0 before asking */
+	renew(&hs[0], 0);
+	hs[0].wants = 500;
+	renew(&hs[1], 0);
+	for (i = 0; i < 4; i++)
+		round_all(hs, 2);
+	back = hs[0].rate;
+	hs[0].wants = 0;
+	hs[0].rate = 0;
+	renew(&hs[0], 0);
+	renew(&hs[1], 0);
+	freed = hs[1].rate;
+	check(fabs(held - 4500) < 1 && fabs(back - 500) < 1 &&
+	      fabs(freed - 5000) < 1,
+	      "a decrease acknowledged in the asking frees at once",
+	      "h0 from 500 to 0: h1 has %.0f while h0 still ran at 500 (held); h0 back at %.0f; h1 has %.0f when h0 lowered itself first",
+	      held, back, freed);
+}
+
 /* FLUSHALL: learning for one lease, the hosts' rates summed stay <= C. */
 static void test_flush(void)
 {
@@ -481,6 +523,7 @@ int main(int argc, char **argv)
 	test_fair();
 	test_proportional();
 	test_expiry();
+	test_quarantine();
 	test_floor();
 	test_flush();
 	test_flush_floor();

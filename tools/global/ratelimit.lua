@@ -278,12 +278,15 @@ end
 
 -- A decrease is quarantined until the host acknowledges it (reports that
 -- it runs at no more than its last grant) or its old lease ends: until
--- then it may still run at the old rate (the reply may be lost).
+-- then it may still run at the old rate (the reply may be lost). None when
+-- the host already runs at no more than the new grant (it lowered its
+-- limiter to its demand before asking): lost or not, the reply changes
+-- nothing it runs at.
 local function quarantine(m, old, old_exp, reported, now)
 	if reported <= old + EPS then
 		m.quntil = 0
 	end
-	if m.has < old - EPS and now < old_exp then
+	if m.has < old - EPS and now < old_exp and reported > m.has + EPS then
 		if now >= m.quntil then
 			m.qhas = old
 		else

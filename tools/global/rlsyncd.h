@@ -451,6 +451,10 @@ struct rls_batch {
  * @last_ns: when the stats were read last
  * @last:    those stats
  * @dlast:   the demand read last (with RLS_K_DEMAND)
+ * @dpeek, @peek, @peek_ns: the same for the look at the demand between
+ *           renewals (a demand shift renews early)
+ * @shift:   the demand such a look found, to report (-1: none)
+ * @sent_ns: when the last renewal was sent
  * @wants:   the demand reported last, tokens per second
  * @kernel:  RLS_K_* the module offers
  * @leased:  a kernel lease is set on the limiter
@@ -476,6 +480,11 @@ struct rls_link {
 	uint64_t last_ns;
 	struct rl_stats last;
 	struct rls_demand dlast;
+	struct rls_demand dpeek;
+	struct rl_stats peek;
+	uint64_t peek_ns;
+	double shift;
+	uint64_t sent_ns;
 	double wants;
 	unsigned int kernel;
 	bool leased;

@@ -28,6 +28,18 @@
 #define DEADBAND	0.10
 /* Links due within this part of a refresh join a round trip. */
 #define JOIN		0.6
+/*
+ * Renewals out of turn (a demand shift, the acknowledgment of a
+ * decrease) come no sooner than this part of a refresh after the last.
+ */
+#define EARLY		0.25
+/*
+ * A demand shift: a change by more than this part (of the larger), and by
+ * this many tokens in the time looked at (a quarter of a refresh: a call
+ * more or less is no shift).
+ */
+#define SHIFT		0.5
+#define SHIFT_TOKENS	10.0
 
 bool rls_verbose;
 
@@ -165,76 +177,104 @@ int rls_link_open(struct rls_link *l)
 	l->last_ns = rl_now_ns();
 	if (l->kernel & RLS_K_DEMAND)
 		rls_k_demand(fd, &l->dlast);
+	l->dpeek = l->dlast;
+	l->peek = l->last;
+	l->peek_ns = l->last_ns;
+	l->shift = -1;
 	l->running = -1;
 	apply(l, 0, 0);	/* nothing until Redis grants a share */
 	rls_state_write(l);
 	return 0;
 }
 
-/* Tokens per second the clients asked, from the kernel's demand. */
-static double kernel_demand(struct rls_link *l, bool *sat)
+/*
+ * Tokens per second the clients asked since *@from, from the kernel's
+ * demand; *@from becomes now.
+ */
+static double kernel_demand(struct rls_link *l, struct rls_demand *from,
+			    bool *sat)
 {
 	struct rls_demand d;
 	double dt, asked;
 
 	if (rls_k_demand(l->fd, &d))
 		return -1;
-	dt = (double)(d.now_ns - l->dlast.now_ns) / 1e9;
+	dt = (double)(d.now_ns - from->now_ns) / 1e9;
 	if (dt <= 0)
 		return -1;
 	/* refused tries are counted in asked: only sleepers hide demand */
 	*sat = d.queued > 0 ||
-	       (double)(d.busy_ns - l->dlast.busy_ns) / 1e9 / dt >= BUSY_PART;
-	asked = (double)(d.asked - l->dlast.asked) / dt;
-	l->dlast = d;
+	       (double)(d.busy_ns - from->busy_ns) / 1e9 / dt >= BUSY_PART;
+	asked = (double)(d.asked - from->asked) / dt;
+	*from = d;
 	return asked;
 }
 
 /* The same from the statistics (an older module): granted, refused. */
-static double stats_demand(struct rls_link *l, uint64_t now, bool *sat)
+static double stats_demand(struct rls_link *l, struct rl_stats *from,
+			   uint64_t *from_ns, uint64_t now, bool *sat)
 {
 	struct rl_stats st;
-	double dt = (double)(now - l->last_ns) / 1e9, g, refused, busy;
+	double dt = (double)(now - *from_ns) / 1e9, g, refused, busy;
 
 	if (rl_get_stats(l->fd, &st) || dt <= 0)
 		return -1;
-	g = (double)(st.granted - l->last.granted) / dt;
-	refused = (double)(st.rejected - l->last.rejected +
-			   st.timeouts - l->last.timeouts) / dt;
-	busy = (double)(st.wait_ns_total - l->last.wait_ns_total) / 1e9 / dt;
-	l->last = st;
-	l->last_ns = now;
+	g = (double)(st.granted - from->granted) / dt;
+	refused = (double)(st.rejected - from->rejected +
+			   st.timeouts - from->timeouts) / dt;
+	busy = (double)(st.wait_ns_total - from->wait_ns_total) / 1e9 / dt;
+	*from = st;
+	*from_ns = now;
 	*sat = refused > 0 || st.waiters > 0 || busy >= BUSY_PART;
 	return g;
 }
 
 /*
- * Demand in tokens per second since the last call: what was asked
- * (granted, refused, waiting), with 10 % of headroom, or the last
- * demand when within 10 % of it. When callers slept
- * (their pace is the limiter's, so what they ask hides what they want),
- * or, without the kernel's demand figures, were refused, the limiter is
- * saturated and asks for the whole capacity (the algorithm gives it its
- * share).
+ * What @l wants, in tokens per second, from what the clients asked since
+ * the snapshot *@d (the kernel's demand) or *@st at *@st_ns (the
+ * statistics), which become now: what was asked (granted, refused,
+ * waiting), with 10 % of headroom. When callers slept (their pace is the
+ * limiter's, so what they ask hides what they want), or, without the
+ * kernel's demand figures, were refused, the limiter is saturated and
+ * asks for the whole capacity (the algorithm gives it its share). -1:
+ * not known.
  */
-double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated)
+static double demand_since(struct rls_link *l, uint64_t now,
+			   struct rls_demand *d, struct rl_stats *st,
+			   uint64_t *st_ns, bool *saturated)
 {
 	bool sat = false;
 	double asked = -1;
 
 	if (l->kernel & RLS_K_DEMAND)
-		asked = kernel_demand(l, &sat);
+		asked = kernel_demand(l, d, &sat);
 	if (asked < 0)
-		asked = stats_demand(l, now, &sat);
+		asked = stats_demand(l, st, st_ns, now, &sat);
 	if (saturated)
 		*saturated = sat;
 	if (asked < 0)
-		return l->wants;
+		return -1;
 	if (sat)
-		asked = l->spec.configure ? fmax(l->spec.capacity, asked)
-					  : WANTS_UNKNOWN;
-	else
-		asked *= 1.1;
+		return l->spec.configure ? fmax(l->spec.capacity, asked)
+					 : WANTS_UNKNOWN;
+	return asked * 1.1;
+}
+
+/*
+ * Demand in tokens per second since the last call (demand_since()), or
+ * the last demand when within 10 % of it.
+ */
+double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated)
+{
+	double asked = demand_since(l, now, &l->dlast, &l->last, &l->last_ns,
+				    saturated);
+
+	/* the demand's quick look (demand_shifted()) starts again here */
+	l->dpeek = l->dlast;
+	l->peek = l->last;
+	l->peek_ns = now;
+	if (asked < 0)
+		return l->wants;
 	/*
 	 * Small changes are noise (a tenth of a second of a paced client
 	 * is a few dozen calls): each would move the shares, and a share
@@ -243,6 +283,52 @@ double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated)
 	if (l->wants > 0 && fabs(asked - l->wants) <= DEADBAND * l->wants)
 		return l->wants;
 	return asked;
+}
+
+/* What @l reports when its callers slept. */
+static double saturated_wants(const struct rls_link *l)
+{
+	return l->spec.configure ? l->spec.capacity : WANTS_UNKNOWN;
+}
+
+/* When demand_shifted() looks next at @l (UINT64_MAX: never). */
+static uint64_t peek_at(const struct rls_link *l)
+{
+	uint64_t q = (uint64_t)(l->spec.refresh_ms * EARLY * NS_PER_MS);
+
+	if (l->spec.batch || !l->exp_ns || l->down || l->fails)
+		return UINT64_MAX;
+	return (l->peek_ns > l->sent_ns ? l->peek_ns : l->sent_ns) + q;
+}
+
+/*
+ * Between renewals, every quarter of a refresh: whether what @l's clients
+ * asked in the last quarter (at least) moved by more than half of what it
+ * told Redis (or of the new figure), and by SHIFT_TOKENS in that time.
+ * Then it renews at once (not sooner than a quarter of a refresh after
+ * the last renewal), with that demand, so that a host whose clients
+ * stopped gives its share back within that quarter, not at its next
+ * refresh over a demand half old. A quarter in which callers slept is no
+ * shift: their pace is the limiter's (a saturated limiter asks for more
+ * at its next refresh); nor is any quarter after a saturated report (a
+ * quarter of the calls of a limiter that held them back is too few to
+ * size its demand: they move at its next refresh).
+ */
+static bool demand_shifted(struct rls_link *l, uint64_t now)
+{
+	double dt = (double)(now - l->peek_ns) / 1e9, w;
+	bool sat;
+
+	if (now < peek_at(l))
+		return false;
+	w = demand_since(l, now, &l->dpeek, &l->peek, &l->peek_ns, &sat);
+	l->peek_ns = now;
+	if (w < 0 || sat || l->wants >= saturated_wants(l) ||
+	    fabs(w - l->wants) <= SHIFT * fmax(w, l->wants) ||
+	    fabs(w - l->wants) * dt < SHIFT_TOKENS)
+		return false;
+	l->shift = w;
+	return true;
 }
 
 /* Lease renewed at @sent, replied at @got: apply what it allows. */
@@ -259,11 +345,14 @@ static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 		apply(l, ls->has, l->exp_ns);
 	else if (l->leased)	/* the same rate, a later end */
 		apply(l, l->running, l->exp_ns);
-	/* jittered by +-10 %; soon after a decrease, so Redis sees it done */
+	/*
+	 * jittered by +-10 %; a quarter of a refresh after a decrease, so
+	 * Redis sees it done and frees what it held for the others
+	 */
 	l->next_ns = got + (uint64_t)(ls->refresh_ms * NS_PER_MS *
 				      (0.9 + 0.2 * rand() / RAND_MAX));
 	if (l->running < was)
-		l->next_ns = got + (uint64_t)(rls_rpc_ms(&l->spec) * NS_PER_MS);
+		l->next_ns = got + (uint64_t)(ls->refresh_ms * EARLY * NS_PER_MS);
 	if (l->down)
 		printf(PROG ": %s: redis reachable again\n", l->spec.name);
 	l->down = false;
@@ -324,6 +413,7 @@ static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 	if (rls_link_reconnect(l, lua, err, sizeof(err)))
 		return true;
 	rls_link_down(l, err);
+	l->shift = -1;
 	l->next_ns = now + rls_link_retry_ns(l);
 	l->fails++;
 	rls_state_write(l);
@@ -334,7 +424,26 @@ static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 static int lease_send(struct rls_link *l, uint64_t now, const char *host,
 		      double in[4])
 {
-	l->wants = rls_link_demand(l, now, NULL);
+	if (l->shift >= 0) {
+		/* demand_shifted()'s: the window it read ends now */
+		l->wants = l->shift;
+		l->dlast = l->dpeek;
+		l->last = l->peek;
+		l->last_ns = l->peek_ns;
+		l->shift = -1;
+	} else {
+		l->wants = rls_link_demand(l, now, NULL);
+	}
+	/*
+	 * Less wanted than run at: run at that first (a decrease is always
+	 * safe; not below the floor, which Redis keeps), so that Redis, told
+	 * so, frees the rest for the others at once instead of holding it
+	 * until this host acknowledges it.
+	 */
+	if (fmax(l->wants, l->lease.floor) < l->running && l->exp_ns &&
+	    now < l->exp_ns)
+		apply(l, fmax(l->wants, l->lease.floor), l->exp_ns);
+	l->sent_ns = now;
 	in[0] = l->wants;
 	in[1] = fmax(l->running, 0);
 	in[2] = l->spec.weight;
@@ -479,7 +588,7 @@ uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 			continue;
 		if (l->spec.batch)
 			rls_batch_refresh(l, lua);
-		else if (now >= l->next_ns)
+		else if (now >= l->next_ns || demand_shifted(l, now))
 			l->due = lease_ready(l, now, lua);
 		any = any || l->due;
 	}
@@ -499,7 +608,9 @@ uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 		uint64_t soon = now + (uint64_t)(l->spec.refresh_ms * JOIN * NS_PER_MS);
 
 		/* (a link whose slot moved goes on its own: reconnects) */
+		/* (nor one renewed within EARLY: too short to measure) */
 		if (l->due || l->spec.batch || l->fd < 0 || l->next_ns > soon ||
+		    now < l->sent_ns + (uint64_t)(l->spec.refresh_ms * EARLY * NS_PER_MS) ||
 		    rls_redis_broken(l->redis) ||
 		    !rls_cluster_owns(l->redis, &l->spec))
 			continue;
@@ -517,6 +628,8 @@ uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 			renew_one(&links[i], now, host, lua);
 		if (links[i].fd >= 0 && links[i].next_ns < next)
 			next = links[i].next_ns;
+		if (links[i].fd >= 0 && peek_at(&links[i]) < next)
+			next = peek_at(&links[i]);
 	}
 	free(conns);
 	free(rep);
