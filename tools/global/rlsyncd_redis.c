@@ -71,7 +71,8 @@ fail(struct rls_redis *r, const char *fmt, ...)
 
 /*
  * Queue one command (argv/argvlen as redisCommandArgv; @argvlen NULL:
- * strings); nothing is sent yet. 0, or -EIO with r->err set.
+ * strings); nothing is sent yet. 0, or -EIO with r->err set and the
+ * connection stale: the replies of a pipeline would lose their order.
  */
 static int rls_send(struct rls_redis *r, int argc, const char **argv,
 		    const size_t *argvlen)
@@ -79,6 +80,8 @@ static int rls_send(struct rls_redis *r, int argc, const char **argv,
 	if (!rls_io_queue(r->io, argc, argv, argvlen))
 		return 0;
 	snprintf(r->err, sizeof(r->err), "%s", rls_io_error(r->io));
+	/* what was queued before it has no caller to read its reply */
+	r->stale = true;
 	return -EIO;
 }
 
