@@ -10,34 +10,12 @@
 # lines with figures; KEEP=DIR keeps the agents' messages (h1.out ...).
 set -u
 
-d=${RLSYNCD_FAKE:?}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-agents.XXXXXX")
-sock=$tmp/r.sock
-lua=tools/global/ratelimit.lua
-rpid=''
-pids=''
+suite='agents'
+# shellcheck source=selftests/global/lib.sh
+. "$(dirname "$0")/lib.sh"
 
-# shellcheck disable=SC2317 # called by the trap
-cleanup()
-{
-	for p in $pids $rpid; do kill -9 "$p" 2>/dev/null || :; done
-	wait 2>/dev/null
-	[ -z "${KEEP:-}" ] || cp "$tmp"/h*.out "$KEEP"/ 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-now() { date +%s%3N; }
 rate() { tail -n 1 "$tmp/$1.log" | cut -d' ' -f2; }
 # ok NAME CONDITION(awk) FIGURES
-check()
-{
-	if awk "BEGIN { exit !($2) }"; then
-		echo "ok - agents $1: $3"
-	else
-		echo "not ok - agents $1: $3"
-	fi
-}
 
 start_redis()
 {

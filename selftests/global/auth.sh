@@ -13,21 +13,9 @@
 # no module. Run by selftests/global/run.sh with RLSYNCD_FAKE.
 set -u
 
-d=${RLSYNCD_FAKE:?}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-auth.XXXXXX")
-sock=$tmp/r.sock
-lua=tools/global/ratelimit.lua
-rpid=''
-apid=''
-
-# shellcheck disable=SC2317 # called by the trap
-cleanup()
-{
-	for p in $apid $rpid; do kill -9 "$p" 2>/dev/null || :; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+suite='auth'
+# shellcheck source=selftests/global/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # The ACL rlsyncd(8) gives admins, and two users that lack a part of it.
 acl='~rl:* resetchannels -@all +fcall +function|list +function|load +select +time +hgetall +hmget +hset +hdel +pexpire'

@@ -15,33 +15,11 @@
 # with RLSYNCD_FAKE (the binary); RS="0.25" runs one refresh interval.
 set -u
 
-d=${RLSYNCD_FAKE:?}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-batch.XXXXXX")
-sock=$tmp/r.sock
-lua=tools/global/ratelimit.lua
+suite='batch'
+# shellcheck source=selftests/global/lib.sh
+. "$(dirname "$0")/lib.sh"
 cap=3000
-rpid=''
-pids=''
 
-# shellcheck disable=SC2317 # called by the trap
-cleanup()
-{
-	for p in $pids $rpid; do kill -9 "$p" 2>/dev/null || :; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-now() { date +%s%3N; }
-# check NAME CONDITION(awk) FIGURES
-check()
-{
-	if awk "BEGIN { exit !($2) }"; then
-		echo "ok - batch $1: $3"
-	else
-		echo "not ok - batch $1: $3"
-	fi
-}
 fcalls()
 {
 	redis-cli -s "$sock" INFO commandstats | tr -d '\r' |

@@ -17,22 +17,11 @@
 set -eu
 
 d=${1:-${RLSYNCD_FAKE:-build/global/rlsyncd-fake}}
+suite='bench'
+# shellcheck source=selftests/global/lib.sh
+. "$(dirname "$0")/lib.sh"
 counts=${COUNTS:-1 10 100 1000}
 secs=${SECS:-4}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-bench.XXXXXX")
-sock=$tmp/r.sock
-lua=tools/global/ratelimit.lua
-rpid=''
-apid=''
-
-# shellcheck disable=SC2317 # called by the trap
-cleanup()
-{
-	for p in $apid $rpid; do kill -9 "$p" 2>/dev/null || :; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 redis-server --port 0 --unixsocket "$sock" --dir "$tmp" --save '' \
 	--appendonly no --logfile "$tmp/redis.log" &

@@ -15,31 +15,11 @@
 # MIGRATE) makes the old node answer ASK, which the agents follow. Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
 set -u
 
-d=${RLSYNCD_FAKE:?}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-cluster.XXXXXX")
-lua=tools/global/ratelimit.lua
+suite='cluster'
+# shellcheck source=selftests/global/lib.sh
+. "$(dirname "$0")/lib.sh"
 nres=100
-rpids=''
-pids=''
 
-# shellcheck disable=SC2317 # called by the trap
-cleanup()
-{
-	for p in $pids $rpids; do kill -9 "$p" 2>/dev/null || :; done
-	[ -z "${KEEP:-}" ] || cp "$tmp"/*.out "$KEEP"/ 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-check()
-{
-	if awk "BEGIN { exit !($2) }"; then
-		echo "ok - cluster $1: $3"
-	else
-		echo "not ok - cluster $1: $3"
-	fi
-}
 cli() { p=$1; shift; redis-cli -h 127.0.0.1 -p "$p" "$@"; }
 info() { cli "$1" INFO "$2" | tr -d '\r' | sed -n "s/^$3:\(count=\)\{0,1\}\([0-9]*\).*/\2/p"; }
 # rates: each link's last rate on each host, "HOST NAME RATE"

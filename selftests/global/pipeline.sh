@@ -11,31 +11,11 @@
 # rates. Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
 set -u
 
-d=${RLSYNCD_FAKE:?}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-pipeline.XXXXXX")
-sock=$tmp/r.sock
-lua=tools/global/ratelimit.lua
+suite='pipeline'
+# shellcheck source=selftests/global/lib.sh
+. "$(dirname "$0")/lib.sh"
 n=50
-rpid=''
-apid=''
 
-# shellcheck disable=SC2317 # called by the trap
-cleanup()
-{
-	for p in $apid $rpid; do kill -9 "$p" 2>/dev/null || :; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-check()
-{
-	if awk "BEGIN { exit !($2) }"; then
-		echo "ok - pipeline $1: $3"
-	else
-		echo "not ok - pipeline $1: $3"
-	fi
-}
 fcalls()
 {
 	redis-cli -s "$sock" INFO commandstats | tr -d '\r' |

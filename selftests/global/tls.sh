@@ -17,21 +17,9 @@
 # Run by selftests/global/run.sh with RLSYNCD_FAKE.
 set -u
 
-d=${RLSYNCD_FAKE:?}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-tls.XXXXXX")
-sock=$tmp/r.sock
-lua=tools/global/ratelimit.lua
-rpid=''
-apid=''
-
-# shellcheck disable=SC2317 # called by the trap
-cleanup()
-{
-	for p in $apid $rpid; do kill -9 "$p" 2>/dev/null || :; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+suite='tls'
+# shellcheck source=selftests/global/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # The certificates: EC keys, valid for a day.
 cert()	# NAME SUBJECT CA [EXTENSIONS]

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# selftests/global/lib.sh: what the scripts of make check-global-redis
+# share, sourced with $suite set (the name on each of their TAP lines):
+# $d, the agent (rlsyncd-fake: $RLSYNCD_FAKE, unless the script set it),
+# $tmp, a directory of its own removed at exit, $sock and $lua. At exit
+# every pid in $pids, $apid, $rpid and $rpids is killed, and with
+# KEEP=DIR the agents' *.out files are copied there first.
+# shellcheck shell=sh disable=SC2034 # the variables are the scripts'
+
+d=${d:-${RLSYNCD_FAKE:?}}
+: "${suite:?}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rl-$suite.XXXXXX")
+sock=$tmp/r.sock
+lua=tools/global/ratelimit.lua
+pids='' apid='' rpid='' rpids=''
+
+# shellcheck disable=SC2317 # called by the trap
+cleanup()
+{
+	for p in $pids $apid $rpid $rpids; do kill -9 "$p" 2>/dev/null || :; done
+	[ -z "${KEEP:-}" ] || cp "$tmp"/*.out "$KEEP"/ 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+now() { date +%s%3N; }
+
+# check NAME CONDITION(awk) FIGURES: one TAP line
+check()
+{
+	if awk "BEGIN { exit !($2) }"; then
+		echo "ok - $suite $1: $3"
+	else
+		echo "not ok - $suite $1: $3"
+	fi
+}
