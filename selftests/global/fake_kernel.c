@@ -6,7 +6,9 @@
  *
  * The limiter serves min(demand, rate) tokens per second; demand is read
  * from the file $RLS_FAKE_DEMAND (tokens per second) at each stats read,
- * and callers wait (a waiter is counted) while demand exceeds the rate.
+ * and callers wait (a waiter is counted) while demand exceeds the rate;
+ * below it, they sleep the part $RLS_FAKE_BUSY of the time (0 without it:
+ * clients that come in bursts sleep a little under any rate).
  * Every rate set is appended to $RLS_FAKE_OUT as "MS RATE", MS being
  * CLOCK_REALTIME in milliseconds (the test compares agents by it), with
  * RLS_FAKE_NAMES set "MS RATE NAME": each named limiter is simulated
@@ -113,6 +115,17 @@ static void serve(double want, double d)
 	L->waiters = L->backlog > 0.5;
 }
 
+/*
+ * The part of the time bursty callers sleep below the rate
+ * ($RLS_FAKE_BUSY, 0 without it): held by their own bursts, not by it.
+ */
+static double bursts(void)
+{
+	const char *v = getenv("RLS_FAKE_BUSY");
+
+	return v ? strtod(v, NULL) : 0;
+}
+
 /* Serve the time since the last call at the rate in force. */
 static void advance(void)
 {
@@ -132,6 +145,8 @@ static void advance(void)
 	L->waiters = d > L->rate + 0.001;
 	if (L->waiters)
 		L->wait_ns += dt * 1e9;
+	else
+		L->wait_ns += dt * 1e9 * bursts();
 	L->t_ns = now;
 }
 

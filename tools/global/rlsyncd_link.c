@@ -24,6 +24,8 @@
 #define WANTS_UNKNOWN	1e12
 /* Saturated when sleepers were there this part of the time or more. */
 #define BUSY_PART	0.05
+/* below this part of the rate it runs at, a limiter is not saturated */
+#define SAT_PART	0.95
 /* A demand within this part of the last one is reported as the last. */
 #define DEADBAND	0.10
 /* Links due within this part of a refresh join a round trip. */
@@ -235,9 +237,9 @@ static double stats_demand(struct rls_link *l, struct rl_stats *from,
  * statistics), which become now: what was asked (granted, refused,
  * waiting), with 10 % of headroom. When callers slept (their pace is the
  * limiter's, so what they ask hides what they want), or, without the
- * kernel's demand figures, were refused, the limiter is saturated and
- * asks for the whole capacity (the algorithm gives it its share). -1:
- * not known.
+ * kernel's demand figures, were refused, while asking at least SAT_PART
+ * of the rate it runs at, the limiter is saturated and asks for the whole
+ * capacity (the algorithm gives it its share). -1: not known.
  */
 static double demand_since(struct rls_link *l, uint64_t now,
 			   struct rls_demand *d, struct rl_stats *st,
@@ -250,6 +252,13 @@ static double demand_since(struct rls_link *l, uint64_t now,
 		asked = kernel_demand(l, d, &sat);
 	if (asked < 0)
 		asked = stats_demand(l, st, st_ns, now, &sat);
+	/*
+	 * Callers that slept while asking well below the rate the limiter
+	 * runs at were held by their own bursts (or by the permits), not by
+	 * the rate: what they asked is what they want.
+	 */
+	if (sat && asked >= 0 && l->running > 0 && asked < SAT_PART * l->running)
+		sat = false;
 	if (saturated)
 		*saturated = sat;
 	if (asked < 0)
