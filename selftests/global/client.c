@@ -62,8 +62,9 @@ static int paced(int fd, uint64_t size, double rate, int try)
 		if (ret && ret != -EAGAIN)
 			return ret;
 		next += step;
-		if (next + 10 * step < rl_now_ns())
-			next = rl_now_ns();	/* no catching up after a stall */
+		/* no catching up after a stall of 10 steps or 20 ms */
+		if (next + (step < 2000000 ? 10 * step : 20000000) < rl_now_ns())
+			next = rl_now_ns();
 		sleep_until(next);
 	}
 }
