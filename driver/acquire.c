@@ -356,16 +356,20 @@ static int rl_acquire_refuse(struct rl_limiter *lim, struct rl_client *client,
 	return 0;
 }
 
-/* Queue @w for @req of @client, on behalf of @task (NULL: io_uring's). */
+/*
+ * Queue @w for @req of @client, on behalf of @task, or of io_uring (@task
+ * NULL, @served called when it is served).
+ */
 static void rl_acquire_queue(struct rl_limiter *lim, struct rl_client *client,
 			     struct rl_acquire *req, struct rl_waiter *w,
-			     struct task_struct *task, u64 start)
+			     struct task_struct *task,
+			     void (*served)(struct rl_waiter *w), u64 start)
 {
 	u8 level = req->priority ? req->priority - 1 : client->level;
 
 	*w = (struct rl_waiter) {
 		.flow = &client->flows[level], .client = client,
-		.task = task, .want = req->count,
+		.task = task, .served = served, .want = req->count,
 	};
 	rl_sched_add(lim, w);
 	rl_dispatch(lim, start);
@@ -390,7 +394,7 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 	ret = rl_acquire_refuse(lim, client, req, nonblock, start);
 	if (ret)
 		return ret;
-	rl_acquire_queue(lim, client, req, &w, current, start);
+	rl_acquire_queue(lim, client, req, &w, current, NULL, start);
 	rl_unlock_irq(lim);
 
 	rl_limiter_hist_alloc(lim);
@@ -456,11 +460,12 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
  * @req:      validated request; ready_ns and lag_ns are filled in
  * @nonblock: fail with -EAGAIN instead of queueing
  * @w:        the request's entry in the queue, owned by the caller
+ * @served:   called with @w under the limiter lock when it is served
  * @start:    set to the time the request arrived, for
  *            rl_limiter_acquire_end()
  *
  * As rl_limiter_acquire(), but a request that must wait is queued on @w,
- * with no task: rl_dispatch() calls rl_uring_wake() when it is served,
+ * with no task: rl_dispatch() calls @served when it is served,
  * under the limiter lock. The caller ends it with rl_limiter_acquire_end()
  * once served, or to give up on it.
  *
@@ -469,7 +474,8 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
  */
 int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
 			     struct rl_acquire *req, bool nonblock,
-			     struct rl_waiter *w, u64 *start)
+			     struct rl_waiter *w,
+			     void (*served)(struct rl_waiter *w), u64 *start)
 {
 	u64 now;
 	int ret;
@@ -481,7 +487,8 @@ int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
 		*start = rl_clock(&now);
 		ret = rl_acquire_refuse(lim, client, req, nonblock, *start);
 		if (!ret) {
-			rl_acquire_queue(lim, client, req, w, NULL, *start);
+			rl_acquire_queue(lim, client, req, w, NULL, served,
+					 *start);
 			ret = RL_QUEUED;
 		}
 	}

@@ -254,7 +254,7 @@ static inline void rl_waiter_wake(struct rl_waiter *w)
 	if (likely(w->task))
 		wake_up_process(w->task);
 	else
-		rl_uring_wake(w);
+		w->served(w);
 }
 
 #endif /* _RL_LIMITER_H */

@@ -358,6 +358,7 @@ static inline struct rl_limiter *rl_client_limiter(struct rl_client *client)
  * @flow:   the flow of its client and priority
  * @client: the client asking
  * @task:   the sleeping task; NULL for a request of io_uring (uring.c)
+ * @served: without @task, called under the limiter lock once all is granted
  * @want:   tokens still to be granted
  * @got:    tokens granted so far, in chunks
  * @taken:  of those, tokens taken from the bucket (not when unlimited)
@@ -372,6 +373,7 @@ struct rl_waiter {
 	struct rl_flow *flow;
 	struct rl_client *client;
 	struct task_struct *task;
+	void (*served)(struct rl_waiter *w);
 	u64 want;
 	u64 got;
 	u64 taken;
@@ -476,7 +478,8 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 #define RL_QUEUED	1
 int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
 			     struct rl_acquire *req, bool nonblock,
-			     struct rl_waiter *w, u64 *start);
+			     struct rl_waiter *w,
+			     void (*served)(struct rl_waiter *w), u64 *start);
 int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 			   struct rl_waiter *w, int why, u64 start);
 int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
