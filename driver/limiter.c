@@ -21,7 +21,6 @@
 #include <linux/string.h>
 
 #include "compat.h"
-#include "global.h"
 #include "limiter.h"
 #include "ratelimit_trace.h"
 
@@ -96,6 +95,80 @@ void rl_client_free(struct rl_client *client)
 	kmem_cache_free(rl_client_cache, client);
 }
 
+/*
+ * Global limits: what an agent sharing one capacity among hosts (such as
+ * rlsyncd) needs of a local limiter. The kernel still does all the
+ * enforcement; the agent only feeds and sizes the limiter.
+ *
+ * - RL_CONFIG_FED: time adds no tokens (rl_refill() skips the refill), so
+ *   the limiter serves what RL_IOC_DEPOSIT adds, up to the burst; the
+ *   excess goes back to the agent.
+ * - RL_IOC_SET_LEASE: limits that hold until a deadline, then a fallback
+ *   that the kernel applies itself, at once if the fd that set the lease
+ *   is closed (the agent died). The lease is limiter state (struct
+ *   rl_global): its timer takes the limiter's lock and applies the
+ *   fallback as the limiter's own timer serves the queue.
+ * - RL_IOC_GET_DEMAND: tokens asked and refused, kept under the limiter's
+ *   lock; tokens queued (the queue keeps the sum); time with a sleeper,
+ *   started and stopped when the sleepers go from 0 to 1 and back
+ *   (rl_busy_add()). No walk, no allocation.
+ */
+
+/*
+ * End the lease: the fallback limits apply. SET_LEASE refused a fallback
+ * whose concurrency goes between 0 and non-zero while other clients are
+ * attached; if the concurrency in force changed since (while nobody else
+ * was attached) and clients came, the fallback keeps it rather than
+ * strand them (rl_conc_switch_busy()).
+ */
+static void rl_lease_end(struct rl_limiter *lim, u64 now, u64 self)
+{
+	struct rl_global *g = &lim->global;
+	struct rl_params fb = g->fallback;
+
+	lockdep_assert_held(lim->tlock);
+	g->lease_end = 0;
+	g->holder = NULL;
+	g->holder_pid = 0;
+	/* A callback already running finds no lease and does nothing. */
+	hrtimer_try_to_cancel(&g->lease_timer);
+	if (rl_conc_switch_busy(lim, &fb, self))
+		fb.concurrency = lim->params.concurrency;
+	rl_apply_params(lim, &fb, now);
+}
+
+static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
+{
+	struct rl_limiter *lim = container_of(timer, struct rl_limiter,
+					      global.lease_timer);
+	u64 now = ktime_get_ns();
+	unsigned long flags;
+
+	flags = rl_lock_irqsave(lim);
+	/* A renewal that raced with this callback started the timer again. */
+	if (lim->global.lease_end && now >= lim->global.lease_end)
+		rl_lease_end(lim, now, 0);
+	rl_unlock_irqrestore(lim, flags);
+	return HRTIMER_NORESTART;
+}
+
+/* A new limiter, not shared yet, has no lease. */
+static void rl_lease_init(struct rl_limiter *lim)
+{
+	hrtimer_setup(&lim->global.lease_timer, rl_lease_timer_fn,
+		      CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+}
+
+/* @client leaves @lim, locked: a lease it holds ends now. */
+static void rl_lease_detach(struct rl_limiter *lim, struct rl_client *client,
+		      u64 now)
+{
+	lockdep_assert_held(lim->tlock);
+	/* @client no longer counts among the clients. */
+	if (lim->global.lease_end && lim->global.holder == client)
+		rl_lease_end(lim, now, 0);
+}
+
 /**
  * rl_limiter_create() - allocate a limiter with a full bucket
  * @p: its limits, validated by rl_params_check()
@@ -123,7 +196,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	lim->release.stamp = lim->bucket.stamp;
 	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS);
-	rl_global_init(lim);
+	rl_lease_init(lim);
 	return lim;
 }
 
@@ -154,7 +227,7 @@ static void rl_limiter_free(struct kref *ref)
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
 		     lim->h.parent || !list_empty(&lim->h.children));
 	/* First the lease's timer: its fallback could start the other. */
-	rl_global_free(lim);
+	hrtimer_cancel(&lim->global.lease_timer);
 	hrtimer_cancel(&lim->timer);
 	/* A former child may be in rl_lock_irq() on our lock. */
 	call_rcu(&lim->rcu, rl_limiter_free_rcu);
@@ -206,7 +279,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	list_del_init(&client->poll_node);
 	left = lim->nclients - 1;
 	WRITE_ONCE(lim->nclients, left);
-	rl_global_detach(lim, client, ktime_get_ns());
+	rl_lease_detach(lim, client, ktime_get_ns());
 	if (client->held) {
 		rl_path_release(lim, client->held);
 		trace_ratelimit_release(lim, client->held, lim->held);
@@ -550,4 +623,120 @@ void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 	cc->held = client->held;
 	cc->granted = client->granted;
 	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_deposit() - RL_IOC_DEPOSIT: feed tokens to a fed limiter
+ * @lim: the limiter
+ * @dep: dep->count tokens are added, up to the burst; dep->count becomes
+ *       the excess, dep->available the tokens then
+ *
+ * Return: 0, or -EINVAL if @lim is not fed.
+ */
+int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep)
+{
+	const struct rl_params *p = &lim->params;
+	u64 now = ktime_get_ns(), room;
+	int ret = 0;
+
+	rl_lock_irq(lim);
+	if (!p->fed) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	rl_sync(lim, now);
+	room = p->burst - min(lim->bucket.tokens, p->burst);
+	room = min(room, dep->count);
+	rl_bucket_give(&lim->bucket, p, room);
+	dep->count -= room;
+	/* The waiters are served from the deposit, in their order. */
+	rl_dispatch(lim, now);
+	dep->available = lim->bucket.tokens;
+out_unlock:
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_lease() - RL_IOC_SET_LEASE: limits until a deadline
+ * @lim:     the limiter
+ * @client:  the client that holds the lease from now on
+ * @p:       the limits until @expires
+ * @fb:      the fallback applied at @expires (at once if 0 or past)
+ * @expires: CLOCK_MONOTONIC, ns
+ *
+ * Return: 0, or -EBUSY with nothing changed if either would switch the
+ * concurrency between 0 and non-zero under other clients
+ * (rl_conc_switch_busy()).
+ */
+int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
+			    const struct rl_params *p,
+			    const struct rl_params *fb, u64 expires)
+{
+	struct rl_global *g = &lim->global;
+	u64 now = ktime_get_ns();
+
+	rl_lock_irq(lim);
+	if (rl_conc_switch_busy(lim, fb, 1) ||
+	    (expires > now && rl_conc_switch_busy(lim, p, 1))) {
+		rl_unlock_irq(lim);
+		return -EBUSY;
+	}
+	g->fallback = *fb;
+	if (expires <= now) {
+		rl_lease_end(lim, now, 1);
+	} else {
+		g->lease_end = expires;
+		g->holder = client;
+		g->holder_pid = client->tgid;
+		hrtimer_start(&g->lease_timer, ns_to_ktime(expires),
+			      HRTIMER_MODE_ABS);
+		rl_apply_params(lim, p, now);
+	}
+	rl_unlock_irq(lim);
+	return 0;
+}
+
+/**
+ * rl_limiter_get_demand() - what the clients ask for, now
+ * @lim: the limiter
+ * @d:   a zeroed struct rl_demand, filled in
+ */
+void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d)
+{
+	const struct rl_global *g = &lim->global;
+
+	rl_lock_irq(lim);
+	d->now_ns = ktime_get_ns();
+	d->asked = lim->counters.asked;
+	d->refused = lim->counters.refused;
+	d->queued = lim->queued_hi ? U64_MAX : lim->queued;
+	d->busy_ns = g->busy_ns;
+	if (lim->nwaiters)
+		d->busy_ns += d->now_ns - g->busy_since;
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_get_lease() - the lease in force, for sysfs
+ * @lim:  the limiter
+ * @left: set to the time until it ends, ns
+ * @pid:  set to the process of the client that holds it
+ *
+ * Return: true if there is a lease, else false (and @left, @pid unset).
+ */
+bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid)
+{
+	const struct rl_global *g = &lim->global;
+	u64 now = ktime_get_ns();
+	bool ret;
+
+	rl_lock_irq(lim);
+	ret = g->lease_end;
+	if (ret) {
+		*left = g->lease_end - min(now, g->lease_end);
+		*pid = g->holder_pid;
+	}
+	rl_unlock_irq(lim);
+	return ret;
 }

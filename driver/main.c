@@ -21,7 +21,6 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
-#include "global.h"
 #include "named.h"
 #include "ratelimit.h"
 #include "request.h"
@@ -42,6 +41,9 @@ static_assert(sizeof(struct rl_parent) == 40);
 static_assert(RL_DEPTH_MAX == RL_HIER_DEPTH_MAX);
 static_assert(sizeof(struct rl_cycle) == 96);
 static_assert(sizeof(struct rl_perm) == 32);
+static_assert(sizeof(struct rl_deposit) == 40);
+static_assert(sizeof(struct rl_lease) == 160);
+static_assert(sizeof(struct rl_demand) == 80);
 static_assert(RL_CATCHUP_STRICT == RL_TOKENS_CATCHUP_STRICT);
 static_assert(RL_CATCHUP_MAX == RL_TOKENS_CATCHUP_MAX);
 static_assert(RL_FAIRNESS_MAX == RL_TOKENS_FAIRNESS_MAX);
@@ -314,6 +316,94 @@ static int rl_ioctl_set_perm(struct rl_client *client, void __user *argp)
 	return rl_named_set_perm(lim, perm.flags, uid, gid, perm.mode);
 }
 
+/**
+ * rl_ioctl_deposit() - RL_IOC_DEPOSIT: feed tokens to a fed limiter
+ * @client: the file's client
+ * @argp:   struct rl_deposit in userspace
+ *
+ * Return: 0, -EINVAL, -EPERM, -EBADFD or -EFAULT.
+ */
+static int rl_ioctl_deposit(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_deposit __user *u = argp;
+	struct rl_deposit dep;
+	int ret;
+
+	if (copy_from_user(&dep, u, sizeof(dep)))
+		return -EFAULT;
+	if (!dep.count || dep.flags || dep.reserved0 ||
+	    memchr_inv(dep.reserved, 0, sizeof(dep.reserved)))
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	if (!client->may_config)
+		return -EPERM;
+	/* Fail before adding anything if the answer cannot be written. */
+	if (put_user(0, &u->available))
+		return -EFAULT;
+	ret = rl_limiter_deposit(lim, &dep);
+	if (ret)
+		return ret;
+	return copy_to_user(u, &dep, sizeof(dep)) ? -EFAULT : 0;
+}
+
+/**
+ * rl_ioctl_set_lease() - RL_IOC_SET_LEASE: limits until a deadline
+ * @client: the file's client, which holds the lease from now on
+ * @argp:   struct rl_lease in userspace
+ *
+ * Both configurations are checked before anything changes.
+ *
+ * Return: 0, -EINVAL, -EPERM, -EBADFD, -EFAULT, or -EBUSY when either
+ * would switch the concurrency between 0 and non-zero while other clients
+ * are attached.
+ */
+static int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_params p, fb;
+	struct rl_lease l;
+	int ret;
+
+	if (copy_from_user(&l, argp, sizeof(l)))
+		return -EFAULT;
+	if (l.flags || l.reserved0 || l.expires_ns > KTIME_MAX ||
+	    memchr_inv(l.reserved, 0, sizeof(l.reserved)))
+		return -EINVAL;
+	ret = rl_params_from_user(&l.config, &p) ?:
+	      rl_params_from_user(&l.fallback, &fb);
+	if (ret)
+		return ret;
+	if (!lim)
+		return -EBADFD;
+	if (!client->may_config)
+		return -EPERM;
+	return rl_limiter_lease(lim, client, &p, &fb, l.expires_ns);
+}
+
+/**
+ * rl_ioctl_get_demand() - RL_IOC_GET_DEMAND
+ * @client: the file's client
+ * @argp:   struct rl_demand in userspace
+ *
+ * Return: 0, -EINVAL, -EBADFD or -EFAULT.
+ */
+static int rl_ioctl_get_demand(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_demand d;
+
+	if (copy_from_user(&d, argp, sizeof(d)))
+		return -EFAULT;
+	if (d.flags || d.reserved0)
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	memset(&d, 0, sizeof(d));
+	rl_limiter_get_demand(lim, &d);
+	return copy_to_user(argp, &d, sizeof(d)) ? -EFAULT : 0;
+}
 static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct rl_client *client = file->private_data;

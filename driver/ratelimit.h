@@ -3,9 +3,8 @@
  * Internal interfaces of the ratelimit module: its types, and what the
  * files of the module call across concerns. A concern's own interfaces
  * are in its header: lock.h (taking a limiter's lock), limiter.h (the
- * limiter core), hier.h (trees), named.h (names), global.h (global
- * limits), request.h (an ACQUIRE's request), sysfs.h, tokens.h (token
- * arithmetic).
+ * limiter core), hier.h (trees), named.h (names), request.h (an
+ * ACQUIRE's request), sysfs.h, tokens.h (token arithmetic).
  *
  * Lifetime. A limiter has one reference count, rl_limiter.ref, owned by
  * limiter.c (rl_limiter_get(), rl_limiter_put()): one reference per
@@ -36,7 +35,7 @@
  * lock, and restart the write when it is busy (restart_syscall(), in
  * rl_named_set_parent_sysfs()), so they never wait for it either.
  *
- * The lease timer (rl_global.lease_timer, global.c) adds no lock: its
+ * The lease timer (rl_global.lease_timer, limiter.c) adds no lock: its
  * callback takes rl_limiter.lock like the limiter's own timer, so under
  * that lock it is only started or tried (hrtimer_start(),
  * hrtimer_try_to_cancel(): they do not wait for the callback); it is
@@ -181,7 +180,7 @@ struct rl_flow {
 };
 
 /**
- * struct rl_global - a limiter's side of global limits (global.c)
+ * struct rl_global - a limiter's side of global limits: demand, lease
  * @busy_ns:     time with at least one request sleeping, until
  *               @busy_since while there is one
  * @busy_since:  when the current sleepers began, while there are some
@@ -491,6 +490,13 @@ int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
 		       u64 count);
 int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 		      u64 count);
+
+int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep);
+int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
+		     const struct rl_params *p, const struct rl_params *fb,
+		     u64 expires);
+void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d);
+bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid);
 
 /* dispatch.c */
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);

@@ -14,7 +14,6 @@
 #include <linux/sysfs.h>
 
 #include "compat.h"
-#include "global.h"
 #include "named.h"
 #include "ratelimit.h"
 #include "sysfs.h"
@@ -138,7 +137,7 @@ RL_STAT_ATTR(available);
 RL_STAT_ATTR(held);
 RL_STAT_ATTR(refunded);
 
-/* Demand, as in struct rl_demand, and the lease (global.c). */
+/* Demand, as in struct rl_demand, and the lease (limiter.c). */
 
 static ssize_t rl_demand_show(struct kobject *kobj,
 			      struct kobj_attribute *attr, char *buf)
