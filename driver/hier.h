@@ -78,7 +78,7 @@ bool rl_hier_has_children(const struct rl_limiter *lim);
 /* What rl_hier_show() shows. */
 enum { RL_HIER_SHOW_PARENT, RL_HIER_SHOW_WEIGHT, RL_HIER_SHOW_CHILDREN };
 ssize_t rl_hier_show(struct rl_limiter *lim, int what, char *buf);
-int rl_ioctl_set_parent(struct rl_client *client, void __user *argp);
-int rl_ioctl_get_parent(struct rl_client *client, void __user *argp);
+struct rl_parent;
+void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp, char *name);
 
 #endif /* _RL_HIER_H */

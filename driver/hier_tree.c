@@ -8,16 +8,13 @@
  *
  * Copyright (C) 2026 The ratelimit authors
  */
-#include <linux/cred.h>
 #include <linux/lockdep.h>
 #include <linux/rbtree.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
-#include <linux/uaccess.h>
 
 #include "limiter.h"
-#include "named.h"
 
 /**
  * rl_hier_init() - a new limiter is a root with no children
@@ -196,41 +193,12 @@ bool rl_hier_has_children(const struct rl_limiter *lim)
 }
 
 /**
- * rl_ioctl_set_parent() - RL_IOC_SET_PARENT
- * @client: the calling fd's client
- * @argp:   its struct rl_parent
- *
- * Return: 0 or a negative errno, see struct rl_parent.
+ * rl_hier_get() - a limiter's place in its tree, for RL_IOC_GET_PARENT
+ * @lim:  the limiter
+ * @rp:   its weight, depth and number of children are filled in
+ * @name: set to its parent's name, "" for a root
  */
-int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
-{
-	struct rl_limiter *lim = rl_client_limiter(client);
-	char name[RL_NAME_MAX];
-	struct rl_parent rp;
-	int ret;
-
-	if (copy_from_user(&rp, argp, sizeof(rp)))
-		return -EFAULT;
-	if (rp.flags || rp.depth || rp.children || rp.weight > RL_WEIGHT_MAX ||
-	    memchr_inv(rp.reserved, 0, sizeof(rp.reserved)))
-		return -EINVAL;
-	if (rp.name_ptr) {
-		ret = rl_name_from_user(name, rp.name_ptr);
-		if (ret)
-			return ret;
-	}
-	if (!lim)
-		return -EBADFD;
-	if (!rl_limiter_named(lim))
-		return -EINVAL;
-	if (!client->may_config)
-		return -EACCES;
-	return rl_named_set_parent(lim, rp.name_ptr ? name : NULL,
-				   rp.weight ?: 1);
-}
-
-/* Fill @rp and @name with @lim's place, under its lock. */
-static void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
+void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
 			char *name)
 {
 	struct rl_limiter *x;
@@ -246,34 +214,6 @@ static void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
 	list_for_each(pos, &lim->h.children)
 		rp->children++;
 	rl_unlock_irq(lim);
-}
-
-/**
- * rl_ioctl_get_parent() - RL_IOC_GET_PARENT
- * @client: the calling fd's client
- * @argp:   its struct rl_parent
- *
- * Return: 0 or a negative errno, see struct rl_parent.
- */
-int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
-{
-	struct rl_limiter *lim = rl_client_limiter(client);
-	char name[RL_NAME_MAX];
-	struct rl_parent rp;
-	u64 uptr;
-
-	if (copy_from_user(&rp, argp, sizeof(rp)))
-		return -EFAULT;
-	if (rp.flags)
-		return -EINVAL;
-	if (!lim)
-		return -EBADFD;
-	uptr = rp.name_ptr;
-	rp = (struct rl_parent) { .name_ptr = uptr };
-	rl_hier_get(lim, &rp, name);
-	if (uptr && copy_to_user(u64_to_user_ptr(uptr), name, strlen(name) + 1))
-		return -EFAULT;
-	return copy_to_user(argp, &rp, sizeof(rp)) ? -EFAULT : 0;
 }
 
 /**

@@ -206,24 +206,151 @@ static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
 	return copy_to_user(argp, &cfg, sizeof(cfg)) ? -EFAULT : 0;
 }
 
-/**
- * rl_may_boost() - may a client go ahead of the others?
- * @client: the client
- * @prio:   priority it asks for, RL_PRIO_*
- * @weight: weight it asks for
- *
- * HIGH and USER, and weights above 1, take from everyone else: they are
- * for whoever may reconfigure the limiter (the owner of the budget; always
- * so for a private one) or has CAP_SYS_NICE. LOW, MID, weight 1 and caps
- * only ever take less.
- *
- * Return: true if it may.
+/*
+ * RL_IOC_ACQUIRE
+ * Returns 0 when granted, else a negative errno; the outputs are written
+ * on success, -EAGAIN and -ETIMEDOUT.
  */
-bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight)
+static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
+		     struct rl_acquire __user *argp)
 {
-	if (prio <= RL_PRIO_MID && weight <= 1)
-		return true;
-	return client->may_config || capable(CAP_SYS_NICE);
+	struct rl_limiter *lim;
+	struct rl_acquire req;
+	bool nonblock;
+	int ret;
+
+	if (rl_acquire_read(&req, argp))
+		return -EFAULT;
+	ret = rl_acquire_admit(client, &req, &lim);
+	if (ret)
+		return ret;
+
+	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
+	ret = rl_limiter_acquire(lim, client, &req, nonblock);
+	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
+		return ret;
+	if (rl_acquire_write(argp, &req))
+		return -EFAULT;
+	return ret;
+}
+/*
+ * Read the request: its own fields, writing @release back as it is, then
+ * the embedded ACQUIRE as rl_acquire_read() reads one, clearing its
+ * outputs; a block the caller cannot write fails before anything is given
+ * back.
+ */
+static int rl_cycle_read(struct rl_cycle *c, struct rl_cycle __user *u)
+{
+	struct rl_acquire *req = &c->acquire;
+	struct rl_acquire __user *ureq = &u->acquire;
+
+	if (!user_access_begin(u, sizeof(*u)))
+		return -EFAULT;
+	unsafe_get_user(c->release, &u->release, efault);
+	unsafe_get_user(c->flags, &u->flags, efault);
+	unsafe_get_user(c->reserved0, &u->reserved0, efault);
+	unsafe_get_user(c->reserved[0], &u->reserved[0], efault);
+	unsafe_get_user(c->reserved[1], &u->reserved[1], efault);
+	unsafe_put_user(c->release, &u->release, efault);
+	user_access_end();
+	return rl_acquire_read(req, ureq);
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/* Write back the outputs: @release once given back, the request's if @out. */
+static int rl_cycle_write(struct rl_cycle __user *u, const struct rl_cycle *c,
+			  bool released, bool out)
+{
+	if (released && put_user(0, &u->release))
+		return -EFAULT;
+	return out ? rl_acquire_write(&u->acquire, &c->acquire) : 0;
+}
+
+/*
+ * RL_IOC_CYCLE: give back concurrency permits and acquire again in one
+ * call, under one hold of the limiter's lock (rl_limiter_cycle()). A
+ * worker that holds a permit per job trades it for the next one's in one
+ * syscall instead of an RL_IOC_RELEASE and an RL_IOC_ACQUIRE. Returns 0
+ * when granted, or a negative errno as RL_IOC_ACQUIRE; -EINVAL for a bad
+ * request or more permits to give back than @client holds, -EBADFD
+ * without a limiter.
+ */
+static long rl_ioctl_cycle(struct rl_client *client, struct file *file,
+		    struct rl_cycle __user *argp)
+{
+	struct rl_limiter *lim;
+	struct rl_acquire *req;
+	bool nonblock, released = false;
+	struct rl_cycle c;
+	int ret;
+
+	if (rl_cycle_read(&c, argp))
+		return -EFAULT;
+	req = &c.acquire;
+	if (c.flags || c.reserved0 || c.reserved[0] || c.reserved[1])
+		return -EINVAL;
+	ret = rl_acquire_admit(client, req, &lim);
+	if (ret)
+		return ret;
+
+	nonblock = req->flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
+	ret = rl_limiter_cycle(lim, client, c.release, req, nonblock,
+			       &released);
+	if (rl_cycle_write(argp, &c, released,
+			   !ret || ret == -EAGAIN || ret == -ETIMEDOUT))
+		return -EFAULT;
+	return ret;
+}
+/* RL_IOC_SET_PARENT: 0 or a negative errno, see struct rl_parent. */
+static int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	char name[RL_NAME_MAX];
+	struct rl_parent rp;
+	int ret;
+
+	if (copy_from_user(&rp, argp, sizeof(rp)))
+		return -EFAULT;
+	if (rp.flags || rp.depth || rp.children || rp.weight > RL_WEIGHT_MAX ||
+	    memchr_inv(rp.reserved, 0, sizeof(rp.reserved)))
+		return -EINVAL;
+	if (rp.name_ptr) {
+		ret = rl_name_from_user(name, rp.name_ptr);
+		if (ret)
+			return ret;
+	}
+	if (!lim)
+		return -EBADFD;
+	if (!rl_limiter_named(lim))
+		return -EINVAL;
+	if (!client->may_config)
+		return -EACCES;
+	return rl_named_set_parent(lim, rp.name_ptr ? name : NULL,
+				   rp.weight ?: 1);
+}
+
+/* RL_IOC_GET_PARENT: 0 or a negative errno, see struct rl_parent. */
+static int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	char name[RL_NAME_MAX];
+	struct rl_parent rp;
+	u64 uptr;
+
+	if (copy_from_user(&rp, argp, sizeof(rp)))
+		return -EFAULT;
+	if (rp.flags)
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	uptr = rp.name_ptr;
+	rp = (struct rl_parent) { .name_ptr = uptr };
+	rl_hier_get(lim, &rp, name);
+	if (uptr && copy_to_user(u64_to_user_ptr(uptr), name, strlen(name) + 1))
+		return -EFAULT;
+	return copy_to_user(argp, &rp, sizeof(rp)) ? -EFAULT : 0;
 }
 
 static int rl_ioctl_get_stats(struct rl_client *client, void __user *argp)

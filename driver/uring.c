@@ -179,7 +179,8 @@ static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	a->cmd = cmd;
 	INIT_LIST_HEAD(&a->node);
 	a->uptr = u64_to_user_ptr(READ_ONCE(cmd->sqe->addr));
-	ret = rl_acquire_prepare(client, &a->req, a->uptr, &a->lim);
+	ret = rl_acquire_read(&a->req, a->uptr) ?:
+	      rl_acquire_admit(client, &a->req, &a->lim);
 	if (ret) {
 		kfree(a);
 		return ret;
