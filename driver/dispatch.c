@@ -238,6 +238,78 @@ static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits)
 	}
 }
 
+/*
+ * rl_walk_arm() - start a timer of a tree in a dispatch
+ * @hw: the dispatch
+ * @x:  a limiter of its tree
+ * @t:  when, U64_MAX for never
+ *
+ * The timer of @x is started for @t unless started for earlier; that of
+ * the limiter dispatched is started at the end of the dispatch.
+ */
+static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
+{
+	if (t == U64_MAX)
+		return;
+	if (x == hw->lim)
+		hw->when = min(hw->when, t);
+	else
+		rl_arm_timer_before(x, t);
+}
+
+/*
+ * rl_hier_pick() - the request to serve next in the subtree of a limiter
+ * @hw: the dispatch: sets its leaf and chunk, spends its budget
+ * @x:  the limiter
+ *
+ * The limiter's own requests first (sched.c), then its child with the
+ * smallest tag; a child whose subtree has nothing to serve now is parked
+ * until it may have.
+ *
+ * Return: the request, or NULL.
+ */
+static struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x)
+{
+	struct rl_limiter *kid;
+	struct rb_node *node;
+	struct rl_waiter *w;
+
+	if (x->nwaiters) {
+		rl_sched_unpark_due(x, hw->now, &hw->budget);
+		w = rl_sched_pick(x, hw->now, &hw->chunk, &hw->budget);
+		if (w) {
+			hw->leaf = x;
+			return w;
+		}
+		rl_walk_arm(hw, x, rl_sched_cap_ready(x));
+	}
+	rl_hier_unpark_due(x, hw->now, &hw->budget);
+	while (hw->budget && (node = rb_first_cached(&x->h.kids))) {
+		kid = rb_entry(node, struct rl_limiter, h.knode);
+		w = rl_hier_pick(hw, kid);
+		if (w || !hw->budget)
+			return w;
+		hw->budget--;
+		rl_hier_park(kid, rl_hier_next(kid));
+		rl_walk_arm(hw, x, kid->h.ready);
+	}
+	return NULL;
+}
+
+/*
+ * rl_hier_block() - a level of the walk lacks what the next request needs
+ * @hw:    the dispatch
+ * @x:     that level, below the root
+ * @ready: when it has it, U64_MAX for a release
+ *
+ * @x is parked at its parent until then, and the parent's timer started.
+ */
+static void rl_hier_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready)
+{
+	rl_hier_park(x, ready);
+	rl_walk_arm(hw, x->h.parent, ready);
+}
+
 /* Grant @hw's chunk to @w at every level; wake it if complete. */
 static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w,
 			   u64 permits)
@@ -455,4 +527,45 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 	}
 	rl_unlock_irq(lim);
 	return mask;
+}
+
+/**
+ * rl_hier_concurrent() - does a level of a path limit concurrency?
+ * @x: the lowest level of the path
+ *
+ * Return: true if @x or an ancestor has a concurrency limit: then every
+ * grant at @x takes permits at every level.
+ */
+bool rl_hier_concurrent(const struct rl_limiter *x)
+{
+	for (; x; x = x->h.parent)
+		if (x->params.concurrency)
+			return true;
+	return false;
+}
+
+/**
+ * rl_hier_chunk() - most tokens one chunk of a queued request may take
+ * @x: the request's limiter
+ *
+ * A chunk is taken at every level at once: at most what every level
+ * above holds. Below a level that limits the rate, at most half of its
+ * own limiter's burst too (at least 1): a request that needed its whole
+ * bucket would wait for the levels above with that bucket full, the
+ * tokens it earns meanwhile lost, and its limiter would get less than
+ * its share of its parent (issue #29).
+ *
+ * Return: the bound, U64_MAX if no level above limits the rate.
+ */
+u64 rl_hier_chunk(const struct rl_limiter *x)
+{
+	const struct rl_limiter *y;
+	u64 max = U64_MAX;
+
+	for (y = x->h.parent; y; y = y->h.parent)
+		if (!y->params.unlimited)
+			max = min(max, y->params.burst);
+	if (max != U64_MAX && !x->params.unlimited)
+		max = min(max, max_t(u64, x->params.burst / 2, 1));
+	return max;
 }

@@ -61,14 +61,6 @@ struct rl_hnode {
 	struct rb_root_cached parked_kids;
 };
 
-void rl_hier_init(struct rl_limiter *lim);
-void rl_hier_queued(struct rl_limiter *lim, bool add);
-
-/* Between hier.c and hier_tree.c, under the tree's lock. */
-void rl_hier_enqueue(struct rl_limiter *x);
-void rl_hier_dequeue(struct rl_limiter *x);
-void rl_hier_count(struct rl_limiter *x, u64 n, bool add);
-
 /* registry side, under the registry lock (named.c) */
 /* rl_hier_set_parent()'s @self when the move must not fail: a name's end. */
 #define RL_HIER_FORCE	U64_MAX

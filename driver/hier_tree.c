@@ -16,20 +16,6 @@
 
 #include "limiter.h"
 
-/**
- * rl_hier_init() - a new limiter is a root with no children
- * @lim: the limiter
- */
-void rl_hier_init(struct rl_limiter *lim)
-{
-	INIT_LIST_HEAD(&lim->h.children);
-	INIT_LIST_HEAD(&lim->h.sibling);
-	lim->h.weight = 1;
-	lim->h.kids = RB_ROOT_CACHED;
-	lim->h.parked_kids = RB_ROOT_CACHED;
-	RB_CLEAR_NODE(&lim->h.knode);
-}
-
 /* Levels below @x: 0 for a leaf. */
 static unsigned int rl_hier_height(const struct rl_limiter *x)
 {

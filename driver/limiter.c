@@ -77,13 +77,19 @@ void rl_limiter_exit(void)
 }
 
 /**
- * rl_client_alloc() - allocate a zeroed client, for open()
+ * rl_client_alloc() - allocate a client, for open()
  *
- * Return: the client, or NULL when out of memory.
+ * Return: the client, zeroed but for its flows and defaults
+ * (rl_client_init()), or NULL when out of memory.
  */
 struct rl_client *rl_client_alloc(void)
 {
-	return kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
+	struct rl_client *client;
+
+	client = kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
+	if (client)
+		rl_client_init(client);
+	return client;
 }
 
 /**

@@ -589,7 +589,6 @@ static int rl_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&client->poll_node);
 	INIT_LIST_HEAD(&client->async);
 	mutex_init(&client->setup);
-	rl_client_init(client);
 	client->tgid = task_tgid_nr(current);
 	get_task_comm(client->comm, current);
 	file->private_data = client;

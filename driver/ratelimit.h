@@ -448,7 +448,6 @@ int rl_limiter_init(void);
 void rl_limiter_exit(void);
 struct rl_client *rl_client_alloc(void);
 void rl_client_free(struct rl_client *client);
-void rl_client_init(struct rl_client *client);	/* sched.c */
 struct rl_limiter *rl_limiter_create(const struct rl_params *p);
 void rl_limiter_get(struct rl_limiter *lim);
 void rl_limiter_put(struct rl_limiter *lim);
