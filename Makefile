@@ -159,7 +159,7 @@ CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 # lines of the tools (tools_usage_test runs build/tools/*). The library's
 # header is "libratelimit.h" and the driver's "ratelimit.h": no name is in
 # two of the -I directories, so their order does not matter.
-UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
+UNIT_DRIVER_SRCS := $(wildcard driver/bucket.c)
 UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
 # Tool code without ioctls, tested on the host too: rlctl's file parser,
 # the reader of ratelimit.d files it shares with rlsyncd, and rlctl's

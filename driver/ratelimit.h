@@ -4,7 +4,7 @@
  * files of the module call across concerns. A concern's own interfaces
  * are in its header: lock.h (taking a limiter's lock), limiter.h (the
  * limiter core), hier.h (trees), named.h (names), request.h (an
- * ACQUIRE's request), sysfs.h, tokens.h (token arithmetic).
+ * ACQUIRE's request), sysfs.h, bucket.h (token arithmetic).
  *
  * Lifetime. A limiter has one reference count, rl_limiter.ref, owned by
  * limiter.c (rl_limiter_get(), rl_limiter_put()): one reference per
@@ -65,7 +65,7 @@
 
 #include <linux/ratelimit_dev.h>
 
-#include "tokens.h"
+#include "bucket.h"
 #include "hier.h"
 
 struct rl_dir;
