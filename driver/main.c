@@ -25,6 +25,7 @@
 #include "ratelimit.h"
 #include "request.h"
 #include "sysfs.h"
+#include "tree.h"
 
 #define CREATE_TRACE_POINTS
 #include "ratelimit_trace.h"

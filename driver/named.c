@@ -36,6 +36,7 @@
 #include "named.h"
 #include "ratelimit.h"
 #include "sysfs.h"
+#include "tree.h"
 
 static unsigned int max_named = 1024;
 module_param(max_named, uint, 0644);

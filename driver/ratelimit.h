@@ -66,9 +66,51 @@
 #include <linux/ratelimit_dev.h>
 
 #include "bucket.h"
-#include "hier.h"
 
 struct rl_dir;
+
+/* Most ancestors a limiter may have: a tree has at most 5 levels. */
+#define RL_HIER_DEPTH_MAX	4
+
+/**
+ * struct rl_hnode - a limiter's place in its tree
+ * @parent:   the parent, NULL for a root; written under the registry lock
+ *            and the tree's lock, read under either. A child holds a
+ *            reference to its parent.
+ * @children: its children (their @sibling)
+ * @sibling:  entry in the parent's @children
+ * @weight:   share among the parent's backlogged children, 1..RL_WEIGHT_MAX
+ * @queued:   sleeping requests in its subtree (its own and its children's)
+ * @vtag:     virtual time at which it is due at its parent
+ * @ready:    while @parked, when it may be served again (U64_MAX: when a
+ *            permit comes back in its subtree)
+ * @kvtime:   tag of the child served last; activated children start no
+ *            earlier
+ * @knode:    entry in the parent's @kids while active and not @parked, in
+ *            its @parked_kids while @parked
+ * @kids:     children with sleeping requests, by @vtag
+ * @parked_kids: children out of tokens or permits, by @ready
+ * @active:   in one of the parent's trees
+ * @parked:   in the parent's @parked_kids
+ *
+ * All but @parent, @children and @sibling are guarded by the tree's lock
+ * alone; those three by both the registry lock and the tree's lock.
+ */
+struct rl_hnode {
+	struct rl_limiter *parent;
+	struct list_head children;
+	struct list_head sibling;
+	u32 weight;
+	bool active;
+	bool parked;
+	u64 queued;
+	u64 vtag;
+	u64 ready;
+	u64 kvtime;
+	struct rb_node knode;
+	struct rb_root_cached kids;
+	struct rb_root_cached parked_kids;
+};
 
 /* Slack allowed to the refill timer, ns: lets the kernel batch expiries. */
 #define RL_TIMER_SLACK_NS	(5 * NSEC_PER_USEC)

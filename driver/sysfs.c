@@ -20,6 +20,7 @@
 #include "named.h"
 #include "ratelimit.h"
 #include "sysfs.h"
+#include "tree.h"
 
 /**
  * struct rl_dir - /sys/kernel/ratelimit/<name>

@@ -3,8 +3,9 @@
  * The shape of trees of limiters (Documentation/hierarchy.md): a new
  * limiter is a root; moving a limiter under another checks depth, cycles
  * and permissions and carries its subtree's locks, queued requests and
- * held permits over; RL_IOC_SET_PARENT, RL_IOC_GET_PARENT and the sysfs
- * files. Serving a tree is in hier.c.
+ * held permits over; what RL_IOC_GET_PARENT and the sysfs files read.
+ * The order of service in a tree is the queue's (queue.c), serving it the
+ * limiter's (rl_dispatch()).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -15,6 +16,7 @@
 #include <linux/sysfs.h>
 
 #include "limiter.h"
+#include "tree.h"
 
 /* Levels below @x: 0 for a leaf. */
 static unsigned int rl_hier_height(const struct rl_limiter *x)
