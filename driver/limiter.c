@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
-limiter.c
+ * The limiter: a token bucket with a queue of requests sleeping for
+ * tokens, and the hrtimer that serves them. This file holds a limiter's
+ * lifetime, its limits, clients and lease, the reading of its state, and
+ * everything done under its lock to its bucket: taking tokens (and giving
+ * back those of a request that fails), giving back permits and tokens,
+ * and serving the queue of its tree. queue.c decides whose turn it is;
+ * bucket.c does the token arithmetic. See Documentation/driver.md.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -166,7 +172,7 @@ static void rl_lease_init(struct rl_limiter *lim)
 
 /* @client leaves @lim, locked: a lease it holds ends now. */
 static void rl_lease_detach(struct rl_limiter *lim, struct rl_client *client,
-		      u64 now)
+			    u64 now)
 {
 	lockdep_assert_held(lim->tlock);
 	/* @client no longer counts among the clients. */
@@ -675,8 +681,8 @@ out_unlock:
  * (rl_conc_switch_busy()).
  */
 int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
-			    const struct rl_params *p,
-			    const struct rl_params *fb, u64 expires)
+		     const struct rl_params *p, const struct rl_params *fb,
+		     u64 expires)
 {
 	struct rl_global *g = &lim->global;
 	u64 now = ktime_get_ns();

@@ -213,7 +213,7 @@ static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
  * on success, -EAGAIN and -ETIMEDOUT.
  */
 static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
-		     struct rl_acquire __user *argp)
+			    struct rl_acquire __user *argp)
 {
 	struct rl_limiter *lim;
 	struct rl_acquire req;
@@ -234,6 +234,7 @@ static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 		return -EFAULT;
 	return ret;
 }
+
 /*
  * Read the request: its own fields, writing @release back as it is, then
  * the embedded ACQUIRE as rl_acquire_read() reads one, clearing its
@@ -279,7 +280,7 @@ static int rl_cycle_write(struct rl_cycle __user *u, const struct rl_cycle *c,
  * without a limiter.
  */
 static long rl_ioctl_cycle(struct rl_client *client, struct file *file,
-		    struct rl_cycle __user *argp)
+			   struct rl_cycle __user *argp)
 {
 	struct rl_limiter *lim;
 	struct rl_acquire *req;
@@ -304,6 +305,7 @@ static long rl_ioctl_cycle(struct rl_client *client, struct file *file,
 		return -EFAULT;
 	return ret;
 }
+
 /* RL_IOC_SET_PARENT: 0 or a negative errno, see struct rl_parent. */
 static int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
 {
@@ -532,6 +534,7 @@ static int rl_ioctl_get_demand(struct rl_client *client, void __user *argp)
 	rl_limiter_get_demand(lim, &d);
 	return copy_to_user(argp, &d, sizeof(d)) ? -EFAULT : 0;
 }
+
 static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct rl_client *client = file->private_data;

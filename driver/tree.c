@@ -186,8 +186,7 @@ bool rl_hier_has_children(const struct rl_limiter *lim)
  * @rp:   its weight, depth and number of children are filled in
  * @name: set to its parent's name, "" for a root
  */
-void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
-			char *name)
+void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp, char *name)
 {
 	struct rl_limiter *x;
 	struct list_head *pos;
