@@ -27,729 +27,143 @@
 
 #include "compat.h"
 #include "limiter.h"
+#include "queue.h"
 #include "ratelimit_trace.h"
 
-/*
- * Limiters, clients and wait histograms, in caches of their own: struct
- * rl_limiter is a little under 1 KiB, struct rl_client a little under 512
- * bytes and a histogram 520 bytes, and kmalloc() would round them up to
- * 1 KiB, 512 bytes and 1 KiB. A limiter gets its histogram when a request
- * first waits: an idle one, or one that always grants at once, has none.
- */
-#define RL_HIST_SIZE	(RL_HIST_BUCKETS * sizeof(u64))
-static struct kmem_cache *rl_limiter_cache;
-static struct kmem_cache *rl_client_cache;
-static struct kmem_cache *rl_hist_cache;
+/* Defined below, where they belong; called by what comes before. */
+static void rl_refill_catchup(struct rl_limiter *lim, u64 now);
+static void rl_arm_timer_before(struct rl_limiter *lim, u64 when);
+static void rl_limiter_hist_alloc(struct rl_limiter *lim);
+static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
+			    u64 now);
 
 /**
- * rl_limiter_init() - set up the allocation of limiters, clients and wait
- * histograms, at module load
- *
- * Return: 0, or -ENOMEM.
+ * struct rl_walk - one dispatch of a tree (rl_dispatch())
+ * @lim:    the limiter whose dispatch this is: its timer's time is
+ *          returned rather than started
+ * @now:    current time, ns
+ * @when:   time to start @lim's timer for
+ * @budget: grants, parks and unparks left
+ * @leaf:   limiter of the request picked
+ * @chunk:  tokens to grant it now
+ * @own:    chunks granted to the root's own requests
  */
-int rl_limiter_init(void)
-{
-	rl_limiter_cache = KMEM_CACHE(rl_limiter, SLAB_ACCOUNT);
-	if (!rl_limiter_cache)
-		return -ENOMEM;
-	rl_client_cache = KMEM_CACHE(rl_client, SLAB_ACCOUNT);
-	if (!rl_client_cache)
-		goto out_limiters;
-	rl_hist_cache = kmem_cache_create("rl_hist", RL_HIST_SIZE,
-					  __alignof__(u64), SLAB_ACCOUNT, NULL);
-	if (!rl_hist_cache)
-		goto out_clients;
-	return 0;
-
-out_clients:
-	kmem_cache_destroy(rl_client_cache);
-out_limiters:
-	kmem_cache_destroy(rl_limiter_cache);
-	return -ENOMEM;
-}
-
-/**
- * rl_limiter_exit() - undo rl_limiter_init(), every limiter and client
- * freed
- */
-void rl_limiter_exit(void)
-{
-	/* Limiters freed after a grace period (rl_limiter_free()) first. */
-	rcu_barrier();
-	kmem_cache_destroy(rl_hist_cache);
-	kmem_cache_destroy(rl_client_cache);
-	kmem_cache_destroy(rl_limiter_cache);
-}
-
-/**
- * rl_client_alloc() - allocate a client, for open()
- *
- * Return: the client, zeroed but for its flows and defaults
- * (rl_client_init()), or NULL when out of memory.
- */
-struct rl_client *rl_client_alloc(void)
-{
-	struct rl_client *client;
-
-	client = kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
-	if (client)
-		rl_client_init(client);
-	return client;
-}
-
-/**
- * rl_client_free() - free a client of rl_client_alloc()
- * @client: the client, detached
- */
-void rl_client_free(struct rl_client *client)
-{
-	kmem_cache_free(rl_client_cache, client);
-}
-
-/*
- * Global limits: what an agent sharing one capacity among hosts (such as
- * rlsyncd) needs of a local limiter. The kernel still does all the
- * enforcement; the agent only feeds and sizes the limiter.
- *
- * - RL_CONFIG_FED: time adds no tokens (rl_refill() skips the refill), so
- *   the limiter serves what RL_IOC_DEPOSIT adds, up to the burst; the
- *   excess goes back to the agent.
- * - RL_IOC_SET_LEASE: limits that hold until a deadline, then a fallback
- *   that the kernel applies itself, at once if the fd that set the lease
- *   is closed (the agent died). The lease is limiter state (struct
- *   rl_global): its timer takes the limiter's lock and applies the
- *   fallback as the limiter's own timer serves the queue.
- * - RL_IOC_GET_DEMAND: tokens asked and refused, kept under the limiter's
- *   lock; tokens queued (the queue keeps the sum); time with a sleeper,
- *   started and stopped when the sleepers go from 0 to 1 and back
- *   (rl_busy_add()). No walk, no allocation.
- */
-
-/*
- * End the lease: the fallback limits apply. SET_LEASE refused a fallback
- * whose concurrency goes between 0 and non-zero while other clients are
- * attached; if the concurrency in force changed since (while nobody else
- * was attached) and clients came, the fallback keeps it rather than
- * strand them (rl_conc_switch_busy()).
- */
-static void rl_lease_end(struct rl_limiter *lim, u64 now, u64 self)
-{
-	struct rl_global *g = &lim->global;
-	struct rl_params fb = g->fallback;
-
-	lockdep_assert_held(lim->tlock);
-	g->lease_end = 0;
-	g->holder = NULL;
-	g->holder_pid = 0;
-	/* A callback already running finds no lease and does nothing. */
-	hrtimer_try_to_cancel(&g->lease_timer);
-	if (rl_conc_switch_busy(lim, &fb, self))
-		fb.concurrency = lim->params.concurrency;
-	rl_apply_params(lim, &fb, now);
-}
-
-static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
-{
-	struct rl_limiter *lim = container_of(timer, struct rl_limiter,
-					      global.lease_timer);
-	u64 now = ktime_get_ns();
-	unsigned long flags;
-
-	flags = rl_lock_irqsave(lim);
-	/* A renewal that raced with this callback started the timer again. */
-	if (lim->global.lease_end && now >= lim->global.lease_end)
-		rl_lease_end(lim, now, 0);
-	rl_unlock_irqrestore(lim, flags);
-	return HRTIMER_NORESTART;
-}
-
-/* A new limiter, not shared yet, has no lease. */
-static void rl_lease_init(struct rl_limiter *lim)
-{
-	hrtimer_setup(&lim->global.lease_timer, rl_lease_timer_fn,
-		      CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-}
-
-/* @client leaves @lim, locked: a lease it holds ends now. */
-static void rl_lease_detach(struct rl_limiter *lim, struct rl_client *client,
-			    u64 now)
-{
-	lockdep_assert_held(lim->tlock);
-	/* @client no longer counts among the clients. */
-	if (lim->global.lease_end && lim->global.holder == client)
-		rl_lease_end(lim, now, 0);
-}
-
-/**
- * rl_limiter_create() - allocate a limiter with a full bucket
- * @p: its limits, validated by rl_params_check()
- *
- * Return: the limiter, with one reference for the caller, or NULL when out
- * of memory.
- */
-struct rl_limiter *rl_limiter_create(const struct rl_params *p)
-{
+struct rl_walk {
 	struct rl_limiter *lim;
+	u64 now;
+	u64 when;
+	unsigned int budget;
+	struct rl_limiter *leaf;
+	u64 chunk;
+	unsigned int own;
+};
 
-	lim = kmem_cache_zalloc(rl_limiter_cache, GFP_KERNEL_ACCOUNT);
-	if (!lim)
-		return NULL;
-	spin_lock_init(&lim->lock);
-	lim->tlock = &lim->lock;
-	rl_hier_init(lim);
-	rl_sched_init(lim);
-	INIT_LIST_HEAD(&lim->clients);
-	INIT_LIST_HEAD(&lim->pollers);
-	INIT_LIST_HEAD(&lim->node);
-	kref_init(&lim->ref);
-	lim->params = *p;
-	rl_bucket_init(&lim->bucket, p, ktime_get_ns());
-	lim->release.stamp = lim->bucket.stamp;
-	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC,
-		      HRTIMER_MODE_ABS);
-	rl_lease_init(lim);
-	return lim;
+/* Permits come back at @lim and every level above. */
+static inline void rl_path_release(struct rl_limiter *lim, u64 count)
+{
+	struct rl_limiter *x;
+
+	for (x = lim; x; x = x->h.parent)
+		x->held -= count;
 }
 
-/**
- * rl_limiter_get() - take a reference to a limiter
- * @lim: the limiter, of which the caller holds a reference or knows one held
+/*
+ * Refill the bucket; inline for the common case, no catching up. A fed
+ * limiter's backlog waits: its clock releases nothing.
  */
-void rl_limiter_get(struct rl_limiter *lim)
+static inline void rl_refill(struct rl_limiter *lim, u64 now)
 {
-	kref_get(&lim->ref);
+	const struct rl_params *p = &lim->params;
+
+	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog || p->fed)
+		rl_bucket_refill(&lim->bucket, p, now);
+	else
+		rl_refill_catchup(lim, now);
 }
 
-/* The grace period after rl_limiter_free() is over: nobody sees @lim. */
-static void rl_limiter_free_rcu(struct rcu_head *rcu)
-{
-	struct rl_limiter *lim = container_of(rcu, struct rl_limiter, rcu);
-
-	if (lim->hist)
-		kmem_cache_free(rl_hist_cache, lim->hist);
-	kmem_cache_free(rl_limiter_cache, lim);
-}
-
-/* The last reference is gone: no client, no sysfs directory. */
-static void rl_limiter_free(struct kref *ref)
-{
-	struct rl_limiter *lim = container_of(ref, struct rl_limiter, ref);
-
-	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
-		     lim->h.parent || !list_empty(&lim->h.children));
-	/* First the lease's timer: its fallback could start the other. */
-	hrtimer_cancel(&lim->global.lease_timer);
-	hrtimer_cancel(&lim->timer);
-	/* A former child may be in rl_lock_irq() on our lock. */
-	call_rcu(&lim->rcu, rl_limiter_free_rcu);
-}
-
-/**
- * rl_limiter_put() - drop a reference to a limiter
- * @lim: the limiter; freed with the last reference
- *
- * Takes no lock; may sleep (it cancels the timer of the limiter it frees).
+/*
+ * Bring the limiter up to @now without dropping tokens owed to queued
+ * requests: with requests queued, the bucket stays where rl_dispatch()
+ * left it.
  */
-void rl_limiter_put(struct rl_limiter *lim)
+static inline void rl_sync(struct rl_limiter *lim, u64 now)
 {
-	kref_put(&lim->ref, rl_limiter_free);
+	/* With requests queued, the tokens are theirs: rl_dispatch()'s. */
+	if (!lim->nwaiters)
+		rl_refill(lim, now - lim->late);
 }
 
-/**
- * rl_limiter_attach() - make a client's pollers hear about the limiter
- * @lim:    the limiter
- * @client: the client, not attached to any limiter
- *
- * Pollers that slept before the client had a limiter are woken to look.
+/*
+ * Grants that emptied the queue are being delivered, late, until @now: that
+ * time, up to RL_LATE_MAX_NS, is not idle time. The bucket stays at the
+ * last grant's instant, and the next request to arrive gets the tokens of
+ * that time (rl_sync_arrival()). Called by the dispatch that granted them,
+ * and again by a request woken by its grant, when it is back.
  */
-void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
+static inline void rl_credit_late(struct rl_limiter *lim, u64 now)
 {
-	rl_lock_irq(lim);
-	list_add_tail(&client->node, &lim->clients);
-	/* Read without the lock by sysfs. */
-	WRITE_ONCE(lim->nclients, lim->nclients + 1);
-	rl_unlock_irq(lim);
-	wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
+	if (!lim->nwaiters && !lim->params.unlimited &&
+	    now > lim->bucket.stamp)
+		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
 }
 
-/**
- * rl_limiter_detach() - undo rl_limiter_attach()
- * @lim:    the limiter
- * @client: the client, attached to @lim, not polled and with no request
- *
- * The permits the client holds go back (the holder may have been killed).
- *
- * Return: the number of clients still attached.
- */
-u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
+/* Could @permits permits be taken now? */
+static inline bool rl_permits_free(const struct rl_limiter *lim, u64 permits)
 {
-	u64 left;
+	const struct rl_params *p = &lim->params;
 
-	rl_lock_irq(lim);
-	list_del_init(&client->node);
-	list_del_init(&client->poll_node);
-	left = lim->nclients - 1;
-	WRITE_ONCE(lim->nclients, left);
-	rl_lease_detach(lim, client, ktime_get_ns());
-	if (client->held) {
-		rl_path_release(lim, client->held);
-		trace_ratelimit_release(lim, client->held, lim->held);
-		client->held = 0;
-		rl_dispatch(lim, ktime_get_ns());
-	}
-	rl_unlock_irq(lim);
-	return left;
+	return !p->concurrency ||
+	       (permits <= p->concurrency &&
+		lim->held <= p->concurrency - permits);
 }
 
-/**
- * rl_apply_params() - carry the buckets over to new limits
- * @lim: the limiter, locked
- * @p:   new limits, validated by rl_params_check()
- * @now: current time, ns
- *
- * Tokens, permits and queued requests are kept; the queue is served at
- * once under the new limits. Walks the clients with caps (O(clients)
- * under the lock): a reconfiguration is process context and rare, never
- * the grant path.
+/*
+ * Count a grant that waited @wait_ns in the wait histogram, which the
+ * request allocated when it was queued (rl_limiter_hist_alloc()).
  */
-void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
-		     u64 now)
+static inline void rl_hist_record(struct rl_limiter *lim, u64 wait_ns)
 {
-	struct rl_params old, new;
-	struct rl_client *client;
+	u64 *hist = READ_ONCE(lim->hist);
 
 	lockdep_assert_held(lim->tlock);
-	/* The caps' period and the chunks may change: look again. */
-	rl_sched_unpark_all(lim);
-	list_for_each_entry(client, &lim->clients, node) {
-		if (!client->cap)
-			continue;
-		rl_cap_params(lim, client, &old);
-		new = old;
-		new.period = p->period;
-		new.burst = min(client->cap,
-				RL_TOKENS_BURST_PERIOD_MAX / p->period);
-		rl_bucket_reconfig(&client->cap_bucket, &old, &new, now);
-	}
-	/* The tokens owed to the queue are served under the old limits. */
-	if (lim->nwaiters)
-		rl_dispatch(lim, now);
-	rl_sync(lim, now);
-	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
-	lim->backlog = min(lim->backlog, p->backlog);
-	lim->release = (struct rl_bucket) { .stamp = now };
-	lim->params = *p;
-	trace_ratelimit_reconfigure(lim);
-	rl_dispatch(lim, now);
+	if (likely(hist))
+		hist[fls64(wait_ns)]++;
 }
 
-/* Clients of @x and of the limiters under it; under the tree's lock. */
-static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
+/* Take @n tokens and @permits for @client; returns the tokens taken. */
+static inline u64 rl_take(struct rl_limiter *lim, struct rl_client *client,
+			  u64 n, u64 permits)
 {
-	const struct rl_limiter *kid;
-	u64 n = x->nclients;
-
-	/* A tree has at most RL_HIER_DEPTH_MAX levels under its root. */
-	if (depth > RL_HIER_DEPTH_MAX)
-		return n;
-	list_for_each_entry(kid, &x->h.children, h.sibling)
-		n += rl_subtree_clients(kid, depth + 1);
+	lim->held += permits;
+	client->held += permits;
+	if (client->cap)
+		rl_bucket_take(&client->cap_bucket, n);
+	if (lim->params.unlimited)
+		return 0;
+	rl_bucket_take(&lim->bucket, n);
 	return n;
 }
 
-/**
- * rl_conc_switch_busy() - would new limits strand clients?
- * @lim:  the limiter, locked
- * @p:    new limits
- * @self: clients of @lim the caller speaks for: 1 for an ioctl on an
- *        attached fd, 0 for sysfs
- *
- * While its concurrency is not 0 a limiter's grants are permits, held
- * until given back; a client that began while it was 0 never gives them
- * back, and one that began while it was not 0 gives back permits it does
- * not hold. So concurrency may only go between 0 and non-zero while no
- * other client uses @lim or a limiter under it (whose permits are taken
- * at @lim too, hier.c). N to M, both non-zero, is always allowed.
- *
- * Return: true if @p must be refused with -EBUSY.
- */
-bool rl_conc_switch_busy(const struct rl_limiter *lim,
-			 const struct rl_params *p, u64 self)
-{
-	lockdep_assert_held(lim->tlock);
-	if (!lim->params.concurrency == !p->concurrency)
-		return false;
-	return rl_subtree_clients(lim, 0) > self;
-}
-
-/* Does a level of the path from @x up limit concurrency? */
-static bool rl_path_concurrent(const struct rl_limiter *x)
-{
-	for (; x; x = x->h.parent)
-		if (x->params.concurrency)
-			return true;
-	return false;
-}
-
-/**
- * rl_move_busy() - would moving a subtree strand its clients?
- * @lim:    the root of the subtree moved; its tree is locked
- * @old:    its parent now, or NULL
- * @parent: its new parent, or NULL; that tree is locked too
- * @self:   clients of @lim the caller speaks for (rl_conc_switch_busy())
- *
- * The grants of a limiter are permits when a level of its path limits
- * concurrency (hier.c): moving @lim between a path with such a level and
- * one without switches that for its subtree, as rl_conc_switch_busy()
- * says of its own concurrency.
- *
- * Return: true if the move must be refused with -EBUSY.
- */
-bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
-		  const struct rl_limiter *parent, u64 self)
-{
-	/* Its own concurrency makes the subtree's grants permits anywhere. */
-	if (lim->params.concurrency)
-		return false;
-	if (rl_path_concurrent(old) == rl_path_concurrent(parent))
-		return false;
-	return rl_subtree_clients(lim, 0) > self;
-}
-
-/**
- * rl_limiter_set_params() - change the limits, keeping the state
- * @lim:  the limiter
- * @p:    new limits, validated by rl_params_check()
- * @self: clients of @lim the caller speaks for (rl_conc_switch_busy())
- *
- * Tokens, permits and queued requests are kept; the queue is served at
- * once under the new limits.
- *
- * Return: 0, or -EBUSY with nothing changed when the concurrency would go
- * between 0 and non-zero while other clients use the limiter.
- */
-int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p,
-			  u64 self)
-{
-	int ret = 0;
-
-	rl_lock_irq(lim);
-	if (rl_conc_switch_busy(lim, p, self))
-		ret = -EBUSY;
-	else
-		rl_apply_params(lim, p, ktime_get_ns());
-	rl_unlock_irq(lim);
-	return ret;
-}
-
-/**
- * rl_limiter_get_params() - read the limits in force
- * @lim: the limiter
- * @p:   filled with its limits
- */
-void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
-{
-	rl_lock_irq(lim);
-	*p = lim->params;
-	rl_unlock_irq(lim);
-}
-
-/**
- * rl_limiter_set_param() - change one limit, keeping the state
- * @lim: the limiter
- * @t:   the limit, a row of rl_tunables
- * @val: its new value, with 0 meaning the default where @t has one
- *
- * Like rl_limiter_set_params(), for one field, atomically, for sysfs:
- * no client of the limiter is the caller's.
- *
- * Return: 0, or -EINVAL with nothing changed if the result is invalid,
- * or -EBUSY as rl_limiter_set_params().
- */
-int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
-			 u64 val)
-{
-	struct rl_params p;
-	int ret;
-
-	rl_lock_irq(lim);
-	p = lim->params;
-	ret = rl_tunable_set(t, &p, val) ?: rl_params_check(&p);
-	if (!ret && rl_conc_switch_busy(lim, &p, 0))
-		ret = -EBUSY;
-	if (!ret)
-		rl_apply_params(lim, &p, ktime_get_ns());
-	rl_unlock_irq(lim);
-	return ret;
-}
-
-/**
- * rl_limiter_snapshot() - read the limits, state and statistics at once
- * @lim: the limiter
- * @s:   filled in, as of now
- */
-void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
-{
-	rl_lock_irq(lim);
-	rl_sync(lim, ktime_get_ns());
-	s->params = lim->params;
-	s->counters = lim->counters;
-	s->waiters = lim->nwaiters;
-	s->available = lim->bucket.tokens;
-	s->held = lim->held;
-	s->clients = lim->nclients;
-	s->backlog = lim->backlog;
-	rl_unlock_irq(lim);
-}
-
-/**
- * rl_limiter_hist_alloc() - give a limiter its wait histogram
- * @lim: the limiter, of which the caller holds a reference
- *
- * Called without the limiter's lock by a request that has just been
- * queued, before its grant can be accounted for (rl_hist_record()): may
- * sleep. Does nothing if the limiter has its histogram. Out of memory,
- * the limiter goes on without one, and the next request to wait tries
- * again: the waits in between are in its counters but not in the
- * histogram.
- */
-void rl_limiter_hist_alloc(struct rl_limiter *lim)
-{
-	u64 *hist;
-
-	might_sleep();
-	if (READ_ONCE(lim->hist))
-		return;
-	hist = kmem_cache_zalloc(rl_hist_cache, GFP_KERNEL_ACCOUNT);
-	/* Another request may have been first; full barrier on success. */
-	if (hist && cmpxchg(&lim->hist, NULL, hist))
-		kmem_cache_free(rl_hist_cache, hist);
-}
-
-/**
- * rl_limiter_get_hist() - read the wait histogram
- * @lim:  the limiter
- * @hist: filled with its RL_HIST_BUCKETS counts, zeros if it has none
- */
-void rl_limiter_get_hist(struct rl_limiter *lim, u64 *hist)
-{
-	const u64 *h;
-
-	rl_lock_irq(lim);
-	h = READ_ONCE(lim->hist);
-	if (h)
-		memcpy(hist, h, RL_HIST_SIZE);
-	else
-		memset(hist, 0, RL_HIST_SIZE);
-	rl_unlock_irq(lim);
-}
-
-/**
- * rl_limiter_get_stats() - read the statistics
- * @lim: the limiter
- * @st:  its counter fields are filled in; the rest is left alone
- */
-void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
-{
-	struct rl_snapshot s;
-
-	rl_limiter_snapshot(lim, &s);
-	st->waiters = s.waiters;
-	st->available = s.available;
-	st->held = s.held;
-	st->clients = s.clients;
-	st->backlog = s.backlog;
-	st->granted = s.counters.granted;
-	st->requests = s.counters.requests;
-	st->immediate = s.counters.immediate;
-	st->waited = s.counters.waited;
-	st->wait_ns_total = s.counters.wait_ns_total;
-	st->wait_ns_max = s.counters.wait_ns_max;
-	st->timeouts = s.counters.timeouts;
-	st->interrupted = s.counters.interrupted;
-	st->rejected = s.counters.rejected;
-	st->refunded = s.counters.refunded;
-}
-
-/**
- * rl_limiter_walk_clients() - look at the clients, for sysfs
- * @lim:  the limiter
- * @fn:   called under the limiter's lock (it must not sleep) for each
- *        client, in the order they attached, until it returns false
- * @arg:  passed to @fn
- */
-void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
-			     void *arg)
-{
-	struct rl_client *client;
-
-	rl_lock_irq(lim);
-	list_for_each_entry(client, &lim->clients, node)
-		if (!fn(client, arg))
-			break;
-	rl_unlock_irq(lim);
-}
-
-/**
- * rl_limiter_set_client() - set a client's priority, weight and cap
- * @lim:    the limiter
- * @client: a client of @lim
- * @cc:     validated settings, 0 for the defaults
- *
- * A new cap starts with a full bucket of its own. Queued requests keep
- * their place.
- */
-void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
-			   const struct rl_client_config *cc)
-{
-	u64 now = ktime_get_ns();
-	struct rl_params cp;
-
-	rl_lock_irq(lim);
-	client->level = (cc->priority ?: RL_PRIO_MID) - 1;
-	client->weight = cc->weight ?: 1;
-	if (cc->cap != client->cap) {
-		client->cap = cc->cap;
-		rl_cap_params(lim, client, &cp);
-		rl_bucket_init(&client->cap_bucket, &cp, now);
-		rl_sched_unpark_client(lim, client);
-	}
-	rl_dispatch(lim, now);
-	rl_unlock_irq(lim);
-}
-
-/**
- * rl_limiter_get_client() - read a client's settings and counts
- * @lim:    the limiter
- * @client: a client of @lim
- * @cc:     its priority, weight, cap, held and granted are filled in
- */
-void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
-			   struct rl_client_config *cc)
-{
-	rl_lock_irq(lim);
-	cc->priority = client->level + 1;
-	cc->weight = client->weight;
-	cc->cap = client->cap;
-	cc->held = client->held;
-	cc->granted = client->granted;
-	rl_unlock_irq(lim);
-}
-
-/**
- * rl_limiter_deposit() - RL_IOC_DEPOSIT: feed tokens to a fed limiter
- * @lim: the limiter
- * @dep: dep->count tokens are added, up to the burst; dep->count becomes
- *       the excess, dep->available the tokens then
- *
- * Return: 0, or -EINVAL if @lim is not fed.
- */
-int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep)
+/* How long the tokens of an immediate grant of @n had been waiting. */
+static inline u64 rl_lag(const struct rl_limiter *lim, u64 n)
 {
 	const struct rl_params *p = &lim->params;
-	u64 now = ktime_get_ns(), room;
-	int ret = 0;
+	const struct rl_bucket *b = &lim->bucket;
 
-	rl_lock_irq(lim);
-	if (!p->fed) {
-		ret = -EINVAL;
-		goto out_unlock;
-	}
-	rl_sync(lim, now);
-	room = p->burst - min(lim->bucket.tokens, p->burst);
-	room = min(room, dep->count);
-	rl_bucket_give(&lim->bucket, p, room);
-	dep->count -= room;
-	/* The waiters are served from the deposit, in their order. */
-	rl_dispatch(lim, now);
-	dep->available = lim->bucket.tokens;
-out_unlock:
-	rl_unlock_irq(lim);
-	return ret;
+	if (p->unlimited || !p->rate || p->fed || b->tokens < n ||
+	    (b->tokens == n && !b->units))
+		return 0;
+	/* At most burst * period + period - 1: no overflow. */
+	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
 }
 
-/**
- * rl_limiter_lease() - RL_IOC_SET_LEASE: limits until a deadline
- * @lim:     the limiter
- * @client:  the client that holds the lease from now on
- * @p:       the limits until @expires
- * @fb:      the fallback applied at @expires (at once if 0 or past)
- * @expires: CLOCK_MONOTONIC, ns
- *
- * Return: 0, or -EBUSY with nothing changed if either would switch the
- * concurrency between 0 and non-zero under other clients
- * (rl_conc_switch_busy()).
- */
-int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
-		     const struct rl_params *p, const struct rl_params *fb,
-		     u64 expires)
+/* Tell a request that it is served: wake its task, or its io_uring. */
+static inline void rl_waiter_wake(struct rl_waiter *w)
 {
-	struct rl_global *g = &lim->global;
-	u64 now = ktime_get_ns();
-
-	rl_lock_irq(lim);
-	if (rl_conc_switch_busy(lim, fb, 1) ||
-	    (expires > now && rl_conc_switch_busy(lim, p, 1))) {
-		rl_unlock_irq(lim);
-		return -EBUSY;
-	}
-	g->fallback = *fb;
-	if (expires <= now) {
-		rl_lease_end(lim, now, 1);
-	} else {
-		g->lease_end = expires;
-		g->holder = client;
-		g->holder_pid = client->tgid;
-		hrtimer_start(&g->lease_timer, ns_to_ktime(expires),
-			      HRTIMER_MODE_ABS);
-		rl_apply_params(lim, p, now);
-	}
-	rl_unlock_irq(lim);
-	return 0;
-}
-
-/**
- * rl_limiter_get_demand() - what the clients ask for, now
- * @lim: the limiter
- * @d:   a zeroed struct rl_demand, filled in
- */
-void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d)
-{
-	const struct rl_global *g = &lim->global;
-
-	rl_lock_irq(lim);
-	d->now_ns = ktime_get_ns();
-	d->asked = lim->counters.asked;
-	d->refused = lim->counters.refused;
-	d->queued = lim->queued_hi ? U64_MAX : lim->queued;
-	d->busy_ns = g->busy_ns;
-	if (lim->nwaiters)
-		d->busy_ns += d->now_ns - g->busy_since;
-	rl_unlock_irq(lim);
-}
-
-/**
- * rl_limiter_get_lease() - the lease in force, for sysfs
- * @lim:  the limiter
- * @left: set to the time until it ends, ns
- * @pid:  set to the process of the client that holds it
- *
- * Return: true if there is a lease, else false (and @left, @pid unset).
- */
-bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid)
-{
-	const struct rl_global *g = &lim->global;
-	u64 now = ktime_get_ns();
-	bool ret;
-
-	rl_lock_irq(lim);
-	ret = g->lease_end;
-	if (ret) {
-		*left = g->lease_end - min(now, g->lease_end);
-		*pid = g->holder_pid;
-	}
-	rl_unlock_irq(lim);
-	return ret;
+	if (likely(w->task))
+		wake_up_process(w->task);
+	else
+		w->served(w);
 }
 
 /*
@@ -765,7 +179,7 @@ bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid)
  * Tokens that do not fit go to the backlog, which pays them back into
  * the bucket at the catch-up pace.
  */
-void rl_refill_catchup(struct rl_limiter *lim, u64 now)
+static void rl_refill_catchup(struct rl_limiter *lim, u64 now)
 {
 	const struct rl_params *p = &lim->params;
 	struct rl_params rp;
@@ -797,7 +211,7 @@ void rl_refill_catchup(struct rl_limiter *lim, u64 now)
  *
  * Return: the time, ns, or U64_MAX if it brings none.
  */
-u64 rl_catchup_time(const struct rl_limiter *lim)
+static u64 rl_catchup_time(const struct rl_limiter *lim)
 {
 	const struct rl_params *p = &lim->params;
 	struct rl_params rp;
@@ -818,7 +232,7 @@ u64 rl_catchup_time(const struct rl_limiter *lim)
  *
  * Return: the time, ns, U64_MAX if never or too far.
  */
-u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
+static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
 {
 	u64 when = rl_bucket_ready(&lim->bucket, &lim->params, n);
 
@@ -835,7 +249,7 @@ u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
  * Return: the time the limiter and the client's cap allow it, ns, or
  * U64_MAX.
  */
-u64 rl_predict(const struct rl_limiter *lim, const struct rl_client *client,
+static u64 rl_predict(const struct rl_limiter *lim, const struct rl_client *client,
 	       u64 n, u64 now)
 {
 	u64 sum, when = now, cap = rl_cap_ready(lim, client, n);
@@ -856,7 +270,7 @@ u64 rl_predict(const struct rl_limiter *lim, const struct rl_client *client,
  * Counts whole tokens dropped for want of room, and the fraction of one
  * at the instant the bucket fills as one.
  */
-void rl_drop_late(struct rl_limiter *lim, u64 then)
+static void rl_drop_late(struct rl_limiter *lim, u64 then)
 {
 	const struct rl_params *p = &lim->params;
 	u64 *dropped = &lim->counters.dropped_late;
@@ -868,6 +282,566 @@ void rl_drop_late(struct rl_limiter *lim, u64 then)
 		*dropped = over > U64_MAX - *dropped ? U64_MAX : *dropped + over;
 	}
 	rl_refill(lim, then);
+}
+
+/*
+ * Serving a limiter's queue: rl_dispatch() grants sleeping requests their
+ * tokens in the order sched.c and hier.c decide, from the root of the
+ * limiter's tree (a limiter alone is a tree of one: the same code serves
+ * both), wakes whoever is complete, and starts the hrtimer for the instant
+ * the next request (or a poller) can be served. The timer is started only
+ * while someone sleeps or polls.
+ *
+ * A request sleeps on its own stack entry (struct rl_waiter) and is woken
+ * by name when its tokens are granted, so a grant wakes exactly one task.
+ * A limiter with a concurrency limit also counts the tokens held (permits):
+ * a request takes all its permits with its first chunk, so that partial
+ * holders cannot block each other.
+ */
+
+/* Start, move or stop the timer for @when, U64_MAX for never. */
+static void rl_arm_timer(struct rl_limiter *lim, u64 when)
+{
+	lockdep_assert_held(lim->tlock);
+	if (when == U64_MAX) {
+		/* A callback already running finds nothing to do. */
+		if (lim->timer_expiry)
+			hrtimer_try_to_cancel(&lim->timer);
+		lim->timer_expiry = 0;
+		return;
+	}
+	if (when == lim->timer_expiry)
+		return;
+	lim->timer_expiry = when;
+	hrtimer_start_range_ns(&lim->timer, ns_to_ktime(when),
+			       RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
+}
+
+/*
+ * When a token is there for pollers, if time is what they wait for: when
+ * rl_sync() shows it, @late after the bucket's own time for it.
+ */
+static u64 rl_poll_time(const struct rl_limiter *lim)
+{
+	u64 when;
+
+	if (lim->params.unlimited || lim->bucket.tokens)
+		return U64_MAX;
+	when = min(rl_ready_time(lim, 1), rl_catchup_time(lim));
+	return when > KTIME_MAX - lim->late ? U64_MAX : when + lim->late;
+}
+
+/*
+ * Listed pollers to wake when the limiter is ready: as many as could take
+ * a token now (tokens, free permits), from 1 to RL_WAKE_MAX.
+ */
+static unsigned int rl_poll_quota(const struct rl_limiter *lim)
+{
+	const struct rl_params *p = &lim->params;
+	u64 n = p->unlimited ? RL_WAKE_MAX : lim->bucket.tokens;
+
+	if (p->concurrency)
+		n = min(n, p->concurrency - lim->held);
+	return clamp_t(u64, n, 1, RL_WAKE_MAX);
+}
+
+/*
+ * Wake the pollers of the first @quota clients listed in lim->pollers, in
+ * the order they were listed. Returns false if some are left: they stay
+ * listed.
+ */
+static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
+{
+	struct rl_client *client, *next;
+	unsigned int n = 0;
+
+	lockdep_assert_held(lim->tlock);
+	list_for_each_entry_safe(client, next, &lim->pollers, poll_node) {
+		if (n++ == quota)
+			return false;
+		list_del_init(&client->poll_node);
+		wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
+	}
+	return true;
+}
+
+/**
+ * rl_path_ready() - would an acquire of one token be granted at once?
+ * @lim:  the limiter
+ * @now:  current time, ns
+ * @when: if not, set to when to look again: when a token is there, if
+ *        time is what it waits for; U64_MAX if it waits for its own
+ *        limiter's queue or a permit there (whatever changes them
+ *        dispatches @lim); RL_POLL_GRACE_NS from @now at the earliest if
+ *        it waits for an ancestor's queue, which changes in the
+ *        dispatches of other limiters
+ *
+ * The rule of rl_grant_now(), caps aside, for every level of the path:
+ * the tokens and a permit are there, nobody queued at the level, and no
+ * sibling the order serves first waits for them (rl_hier_turn()).
+ * The buckets of the path are brought up to @now (rl_sync()).
+ *
+ * Return: the answer.
+ */
+static bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
+{
+	const struct rl_params *p;
+	struct rl_limiter *x;
+
+	lockdep_assert_held(lim->tlock);
+	for (x = lim; ; x = x->h.parent) {
+		p = &x->params;
+		rl_sync(x, now);
+		if (x->nwaiters ||
+		    (p->concurrency && x->held >= p->concurrency)) {
+			*when = x == lim ? U64_MAX : now + RL_POLL_GRACE_NS;
+			return false;
+		}
+		if (!p->unlimited && !x->bucket.tokens) {
+			*when = rl_poll_time(x);
+			return false;
+		}
+		if (!x->h.parent)
+			return true;
+		if (!rl_hier_turn(x)) {
+			*when = now + RL_POLL_GRACE_NS;
+			return false;
+		}
+	}
+}
+
+/*
+ * Wake listed pollers if the limiter is ready; else, if time is what they
+ * wait for, bring the timer's time @when forward to when it is. Returns
+ * the time to start the timer for.
+ *
+ * A token wakes one poller, not all of them: a woken poller that finds
+ * the token taken by another sleeps again inside poll() and costs a
+ * wake-up for nothing, and 1000 pollers would cost 1000 per token. Those
+ * left listed are woken RL_POLL_GRACE_NS later if the limiter is still
+ * ready then (nobody took what was there), so every poller of a limiter
+ * that stays ready hears of it in the end.
+ */
+static u64 rl_serve_pollers(struct rl_limiter *lim, u64 now, u64 when)
+{
+	u64 next;
+
+	if (list_empty(&lim->pollers))
+		return when;
+	if (rl_path_ready(lim, now, &next))
+		return rl_wake_pollers(lim, rl_poll_quota(lim)) ?
+		       when : min(when, now + RL_POLL_GRACE_NS);
+	return min(when, next);
+}
+
+/* List @client among the pollers; returns whether it is the first. */
+static bool rl_list_poller(struct rl_limiter *lim, struct rl_client *client)
+{
+	bool first = list_empty(&lim->pollers);
+
+	if (list_empty(&client->poll_node))
+		list_add_tail(&client->poll_node, &lim->pollers);
+	return first;
+}
+
+/*
+ * Bring the bucket to the instant @chunk tokens exist, if that is no later
+ * than @now, rather than to @now: a queued request is owed its tokens from
+ * the moment they exist, however late the timer or the lock let us run, and
+ * a bucket filled to the burst at @now would drop the ones earned since.
+ * Returns whether @chunk tokens are there; if not, the bucket is at @now.
+ */
+static bool rl_tokens_by(struct rl_limiter *lim, u64 chunk, u64 now)
+{
+	u64 when;
+
+	while (lim->bucket.tokens < chunk) {
+		when = min(rl_ready_time(lim, chunk), rl_catchup_time(lim));
+		if (when > now || when <= lim->bucket.stamp) {
+			/* Fewer than @chunk tokens by @now: none to drop. */
+			rl_refill(lim, now);
+			return lim->bucket.tokens >= chunk;
+		}
+		rl_refill(lim, when);
+	}
+	return true;
+}
+
+/*
+ * Tokens are owed to queued requests for RL_LATE_MAX_NS at most: an
+ * overloaded host that cannot keep up drops the older ones, as an idle
+ * bucket would, rather than owe ever more.
+ */
+static void rl_owed_max(struct rl_limiter *x, u64 now)
+{
+	if (now > x->bucket.stamp && now - x->bucket.stamp > RL_LATE_MAX_NS)
+		rl_drop_late(x, now - RL_LATE_MAX_NS);
+}
+
+/*
+ * The first level from @x up that lacks @chunk tokens or @permits permits
+ * now, with *@ready set to when it has them (U64_MAX: a release), or NULL.
+ */
+static struct rl_limiter *rl_blocker(struct rl_limiter *x, u64 chunk,
+				     u64 permits, u64 now, u64 *ready)
+{
+	for (; x; x = x->h.parent) {
+		if (!rl_permits_free(x, permits)) {
+			*ready = U64_MAX;
+			return x;
+		}
+		if (x->params.unlimited)
+			continue;
+		rl_owed_max(x, now);
+		if (!rl_tokens_by(x, chunk, now)) {
+			*ready = min(rl_ready_time(x, chunk),
+				     rl_catchup_time(x));
+			return x;
+		}
+	}
+	return NULL;
+}
+
+/* Take @chunk tokens and @permits permits at every level above @x. */
+static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits)
+{
+	for (x = x->h.parent; x; x = x->h.parent) {
+		x->held += permits;
+		if (!x->params.unlimited)
+			rl_bucket_take(&x->bucket, chunk);
+	}
+}
+
+/**
+ * rl_hier_concurrent() - does a level of a path limit concurrency?
+ * @x: the lowest level of the path
+ *
+ * Return: true if @x or an ancestor has a concurrency limit: then every
+ * grant at @x takes permits at every level.
+ */
+static bool rl_hier_concurrent(const struct rl_limiter *x)
+{
+	for (; x; x = x->h.parent)
+		if (x->params.concurrency)
+			return true;
+	return false;
+}
+
+/**
+ * rl_hier_chunk() - most tokens one chunk of a queued request may take
+ * @x: the request's limiter
+ *
+ * A chunk is taken at every level at once: at most what every level
+ * above holds. Below a level that limits the rate, at most half of its
+ * own limiter's burst too (at least 1): a request that needed its whole
+ * bucket would wait for the levels above with that bucket full, the
+ * tokens it earns meanwhile lost, and its limiter would get less than
+ * its share of its parent (issue #29).
+ *
+ * Return: the bound, U64_MAX if no level above limits the rate.
+ */
+static u64 rl_hier_chunk(const struct rl_limiter *x)
+{
+	const struct rl_limiter *y;
+	u64 max = U64_MAX;
+
+	for (y = x->h.parent; y; y = y->h.parent)
+		if (!y->params.unlimited)
+			max = min(max, y->params.burst);
+	if (max != U64_MAX && !x->params.unlimited)
+		max = min(max, max_t(u64, x->params.burst / 2, 1));
+	return max;
+}
+
+/*
+ * rl_walk_arm() - start a timer of a tree in a dispatch
+ * @hw: the dispatch
+ * @x:  a limiter of its tree
+ * @t:  when, U64_MAX for never
+ *
+ * The timer of @x is started for @t unless started for earlier; that of
+ * the limiter dispatched is started at the end of the dispatch.
+ */
+static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
+{
+	if (t == U64_MAX)
+		return;
+	if (x == hw->lim)
+		hw->when = min(hw->when, t);
+	else
+		rl_arm_timer_before(x, t);
+}
+
+/*
+ * rl_hier_pick() - the request to serve next in the subtree of a limiter
+ * @hw: the dispatch: sets its leaf and chunk, spends its budget
+ * @x:  the limiter
+ *
+ * The limiter's own requests first (sched.c), then its child with the
+ * smallest tag; a child whose subtree has nothing to serve now is parked
+ * until it may have.
+ *
+ * Return: the request, or NULL.
+ */
+static struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x)
+{
+	struct rl_limiter *kid;
+	struct rb_node *node;
+	struct rl_waiter *w;
+
+	if (x->nwaiters) {
+		rl_sched_unpark_due(x, hw->now, &hw->budget);
+		w = rl_sched_pick(x, hw->now, &hw->chunk, &hw->budget);
+		if (w) {
+			hw->leaf = x;
+			return w;
+		}
+		rl_walk_arm(hw, x, rl_sched_cap_ready(x));
+	}
+	rl_hier_unpark_due(x, hw->now, &hw->budget);
+	while (hw->budget && (node = rb_first_cached(&x->h.kids))) {
+		kid = rb_entry(node, struct rl_limiter, h.knode);
+		w = rl_hier_pick(hw, kid);
+		if (w || !hw->budget)
+			return w;
+		hw->budget--;
+		rl_hier_park(kid, rl_hier_next(kid));
+		rl_walk_arm(hw, x, kid->h.ready);
+	}
+	return NULL;
+}
+
+/*
+ * rl_hier_block() - a level of the walk lacks what the next request needs
+ * @hw:    the dispatch
+ * @x:     that level, below the root
+ * @ready: when it has it, U64_MAX for a release
+ *
+ * @x is parked at its parent until then, and the parent's timer started.
+ */
+static void rl_hier_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready)
+{
+	rl_hier_park(x, ready);
+	rl_walk_arm(hw, x->h.parent, ready);
+}
+
+/* Grant @hw's chunk to @w at every level; wake it if complete. */
+static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w,
+			   u64 permits)
+{
+	struct rl_limiter *leaf = hw->leaf;
+
+	w->held += permits;
+	w->taken += rl_take(leaf, w->client, hw->chunk, permits);
+	rl_take_above(leaf, hw->chunk, permits);
+	w->got += hw->chunk;
+	w->at = leaf->params.unlimited ? hw->now : leaf->bucket.stamp;
+	rl_hier_charge(leaf, hw->chunk);
+	rl_sched_served(leaf, w, hw->chunk);
+	if (!leaf->h.parent)
+		hw->own++;
+	if (!w->want) {
+		/* Pairs with set_current_state() in rl_sleep(). */
+		WRITE_ONCE(w->done, true);
+		rl_waiter_wake(w);
+	}
+}
+
+/*
+ * Serve the requests of @root's tree that every level allows. Returns
+ * false if it ran out of budget: tokens are left owed to the queue.
+ */
+static bool rl_serve(struct rl_walk *hw, struct rl_limiter *root)
+{
+	struct rl_limiter *x;
+	struct rl_waiter *w;
+	u64 permits, ready;
+
+	while ((w = rl_hier_pick(hw, root))) {
+		hw->chunk = min(hw->chunk, rl_hier_chunk(hw->leaf));
+		permits = !w->held && rl_hier_concurrent(hw->leaf) ?
+			  w->want : 0;
+		x = rl_blocker(hw->leaf, hw->chunk, permits, hw->now, &ready);
+		if (x == root) {
+			/* The tree waits for the root's timer, or a release. */
+			rl_walk_arm(hw, root, ready);
+			return true;
+		}
+		if (!hw->budget)
+			return false;
+		hw->budget--;
+		if (x)
+			rl_hier_block(hw, x, ready);
+		else
+			rl_grant_chunk(hw, w, permits);
+	}
+	return hw->budget;
+}
+
+/*
+ * Bring the root up to @now after a dispatch that granted @n chunks of
+ * its own requests.
+ */
+static void rl_settle(struct rl_limiter *root, unsigned int n, u64 now)
+{
+	if (n)
+		rl_credit_late(root, now);
+	rl_refill(root, now - root->late);
+}
+
+/**
+ * rl_dispatch() - serve the queue of a limiter's tree
+ * @lim: the limiter, whose state changed
+ * @now: current time, ns
+ *
+ * @lim and its ancestors are put back among their parents' kids (what
+ * changed may let them go on), so are @lim's flows and kids parked until
+ * @now at the latest, and the tree is served from its root: what the
+ * limits of every level allow, in order, waking whoever is complete.
+ * Queued requests are served on the schedule their tokens exist
+ * (rl_tokens_by()). Then @lim's timer is started for its next grant, or
+ * for its pollers; those of other levels as needed.
+ *
+ * The work is bounded, as the timer calls this with interrupts off: at
+ * most RL_DISPATCH_MAX chunks granted and flows or limiters parked or put
+ * back, and RL_WAKE_MAX clients' pollers woken. Out of budget, it starts
+ * the timer for @now, which goes on with the rest at once and with the
+ * tokens still owed to the queue: nothing is lost, and a wake-up waits
+ * for no more than the timer's next expiry.
+ */
+void rl_dispatch(struct rl_limiter *lim, u64 now)
+{
+	struct rl_walk hw = {
+		.lim = lim, .now = now, .when = U64_MAX,
+		.budget = RL_DISPATCH_MAX,
+	};
+	struct rl_limiter *root = lim;
+
+	lockdep_assert_held(lim->tlock);
+	for (; root->h.parent; root = root->h.parent)
+		if (root->h.parked)
+			rl_hier_unpark(root);
+	/* Tokens owed to the root's queue, for RL_LATE_MAX_NS at most. */
+	if (!root->nwaiters)
+		rl_refill(root, now);
+	else
+		rl_owed_max(root, now);
+	root->late = 0;
+	/*
+	 * What is due at @lim goes back in line here: the walk from the root
+	 * may stop above @lim, and a flow or kid left parked for a time now
+	 * past would start @lim's timer for that time again, and again.
+	 */
+	if (lim->nwaiters)
+		rl_sched_unpark_due(lim, now, &hw.budget);
+	rl_hier_unpark_due(lim, now, &hw.budget);
+	if (rl_serve(&hw, root)) {
+		rl_settle(root, hw.own, now);
+		hw.when = min(hw.when, rl_hier_next(lim));
+	} else {
+		hw.when = now;
+	}
+	rl_arm_timer(lim, rl_serve_pollers(lim, now, hw.when));
+}
+
+/*
+ * A timer that starts itself again for a time already past, and again,
+ * never lets its CPU leave the interrupt: a bug, warned about once, and
+ * slowed down so that the machine lives on. It stays slowed until the
+ * timer is started for the future again.
+ */
+static void rl_timer_guard(struct rl_limiter *lim, u64 now)
+{
+	if (!lim->timer_expiry || lim->timer_expiry > now) {
+		lim->timer_spins = 0;
+		return;
+	}
+	if (lim->timer_spins < RL_TIMER_SPINS_MAX) {
+		lim->timer_spins++;
+		return;
+	}
+	WARN_ONCE(1, "ratelimit: timer of limiter '%s' started for the past %u times in a row\n",
+		  lim->name, RL_TIMER_SPINS_MAX);
+	rl_arm_timer(lim, now + RL_TIMER_BACKOFF_NS);
+}
+
+/**
+ * rl_timer_fn() - the limiter's hrtimer: serve the queue
+ * @timer: the limiter's timer
+ *
+ * Return: HRTIMER_NORESTART; rl_dispatch() starts it again if needed.
+ */
+static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
+{
+	struct rl_limiter *lim = container_of(timer, struct rl_limiter, timer);
+	u64 now = ktime_get_ns(), expiry;
+	unsigned long flags;
+
+	flags = rl_lock_irqsave(lim);
+	/*
+	 * Not lim->timer_expiry: a cancel that found this callback already
+	 * running zeroed it.
+	 */
+	expiry = ktime_to_ns(hrtimer_get_softexpires(timer));
+	trace_ratelimit_timer(lim, now - min(now, expiry), lim->nwaiters);
+	lim->timer_expiry = 0;
+	rl_dispatch(lim, now);
+	rl_timer_guard(lim, now);
+	rl_unlock_irqrestore(lim, flags);
+	return HRTIMER_NORESTART;
+}
+
+/* Start the timer for @when unless it is started for earlier. */
+static void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
+{
+	if (!lim->timer_expiry || when < lim->timer_expiry)
+		rl_arm_timer(lim, when);
+}
+
+/**
+ * rl_limiter_poll() - readiness of a limiter for poll()
+ * @lim:    the limiter
+ * @client: the polling client
+ *
+ * The caller is already on its client's poll queue. Finding the limiter
+ * not ready, we list the client among its pollers under the lock we look
+ * under, and whatever makes the limiter ready changes the state under that
+ * lock and runs rl_dispatch(), which wakes listed clients: a wake-up
+ * cannot fall between the check and the sleep. A client leaves the list
+ * only when it is woken or closed. rl_dispatch() wakes as many of them as
+ * could take a token then, in the order they were listed, and starts the
+ * timer RL_POLL_GRACE_NS later for the rest, so they are not forgotten;
+ * should the limiter be taken first, they stay listed and are woken when
+ * it is ready again, as their poll would find.
+ *
+ * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token by @client
+ * would be granted at once: at every level of its tree's path, as
+ * rl_path_ready() says; otherwise the timer is started to wake pollers
+ * then, or to look again.
+ */
+__poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
+{
+	u64 now = ktime_get_ns(), when;
+	struct rl_params cp;
+	__poll_t mask = 0;
+
+	rl_lock_irq(lim);
+	if (!rl_path_ready(lim, now, &when)) {
+		/* The first poller starts the timer for when a token is there. */
+		if (rl_list_poller(lim, client))
+			rl_dispatch(lim, now);
+	} else if (!rl_cap_allows(lim, client, 1, now)) {
+		/* Only this client's cap is in the way: wake it then. */
+		rl_list_poller(lim, client);
+		rl_cap_params(lim, client, &cp);
+		rl_arm_timer_before(lim, min_t(u64, KTIME_MAX,
+					       rl_bucket_ready(&client->cap_bucket,
+							       &cp, 1)));
+	} else {
+		mask = EPOLLIN | EPOLLRDNORM;
+	}
+	rl_unlock_irq(lim);
+	return mask;
 }
 
 /*
@@ -1500,532 +1474,360 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 }
 
 /*
- * Serving a limiter's queue: rl_dispatch() grants sleeping requests their
- * tokens in the order sched.c and hier.c decide, from the root of the
- * limiter's tree (a limiter alone is a tree of one: the same code serves
- * both), wakes whoever is complete, and starts the hrtimer for the instant
- * the next request (or a poller) can be served. The timer is started only
- * while someone sleeps or polls.
+ * Limiters, clients and wait histograms, in caches of their own: struct
+ * rl_limiter is a little under 1 KiB, struct rl_client a little under 512
+ * bytes and a histogram 520 bytes, and kmalloc() would round them up to
+ * 1 KiB, 512 bytes and 1 KiB. A limiter gets its histogram when a request
+ * first waits: an idle one, or one that always grants at once, has none.
+ */
+#define RL_HIST_SIZE	(RL_HIST_BUCKETS * sizeof(u64))
+static struct kmem_cache *rl_limiter_cache;
+static struct kmem_cache *rl_client_cache;
+static struct kmem_cache *rl_hist_cache;
+
+/**
+ * rl_limiter_init() - set up the allocation of limiters, clients and wait
+ * histograms, at module load
  *
- * A request sleeps on its own stack entry (struct rl_waiter) and is woken
- * by name when its tokens are granted, so a grant wakes exactly one task.
- * A limiter with a concurrency limit also counts the tokens held (permits):
- * a request takes all its permits with its first chunk, so that partial
- * holders cannot block each other.
+ * Return: 0, or -ENOMEM.
  */
-
-/* Start, move or stop the timer for @when, U64_MAX for never. */
-static void rl_arm_timer(struct rl_limiter *lim, u64 when)
+int rl_limiter_init(void)
 {
-	lockdep_assert_held(lim->tlock);
-	if (when == U64_MAX) {
-		/* A callback already running finds nothing to do. */
-		if (lim->timer_expiry)
-			hrtimer_try_to_cancel(&lim->timer);
-		lim->timer_expiry = 0;
-		return;
-	}
-	if (when == lim->timer_expiry)
-		return;
-	lim->timer_expiry = when;
-	hrtimer_start_range_ns(&lim->timer, ns_to_ktime(when),
-			       RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
-}
+	rl_limiter_cache = KMEM_CACHE(rl_limiter, SLAB_ACCOUNT);
+	if (!rl_limiter_cache)
+		return -ENOMEM;
+	rl_client_cache = KMEM_CACHE(rl_client, SLAB_ACCOUNT);
+	if (!rl_client_cache)
+		goto out_limiters;
+	rl_hist_cache = kmem_cache_create("rl_hist", RL_HIST_SIZE,
+					  __alignof__(u64), SLAB_ACCOUNT, NULL);
+	if (!rl_hist_cache)
+		goto out_clients;
+	return 0;
 
-/*
- * When a token is there for pollers, if time is what they wait for: when
- * rl_sync() shows it, @late after the bucket's own time for it.
- */
-static u64 rl_poll_time(const struct rl_limiter *lim)
-{
-	u64 when;
-
-	if (lim->params.unlimited || lim->bucket.tokens)
-		return U64_MAX;
-	when = min(rl_ready_time(lim, 1), rl_catchup_time(lim));
-	return when > KTIME_MAX - lim->late ? U64_MAX : when + lim->late;
-}
-
-/*
- * Listed pollers to wake when the limiter is ready: as many as could take
- * a token now (tokens, free permits), from 1 to RL_WAKE_MAX.
- */
-static unsigned int rl_poll_quota(const struct rl_limiter *lim)
-{
-	const struct rl_params *p = &lim->params;
-	u64 n = p->unlimited ? RL_WAKE_MAX : lim->bucket.tokens;
-
-	if (p->concurrency)
-		n = min(n, p->concurrency - lim->held);
-	return clamp_t(u64, n, 1, RL_WAKE_MAX);
-}
-
-/*
- * Wake the pollers of the first @quota clients listed in lim->pollers, in
- * the order they were listed. Returns false if some are left: they stay
- * listed.
- */
-static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
-{
-	struct rl_client *client, *next;
-	unsigned int n = 0;
-
-	lockdep_assert_held(lim->tlock);
-	list_for_each_entry_safe(client, next, &lim->pollers, poll_node) {
-		if (n++ == quota)
-			return false;
-		list_del_init(&client->poll_node);
-		wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
-	}
-	return true;
+out_clients:
+	kmem_cache_destroy(rl_client_cache);
+out_limiters:
+	kmem_cache_destroy(rl_limiter_cache);
+	return -ENOMEM;
 }
 
 /**
- * rl_path_ready() - would an acquire of one token be granted at once?
- * @lim:  the limiter
- * @now:  current time, ns
- * @when: if not, set to when to look again: when a token is there, if
- *        time is what it waits for; U64_MAX if it waits for its own
- *        limiter's queue or a permit there (whatever changes them
- *        dispatches @lim); RL_POLL_GRACE_NS from @now at the earliest if
- *        it waits for an ancestor's queue, which changes in the
- *        dispatches of other limiters
- *
- * The rule of rl_grant_now(), caps aside, for every level of the path:
- * the tokens and a permit are there, nobody queued at the level, and no
- * sibling the order serves first waits for them (rl_hier_turn()).
- * The buckets of the path are brought up to @now (rl_sync()).
- *
- * Return: the answer.
+ * rl_limiter_exit() - undo rl_limiter_init(), every limiter and client
+ * freed
  */
-bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
+void rl_limiter_exit(void)
 {
-	const struct rl_params *p;
-	struct rl_limiter *x;
-
-	lockdep_assert_held(lim->tlock);
-	for (x = lim; ; x = x->h.parent) {
-		p = &x->params;
-		rl_sync(x, now);
-		if (x->nwaiters ||
-		    (p->concurrency && x->held >= p->concurrency)) {
-			*when = x == lim ? U64_MAX : now + RL_POLL_GRACE_NS;
-			return false;
-		}
-		if (!p->unlimited && !x->bucket.tokens) {
-			*when = rl_poll_time(x);
-			return false;
-		}
-		if (!x->h.parent)
-			return true;
-		if (!rl_hier_turn(x)) {
-			*when = now + RL_POLL_GRACE_NS;
-			return false;
-		}
-	}
-}
-
-/*
- * Wake listed pollers if the limiter is ready; else, if time is what they
- * wait for, bring the timer's time @when forward to when it is. Returns
- * the time to start the timer for.
- *
- * A token wakes one poller, not all of them: a woken poller that finds
- * the token taken by another sleeps again inside poll() and costs a
- * wake-up for nothing, and 1000 pollers would cost 1000 per token. Those
- * left listed are woken RL_POLL_GRACE_NS later if the limiter is still
- * ready then (nobody took what was there), so every poller of a limiter
- * that stays ready hears of it in the end.
- */
-static u64 rl_serve_pollers(struct rl_limiter *lim, u64 now, u64 when)
-{
-	u64 next;
-
-	if (list_empty(&lim->pollers))
-		return when;
-	if (rl_path_ready(lim, now, &next))
-		return rl_wake_pollers(lim, rl_poll_quota(lim)) ?
-		       when : min(when, now + RL_POLL_GRACE_NS);
-	return min(when, next);
-}
-
-/* List @client among the pollers; returns whether it is the first. */
-static bool rl_list_poller(struct rl_limiter *lim, struct rl_client *client)
-{
-	bool first = list_empty(&lim->pollers);
-
-	if (list_empty(&client->poll_node))
-		list_add_tail(&client->poll_node, &lim->pollers);
-	return first;
-}
-
-/*
- * Bring the bucket to the instant @chunk tokens exist, if that is no later
- * than @now, rather than to @now: a queued request is owed its tokens from
- * the moment they exist, however late the timer or the lock let us run, and
- * a bucket filled to the burst at @now would drop the ones earned since.
- * Returns whether @chunk tokens are there; if not, the bucket is at @now.
- */
-static bool rl_tokens_by(struct rl_limiter *lim, u64 chunk, u64 now)
-{
-	u64 when;
-
-	while (lim->bucket.tokens < chunk) {
-		when = min(rl_ready_time(lim, chunk), rl_catchup_time(lim));
-		if (when > now || when <= lim->bucket.stamp) {
-			/* Fewer than @chunk tokens by @now: none to drop. */
-			rl_refill(lim, now);
-			return lim->bucket.tokens >= chunk;
-		}
-		rl_refill(lim, when);
-	}
-	return true;
-}
-
-/*
- * Tokens are owed to queued requests for RL_LATE_MAX_NS at most: an
- * overloaded host that cannot keep up drops the older ones, as an idle
- * bucket would, rather than owe ever more.
- */
-static void rl_owed_max(struct rl_limiter *x, u64 now)
-{
-	if (now > x->bucket.stamp && now - x->bucket.stamp > RL_LATE_MAX_NS)
-		rl_drop_late(x, now - RL_LATE_MAX_NS);
-}
-
-/*
- * The first level from @x up that lacks @chunk tokens or @permits permits
- * now, with *@ready set to when it has them (U64_MAX: a release), or NULL.
- */
-static struct rl_limiter *rl_blocker(struct rl_limiter *x, u64 chunk,
-				     u64 permits, u64 now, u64 *ready)
-{
-	for (; x; x = x->h.parent) {
-		if (!rl_permits_free(x, permits)) {
-			*ready = U64_MAX;
-			return x;
-		}
-		if (x->params.unlimited)
-			continue;
-		rl_owed_max(x, now);
-		if (!rl_tokens_by(x, chunk, now)) {
-			*ready = min(rl_ready_time(x, chunk),
-				     rl_catchup_time(x));
-			return x;
-		}
-	}
-	return NULL;
-}
-
-/* Take @chunk tokens and @permits permits at every level above @x. */
-static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits)
-{
-	for (x = x->h.parent; x; x = x->h.parent) {
-		x->held += permits;
-		if (!x->params.unlimited)
-			rl_bucket_take(&x->bucket, chunk);
-	}
-}
-
-/*
- * rl_walk_arm() - start a timer of a tree in a dispatch
- * @hw: the dispatch
- * @x:  a limiter of its tree
- * @t:  when, U64_MAX for never
- *
- * The timer of @x is started for @t unless started for earlier; that of
- * the limiter dispatched is started at the end of the dispatch.
- */
-static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
-{
-	if (t == U64_MAX)
-		return;
-	if (x == hw->lim)
-		hw->when = min(hw->when, t);
-	else
-		rl_arm_timer_before(x, t);
-}
-
-/*
- * rl_hier_pick() - the request to serve next in the subtree of a limiter
- * @hw: the dispatch: sets its leaf and chunk, spends its budget
- * @x:  the limiter
- *
- * The limiter's own requests first (sched.c), then its child with the
- * smallest tag; a child whose subtree has nothing to serve now is parked
- * until it may have.
- *
- * Return: the request, or NULL.
- */
-static struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x)
-{
-	struct rl_limiter *kid;
-	struct rb_node *node;
-	struct rl_waiter *w;
-
-	if (x->nwaiters) {
-		rl_sched_unpark_due(x, hw->now, &hw->budget);
-		w = rl_sched_pick(x, hw->now, &hw->chunk, &hw->budget);
-		if (w) {
-			hw->leaf = x;
-			return w;
-		}
-		rl_walk_arm(hw, x, rl_sched_cap_ready(x));
-	}
-	rl_hier_unpark_due(x, hw->now, &hw->budget);
-	while (hw->budget && (node = rb_first_cached(&x->h.kids))) {
-		kid = rb_entry(node, struct rl_limiter, h.knode);
-		w = rl_hier_pick(hw, kid);
-		if (w || !hw->budget)
-			return w;
-		hw->budget--;
-		rl_hier_park(kid, rl_hier_next(kid));
-		rl_walk_arm(hw, x, kid->h.ready);
-	}
-	return NULL;
-}
-
-/*
- * rl_hier_block() - a level of the walk lacks what the next request needs
- * @hw:    the dispatch
- * @x:     that level, below the root
- * @ready: when it has it, U64_MAX for a release
- *
- * @x is parked at its parent until then, and the parent's timer started.
- */
-static void rl_hier_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready)
-{
-	rl_hier_park(x, ready);
-	rl_walk_arm(hw, x->h.parent, ready);
-}
-
-/* Grant @hw's chunk to @w at every level; wake it if complete. */
-static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w,
-			   u64 permits)
-{
-	struct rl_limiter *leaf = hw->leaf;
-
-	w->held += permits;
-	w->taken += rl_take(leaf, w->client, hw->chunk, permits);
-	rl_take_above(leaf, hw->chunk, permits);
-	w->got += hw->chunk;
-	w->at = leaf->params.unlimited ? hw->now : leaf->bucket.stamp;
-	rl_hier_charge(leaf, hw->chunk);
-	rl_sched_served(leaf, w, hw->chunk);
-	if (!leaf->h.parent)
-		hw->own++;
-	if (!w->want) {
-		/* Pairs with set_current_state() in rl_sleep(). */
-		WRITE_ONCE(w->done, true);
-		rl_waiter_wake(w);
-	}
-}
-
-/*
- * Serve the requests of @root's tree that every level allows. Returns
- * false if it ran out of budget: tokens are left owed to the queue.
- */
-static bool rl_serve(struct rl_walk *hw, struct rl_limiter *root)
-{
-	struct rl_limiter *x;
-	struct rl_waiter *w;
-	u64 permits, ready;
-
-	while ((w = rl_hier_pick(hw, root))) {
-		hw->chunk = min(hw->chunk, rl_hier_chunk(hw->leaf));
-		permits = !w->held && rl_hier_concurrent(hw->leaf) ?
-			  w->want : 0;
-		x = rl_blocker(hw->leaf, hw->chunk, permits, hw->now, &ready);
-		if (x == root) {
-			/* The tree waits for the root's timer, or a release. */
-			rl_walk_arm(hw, root, ready);
-			return true;
-		}
-		if (!hw->budget)
-			return false;
-		hw->budget--;
-		if (x)
-			rl_hier_block(hw, x, ready);
-		else
-			rl_grant_chunk(hw, w, permits);
-	}
-	return hw->budget;
-}
-
-/*
- * Bring the root up to @now after a dispatch that granted @n chunks of
- * its own requests.
- */
-static void rl_settle(struct rl_limiter *root, unsigned int n, u64 now)
-{
-	if (n)
-		rl_credit_late(root, now);
-	rl_refill(root, now - root->late);
+	/* Limiters freed after a grace period (rl_limiter_free()) first. */
+	rcu_barrier();
+	kmem_cache_destroy(rl_hist_cache);
+	kmem_cache_destroy(rl_client_cache);
+	kmem_cache_destroy(rl_limiter_cache);
 }
 
 /**
- * rl_dispatch() - serve the queue of a limiter's tree
- * @lim: the limiter, whose state changed
- * @now: current time, ns
+ * rl_client_alloc() - allocate a client, for open()
  *
- * @lim and its ancestors are put back among their parents' kids (what
- * changed may let them go on), so are @lim's flows and kids parked until
- * @now at the latest, and the tree is served from its root: what the
- * limits of every level allow, in order, waking whoever is complete.
- * Queued requests are served on the schedule their tokens exist
- * (rl_tokens_by()). Then @lim's timer is started for its next grant, or
- * for its pollers; those of other levels as needed.
- *
- * The work is bounded, as the timer calls this with interrupts off: at
- * most RL_DISPATCH_MAX chunks granted and flows or limiters parked or put
- * back, and RL_WAKE_MAX clients' pollers woken. Out of budget, it starts
- * the timer for @now, which goes on with the rest at once and with the
- * tokens still owed to the queue: nothing is lost, and a wake-up waits
- * for no more than the timer's next expiry.
+ * Return: the client, zeroed but for its flows and defaults
+ * (rl_client_init()), or NULL when out of memory.
  */
-void rl_dispatch(struct rl_limiter *lim, u64 now)
+struct rl_client *rl_client_alloc(void)
 {
-	struct rl_walk hw = {
-		.lim = lim, .now = now, .when = U64_MAX,
-		.budget = RL_DISPATCH_MAX,
-	};
-	struct rl_limiter *root = lim;
+	struct rl_client *client;
 
-	lockdep_assert_held(lim->tlock);
-	for (; root->h.parent; root = root->h.parent)
-		if (root->h.parked)
-			rl_hier_unpark(root);
-	/* Tokens owed to the root's queue, for RL_LATE_MAX_NS at most. */
-	if (!root->nwaiters)
-		rl_refill(root, now);
-	else
-		rl_owed_max(root, now);
-	root->late = 0;
-	/*
-	 * What is due at @lim goes back in line here: the walk from the root
-	 * may stop above @lim, and a flow or kid left parked for a time now
-	 * past would start @lim's timer for that time again, and again.
-	 */
-	if (lim->nwaiters)
-		rl_sched_unpark_due(lim, now, &hw.budget);
-	rl_hier_unpark_due(lim, now, &hw.budget);
-	if (rl_serve(&hw, root)) {
-		rl_settle(root, hw.own, now);
-		hw.when = min(hw.when, rl_hier_next(lim));
-	} else {
-		hw.when = now;
-	}
-	rl_arm_timer(lim, rl_serve_pollers(lim, now, hw.when));
-}
-
-/*
- * A timer that starts itself again for a time already past, and again,
- * never lets its CPU leave the interrupt: a bug, warned about once, and
- * slowed down so that the machine lives on. It stays slowed until the
- * timer is started for the future again.
- */
-static void rl_timer_guard(struct rl_limiter *lim, u64 now)
-{
-	if (!lim->timer_expiry || lim->timer_expiry > now) {
-		lim->timer_spins = 0;
-		return;
-	}
-	if (lim->timer_spins < RL_TIMER_SPINS_MAX) {
-		lim->timer_spins++;
-		return;
-	}
-	WARN_ONCE(1, "ratelimit: timer of limiter '%s' started for the past %u times in a row\n",
-		  lim->name, RL_TIMER_SPINS_MAX);
-	rl_arm_timer(lim, now + RL_TIMER_BACKOFF_NS);
+	client = kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
+	if (client)
+		rl_client_init(client);
+	return client;
 }
 
 /**
- * rl_timer_fn() - the limiter's hrtimer: serve the queue
- * @timer: the limiter's timer
- *
- * Return: HRTIMER_NORESTART; rl_dispatch() starts it again if needed.
+ * rl_client_free() - free a client of rl_client_alloc()
+ * @client: the client, detached
  */
-enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
+void rl_client_free(struct rl_client *client)
 {
-	struct rl_limiter *lim = container_of(timer, struct rl_limiter, timer);
-	u64 now = ktime_get_ns(), expiry;
+	kmem_cache_free(rl_client_cache, client);
+}
+
+/*
+ * Global limits: what an agent sharing one capacity among hosts (such as
+ * rlsyncd) needs of a local limiter. The kernel still does all the
+ * enforcement; the agent only feeds and sizes the limiter.
+ *
+ * - RL_CONFIG_FED: time adds no tokens (rl_refill() skips the refill), so
+ *   the limiter serves what RL_IOC_DEPOSIT adds, up to the burst; the
+ *   excess goes back to the agent.
+ * - RL_IOC_SET_LEASE: limits that hold until a deadline, then a fallback
+ *   that the kernel applies itself, at once if the fd that set the lease
+ *   is closed (the agent died). The lease is limiter state (struct
+ *   rl_global): its timer takes the limiter's lock and applies the
+ *   fallback as the limiter's own timer serves the queue.
+ * - RL_IOC_GET_DEMAND: tokens asked and refused, kept under the limiter's
+ *   lock; tokens queued (the queue keeps the sum); time with a sleeper,
+ *   started and stopped when the sleepers go from 0 to 1 and back
+ *   (rl_busy_add()). No walk, no allocation.
+ */
+
+/*
+ * End the lease: the fallback limits apply. SET_LEASE refused a fallback
+ * whose concurrency goes between 0 and non-zero while other clients are
+ * attached; if the concurrency in force changed since (while nobody else
+ * was attached) and clients came, the fallback keeps it rather than
+ * strand them (rl_conc_switch_busy()).
+ */
+static void rl_lease_end(struct rl_limiter *lim, u64 now, u64 self)
+{
+	struct rl_global *g = &lim->global;
+	struct rl_params fb = g->fallback;
+
+	lockdep_assert_held(lim->tlock);
+	g->lease_end = 0;
+	g->holder = NULL;
+	g->holder_pid = 0;
+	/* A callback already running finds no lease and does nothing. */
+	hrtimer_try_to_cancel(&g->lease_timer);
+	if (rl_conc_switch_busy(lim, &fb, self))
+		fb.concurrency = lim->params.concurrency;
+	rl_apply_params(lim, &fb, now);
+}
+
+static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
+{
+	struct rl_limiter *lim = container_of(timer, struct rl_limiter,
+					      global.lease_timer);
+	u64 now = ktime_get_ns();
 	unsigned long flags;
 
 	flags = rl_lock_irqsave(lim);
-	/*
-	 * Not lim->timer_expiry: a cancel that found this callback already
-	 * running zeroed it.
-	 */
-	expiry = ktime_to_ns(hrtimer_get_softexpires(timer));
-	trace_ratelimit_timer(lim, now - min(now, expiry), lim->nwaiters);
-	lim->timer_expiry = 0;
-	rl_dispatch(lim, now);
-	rl_timer_guard(lim, now);
+	/* A renewal that raced with this callback started the timer again. */
+	if (lim->global.lease_end && now >= lim->global.lease_end)
+		rl_lease_end(lim, now, 0);
 	rl_unlock_irqrestore(lim, flags);
 	return HRTIMER_NORESTART;
 }
 
-/* Start the timer for @when unless it is started for earlier. */
-void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
+/* A new limiter, not shared yet, has no lease. */
+static void rl_lease_init(struct rl_limiter *lim)
 {
-	if (!lim->timer_expiry || when < lim->timer_expiry)
-		rl_arm_timer(lim, when);
+	hrtimer_setup(&lim->global.lease_timer, rl_lease_timer_fn,
+		      CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+}
+
+/* @client leaves @lim, locked: a lease it holds ends now. */
+static void rl_lease_detach(struct rl_limiter *lim, struct rl_client *client,
+			    u64 now)
+{
+	lockdep_assert_held(lim->tlock);
+	/* @client no longer counts among the clients. */
+	if (lim->global.lease_end && lim->global.holder == client)
+		rl_lease_end(lim, now, 0);
 }
 
 /**
- * rl_limiter_poll() - readiness of a limiter for poll()
- * @lim:    the limiter
- * @client: the polling client
+ * rl_limiter_create() - allocate a limiter with a full bucket
+ * @p: its limits, validated by rl_params_check()
  *
- * The caller is already on its client's poll queue. Finding the limiter
- * not ready, we list the client among its pollers under the lock we look
- * under, and whatever makes the limiter ready changes the state under that
- * lock and runs rl_dispatch(), which wakes listed clients: a wake-up
- * cannot fall between the check and the sleep. A client leaves the list
- * only when it is woken or closed. rl_dispatch() wakes as many of them as
- * could take a token then, in the order they were listed, and starts the
- * timer RL_POLL_GRACE_NS later for the rest, so they are not forgotten;
- * should the limiter be taken first, they stay listed and are woken when
- * it is ready again, as their poll would find.
- *
- * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token by @client
- * would be granted at once: at every level of its tree's path, as
- * rl_path_ready() says; otherwise the timer is started to wake pollers
- * then, or to look again.
+ * Return: the limiter, with one reference for the caller, or NULL when out
+ * of memory.
  */
-__poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
+struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 {
-	u64 now = ktime_get_ns(), when;
-	struct rl_params cp;
-	__poll_t mask = 0;
+	struct rl_limiter *lim;
+
+	lim = kmem_cache_zalloc(rl_limiter_cache, GFP_KERNEL_ACCOUNT);
+	if (!lim)
+		return NULL;
+	spin_lock_init(&lim->lock);
+	lim->tlock = &lim->lock;
+	rl_hier_init(lim);
+	rl_sched_init(lim);
+	INIT_LIST_HEAD(&lim->clients);
+	INIT_LIST_HEAD(&lim->pollers);
+	INIT_LIST_HEAD(&lim->node);
+	kref_init(&lim->ref);
+	lim->params = *p;
+	rl_bucket_init(&lim->bucket, p, ktime_get_ns());
+	lim->release.stamp = lim->bucket.stamp;
+	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_ABS);
+	rl_lease_init(lim);
+	return lim;
+}
+
+/**
+ * rl_limiter_get() - take a reference to a limiter
+ * @lim: the limiter, of which the caller holds a reference or knows one held
+ */
+void rl_limiter_get(struct rl_limiter *lim)
+{
+	kref_get(&lim->ref);
+}
+
+/* The grace period after rl_limiter_free() is over: nobody sees @lim. */
+static void rl_limiter_free_rcu(struct rcu_head *rcu)
+{
+	struct rl_limiter *lim = container_of(rcu, struct rl_limiter, rcu);
+
+	if (lim->hist)
+		kmem_cache_free(rl_hist_cache, lim->hist);
+	kmem_cache_free(rl_limiter_cache, lim);
+}
+
+/* The last reference is gone: no client, no sysfs directory. */
+static void rl_limiter_free(struct kref *ref)
+{
+	struct rl_limiter *lim = container_of(ref, struct rl_limiter, ref);
+
+	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
+		     lim->h.parent || !list_empty(&lim->h.children));
+	/* First the lease's timer: its fallback could start the other. */
+	hrtimer_cancel(&lim->global.lease_timer);
+	hrtimer_cancel(&lim->timer);
+	/* A former child may be in rl_lock_irq() on our lock. */
+	call_rcu(&lim->rcu, rl_limiter_free_rcu);
+}
+
+/**
+ * rl_limiter_put() - drop a reference to a limiter
+ * @lim: the limiter; freed with the last reference
+ *
+ * Takes no lock; may sleep (it cancels the timer of the limiter it frees).
+ */
+void rl_limiter_put(struct rl_limiter *lim)
+{
+	kref_put(&lim->ref, rl_limiter_free);
+}
+
+/**
+ * rl_limiter_attach() - make a client's pollers hear about the limiter
+ * @lim:    the limiter
+ * @client: the client, not attached to any limiter
+ *
+ * Pollers that slept before the client had a limiter are woken to look.
+ */
+void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
+{
+	rl_lock_irq(lim);
+	list_add_tail(&client->node, &lim->clients);
+	/* Read without the lock by sysfs. */
+	WRITE_ONCE(lim->nclients, lim->nclients + 1);
+	rl_unlock_irq(lim);
+	wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
+}
+
+/**
+ * rl_limiter_detach() - undo rl_limiter_attach()
+ * @lim:    the limiter
+ * @client: the client, attached to @lim, not polled and with no request
+ *
+ * The permits the client holds go back (the holder may have been killed).
+ *
+ * Return: the number of clients still attached.
+ */
+u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
+{
+	u64 left;
 
 	rl_lock_irq(lim);
-	if (!rl_path_ready(lim, now, &when)) {
-		/* The first poller starts the timer for when a token is there. */
-		if (rl_list_poller(lim, client))
-			rl_dispatch(lim, now);
-	} else if (!rl_cap_allows(lim, client, 1, now)) {
-		/* Only this client's cap is in the way: wake it then. */
-		rl_list_poller(lim, client);
-		rl_cap_params(lim, client, &cp);
-		rl_arm_timer_before(lim, min_t(u64, KTIME_MAX,
-					       rl_bucket_ready(&client->cap_bucket,
-							       &cp, 1)));
-	} else {
-		mask = EPOLLIN | EPOLLRDNORM;
+	list_del_init(&client->node);
+	list_del_init(&client->poll_node);
+	left = lim->nclients - 1;
+	WRITE_ONCE(lim->nclients, left);
+	rl_lease_detach(lim, client, ktime_get_ns());
+	if (client->held) {
+		rl_path_release(lim, client->held);
+		trace_ratelimit_release(lim, client->held, lim->held);
+		client->held = 0;
+		rl_dispatch(lim, ktime_get_ns());
 	}
 	rl_unlock_irq(lim);
-	return mask;
+	return left;
 }
 
 /**
- * rl_hier_concurrent() - does a level of a path limit concurrency?
- * @x: the lowest level of the path
+ * rl_apply_params() - carry the buckets over to new limits
+ * @lim: the limiter, locked
+ * @p:   new limits, validated by rl_params_check()
+ * @now: current time, ns
  *
- * Return: true if @x or an ancestor has a concurrency limit: then every
- * grant at @x takes permits at every level.
+ * Tokens, permits and queued requests are kept; the queue is served at
+ * once under the new limits. Walks the clients with caps (O(clients)
+ * under the lock): a reconfiguration is process context and rare, never
+ * the grant path.
  */
-bool rl_hier_concurrent(const struct rl_limiter *x)
+static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
+		     u64 now)
+{
+	struct rl_params old, new;
+	struct rl_client *client;
+
+	lockdep_assert_held(lim->tlock);
+	/* The caps' period and the chunks may change: look again. */
+	rl_sched_unpark_all(lim);
+	list_for_each_entry(client, &lim->clients, node) {
+		if (!client->cap)
+			continue;
+		rl_cap_params(lim, client, &old);
+		new = old;
+		new.period = p->period;
+		new.burst = min(client->cap,
+				RL_TOKENS_BURST_PERIOD_MAX / p->period);
+		rl_bucket_reconfig(&client->cap_bucket, &old, &new, now);
+	}
+	/* The tokens owed to the queue are served under the old limits. */
+	if (lim->nwaiters)
+		rl_dispatch(lim, now);
+	rl_sync(lim, now);
+	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
+	lim->backlog = min(lim->backlog, p->backlog);
+	lim->release = (struct rl_bucket) { .stamp = now };
+	lim->params = *p;
+	trace_ratelimit_reconfigure(lim);
+	rl_dispatch(lim, now);
+}
+
+/* Clients of @x and of the limiters under it; under the tree's lock. */
+static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
+{
+	const struct rl_limiter *kid;
+	u64 n = x->nclients;
+
+	/* A tree has at most RL_HIER_DEPTH_MAX levels under its root. */
+	if (depth > RL_HIER_DEPTH_MAX)
+		return n;
+	list_for_each_entry(kid, &x->h.children, h.sibling)
+		n += rl_subtree_clients(kid, depth + 1);
+	return n;
+}
+
+/**
+ * rl_conc_switch_busy() - would new limits strand clients?
+ * @lim:  the limiter, locked
+ * @p:    new limits
+ * @self: clients of @lim the caller speaks for: 1 for an ioctl on an
+ *        attached fd, 0 for sysfs
+ *
+ * While its concurrency is not 0 a limiter's grants are permits, held
+ * until given back; a client that began while it was 0 never gives them
+ * back, and one that began while it was not 0 gives back permits it does
+ * not hold. So concurrency may only go between 0 and non-zero while no
+ * other client uses @lim or a limiter under it (whose permits are taken
+ * at @lim too, hier.c). N to M, both non-zero, is always allowed.
+ *
+ * Return: true if @p must be refused with -EBUSY.
+ */
+bool rl_conc_switch_busy(const struct rl_limiter *lim,
+			 const struct rl_params *p, u64 self)
+{
+	lockdep_assert_held(lim->tlock);
+	if (!lim->params.concurrency == !p->concurrency)
+		return false;
+	return rl_subtree_clients(lim, 0) > self;
+}
+
+/* Does a level of the path from @x up limit concurrency? */
+static bool rl_path_concurrent(const struct rl_limiter *x)
 {
 	for (; x; x = x->h.parent)
 		if (x->params.concurrency)
@@ -2034,27 +1836,362 @@ bool rl_hier_concurrent(const struct rl_limiter *x)
 }
 
 /**
- * rl_hier_chunk() - most tokens one chunk of a queued request may take
- * @x: the request's limiter
+ * rl_move_busy() - would moving a subtree strand its clients?
+ * @lim:    the root of the subtree moved; its tree is locked
+ * @old:    its parent now, or NULL
+ * @parent: its new parent, or NULL; that tree is locked too
+ * @self:   clients of @lim the caller speaks for (rl_conc_switch_busy())
  *
- * A chunk is taken at every level at once: at most what every level
- * above holds. Below a level that limits the rate, at most half of its
- * own limiter's burst too (at least 1): a request that needed its whole
- * bucket would wait for the levels above with that bucket full, the
- * tokens it earns meanwhile lost, and its limiter would get less than
- * its share of its parent (issue #29).
+ * The grants of a limiter are permits when a level of its path limits
+ * concurrency (hier.c): moving @lim between a path with such a level and
+ * one without switches that for its subtree, as rl_conc_switch_busy()
+ * says of its own concurrency.
  *
- * Return: the bound, U64_MAX if no level above limits the rate.
+ * Return: true if the move must be refused with -EBUSY.
  */
-u64 rl_hier_chunk(const struct rl_limiter *x)
+bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
+		  const struct rl_limiter *parent, u64 self)
 {
-	const struct rl_limiter *y;
-	u64 max = U64_MAX;
+	/* Its own concurrency makes the subtree's grants permits anywhere. */
+	if (lim->params.concurrency)
+		return false;
+	if (rl_path_concurrent(old) == rl_path_concurrent(parent))
+		return false;
+	return rl_subtree_clients(lim, 0) > self;
+}
 
-	for (y = x->h.parent; y; y = y->h.parent)
-		if (!y->params.unlimited)
-			max = min(max, y->params.burst);
-	if (max != U64_MAX && !x->params.unlimited)
-		max = min(max, max_t(u64, x->params.burst / 2, 1));
-	return max;
+/**
+ * rl_limiter_set_params() - change the limits, keeping the state
+ * @lim:  the limiter
+ * @p:    new limits, validated by rl_params_check()
+ * @self: clients of @lim the caller speaks for (rl_conc_switch_busy())
+ *
+ * Tokens, permits and queued requests are kept; the queue is served at
+ * once under the new limits.
+ *
+ * Return: 0, or -EBUSY with nothing changed when the concurrency would go
+ * between 0 and non-zero while other clients use the limiter.
+ */
+int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p,
+			  u64 self)
+{
+	int ret = 0;
+
+	rl_lock_irq(lim);
+	if (rl_conc_switch_busy(lim, p, self))
+		ret = -EBUSY;
+	else
+		rl_apply_params(lim, p, ktime_get_ns());
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_get_params() - read the limits in force
+ * @lim: the limiter
+ * @p:   filled with its limits
+ */
+void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
+{
+	rl_lock_irq(lim);
+	*p = lim->params;
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_set_param() - change one limit, keeping the state
+ * @lim: the limiter
+ * @t:   the limit, a row of rl_tunables
+ * @val: its new value, with 0 meaning the default where @t has one
+ *
+ * Like rl_limiter_set_params(), for one field, atomically, for sysfs:
+ * no client of the limiter is the caller's.
+ *
+ * Return: 0, or -EINVAL with nothing changed if the result is invalid,
+ * or -EBUSY as rl_limiter_set_params().
+ */
+int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
+			 u64 val)
+{
+	struct rl_params p;
+	int ret;
+
+	rl_lock_irq(lim);
+	p = lim->params;
+	ret = rl_tunable_set(t, &p, val) ?: rl_params_check(&p);
+	if (!ret && rl_conc_switch_busy(lim, &p, 0))
+		ret = -EBUSY;
+	if (!ret)
+		rl_apply_params(lim, &p, ktime_get_ns());
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_snapshot() - read the limits, state and statistics at once
+ * @lim: the limiter
+ * @s:   filled in, as of now
+ */
+void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
+{
+	rl_lock_irq(lim);
+	rl_sync(lim, ktime_get_ns());
+	s->params = lim->params;
+	s->counters = lim->counters;
+	s->waiters = lim->nwaiters;
+	s->available = lim->bucket.tokens;
+	s->held = lim->held;
+	s->clients = lim->nclients;
+	s->backlog = lim->backlog;
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_hist_alloc() - give a limiter its wait histogram
+ * @lim: the limiter, of which the caller holds a reference
+ *
+ * Called without the limiter's lock by a request that has just been
+ * queued, before its grant can be accounted for (rl_hist_record()): may
+ * sleep. Does nothing if the limiter has its histogram. Out of memory,
+ * the limiter goes on without one, and the next request to wait tries
+ * again: the waits in between are in its counters but not in the
+ * histogram.
+ */
+static void rl_limiter_hist_alloc(struct rl_limiter *lim)
+{
+	u64 *hist;
+
+	might_sleep();
+	if (READ_ONCE(lim->hist))
+		return;
+	hist = kmem_cache_zalloc(rl_hist_cache, GFP_KERNEL_ACCOUNT);
+	/* Another request may have been first; full barrier on success. */
+	if (hist && cmpxchg(&lim->hist, NULL, hist))
+		kmem_cache_free(rl_hist_cache, hist);
+}
+
+/**
+ * rl_limiter_get_hist() - read the wait histogram
+ * @lim:  the limiter
+ * @hist: filled with its RL_HIST_BUCKETS counts, zeros if it has none
+ */
+void rl_limiter_get_hist(struct rl_limiter *lim, u64 *hist)
+{
+	const u64 *h;
+
+	rl_lock_irq(lim);
+	h = READ_ONCE(lim->hist);
+	if (h)
+		memcpy(hist, h, RL_HIST_SIZE);
+	else
+		memset(hist, 0, RL_HIST_SIZE);
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_get_stats() - read the statistics
+ * @lim: the limiter
+ * @st:  its counter fields are filled in; the rest is left alone
+ */
+void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
+{
+	struct rl_snapshot s;
+
+	rl_limiter_snapshot(lim, &s);
+	st->waiters = s.waiters;
+	st->available = s.available;
+	st->held = s.held;
+	st->clients = s.clients;
+	st->backlog = s.backlog;
+	st->granted = s.counters.granted;
+	st->requests = s.counters.requests;
+	st->immediate = s.counters.immediate;
+	st->waited = s.counters.waited;
+	st->wait_ns_total = s.counters.wait_ns_total;
+	st->wait_ns_max = s.counters.wait_ns_max;
+	st->timeouts = s.counters.timeouts;
+	st->interrupted = s.counters.interrupted;
+	st->rejected = s.counters.rejected;
+	st->refunded = s.counters.refunded;
+}
+
+/**
+ * rl_limiter_walk_clients() - look at the clients, for sysfs
+ * @lim:  the limiter
+ * @fn:   called under the limiter's lock (it must not sleep) for each
+ *        client, in the order they attached, until it returns false
+ * @arg:  passed to @fn
+ */
+void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
+			     void *arg)
+{
+	struct rl_client *client;
+
+	rl_lock_irq(lim);
+	list_for_each_entry(client, &lim->clients, node)
+		if (!fn(client, arg))
+			break;
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_set_client() - set a client's priority, weight and cap
+ * @lim:    the limiter
+ * @client: a client of @lim
+ * @cc:     validated settings, 0 for the defaults
+ *
+ * A new cap starts with a full bucket of its own. Queued requests keep
+ * their place.
+ */
+void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
+			   const struct rl_client_config *cc)
+{
+	u64 now = ktime_get_ns();
+	struct rl_params cp;
+
+	rl_lock_irq(lim);
+	client->level = (cc->priority ?: RL_PRIO_MID) - 1;
+	client->weight = cc->weight ?: 1;
+	if (cc->cap != client->cap) {
+		client->cap = cc->cap;
+		rl_cap_params(lim, client, &cp);
+		rl_bucket_init(&client->cap_bucket, &cp, now);
+		rl_sched_unpark_client(lim, client);
+	}
+	rl_dispatch(lim, now);
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_get_client() - read a client's settings and counts
+ * @lim:    the limiter
+ * @client: a client of @lim
+ * @cc:     its priority, weight, cap, held and granted are filled in
+ */
+void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
+			   struct rl_client_config *cc)
+{
+	rl_lock_irq(lim);
+	cc->priority = client->level + 1;
+	cc->weight = client->weight;
+	cc->cap = client->cap;
+	cc->held = client->held;
+	cc->granted = client->granted;
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_deposit() - RL_IOC_DEPOSIT: feed tokens to a fed limiter
+ * @lim: the limiter
+ * @dep: dep->count tokens are added, up to the burst; dep->count becomes
+ *       the excess, dep->available the tokens then
+ *
+ * Return: 0, or -EINVAL if @lim is not fed.
+ */
+int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep)
+{
+	const struct rl_params *p = &lim->params;
+	u64 now = ktime_get_ns(), room;
+	int ret = 0;
+
+	rl_lock_irq(lim);
+	if (!p->fed) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	rl_sync(lim, now);
+	room = p->burst - min(lim->bucket.tokens, p->burst);
+	room = min(room, dep->count);
+	rl_bucket_give(&lim->bucket, p, room);
+	dep->count -= room;
+	/* The waiters are served from the deposit, in their order. */
+	rl_dispatch(lim, now);
+	dep->available = lim->bucket.tokens;
+out_unlock:
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_lease() - RL_IOC_SET_LEASE: limits until a deadline
+ * @lim:     the limiter
+ * @client:  the client that holds the lease from now on
+ * @p:       the limits until @expires
+ * @fb:      the fallback applied at @expires (at once if 0 or past)
+ * @expires: CLOCK_MONOTONIC, ns
+ *
+ * Return: 0, or -EBUSY with nothing changed if either would switch the
+ * concurrency between 0 and non-zero under other clients
+ * (rl_conc_switch_busy()).
+ */
+int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
+		     const struct rl_params *p, const struct rl_params *fb,
+		     u64 expires)
+{
+	struct rl_global *g = &lim->global;
+	u64 now = ktime_get_ns();
+
+	rl_lock_irq(lim);
+	if (rl_conc_switch_busy(lim, fb, 1) ||
+	    (expires > now && rl_conc_switch_busy(lim, p, 1))) {
+		rl_unlock_irq(lim);
+		return -EBUSY;
+	}
+	g->fallback = *fb;
+	if (expires <= now) {
+		rl_lease_end(lim, now, 1);
+	} else {
+		g->lease_end = expires;
+		g->holder = client;
+		g->holder_pid = client->tgid;
+		hrtimer_start(&g->lease_timer, ns_to_ktime(expires),
+			      HRTIMER_MODE_ABS);
+		rl_apply_params(lim, p, now);
+	}
+	rl_unlock_irq(lim);
+	return 0;
+}
+
+/**
+ * rl_limiter_get_demand() - what the clients ask for, now
+ * @lim: the limiter
+ * @d:   a zeroed struct rl_demand, filled in
+ */
+void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d)
+{
+	const struct rl_global *g = &lim->global;
+
+	rl_lock_irq(lim);
+	d->now_ns = ktime_get_ns();
+	d->asked = lim->counters.asked;
+	d->refused = lim->counters.refused;
+	d->queued = lim->queued_hi ? U64_MAX : lim->queued;
+	d->busy_ns = g->busy_ns;
+	if (lim->nwaiters)
+		d->busy_ns += d->now_ns - g->busy_since;
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_get_lease() - the lease in force, for sysfs
+ * @lim:  the limiter
+ * @left: set to the time until it ends, ns
+ * @pid:  set to the process of the client that holds it
+ *
+ * Return: true if there is a lease, else false (and @left, @pid unset).
+ */
+bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid)
+{
+	const struct rl_global *g = &lim->global;
+	u64 now = ktime_get_ns();
+	bool ret;
+
+	rl_lock_irq(lim);
+	ret = g->lease_end;
+	if (ret) {
+		*left = g->lease_end - min(now, g->lease_end);
+		*pid = g->holder_pid;
+	}
+	rl_unlock_irq(lim);
+	return ret;
 }

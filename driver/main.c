@@ -21,6 +21,7 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
+#include "limiter.h"
 #include "named.h"
 #include "ratelimit.h"
 #include "request.h"
@@ -75,17 +76,12 @@ static bool rl_reserved_zero(const void *p, size_t size)
 	return !memchr_inv(p, 0, size);
 }
 
-/**
- * rl_params_from_user() - the limits a configuration from user space asks for
- * @cfg: as copied in
- * @p:   filled with the limits it asks for
- *
- * Checks what only user space may get wrong (unknown flags, reserved
- * fields), then converts with rl_params_from_config() (tunables.c).
- *
- * Return: 0, or -EINVAL for unknown flags, reserved fields or bounds.
+/*
+ * The limits @p a configuration @cfg from user space asks for: what only
+ * user space may get wrong (unknown flags, reserved fields) is checked
+ * here, the rest by rl_params_from_config(). 0 or -EINVAL.
  */
-int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)
+static int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)
 {
 	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 ||
 	    cfg->reserved)

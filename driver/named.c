@@ -34,6 +34,7 @@
 #include <linux/xarray.h>
 
 #include "named.h"
+#include "limiter.h"
 #include "ratelimit.h"
 #include "sysfs.h"
 #include "tree.h"

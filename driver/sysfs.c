@@ -18,6 +18,7 @@
 
 #include "compat.h"
 #include "named.h"
+#include "limiter.h"
 #include "ratelimit.h"
 #include "sysfs.h"
 #include "tree.h"

@@ -16,6 +16,7 @@
 #include <linux/sysfs.h>
 
 #include "limiter.h"
+#include "queue.h"
 #include "tree.h"
 
 /* Levels below @x: 0 for a leaf. */

@@ -32,6 +32,7 @@
 
 #include "compat.h"
 #include "lock.h"
+#include "limiter.h"
 #include "ratelimit.h"
 #include "request.h"
 
