@@ -286,7 +286,7 @@ static void rl_drop_late(struct rl_limiter *lim, u64 then)
 
 /*
  * Serving a limiter's queue: rl_dispatch() grants sleeping requests their
- * tokens in the order sched.c and hier.c decide, from the root of the
+ * tokens in the order queue.c decides, from the root of the
  * limiter's tree (a limiter alone is a tree of one: the same code serves
  * both), wakes whoever is complete, and starts the hrtimer for the instant
  * the next request (or a poller) can be served. The timer is started only
@@ -577,7 +577,7 @@ static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
  * @hw: the dispatch: sets its leaf and chunk, spends its budget
  * @x:  the limiter
  *
- * The limiter's own requests first (sched.c), then its child with the
+ * The limiter's own requests first (rl_sched_pick()), then its child with the
  * smallest tag; a child whose subtree has nothing to serve now is parked
  * until it may have.
  *
@@ -846,8 +846,16 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 
 /*
  * Taking tokens from a limiter and every level above it (giving them
- * back: release.c). A limiter without a parent is a tree of one: the
- * same code grants at it, with no level above.
+ * back: rl_limiter_release(), rl_limiter_refund()). A limiter without a
+ * parent is a tree of one: the same code grants at it, with no level
+ * above.
+ *
+ * All or nothing. A grant of a chunk checks the tokens and permits of its
+ * limiter and of every ancestor, then takes them at all levels at once;
+ * a request that fails gives them back at every level, as do releases and
+ * refunds. An ancestor's `granted` counts its subtree's. One lock per
+ * tree, its root's (rl_limiter.tlock), makes that one critical section,
+ * with no order between the levels to get wrong.
  *
  * An ACQUIRE takes the limiter's lock once. Under it, rl_acquire_now()
  * validates the request, brings the bucket up to date and grants it if
@@ -1813,7 +1821,7 @@ static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
  * back, and one that began while it was not 0 gives back permits it does
  * not hold. So concurrency may only go between 0 and non-zero while no
  * other client uses @lim or a limiter under it (whose permits are taken
- * at @lim too, hier.c). N to M, both non-zero, is always allowed.
+ * at @lim too). N to M, both non-zero, is always allowed.
  *
  * Return: true if @p must be refused with -EBUSY.
  */
@@ -1843,7 +1851,7 @@ static bool rl_path_concurrent(const struct rl_limiter *x)
  * @self:   clients of @lim the caller speaks for (rl_conc_switch_busy())
  *
  * The grants of a limiter are permits when a level of its path limits
- * concurrency (hier.c): moving @lim between a path with such a level and
+ * concurrency: moving @lim between a path with such a level and
  * one without switches that for its subtree, as rl_conc_switch_busy()
  * says of its own concurrency.
  *

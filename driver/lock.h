@@ -14,7 +14,7 @@
 #include "ratelimit.h"
 
 /*
- * Lock a limiter: its tree's lock (hier.c). The pointer changes only under
+ * Lock a limiter: its tree's lock (tree.c moves it). The pointer changes only under
  * the lock it points to, so it is checked again once the lock is held. The
  * lock read may be that of a root the limiter just left, which may be
  * freed then: limiters are freed after an RCU grace period, and the lock

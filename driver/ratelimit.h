@@ -1,47 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Internal interfaces of the ratelimit module: its types, and what the
- * files of the module call across concerns. A concern's own interfaces
- * are in its header: lock.h (taking a limiter's lock), limiter.h (the
- * limiter core), hier.h (trees), named.h (names), request.h (an
- * ACQUIRE's request), sysfs.h, bucket.h (token arithmetic).
- *
- * Lifetime. A limiter has one reference count, rl_limiter.ref, owned by
- * limiter.c (rl_limiter_get(), rl_limiter_put()): one reference per
- * attached client, and one held by the sysfs directory of a named limiter
- * (struct rl_dir in sysfs.c, dropped by the directory's kobject release).
- * The last put frees the limiter; it takes no lock, so closing a private
- * limiter's file never touches the registry. A named limiter is in the
- * registry exactly while it has a directory: named.c attaches and
- * detaches its clients under the registry lock and removes the name when
- * the last one leaves (unless persistent), so a lookup never finds a
- * limiter on its way out.
- *
- * Lock order, outer first:
- *   rl_client.setup            (mutex, per file)
- *   the registry lock          (mutex, private to named.c)
- *   kernfs active references   (a sysfs callback runs holding one;
- *                               kobject_del() waits for them to drain)
- *   rl_limiter.lock            (spinlock, interrupts off; the hrtimer),
- *                              through rl_limiter.tlock: one lock for a
- *                              whole tree of limiters (hier.c); moving a
- *                              limiter between trees holds both, under
- *                              the registry lock
- *   rl_client.pollq's lock     (woken under the limiter lock)
- * So no sysfs callback may wait for the registry lock: removing a name
- * holds it while kobject_del() waits for the callbacks of the directory.
- * A sysfs callback reads the constant identity of its limiter, or takes
- * the limiter lock; the stores of parent and weight only try the registry
- * lock, and restart the write when it is busy (restart_syscall(), in
- * rl_named_set_parent_sysfs()), so they never wait for it either.
- *
- * The lease timer (rl_global.lease_timer, limiter.c) adds no lock: its
- * callback takes rl_limiter.lock like the limiter's own timer, so under
- * that lock it is only started or tried (hrtimer_start(),
- * hrtimer_try_to_cancel(): they do not wait for the callback); it is
- * cancelled with hrtimer_cancel(), which waits, only without the lock,
- * when the limiter is freed (the lease timer first: its fallback may
- * start the other).
+ * The types of the ratelimit module. Which file owns each, the lock order
+ * and the lifetime of limiters, clients, waiters, timers and leases are in
+ * Documentation/driver.md; each field's kernel-doc says what guards it.
+ * Lock order, outer first: rl_client.setup, the registry lock (named.c),
+ * kernfs active references, the limiter lock (rl_limiter.tlock, one per
+ * tree, lock.h), rl_client.pollq's lock. No sysfs callback waits for the
+ * registry lock.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -208,7 +173,7 @@ struct rl_level {
  *           tokens / weight with every chunk served
  * @ready:   while @parked, when the client's cap lets the head through
  * @level:   index in rl_limiter.levels
- * @parked:  the head request is over the client's cap: see sched.c
+ * @parked:  the head request is over the client's cap (rl_cap_allows())
  *
  * Guarded by the limiter's lock.
  */
@@ -253,7 +218,7 @@ struct rl_global {
  *                time already past (rl_timer_fn()), in the hole too
  * @tlock:        the lock in force: guards @low_first, @timer_spins, the
  *                fields from @params to @nclients, and @h; &@lock, or the
- *                lock of its root when it has a parent (hier.c); lock
+ *                lock of its root when it has a parent (tree.c); lock
  *                with rl_lock_irq()
  * @params:       limits in force
  * @bucket:       tokens
@@ -297,7 +262,7 @@ struct rl_global {
  * @hnode:        entry in the registry's table of names; registry lock
  * @dir:          /sys/kernel/ratelimit/<name> while the name is in the
  *                registry, else NULL; registry lock
- * @h:            its place in a tree of limiters (hier.c); @tlock, and
+ * @h:            its place in a tree of limiters (tree.c, queue.c); @tlock, and
  *                the registry lock for its links
  * @rcu:          frees it after a grace period: rl_lock_irq() of a former
  *                child may still be looking at its lock

@@ -298,7 +298,7 @@ static ssize_t persistent_show(struct kobject *kobj,
 			  READ_ONCE(rl_kobj_limiter(kobj)->persistent));
 }
 
-/* A limiter's place in its tree (hier_tree.c). */
+/* A limiter's place in its tree (rl_hier_show()). */
 
 static ssize_t parent_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)

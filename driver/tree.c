@@ -7,6 +7,12 @@
  * The order of service in a tree is the queue's (queue.c), serving it the
  * limiter's (rl_dispatch()).
  *
+ * One lock per tree: every limiter of a tree locks its root's lock
+ * (rl_limiter.tlock). A move happens under the registry lock (which
+ * serialises all moves) and both trees' locks, the second nested; it
+ * repoints the tlock of the whole subtree, and a task spinning on the old
+ * lock sees the change and locks the new one (rl_lock_irq()).
+ *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <linux/lockdep.h>
