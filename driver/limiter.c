@@ -249,8 +249,8 @@ static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
  * Return: the time the limiter and the client's cap allow it, ns, or
  * U64_MAX.
  */
-static u64 rl_predict(const struct rl_limiter *lim, const struct rl_client *client,
-	       u64 n, u64 now)
+static u64 rl_predict(const struct rl_limiter *lim,
+		      const struct rl_client *client, u64 n, u64 now)
 {
 	u64 sum, when = now, cap = rl_cap_ready(lim, client, n);
 
@@ -1765,7 +1765,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
  * the grant path.
  */
 static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
-		     u64 now)
+			    u64 now)
 {
 	struct rl_params old, new;
 	struct rl_client *client;
