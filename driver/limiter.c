@@ -1834,15 +1834,6 @@ bool rl_conc_switch_busy(const struct rl_limiter *lim,
 	return rl_subtree_clients(lim, 0) > self;
 }
 
-/* Does a level of the path from @x up limit concurrency? */
-static bool rl_path_concurrent(const struct rl_limiter *x)
-{
-	for (; x; x = x->h.parent)
-		if (x->params.concurrency)
-			return true;
-	return false;
-}
-
 /**
  * rl_move_busy() - would moving a subtree strand its clients?
  * @lim:    the root of the subtree moved; its tree is locked
@@ -1863,7 +1854,7 @@ bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
 	/* Its own concurrency makes the subtree's grants permits anywhere. */
 	if (lim->params.concurrency)
 		return false;
-	if (rl_path_concurrent(old) == rl_path_concurrent(parent))
+	if (rl_hier_concurrent(old) == rl_hier_concurrent(parent))
 		return false;
 	return rl_subtree_clients(lim, 0) > self;
 }

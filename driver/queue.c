@@ -126,7 +126,7 @@ void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w)
 	}
 	list_add_tail(&w->node, &flow->waiters);
 	rl_busy_add(lim);
-	rl_hier_queued(lim, true);
+	rl_hier_count(lim, 1, true);
 	rl_queued_add(lim, w->want);
 }
 
@@ -227,7 +227,7 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w)
 	if (list_empty(&flow->waiters))
 		rb_erase_cached(&flow->node, &lim->levels[flow->level].flows);
 	rl_busy_sub(lim);
-	rl_hier_queued(lim, false);
+	rl_hier_count(lim, 1, false);
 	rl_queued_sub(lim, w->want);
 }
 
@@ -308,7 +308,7 @@ void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 	if (!w->want) {
 		list_del(&w->node);
 		rl_busy_sub(lim);
-		rl_hier_queued(lim, false);
+		rl_hier_count(lim, 1, false);
 	} else {
 		/* Between chunks, the client's other requests go first. */
 		list_move_tail(&w->node, &flow->waiters);
@@ -381,17 +381,6 @@ void rl_hier_count(struct rl_limiter *x, u64 n, bool add)
 		else
 			rl_hier_dequeue(x);
 	}
-}
-
-/**
- * rl_hier_queued() - a request starts or stops sleeping at a limiter
- * @lim: the limiter
- * @add: true when it starts
- */
-void rl_hier_queued(struct rl_limiter *lim, bool add)
-{
-	lockdep_assert_held(lim->tlock);
-	rl_hier_count(lim, 1, add);
 }
 
 /* @x is out of tokens or permits until @ready: off its parent's kids. */

@@ -39,7 +39,6 @@ u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
 
 /* The order of a tree's limiters */
 void rl_hier_init(struct rl_limiter *lim);
-void rl_hier_queued(struct rl_limiter *lim, bool add);
 void rl_hier_enqueue(struct rl_limiter *x);
 void rl_hier_dequeue(struct rl_limiter *x);
 void rl_hier_count(struct rl_limiter *x, u64 n, bool add);
