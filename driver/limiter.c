@@ -171,13 +171,10 @@ static inline void rl_waiter_wake(struct rl_waiter *w)
  * under the limiter's lock; bucket.c does the arithmetic.
  */
 
-/**
- * rl_refill_catchup() - refill the bucket, keeping what overflows it
- * @lim: the limiter, with a catch-up pace and a backlog
- * @now: time of the refill, ns
- *
- * Tokens that do not fit go to the backlog, which pays them back into
- * the bucket at the catch-up pace.
+/*
+ * Refill the bucket of @lim, which has a catch-up pace and a backlog, up
+ * to @now: tokens that do not fit go to the backlog, which pays them back
+ * into the bucket at the catch-up pace.
  */
 static void rl_refill_catchup(struct rl_limiter *lim, u64 now)
 {
@@ -205,12 +202,7 @@ static void rl_refill_catchup(struct rl_limiter *lim, u64 now)
 		lim->bucket.units = 0;
 }
 
-/**
- * rl_catchup_time() - when catching up brings the next token
- * @lim: the limiter
- *
- * Return: the time, ns, or U64_MAX if it brings none.
- */
+/* When catching up brings the next token, ns; U64_MAX if it brings none. */
 static u64 rl_catchup_time(const struct rl_limiter *lim)
 {
 	const struct rl_params *p = &lim->params;
@@ -225,13 +217,7 @@ static u64 rl_catchup_time(const struct rl_limiter *lim)
 	return when > KTIME_MAX ? U64_MAX : when;
 }
 
-/**
- * rl_ready_time() - when the bucket holds some tokens
- * @lim: the limiter
- * @n:   tokens
- *
- * Return: the time, ns, U64_MAX if never or too far.
- */
+/* When the bucket holds @n tokens, ns; U64_MAX if never or too far. */
 static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
 {
 	u64 when = rl_bucket_ready(&lim->bucket, &lim->params, n);
@@ -239,14 +225,9 @@ static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
 	return when > KTIME_MAX ? U64_MAX : when;
 }
 
-/**
- * rl_predict() - when a request queued behind the others would be granted
- * @lim:    the limiter
- * @client: the client asking
- * @n:      tokens
- * @now:    current time, ns
- *
- * Return: the time the limiter and the client's cap allow it, ns, or
+/*
+ * When a request of @n tokens of @client, queued behind the others, would
+ * be granted: the time the limiter and the client's cap allow it, ns, or
  * U64_MAX.
  */
 static u64 rl_predict(const struct rl_limiter *lim,
@@ -262,13 +243,9 @@ static u64 rl_predict(const struct rl_limiter *lim,
 	return cap > KTIME_MAX ? U64_MAX : max3(when, cap, now);
 }
 
-/**
- * rl_drop_late() - bring the bucket to a time, counting what it drops
- * @lim:  the limiter
- * @then: the time, ns
- *
- * Counts whole tokens dropped for want of room, and the fraction of one
- * at the instant the bucket fills as one.
+/*
+ * Bring the bucket to @then, counting what it drops: whole tokens dropped
+ * for want of room, and the fraction of one at the instant it fills as one.
  */
 static void rl_drop_late(struct rl_limiter *lim, u64 then)
 {
@@ -512,12 +489,9 @@ static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits)
 	}
 }
 
-/**
- * rl_hier_concurrent() - does a level of a path limit concurrency?
- * @x: the lowest level of the path
- *
- * Return: true if @x or an ancestor has a concurrency limit: then every
- * grant at @x takes permits at every level.
+/*
+ * Does a level of the path from @x up (@x may be NULL) limit concurrency?
+ * Then every grant at @x takes permits at every level.
  */
 static bool rl_hier_concurrent(const struct rl_limiter *x)
 {
@@ -527,18 +501,14 @@ static bool rl_hier_concurrent(const struct rl_limiter *x)
 	return false;
 }
 
-/**
- * rl_hier_chunk() - most tokens one chunk of a queued request may take
- * @x: the request's limiter
- *
- * A chunk is taken at every level at once: at most what every level
+/*
+ * Most tokens one chunk of a queued request at @x may take, U64_MAX if no
+ * level above limits the rate. A chunk is taken at every level at once: at most what every level
  * above holds. Below a level that limits the rate, at most half of its
  * own limiter's burst too (at least 1): a request that needed its whole
  * bucket would wait for the levels above with that bucket full, the
  * tokens it earns meanwhile lost, and its limiter would get less than
  * its share of its parent (issue #29).
- *
- * Return: the bound, U64_MAX if no level above limits the rate.
  */
 static u64 rl_hier_chunk(const struct rl_limiter *x)
 {
@@ -765,12 +735,7 @@ static void rl_timer_guard(struct rl_limiter *lim, u64 now)
 	rl_arm_timer(lim, now + RL_TIMER_BACKOFF_NS);
 }
 
-/**
- * rl_timer_fn() - the limiter's hrtimer: serve the queue
- * @timer: the limiter's timer
- *
- * Return: HRTIMER_NORESTART; rl_dispatch() starts it again if needed.
- */
+/* The limiter's hrtimer serves the queue; rl_dispatch() starts it again. */
 static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 {
 	struct rl_limiter *lim = container_of(timer, struct rl_limiter, timer);
@@ -1753,13 +1718,9 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	return left;
 }
 
-/**
- * rl_apply_params() - carry the buckets over to new limits
- * @lim: the limiter, locked
- * @p:   new limits, validated by rl_params_check()
- * @now: current time, ns
- *
- * Tokens, permits and queued requests are kept; the queue is served at
+/*
+ * Carry the buckets of @lim, locked, over to new limits @p (validated by
+ * rl_params_check()) at @now. Tokens, permits and queued requests are kept; the queue is served at
  * once under the new limits. Walks the clients with caps (O(clients)
  * under the lock): a reconfiguration is process context and rare, never
  * the grant path.
@@ -1945,10 +1906,8 @@ void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 	rl_unlock_irq(lim);
 }
 
-/**
- * rl_limiter_hist_alloc() - give a limiter its wait histogram
- * @lim: the limiter, of which the caller holds a reference
- *
+/*
+ * Give @lim, of which the caller holds a reference, its wait histogram.
  * Called without the limiter's lock by a request that has just been
  * queued, before its grant can be accounted for (rl_hist_record()): may
  * sleep. Does nothing if the limiter has its histogram. Out of memory,

@@ -442,13 +442,7 @@ static int rl_ioctl_set_perm(struct rl_client *client, void __user *argp)
 	return rl_named_set_perm(lim, perm.flags, uid, gid, perm.mode);
 }
 
-/**
- * rl_ioctl_deposit() - RL_IOC_DEPOSIT: feed tokens to a fed limiter
- * @client: the file's client
- * @argp:   struct rl_deposit in userspace
- *
- * Return: 0, -EINVAL, -EPERM, -EBADFD or -EFAULT.
- */
+/* RL_IOC_DEPOSIT: feed tokens to a fed limiter. */
 static int rl_ioctl_deposit(struct rl_client *client, void __user *argp)
 {
 	struct rl_limiter *lim = rl_client_limiter(client);
@@ -474,16 +468,10 @@ static int rl_ioctl_deposit(struct rl_client *client, void __user *argp)
 	return copy_to_user(u, &dep, sizeof(dep)) ? -EFAULT : 0;
 }
 
-/**
- * rl_ioctl_set_lease() - RL_IOC_SET_LEASE: limits until a deadline
- * @client: the file's client, which holds the lease from now on
- * @argp:   struct rl_lease in userspace
- *
- * Both configurations are checked before anything changes.
- *
- * Return: 0, -EINVAL, -EPERM, -EBADFD, -EFAULT, or -EBUSY when either
- * would switch the concurrency between 0 and non-zero while other clients
- * are attached.
+/*
+ * RL_IOC_SET_LEASE: limits until a deadline; @client holds the lease. Both
+ * configurations are checked before anything changes: -EBUSY when either
+ * would switch the concurrency between 0 and non-zero under other clients.
  */
 static int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
 {
@@ -508,13 +496,7 @@ static int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
 	return rl_limiter_lease(lim, client, &p, &fb, l.expires_ns);
 }
 
-/**
- * rl_ioctl_get_demand() - RL_IOC_GET_DEMAND
- * @client: the file's client
- * @argp:   struct rl_demand in userspace
- *
- * Return: 0, -EINVAL, -EBADFD or -EFAULT.
- */
+/* RL_IOC_GET_DEMAND */
 static int rl_ioctl_get_demand(struct rl_client *client, void __user *argp)
 {
 	struct rl_limiter *lim = rl_client_limiter(client);

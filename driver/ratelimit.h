@@ -119,24 +119,12 @@ struct rl_hnode {
 /* Buckets of the wait histogram: fls64() of the wait in ns. */
 #define RL_HIST_BUCKETS		65
 
-/**
- * struct rl_counters - statistics of a limiter, see struct rl_stats
- * @granted:       tokens granted
- * @requests:      validated acquire calls
- * @immediate:     grants without sleeping
- * @waited:        grants after sleeping
- * @wait_ns_total: sum of the sleep of @waited grants
- * @wait_ns_max:   longest sleep of a grant
- * @timeouts:      -ETIMEDOUT results
- * @interrupted:   requests ended by a signal
- * @rejected:      -EAGAIN results
- * @refunded:      tokens given back by RL_IOC_REFUND
- * @asked:         tokens asked by validated acquire calls
- * @refused:       tokens of -EAGAIN and -ETIMEDOUT results
- * @dropped_late:  tokens owed to queued requests but dropped because the
- *                 queue was served more than RL_LATE_MAX_NS late
- *
- * The histogram of the waits is apart: rl_limiter.hist.
+/*
+ * Statistics of a limiter: the fields of struct rl_stats and struct
+ * rl_demand of the same names (uapi/linux/ratelimit_dev.h), and
+ * @dropped_late, tokens owed to queued requests but dropped because the
+ * queue was served more than RL_LATE_MAX_NS late (rl_drop_late()). The
+ * histogram of the waits is apart: rl_limiter.hist.
  */
 struct rl_counters {
 	u64 granted;
