@@ -32,7 +32,6 @@
 
 /* Defined below, where they belong; called by what comes before. */
 static void rl_refill_catchup(struct rl_limiter *lim, u64 now);
-static void rl_arm_timer_before(struct rl_limiter *lim, u64 when);
 static void rl_limiter_hist_alloc(struct rl_limiter *lim);
 static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
 			    u64 now);
@@ -294,6 +293,13 @@ static void rl_arm_timer(struct rl_limiter *lim, u64 when)
 			       RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
 }
 
+/* Start the timer for @when unless it is started for earlier. */
+static void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
+{
+	if (!lim->timer_expiry || when < lim->timer_expiry)
+		rl_arm_timer(lim, when);
+}
+
 /*
  * When a token is there for pollers, if time is what they wait for: when
  * rl_sync() shows it, @late after the bucket's own time for it.
@@ -503,12 +509,12 @@ static bool rl_hier_concurrent(const struct rl_limiter *x)
 
 /*
  * Most tokens one chunk of a queued request at @x may take, U64_MAX if no
- * level above limits the rate. A chunk is taken at every level at once: at most what every level
- * above holds. Below a level that limits the rate, at most half of its
- * own limiter's burst too (at least 1): a request that needed its whole
- * bucket would wait for the levels above with that bucket full, the
- * tokens it earns meanwhile lost, and its limiter would get less than
- * its share of its parent (issue #29).
+ * level above limits the rate. A chunk is taken at every level at once:
+ * at most what every level above holds. Below a level that limits the
+ * rate, at most half of its own limiter's burst too (at least 1): a
+ * request that needed its whole bucket would wait for the levels above
+ * with that bucket full, the tokens it earns meanwhile lost, and its
+ * limiter would get less than its share of its parent (issue #29).
  */
 static u64 rl_hier_chunk(const struct rl_limiter *x)
 {
@@ -524,13 +530,9 @@ static u64 rl_hier_chunk(const struct rl_limiter *x)
 }
 
 /*
- * rl_walk_arm() - start a timer of a tree in a dispatch
- * @hw: the dispatch
- * @x:  a limiter of its tree
- * @t:  when, U64_MAX for never
- *
- * The timer of @x is started for @t unless started for earlier; that of
- * the limiter dispatched is started at the end of the dispatch.
+ * In dispatch @hw, start the timer of @x, of its tree, for @t (U64_MAX:
+ * never) unless started for earlier; that of the limiter dispatched is
+ * started at the end of the dispatch.
  */
 static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
 {
@@ -543,15 +545,11 @@ static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
 }
 
 /*
- * rl_hier_pick() - the request to serve next in the subtree of a limiter
- * @hw: the dispatch: sets its leaf and chunk, spends its budget
- * @x:  the limiter
- *
- * The limiter's own requests first (rl_sched_pick()), then its child with the
- * smallest tag; a child whose subtree has nothing to serve now is parked
- * until it may have.
- *
- * Return: the request, or NULL.
+ * The request to serve next in the subtree of @x, or NULL; sets the leaf
+ * and chunk of dispatch @hw, and spends its budget. The limiter's own
+ * requests first (rl_sched_pick()), then its child with the smallest tag;
+ * a child whose subtree has nothing to serve now is parked until it may
+ * have.
  */
 static struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x)
 {
@@ -582,12 +580,9 @@ static struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x)
 }
 
 /*
- * rl_hier_block() - a level of the walk lacks what the next request needs
- * @hw:    the dispatch
- * @x:     that level, below the root
- * @ready: when it has it, U64_MAX for a release
- *
- * @x is parked at its parent until then, and the parent's timer started.
+ * Level @x, below the root, lacks what the next request of dispatch @hw
+ * needs until @ready (U64_MAX: a release): it is parked at its parent
+ * until then, and the parent's timer started.
  */
 static void rl_hier_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready)
 {
@@ -754,13 +749,6 @@ static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 	rl_timer_guard(lim, now);
 	rl_unlock_irqrestore(lim, flags);
 	return HRTIMER_NORESTART;
-}
-
-/* Start the timer for @when unless it is started for earlier. */
-static void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
-{
-	if (!lim->timer_expiry || when < lim->timer_expiry)
-		rl_arm_timer(lim, when);
 }
 
 /**
