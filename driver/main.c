@@ -46,11 +46,6 @@ static_assert(sizeof(struct rl_perm) == 32);
 static_assert(sizeof(struct rl_deposit) == 40);
 static_assert(sizeof(struct rl_lease) == 160);
 static_assert(sizeof(struct rl_demand) == 80);
-static_assert(RL_CATCHUP_STRICT == RL_TOKENS_CATCHUP_STRICT);
-static_assert(RL_CATCHUP_MAX == RL_TOKENS_CATCHUP_MAX);
-static_assert(RL_FAIRNESS_MAX == RL_TOKENS_FAIRNESS_MAX);
-static_assert(RL_PERIOD_MAX_NS == RL_TOKENS_PERIOD_MAX);
-static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
 
 #define RL_IOCTLS_ALL	(BIT_ULL(_IOC_NR(RL_IOC_GET_FEATURES)) |	\
 			 BIT_ULL(_IOC_NR(RL_IOC_SET_CONFIG)) |		\
