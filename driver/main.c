@@ -341,7 +341,7 @@ static int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
 		return -EBADFD;
 	uptr = rp.name_ptr;
 	rp = (struct rl_parent) { .name_ptr = uptr };
-	rl_hier_get(lim, &rp, name);
+	rl_tree_get(lim, &rp, name);
 	if (uptr && copy_to_user(u64_to_user_ptr(uptr), name, strlen(name) + 1))
 		return -EFAULT;
 	return copy_to_user(argp, &rp, sizeof(rp)) ? -EFAULT : 0;

@@ -298,12 +298,12 @@ static ssize_t persistent_show(struct kobject *kobj,
 			  READ_ONCE(rl_kobj_limiter(kobj)->persistent));
 }
 
-/* A limiter's place in its tree (rl_hier_show()). */
+/* A limiter's place in its tree (rl_tree_show()). */
 
 static ssize_t parent_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
 {
-	return rl_hier_show(rl_kobj_limiter(kobj), RL_HIER_SHOW_PARENT, buf);
+	return rl_tree_show(rl_kobj_limiter(kobj), RL_TREE_SHOW_PARENT, buf);
 }
 
 /* A name moves the limiter under that one, keeping its weight; "" to a root. */
@@ -322,7 +322,7 @@ static ssize_t parent_store(struct kobject *kobj, struct kobj_attribute *attr,
 static ssize_t weight_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
 {
-	return rl_hier_show(rl_kobj_limiter(kobj), RL_HIER_SHOW_WEIGHT, buf);
+	return rl_tree_show(rl_kobj_limiter(kobj), RL_TREE_SHOW_WEIGHT, buf);
 }
 
 /* A new weight, 1..RL_WEIGHT_MAX, under the same parent. */
@@ -343,7 +343,7 @@ static ssize_t weight_store(struct kobject *kobj, struct kobj_attribute *attr,
 static ssize_t children_show(struct kobject *kobj,
 			     struct kobj_attribute *attr, char *buf)
 {
-	return rl_hier_show(rl_kobj_limiter(kobj), RL_HIER_SHOW_CHILDREN,
+	return rl_tree_show(rl_kobj_limiter(kobj), RL_TREE_SHOW_CHILDREN,
 			    buf);
 }
 

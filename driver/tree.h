@@ -15,14 +15,14 @@
 struct rl_parent;
 
 /* registry side, under the registry lock (named.c) */
-/* rl_hier_set_parent()'s @self when the move must not fail: a name's end. */
-#define RL_HIER_FORCE	U64_MAX
-int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
+/* rl_tree_set_parent()'s @self when the move must not fail: a name's end. */
+#define RL_TREE_FORCE	U64_MAX
+int rl_tree_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
 		       u32 weight, u64 self);
-bool rl_hier_has_children(const struct rl_limiter *lim);
-/* What rl_hier_show() shows. */
-enum { RL_HIER_SHOW_PARENT, RL_HIER_SHOW_WEIGHT, RL_HIER_SHOW_CHILDREN };
-ssize_t rl_hier_show(struct rl_limiter *lim, int what, char *buf);
-void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp, char *name);
+bool rl_tree_has_children(const struct rl_limiter *lim);
+/* What rl_tree_show() shows. */
+enum { RL_TREE_SHOW_PARENT, RL_TREE_SHOW_WEIGHT, RL_TREE_SHOW_CHILDREN };
+ssize_t rl_tree_show(struct rl_limiter *lim, int what, char *buf);
+void rl_tree_get(struct rl_limiter *lim, struct rl_parent *rp, char *name);
 
 #endif /* _RL_TREE_H */
