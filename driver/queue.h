@@ -2,7 +2,7 @@
 /*
  * The queue of a limiter (queue.c): its sleeping requests by priority and
  * client, the limiters under it with sleeping requests, and the clients'
- * caps. Everything here runs under the limiter's lock (lock.h).
+ * caps. Everything here runs under the limiter's lock (rl_lock_irq()).
  *
  * Copyright (C) 2026 The ratelimit authors
  */

@@ -5,7 +5,7 @@
  * Documentation/driver.md; each field's kernel-doc says what guards it.
  * Lock order, outer first: rl_client.setup, the registry lock (named.c),
  * kernfs active references, the limiter lock (rl_limiter.tlock, one per
- * tree, lock.h), rl_client.pollq's lock. No sysfs callback waits for the
+ * tree, rl_lock_irq()), rl_client.pollq's lock. No sysfs callback waits for the
  * registry lock.
  *
  * Copyright (C) 2026 The ratelimit authors

@@ -31,7 +31,6 @@
 #include <linux/spinlock.h>
 
 #include "compat.h"
-#include "lock.h"
 #include "limiter.h"
 #include "ratelimit.h"
 #include "request.h"
