@@ -159,7 +159,7 @@ CHECKPATCH := $(B)/ksrc/scripts/checkpatch.pl
 # lines of the tools (tools_usage_test runs build/tools/*). The library's
 # header is "libratelimit.h" and the driver's "ratelimit.h": no name is in
 # two of the -I directories, so their order does not matter.
-UNIT_DRIVER_SRCS := $(wildcard driver/tokens.c)
+UNIT_DRIVER_SRCS := $(wildcard driver/bucket.c)
 UNIT_DRIVER_OBJS := $(patsubst driver/%.c,$(B)/unit/obj/%.o,$(UNIT_DRIVER_SRCS))
 # Tool code without ioctls, tested on the host too: rlctl's file parser,
 # the reader of ratelimit.d files it shares with rlsyncd, and rlctl's
@@ -354,8 +354,9 @@ USER_IGNORE := PREFER_KERNEL_TYPES,BIT_MACRO,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_
 # --strict takes for open-ended lines and misaligned parentheses.
 TRACE_IGNORE := OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT
 # scripts/namecheck.py: the files and functions that comments name exist,
-# and a comment tying a function to a file is right; driver/'s only warn.
-NAMECHECK := uapi lib tools selftests python --warn driver
+# and a comment tying a function to a file is right; in driver/, the files
+# and the rl_*() functions (the kernel's own are not in the tree).
+NAMECHECK := uapi lib tools selftests python --kernel driver
 # The files that expand the table of tunables (driver/tunables.h): its
 # RL_TUNABLE() names a field twice, for its offset and its size (an
 # identifier, no side effects).

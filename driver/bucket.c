@@ -1,208 +1,242 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The buckets of a limiter: its own token bucket, the backlog it spends at
- * the catch-up pace, and the buckets of its clients' caps. tokens.c does
- * the arithmetic; this file knows which limits apply to which bucket.
- *
- * Everything here runs under the limiter's lock.
+ * Token bucket arithmetic of the ratelimit module: see bucket.h.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
-#include <linux/ktime.h>
+#include <linux/errno.h>
+#include <linux/limits.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/overflow.h>
 
-#include "limiter.h"
+#include "bucket.h"
 
 /**
- * rl_refill_catchup() - refill the bucket, keeping what overflows it
- * @lim: the limiter, with a catch-up pace and a backlog
- * @now: time of the refill, ns
+ * rl_params_check() - validate the limits of a bucket
+ * @p: limits, with the burst already resolved (no 0 for "default")
  *
- * Tokens that do not fit go to the backlog, which pays them back into
- * the bucket at the catch-up pace.
+ * Return: 0 when @p keeps the bucket arithmetic exact, else -EINVAL.
  */
-void rl_refill_catchup(struct rl_limiter *lim, u64 now)
+int rl_params_check(const struct rl_params *p)
 {
-	const struct rl_params *p = &lim->params;
-	struct rl_params rp;
-	u64 over, move;
+	u64 units;
 
-	over = rl_bucket_overflow(&lim->bucket, p, now);
-	lim->backlog = over >= p->backlog - lim->backlog ? p->backlog :
-		       lim->backlog + over;
-	rl_bucket_refill(&lim->bucket, p, now);
-	if (!lim->backlog || lim->bucket.tokens >= p->burst) {
-		/* Nothing to catch up on, or no room: the pace restarts. */
-		lim->release = (struct rl_bucket) { .stamp = now };
+	if (!p->period || p->period > RL_TOKENS_PERIOD_MAX || !p->burst)
+		return -EINVAL;
+	if (check_mul_overflow(p->burst, p->period, &units) ||
+	    units > RL_TOKENS_BURST_PERIOD_MAX)
+		return -EINVAL;
+	if (p->catchup && (p->catchup < RL_TOKENS_CATCHUP_STRICT ||
+			   p->catchup > RL_TOKENS_CATCHUP_MAX))
+		return -EINVAL;
+	if (p->backlog / 1000 > p->burst ||
+	    (p->backlog / 1000 == p->burst && p->backlog % 1000))
+		return -EINVAL;
+	if (p->fairness > RL_TOKENS_FAIRNESS_MAX)
+		return -EINVAL;
+	/* The catch-up pace, rate * (catchup - 1000), must fit. */
+	if (p->catchup > RL_TOKENS_CATCHUP_STRICT &&
+	    check_mul_overflow(p->rate, (u64)p->catchup - RL_TOKENS_CATCHUP_STRICT,
+			       &units))
+		return -EINVAL;
+	return 0;
+}
+
+/* a * b / d rounded up; the caller makes sure the quotient fits in 64 bits. */
+static u64 rl_mul_div_up(u64 a, u64 b, u64 d)
+{
+	u64 q = mul_u64_u64_div_u64(a, b, d);
+
+	/* a * b - q * d is the remainder: below d, so exact modulo 2^64. */
+	return q + (a * b - q * d != 0);
+}
+
+/**
+ * rl_default_burst() - bucket depth used when a config leaves it 0
+ * @rate:   tokens per period
+ * @period: period in ns, already validated
+ *
+ * Return: the tokens @rate gives in RL_TOKENS_DEFAULT_BURST_NS, rounded up,
+ * at least 1 and at most what rl_params_check() accepts for @period.
+ */
+u64 rl_default_burst(u64 rate, u64 period)
+{
+	u64 max = RL_TOKENS_BURST_PERIOD_MAX / period;
+	u64 whole, frac, burst;
+
+	/* rate * D / period = (rate / period) * D + (rate % period) * D / period */
+	frac = rl_mul_div_up(rate % period, RL_TOKENS_DEFAULT_BURST_NS, period);
+	if (check_mul_overflow(rate / period, RL_TOKENS_DEFAULT_BURST_NS, &whole) ||
+	    check_add_overflow(whole, frac, &burst))
+		return max;
+	return clamp_t(u64, burst, 1, max);
+}
+
+/**
+ * rl_bucket_init() - start a bucket full
+ * @b:   bucket
+ * @p:   its limits
+ * @now: current time, ns
+ */
+void rl_bucket_init(struct rl_bucket *b, const struct rl_params *p, u64 now)
+{
+	b->tokens = p->burst;
+	b->units = 0;
+	b->stamp = now;
+}
+
+/* Ceiling of a / b, b != 0, without the overflow of a + b - 1. */
+static u64 rl_div_up(u64 a, u64 b)
+{
+	u64 rem;
+	u64 q = div64_u64_rem(a, b, &rem);
+
+	return q + (rem != 0);
+}
+
+/**
+ * rl_bucket_give() - put back tokens taken but not used
+ * @b: bucket
+ * @p: its limits
+ * @n: tokens to return
+ *
+ * The bucket never holds more than the burst: tokens above it are dropped,
+ * as they would have been had they never been taken.
+ */
+void rl_bucket_give(struct rl_bucket *b, const struct rl_params *p, u64 n)
+{
+	u64 tokens;
+
+	if (check_add_overflow(b->tokens, n, &tokens) || tokens >= p->burst) {
+		b->tokens = p->burst;
+		b->units = 0;
 		return;
 	}
-	rl_catchup_params(p, &rp);
-	rl_bucket_refill(&lim->release, &rp, now);
-	move = min3(lim->release.tokens, lim->backlog,
-		    p->burst - lim->bucket.tokens);
-	lim->release.tokens -= move;
-	lim->backlog -= move;
-	lim->bucket.tokens += move;
-	if (lim->bucket.tokens == p->burst)
-		lim->bucket.units = 0;
+	b->tokens = tokens;
 }
 
 /**
- * rl_catchup_time() - when catching up brings the next token
- * @lim: the limiter
+ * rl_bucket_ready() - when @n tokens will have been earned
+ * @b: bucket, refilled by the caller
+ * @p: its limits
+ * @n: tokens wanted, possibly more than the burst (taken as they come)
  *
- * Return: the time, ns, or U64_MAX if it brings none.
+ * Return: the earliest time, ns, at which @n tokens are available if
+ * nobody else takes any, @b->stamp if they are available now, or U64_MAX
+ * if never (paused) or beyond the range of the clock.
  */
-u64 rl_catchup_time(const struct rl_limiter *lim)
+u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
+		    u64 n)
 {
-	const struct rl_params *p = &lim->params;
-	struct rl_params rp;
-	u64 when;
+	u64 a, k, s, q, rem, wait, when;
 
-	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !lim->backlog ||
-	    lim->bucket.tokens >= p->burst || p->fed)
+	if (b->tokens >= n)
+		return b->stamp;
+	if (!p->rate || p->fed)
 		return U64_MAX;
-	rl_catchup_params(p, &rp);
-	when = rl_bucket_ready(&lim->release, &rp, 1);
-	return when > KTIME_MAX ? U64_MAX : when;
-}
-
-/**
- * rl_ready_time() - when the bucket holds some tokens
- * @lim: the limiter
- * @n:   tokens
- *
- * Return: the time, ns, U64_MAX if never or too far.
- */
-u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
-{
-	u64 when = rl_bucket_ready(&lim->bucket, &lim->params, n);
-
-	return when > KTIME_MAX ? U64_MAX : when;
-}
-
-/**
- * rl_predict() - when a request queued behind the others would be granted
- * @lim:    the limiter
- * @client: the client asking
- * @n:      tokens
- * @now:    current time, ns
- *
- * Return: the time the limiter and the client's cap allow it, ns, or
- * U64_MAX.
- */
-u64 rl_predict(const struct rl_limiter *lim, const struct rl_client *client,
-	       u64 n, u64 now)
-{
-	u64 sum, when = now, cap = rl_cap_ready(lim, client, n);
-
-	if (!lim->params.unlimited) {
-		if (lim->queued_hi || check_add_overflow(lim->queued, n, &sum))
+	/*
+	 * wait = ceil((a * period - units) / rate) with a = n - tokens >= 1,
+	 * where a * period may exceed 64 bits. With a = k * rate + s:
+	 * wait = k * period + ceil((s * period - units) / rate), and
+	 * s * period / rate < period fits: q, remainder rem < rate.
+	 */
+	a = n - b->tokens;
+	k = div64_u64_rem(a, p->rate, &s);
+	q = mul_u64_u64_div_u64(s, p->period, p->rate);
+	rem = s * p->period - q * p->rate;	/* exact modulo 2^64 */
+	if (rem >= b->units) {
+		/* ceil((q * rate + rem - units) / rate) */
+		q += rem != b->units;
+		if (check_mul_overflow(k, p->period, &wait) ||
+		    check_add_overflow(wait, q, &wait))
 			return U64_MAX;
-		when = rl_ready_time(lim, sum);
+	} else {
+		/*
+		 * ceil is q - floor((units - rem) / rate), >= 1 when k == 0
+		 * as then s * period >= period > units.
+		 */
+		u64 sub = div64_u64(b->units - rem, p->rate);
+
+		if (!k) {
+			wait = q - sub;
+		} else if (check_mul_overflow(k - 1, p->period, &wait) ||
+			   check_add_overflow(wait, p->period - sub + q, &wait)) {
+			return U64_MAX;
+		}
 	}
-	return cap > KTIME_MAX ? U64_MAX : max3(when, cap, now);
+	if (check_add_overflow(b->stamp, wait, &when))
+		return U64_MAX;
+	return when;
 }
 
 /**
- * rl_drop_late() - bring the bucket to a time, counting what it drops
- * @lim:  the limiter
- * @then: the time, ns
+ * rl_bucket_reconfig() - carry a bucket over to new limits
+ * @b:   bucket
+ * @old: the limits in force so far
+ * @p:   the new limits
+ * @now: current time, ns
  *
- * Counts whole tokens dropped for want of room, and the fraction of one
- * at the instant the bucket fills as one.
+ * Tokens earned so far count at the old rate, the fraction of a token is
+ * rescaled to the new period, and the bucket is clamped to the new burst.
  */
-void rl_drop_late(struct rl_limiter *lim, u64 then)
+void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
+			const struct rl_params *p, u64 now)
 {
-	const struct rl_params *p = &lim->params;
-	u64 *dropped = &lim->counters.dropped_late;
-	u64 over;
-
-	if (rl_bucket_ready(&lim->bucket, p, p->burst) < then) {
-		over = rl_bucket_overflow(&lim->bucket, p, then);
-		over = over == U64_MAX ? over : over + 1;
-		*dropped = over > U64_MAX - *dropped ? U64_MAX : *dropped + over;
+	rl_bucket_refill(b, old, now);
+	/* units < old->period, so the result is below p->period. */
+	b->units = mul_u64_u64_div_u64(b->units, p->period, old->period);
+	if (b->tokens >= p->burst) {
+		b->tokens = p->burst;
+		b->units = 0;
 	}
-	rl_refill(lim, then);
 }
 
 /**
- * rl_cap_params() - limits of a client's own bucket
- * @lim:    the limiter
- * @client: a client of @lim with a cap
- * @cp:     set to @client's cap per period of @lim, with a burst of the
- *          cap, as far as burst * period fits
- */
-void rl_cap_params(const struct rl_limiter *lim,
-		   const struct rl_client *client, struct rl_params *cp)
-{
-	u64 period = lim->params.period;
-
-	/* A cap above what the arithmetic holds is no cap in practice. */
-	*cp = (struct rl_params) {
-		.rate = client->cap,
-		.period = period,
-		.burst = min(client->cap, RL_TOKENS_BURST_PERIOD_MAX / period),
-	};
-}
-
-/**
- * rl_cap_allows() - can a client take tokens under its own cap now?
- * @lim:    the limiter
- * @client: a client of @lim; its cap bucket is refilled
- * @chunk:  tokens
- * @now:    current time, ns
+ * rl_bucket_overflow() - tokens a refill would drop for want of room
+ * @b:   bucket, before the refill
+ * @p:   its limits
+ * @now: time of the refill, ns
  *
- * Return: true if @client has no cap or @chunk tokens fit under it.
- */
-bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
-		   u64 chunk, u64 now)
-{
-	struct rl_params cp;
-
-	if (!client->cap)
-		return true;
-	rl_cap_params(lim, client, &cp);
-	rl_bucket_refill(&client->cap_bucket, &cp, now);
-	return client->cap_bucket.tokens >= chunk;
-}
-
-/**
- * rl_cap_ready() - when a client's own cap lets tokens through
- * @lim:    the limiter
- * @client: a client of @lim
- * @n:      tokens
+ * Counts the whole tokens earned after the bucket fills up; the fraction
+ * of a token at the instant it fills is not counted.
  *
- * Return: the time, ns, at which @client's cap bucket holds @n tokens
- * (see rl_bucket_ready()); 0 if @client has no cap.
+ * Return: the tokens, saturating at U64_MAX.
  */
-u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
-		 u64 n)
+u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
+		       u64 now)
 {
-	struct rl_params cp;
+	u64 need = 0, extra, hi;
 
-	if (!client->cap)
+	if (now <= b->stamp || !p->rate || p->fed)
 		return 0;
-	rl_cap_params(lim, client, &cp);
-	return rl_bucket_ready(&client->cap_bucket, &cp, n);
+	if (b->tokens < p->burst)
+		need = rl_div_up((p->burst - b->tokens) * p->period - b->units,
+				 p->rate);
+	if (now - b->stamp <= need)
+		return 0;
+	extra = now - b->stamp - need;
+	/* extra * rate / period < (extra / period + 1) * rate: does it fit? */
+	if (check_mul_overflow(extra / p->period + 1, p->rate, &hi))
+		return U64_MAX;
+	return mul_u64_u64_div_u64(extra, p->rate, p->period);
 }
 
 /**
- * rl_chunk_max() - most tokens a client is granted at once
- * @lim:    the limiter
- * @client: a client of @lim
- *
- * Return: the burst (unbounded when unlimited), or the burst of the
- * client's cap if less.
+ * rl_catchup_params() - limits of the catch-up pace
+ * @p:  limits with a catchup above RL_TOKENS_CATCHUP_STRICT
+ * @rp: set to the extra pace, rate * (catchup - 1000) / 1000 per period,
+ *      as a bucket that holds at most a burst (as far as the arithmetic
+ *      allows)
  */
-u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client)
+void rl_catchup_params(const struct rl_params *p, struct rl_params *rp)
 {
-	u64 max = lim->params.unlimited ? U64_MAX : lim->params.burst;
-	struct rl_params cp;
+	u64 period = p->period * 1000;
 
-	if (!client->cap)
-		return max;
-	rl_cap_params(lim, client, &cp);
-	return min(max, cp.burst);
+	*rp = (struct rl_params) {
+		.rate = p->rate * (p->catchup - RL_TOKENS_CATCHUP_STRICT),
+		.period = period,
+		.burst = min_t(u64, p->burst,
+			       RL_TOKENS_BURST_PERIOD_MAX / period),
+	};
 }

@@ -7,6 +7,9 @@
 #define _RL_COMPAT_H
 
 #include <linux/hrtimer.h>
+#include <linux/kconfig.h>
+
+#include <linux/ratelimit_dev.h>
 
 /*
  * Kbuild defines RL_HAVE_* after looking at the kernel's headers, so that
@@ -40,23 +43,22 @@ static inline void hrtimer_setup(struct hrtimer *timer,
  * -EOPNOTSUPP. The same signatures of io_uring_cmd_done() and of the task
  * work callback hold from 6.8 to 6.12 at least.
  */
-struct rl_waiter;
 #ifdef RL_HAVE_URING_CMD
 struct io_uring_cmd;
 int rl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
-void rl_uring_wake(struct rl_waiter *w);
-u32 rl_uring_features(void);
 #define RL_URING_FOPS	.uring_cmd = rl_uring_cmd,
+/* What this build offers through io_uring. */
+static inline u32 rl_uring_features(void)
+{
+	return IS_ENABLED(CONFIG_IO_URING) ? RL_FEATURE_URING_CMD : 0;
+}
+
 #ifndef RL_HAVE_URING_CMD_TO_PDU
 /* io_uring_cmd_to_pdu() came in 6.11; the pdu is there since 6.0. */
 #define io_uring_cmd_to_pdu(cmd, type)	((type *)&(cmd)->pdu)
 #endif
 #else
 #define RL_URING_FOPS
-static inline void rl_uring_wake(struct rl_waiter *w)
-{
-}
-
 static inline u32 rl_uring_features(void)
 {
 	return 0;

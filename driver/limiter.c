@@ -1,29 +1,1438 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Limiter core of the ratelimit module: a token bucket with a queue of
- * requests sleeping for tokens, and the hrtimer that serves them. This
- * file holds a limiter's lifetime, its limits and clients, and the reading
- * of its state; acquire.c takes tokens (and gives back those of a request
- * that fails), release.c gives back permits and tokens, dispatch.c serves
- * the queue of the limiter's tree, bucket.c keeps the buckets, sched.c
- * and hier.c decide whose turn it is (limiter.h).
+ * The limiter: a token bucket with a queue of requests sleeping for
+ * tokens, and the hrtimer that serves them. This file holds a limiter's
+ * lifetime, its limits, clients and lease, the reading of its state, and
+ * everything done under its lock to its bucket: taking tokens (and giving
+ * back those of a request that fails), giving back permits and tokens,
+ * and serving the queue of its tree. queue.c decides whose turn it is;
+ * bucket.c does the token arithmetic. See Documentation/driver.md.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <linux/atomic.h>
+#include <linux/bitops.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/lockdep.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
-#include <linux/slab.h>
+#include <linux/overflow.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 
 #include "compat.h"
-#include "global.h"
 #include "limiter.h"
+#include "queue.h"
 #include "ratelimit_trace.h"
+
+/* Defined below, where they belong; called by what comes before. */
+static void rl_refill_catchup(struct rl_limiter *lim, u64 now);
+static void rl_limiter_hist_alloc(struct rl_limiter *lim);
+static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
+			    u64 now);
+
+/**
+ * struct rl_walk - one dispatch of a tree (rl_dispatch())
+ * @lim:    the limiter whose dispatch this is: its timer's time is
+ *          returned rather than started
+ * @now:    current time, ns
+ * @when:   time to start @lim's timer for
+ * @budget: grants, parks and unparks left
+ * @leaf:   limiter of the request picked
+ * @chunk:  tokens to grant it now
+ * @own:    chunks granted to the root's own requests
+ */
+struct rl_walk {
+	struct rl_limiter *lim;
+	u64 now;
+	u64 when;
+	unsigned int budget;
+	struct rl_limiter *leaf;
+	u64 chunk;
+	unsigned int own;
+};
+
+/* Permits come back at @lim and every level above. */
+static inline void rl_path_release(struct rl_limiter *lim, u64 count)
+{
+	struct rl_limiter *x;
+
+	for (x = lim; x; x = x->h.parent)
+		x->held -= count;
+}
+
+/*
+ * Refill the bucket; inline for the common case, no catching up. A fed
+ * limiter's backlog waits: its clock releases nothing.
+ */
+static inline void rl_refill(struct rl_limiter *lim, u64 now)
+{
+	const struct rl_params *p = &lim->params;
+
+	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog || p->fed)
+		rl_bucket_refill(&lim->bucket, p, now);
+	else
+		rl_refill_catchup(lim, now);
+}
+
+/*
+ * Bring the limiter up to @now without dropping tokens owed to queued
+ * requests: with requests queued, the bucket stays where rl_dispatch()
+ * left it.
+ */
+static inline void rl_sync(struct rl_limiter *lim, u64 now)
+{
+	/* With requests queued, the tokens are theirs: rl_dispatch()'s. */
+	if (!lim->nwaiters)
+		rl_refill(lim, now - lim->late);
+}
+
+/*
+ * Grants that emptied the queue are being delivered, late, until @now: that
+ * time, up to RL_LATE_MAX_NS, is not idle time. The bucket stays at the
+ * last grant's instant, and the next request to arrive gets the tokens of
+ * that time (rl_sync_arrival()). Called by the dispatch that granted them,
+ * and again by a request woken by its grant, when it is back.
+ */
+static inline void rl_credit_late(struct rl_limiter *lim, u64 now)
+{
+	if (!lim->nwaiters && !lim->params.unlimited &&
+	    now > lim->bucket.stamp)
+		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
+}
+
+/* Could @permits permits be taken now? */
+static inline bool rl_permits_free(const struct rl_limiter *lim, u64 permits)
+{
+	const struct rl_params *p = &lim->params;
+
+	return !p->concurrency ||
+	       (permits <= p->concurrency &&
+		lim->held <= p->concurrency - permits);
+}
+
+/*
+ * Count a grant that waited @wait_ns in the wait histogram, which the
+ * request allocated when it was queued (rl_limiter_hist_alloc()).
+ */
+static inline void rl_hist_record(struct rl_limiter *lim, u64 wait_ns)
+{
+	u64 *hist = READ_ONCE(lim->hist);
+
+	lockdep_assert_held(lim->tlock);
+	if (likely(hist))
+		hist[fls64(wait_ns)]++;
+}
+
+/* Take @n tokens and @permits for @client; returns the tokens taken. */
+static inline u64 rl_take(struct rl_limiter *lim, struct rl_client *client,
+			  u64 n, u64 permits)
+{
+	lim->held += permits;
+	client->held += permits;
+	if (client->cap)
+		rl_bucket_take(&client->cap_bucket, n);
+	if (lim->params.unlimited)
+		return 0;
+	rl_bucket_take(&lim->bucket, n);
+	return n;
+}
+
+/* How long the tokens of an immediate grant of @n had been waiting. */
+static inline u64 rl_lag(const struct rl_limiter *lim, u64 n)
+{
+	const struct rl_params *p = &lim->params;
+	const struct rl_bucket *b = &lim->bucket;
+
+	if (p->unlimited || !p->rate || p->fed || b->tokens < n ||
+	    (b->tokens == n && !b->units))
+		return 0;
+	/* At most burst * period + period - 1: no overflow. */
+	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
+}
+
+/* Tell a request that it is served: wake its task, or its io_uring. */
+static inline void rl_waiter_wake(struct rl_waiter *w)
+{
+	if (likely(w->task))
+		wake_up_process(w->task);
+	else
+		w->served(w);
+}
+
+/*
+ * The limiter's bucket and the backlog it spends at the catch-up pace,
+ * under the limiter's lock; bucket.c does the arithmetic.
+ */
+
+/*
+ * Refill the bucket of @lim, which has a catch-up pace and a backlog, up
+ * to @now: tokens that do not fit go to the backlog, which pays them back
+ * into the bucket at the catch-up pace.
+ */
+static void rl_refill_catchup(struct rl_limiter *lim, u64 now)
+{
+	const struct rl_params *p = &lim->params;
+	struct rl_params rp;
+	u64 over, move;
+
+	over = rl_bucket_overflow(&lim->bucket, p, now);
+	lim->backlog = over >= p->backlog - lim->backlog ? p->backlog :
+		       lim->backlog + over;
+	rl_bucket_refill(&lim->bucket, p, now);
+	if (!lim->backlog || lim->bucket.tokens >= p->burst) {
+		/* Nothing to catch up on, or no room: the pace restarts. */
+		lim->release = (struct rl_bucket) { .stamp = now };
+		return;
+	}
+	rl_catchup_params(p, &rp);
+	rl_bucket_refill(&lim->release, &rp, now);
+	move = min3(lim->release.tokens, lim->backlog,
+		    p->burst - lim->bucket.tokens);
+	lim->release.tokens -= move;
+	lim->backlog -= move;
+	lim->bucket.tokens += move;
+	if (lim->bucket.tokens == p->burst)
+		lim->bucket.units = 0;
+}
+
+/* When catching up brings the next token, ns; U64_MAX if it brings none. */
+static u64 rl_catchup_time(const struct rl_limiter *lim)
+{
+	const struct rl_params *p = &lim->params;
+	struct rl_params rp;
+	u64 when;
+
+	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !lim->backlog ||
+	    lim->bucket.tokens >= p->burst || p->fed)
+		return U64_MAX;
+	rl_catchup_params(p, &rp);
+	when = rl_bucket_ready(&lim->release, &rp, 1);
+	return when > KTIME_MAX ? U64_MAX : when;
+}
+
+/* When the bucket holds @n tokens, ns; U64_MAX if never or too far. */
+static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
+{
+	u64 when = rl_bucket_ready(&lim->bucket, &lim->params, n);
+
+	return when > KTIME_MAX ? U64_MAX : when;
+}
+
+/*
+ * When a request of @n tokens of @client, queued behind the others, would
+ * be granted: the time the limiter and the client's cap allow it, ns, or
+ * U64_MAX.
+ */
+static u64 rl_predict(const struct rl_limiter *lim,
+		      const struct rl_client *client, u64 n, u64 now)
+{
+	u64 sum, when = now, cap = rl_cap_ready(lim, client, n);
+
+	if (!lim->params.unlimited) {
+		if (lim->queued_hi || check_add_overflow(lim->queued, n, &sum))
+			return U64_MAX;
+		when = rl_ready_time(lim, sum);
+	}
+	return cap > KTIME_MAX ? U64_MAX : max3(when, cap, now);
+}
+
+/*
+ * Bring the bucket to @then, counting what it drops: whole tokens dropped
+ * for want of room, and the fraction of one at the instant it fills as one.
+ */
+static void rl_drop_late(struct rl_limiter *lim, u64 then)
+{
+	const struct rl_params *p = &lim->params;
+	u64 *dropped = &lim->counters.dropped_late;
+	u64 over;
+
+	if (rl_bucket_ready(&lim->bucket, p, p->burst) < then) {
+		over = rl_bucket_overflow(&lim->bucket, p, then);
+		over = over == U64_MAX ? over : over + 1;
+		*dropped = over > U64_MAX - *dropped ? U64_MAX : *dropped + over;
+	}
+	rl_refill(lim, then);
+}
+
+/*
+ * Serving a limiter's queue: rl_dispatch() grants sleeping requests their
+ * tokens in the order queue.c decides, from the root of the
+ * limiter's tree (a limiter alone is a tree of one: the same code serves
+ * both), wakes whoever is complete, and starts the hrtimer for the instant
+ * the next request (or a poller) can be served. The timer is started only
+ * while someone sleeps or polls.
+ *
+ * A request sleeps on its own stack entry (struct rl_waiter) and is woken
+ * by name when its tokens are granted, so a grant wakes exactly one task.
+ * A limiter with a concurrency limit also counts the tokens held (permits):
+ * a request takes all its permits with its first chunk, so that partial
+ * holders cannot block each other.
+ */
+
+/* Start, move or stop the timer for @when, U64_MAX for never. */
+static void rl_arm_timer(struct rl_limiter *lim, u64 when)
+{
+	lockdep_assert_held(lim->tlock);
+	if (when == U64_MAX) {
+		/* A callback already running finds nothing to do. */
+		if (lim->timer_expiry)
+			hrtimer_try_to_cancel(&lim->timer);
+		lim->timer_expiry = 0;
+		return;
+	}
+	if (when == lim->timer_expiry)
+		return;
+	lim->timer_expiry = when;
+	hrtimer_start_range_ns(&lim->timer, ns_to_ktime(when),
+			       RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
+}
+
+/* Start the timer for @when unless it is started for earlier. */
+static void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
+{
+	if (!lim->timer_expiry || when < lim->timer_expiry)
+		rl_arm_timer(lim, when);
+}
+
+/*
+ * When a token is there for pollers, if time is what they wait for: when
+ * rl_sync() shows it, @late after the bucket's own time for it.
+ */
+static u64 rl_poll_time(const struct rl_limiter *lim)
+{
+	u64 when;
+
+	if (lim->params.unlimited || lim->bucket.tokens)
+		return U64_MAX;
+	when = min(rl_ready_time(lim, 1), rl_catchup_time(lim));
+	return when > KTIME_MAX - lim->late ? U64_MAX : when + lim->late;
+}
+
+/*
+ * Listed pollers to wake when the limiter is ready: as many as could take
+ * a token now (tokens, free permits), from 1 to RL_WAKE_MAX.
+ */
+static unsigned int rl_poll_quota(const struct rl_limiter *lim)
+{
+	const struct rl_params *p = &lim->params;
+	u64 n = p->unlimited ? RL_WAKE_MAX : lim->bucket.tokens;
+
+	if (p->concurrency)
+		n = min(n, p->concurrency - lim->held);
+	return clamp_t(u64, n, 1, RL_WAKE_MAX);
+}
+
+/*
+ * Wake the pollers of the first @quota clients listed in lim->pollers, in
+ * the order they were listed. Returns false if some are left: they stay
+ * listed.
+ */
+static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
+{
+	struct rl_client *client, *next;
+	unsigned int n = 0;
+
+	lockdep_assert_held(lim->tlock);
+	list_for_each_entry_safe(client, next, &lim->pollers, poll_node) {
+		if (n++ == quota)
+			return false;
+		list_del_init(&client->poll_node);
+		wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
+	}
+	return true;
+}
+
+/**
+ * rl_path_ready() - would an acquire of one token be granted at once?
+ * @lim:  the limiter
+ * @now:  current time, ns
+ * @when: if not, set to when to look again: when a token is there, if
+ *        time is what it waits for; U64_MAX if it waits for its own
+ *        limiter's queue or a permit there (whatever changes them
+ *        dispatches @lim); RL_POLL_GRACE_NS from @now at the earliest if
+ *        it waits for an ancestor's queue, which changes in the
+ *        dispatches of other limiters
+ *
+ * The rule of rl_grant_now(), caps aside, for every level of the path:
+ * the tokens and a permit are there, nobody queued at the level, and no
+ * sibling the order serves first waits for them (rl_hier_turn()).
+ * The buckets of the path are brought up to @now (rl_sync()).
+ *
+ * Return: the answer.
+ */
+static bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
+{
+	const struct rl_params *p;
+	struct rl_limiter *x;
+
+	lockdep_assert_held(lim->tlock);
+	for (x = lim; ; x = x->h.parent) {
+		p = &x->params;
+		rl_sync(x, now);
+		if (x->nwaiters ||
+		    (p->concurrency && x->held >= p->concurrency)) {
+			*when = x == lim ? U64_MAX : now + RL_POLL_GRACE_NS;
+			return false;
+		}
+		if (!p->unlimited && !x->bucket.tokens) {
+			*when = rl_poll_time(x);
+			return false;
+		}
+		if (!x->h.parent)
+			return true;
+		if (!rl_hier_turn(x)) {
+			*when = now + RL_POLL_GRACE_NS;
+			return false;
+		}
+	}
+}
+
+/*
+ * Wake listed pollers if the limiter is ready; else, if time is what they
+ * wait for, bring the timer's time @when forward to when it is. Returns
+ * the time to start the timer for.
+ *
+ * A token wakes one poller, not all of them: a woken poller that finds
+ * the token taken by another sleeps again inside poll() and costs a
+ * wake-up for nothing, and 1000 pollers would cost 1000 per token. Those
+ * left listed are woken RL_POLL_GRACE_NS later if the limiter is still
+ * ready then (nobody took what was there), so every poller of a limiter
+ * that stays ready hears of it in the end.
+ */
+static u64 rl_serve_pollers(struct rl_limiter *lim, u64 now, u64 when)
+{
+	u64 next;
+
+	if (list_empty(&lim->pollers))
+		return when;
+	if (rl_path_ready(lim, now, &next))
+		return rl_wake_pollers(lim, rl_poll_quota(lim)) ?
+		       when : min(when, now + RL_POLL_GRACE_NS);
+	return min(when, next);
+}
+
+/* List @client among the pollers; returns whether it is the first. */
+static bool rl_list_poller(struct rl_limiter *lim, struct rl_client *client)
+{
+	bool first = list_empty(&lim->pollers);
+
+	if (list_empty(&client->poll_node))
+		list_add_tail(&client->poll_node, &lim->pollers);
+	return first;
+}
+
+/*
+ * Bring the bucket to the instant @chunk tokens exist, if that is no later
+ * than @now, rather than to @now: a queued request is owed its tokens from
+ * the moment they exist, however late the timer or the lock let us run, and
+ * a bucket filled to the burst at @now would drop the ones earned since.
+ * Returns whether @chunk tokens are there; if not, the bucket is at @now.
+ */
+static bool rl_tokens_by(struct rl_limiter *lim, u64 chunk, u64 now)
+{
+	u64 when;
+
+	while (lim->bucket.tokens < chunk) {
+		when = min(rl_ready_time(lim, chunk), rl_catchup_time(lim));
+		if (when > now || when <= lim->bucket.stamp) {
+			/* Fewer than @chunk tokens by @now: none to drop. */
+			rl_refill(lim, now);
+			return lim->bucket.tokens >= chunk;
+		}
+		rl_refill(lim, when);
+	}
+	return true;
+}
+
+/*
+ * Tokens are owed to queued requests for RL_LATE_MAX_NS at most: an
+ * overloaded host that cannot keep up drops the older ones, as an idle
+ * bucket would, rather than owe ever more.
+ */
+static void rl_owed_max(struct rl_limiter *x, u64 now)
+{
+	if (now > x->bucket.stamp && now - x->bucket.stamp > RL_LATE_MAX_NS)
+		rl_drop_late(x, now - RL_LATE_MAX_NS);
+}
+
+/*
+ * The first level from @x up that lacks @chunk tokens or @permits permits
+ * now, with *@ready set to when it has them (U64_MAX: a release), or NULL.
+ */
+static struct rl_limiter *rl_blocker(struct rl_limiter *x, u64 chunk,
+				     u64 permits, u64 now, u64 *ready)
+{
+	for (; x; x = x->h.parent) {
+		if (!rl_permits_free(x, permits)) {
+			*ready = U64_MAX;
+			return x;
+		}
+		if (x->params.unlimited)
+			continue;
+		rl_owed_max(x, now);
+		if (!rl_tokens_by(x, chunk, now)) {
+			*ready = min(rl_ready_time(x, chunk),
+				     rl_catchup_time(x));
+			return x;
+		}
+	}
+	return NULL;
+}
+
+/* Take @chunk tokens and @permits permits at every level above @x. */
+static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits)
+{
+	for (x = x->h.parent; x; x = x->h.parent) {
+		x->held += permits;
+		if (!x->params.unlimited)
+			rl_bucket_take(&x->bucket, chunk);
+	}
+}
+
+/*
+ * Does a level of the path from @x up (@x may be NULL) limit concurrency?
+ * Then every grant at @x takes permits at every level.
+ */
+static bool rl_hier_concurrent(const struct rl_limiter *x)
+{
+	for (; x; x = x->h.parent)
+		if (x->params.concurrency)
+			return true;
+	return false;
+}
+
+/*
+ * Most tokens one chunk of a queued request at @x may take, U64_MAX if no
+ * level above limits the rate. A chunk is taken at every level at once:
+ * at most what every level above holds. Below a level that limits the
+ * rate, at most half of its own limiter's burst too (at least 1): a
+ * request that needed its whole bucket would wait for the levels above
+ * with that bucket full, the tokens it earns meanwhile lost, and its
+ * limiter would get less than its share of its parent (issue #29).
+ */
+static u64 rl_hier_chunk(const struct rl_limiter *x)
+{
+	const struct rl_limiter *y;
+	u64 max = U64_MAX;
+
+	for (y = x->h.parent; y; y = y->h.parent)
+		if (!y->params.unlimited)
+			max = min(max, y->params.burst);
+	if (max != U64_MAX && !x->params.unlimited)
+		max = min(max, max_t(u64, x->params.burst / 2, 1));
+	return max;
+}
+
+/*
+ * In dispatch @hw, start the timer of @x, of its tree, for @t (U64_MAX:
+ * never) unless started for earlier; that of the limiter dispatched is
+ * started at the end of the dispatch.
+ */
+static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
+{
+	if (t == U64_MAX)
+		return;
+	if (x == hw->lim)
+		hw->when = min(hw->when, t);
+	else
+		rl_arm_timer_before(x, t);
+}
+
+/*
+ * The request to serve next in the subtree of @x, or NULL; sets the leaf
+ * and chunk of dispatch @hw, and spends its budget. The limiter's own
+ * requests first (rl_sched_pick()), then its child with the smallest tag;
+ * a child whose subtree has nothing to serve now is parked until it may
+ * have.
+ */
+static struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x)
+{
+	struct rl_limiter *kid;
+	struct rb_node *node;
+	struct rl_waiter *w;
+
+	if (x->nwaiters) {
+		rl_sched_unpark_due(x, hw->now, &hw->budget);
+		w = rl_sched_pick(x, hw->now, &hw->chunk, &hw->budget);
+		if (w) {
+			hw->leaf = x;
+			return w;
+		}
+		rl_walk_arm(hw, x, rl_sched_cap_ready(x));
+	}
+	rl_hier_unpark_due(x, hw->now, &hw->budget);
+	while (hw->budget && (node = rb_first_cached(&x->h.kids))) {
+		kid = rb_entry(node, struct rl_limiter, h.knode);
+		w = rl_hier_pick(hw, kid);
+		if (w || !hw->budget)
+			return w;
+		hw->budget--;
+		rl_hier_park(kid, rl_hier_next(kid));
+		rl_walk_arm(hw, x, kid->h.ready);
+	}
+	return NULL;
+}
+
+/*
+ * Level @x, below the root, lacks what the next request of dispatch @hw
+ * needs until @ready (U64_MAX: a release): it is parked at its parent
+ * until then, and the parent's timer started.
+ */
+static void rl_hier_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready)
+{
+	rl_hier_park(x, ready);
+	rl_walk_arm(hw, x->h.parent, ready);
+}
+
+/* Grant @hw's chunk to @w at every level; wake it if complete. */
+static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w,
+			   u64 permits)
+{
+	struct rl_limiter *leaf = hw->leaf;
+
+	w->held += permits;
+	w->taken += rl_take(leaf, w->client, hw->chunk, permits);
+	rl_take_above(leaf, hw->chunk, permits);
+	w->got += hw->chunk;
+	w->at = leaf->params.unlimited ? hw->now : leaf->bucket.stamp;
+	rl_hier_charge(leaf, hw->chunk);
+	rl_sched_served(leaf, w, hw->chunk);
+	if (!leaf->h.parent)
+		hw->own++;
+	if (!w->want) {
+		/* Pairs with set_current_state() in rl_sleep(). */
+		WRITE_ONCE(w->done, true);
+		rl_waiter_wake(w);
+	}
+}
+
+/*
+ * Serve the requests of @root's tree that every level allows. Returns
+ * false if it ran out of budget: tokens are left owed to the queue.
+ */
+static bool rl_serve(struct rl_walk *hw, struct rl_limiter *root)
+{
+	struct rl_limiter *x;
+	struct rl_waiter *w;
+	u64 permits, ready;
+
+	while ((w = rl_hier_pick(hw, root))) {
+		hw->chunk = min(hw->chunk, rl_hier_chunk(hw->leaf));
+		permits = !w->held && rl_hier_concurrent(hw->leaf) ?
+			  w->want : 0;
+		x = rl_blocker(hw->leaf, hw->chunk, permits, hw->now, &ready);
+		if (x == root) {
+			/* The tree waits for the root's timer, or a release. */
+			rl_walk_arm(hw, root, ready);
+			return true;
+		}
+		if (!hw->budget)
+			return false;
+		hw->budget--;
+		if (x)
+			rl_hier_block(hw, x, ready);
+		else
+			rl_grant_chunk(hw, w, permits);
+	}
+	return hw->budget;
+}
+
+/*
+ * Bring the root up to @now after a dispatch that granted @n chunks of
+ * its own requests.
+ */
+static void rl_settle(struct rl_limiter *root, unsigned int n, u64 now)
+{
+	if (n)
+		rl_credit_late(root, now);
+	rl_refill(root, now - root->late);
+}
+
+/**
+ * rl_dispatch() - serve the queue of a limiter's tree
+ * @lim: the limiter, whose state changed
+ * @now: current time, ns
+ *
+ * @lim and its ancestors are put back among their parents' kids (what
+ * changed may let them go on), so are @lim's flows and kids parked until
+ * @now at the latest, and the tree is served from its root: what the
+ * limits of every level allow, in order, waking whoever is complete.
+ * Queued requests are served on the schedule their tokens exist
+ * (rl_tokens_by()). Then @lim's timer is started for its next grant, or
+ * for its pollers; those of other levels as needed.
+ *
+ * The work is bounded, as the timer calls this with interrupts off: at
+ * most RL_DISPATCH_MAX chunks granted and flows or limiters parked or put
+ * back, and RL_WAKE_MAX clients' pollers woken. Out of budget, it starts
+ * the timer for @now, which goes on with the rest at once and with the
+ * tokens still owed to the queue: nothing is lost, and a wake-up waits
+ * for no more than the timer's next expiry.
+ */
+void rl_dispatch(struct rl_limiter *lim, u64 now)
+{
+	struct rl_walk hw = {
+		.lim = lim, .now = now, .when = U64_MAX,
+		.budget = RL_DISPATCH_MAX,
+	};
+	struct rl_limiter *root = lim;
+
+	lockdep_assert_held(lim->tlock);
+	for (; root->h.parent; root = root->h.parent)
+		if (root->h.parked)
+			rl_hier_unpark(root);
+	/* Tokens owed to the root's queue, for RL_LATE_MAX_NS at most. */
+	if (!root->nwaiters)
+		rl_refill(root, now);
+	else
+		rl_owed_max(root, now);
+	root->late = 0;
+	/*
+	 * What is due at @lim goes back in line here: the walk from the root
+	 * may stop above @lim, and a flow or kid left parked for a time now
+	 * past would start @lim's timer for that time again, and again.
+	 */
+	if (lim->nwaiters)
+		rl_sched_unpark_due(lim, now, &hw.budget);
+	rl_hier_unpark_due(lim, now, &hw.budget);
+	if (rl_serve(&hw, root)) {
+		rl_settle(root, hw.own, now);
+		hw.when = min(hw.when, rl_hier_next(lim));
+	} else {
+		hw.when = now;
+	}
+	rl_arm_timer(lim, rl_serve_pollers(lim, now, hw.when));
+}
+
+/*
+ * A timer that starts itself again for a time already past, and again,
+ * never lets its CPU leave the interrupt: a bug, warned about once, and
+ * slowed down so that the machine lives on. It stays slowed until the
+ * timer is started for the future again.
+ */
+static void rl_timer_guard(struct rl_limiter *lim, u64 now)
+{
+	if (!lim->timer_expiry || lim->timer_expiry > now) {
+		lim->timer_spins = 0;
+		return;
+	}
+	if (lim->timer_spins < RL_TIMER_SPINS_MAX) {
+		lim->timer_spins++;
+		return;
+	}
+	WARN_ONCE(1, "ratelimit: timer of limiter '%s' started for the past %u times in a row\n",
+		  lim->name, RL_TIMER_SPINS_MAX);
+	rl_arm_timer(lim, now + RL_TIMER_BACKOFF_NS);
+}
+
+/* The limiter's hrtimer serves the queue; rl_dispatch() starts it again. */
+static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
+{
+	struct rl_limiter *lim = container_of(timer, struct rl_limiter, timer);
+	u64 now = ktime_get_ns(), expiry;
+	unsigned long flags;
+
+	flags = rl_lock_irqsave(lim);
+	/*
+	 * Not lim->timer_expiry: a cancel that found this callback already
+	 * running zeroed it.
+	 */
+	expiry = ktime_to_ns(hrtimer_get_softexpires(timer));
+	trace_ratelimit_timer(lim, now - min(now, expiry), lim->nwaiters);
+	lim->timer_expiry = 0;
+	rl_dispatch(lim, now);
+	rl_timer_guard(lim, now);
+	rl_unlock_irqrestore(lim, flags);
+	return HRTIMER_NORESTART;
+}
+
+/**
+ * rl_limiter_poll() - readiness of a limiter for poll()
+ * @lim:    the limiter
+ * @client: the polling client
+ *
+ * The caller is already on its client's poll queue. Finding the limiter
+ * not ready, we list the client among its pollers under the lock we look
+ * under, and whatever makes the limiter ready changes the state under that
+ * lock and runs rl_dispatch(), which wakes listed clients: a wake-up
+ * cannot fall between the check and the sleep. A client leaves the list
+ * only when it is woken or closed. rl_dispatch() wakes as many of them as
+ * could take a token then, in the order they were listed, and starts the
+ * timer RL_POLL_GRACE_NS later for the rest, so they are not forgotten;
+ * should the limiter be taken first, they stay listed and are woken when
+ * it is ready again, as their poll would find.
+ *
+ * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token by @client
+ * would be granted at once: at every level of its tree's path, as
+ * rl_path_ready() says; otherwise the timer is started to wake pollers
+ * then, or to look again.
+ */
+__poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
+{
+	u64 now = ktime_get_ns(), when;
+	struct rl_params cp;
+	__poll_t mask = 0;
+
+	rl_lock_irq(lim);
+	if (!rl_path_ready(lim, now, &when)) {
+		/* The first poller starts the timer for when a token is there. */
+		if (rl_list_poller(lim, client))
+			rl_dispatch(lim, now);
+	} else if (!rl_cap_allows(lim, client, 1, now)) {
+		/* Only this client's cap is in the way: wake it then. */
+		rl_list_poller(lim, client);
+		rl_cap_params(lim, client, &cp);
+		rl_arm_timer_before(lim, min_t(u64, KTIME_MAX,
+					       rl_bucket_ready(&client->cap_bucket,
+							       &cp, 1)));
+	} else {
+		mask = EPOLLIN | EPOLLRDNORM;
+	}
+	rl_unlock_irq(lim);
+	return mask;
+}
+
+/*
+ * Taking tokens from a limiter and every level above it (giving them
+ * back: rl_limiter_release(), rl_limiter_refund()). A limiter without a
+ * parent is a tree of one: the same code grants at it, with no level
+ * above.
+ *
+ * All or nothing. A grant of a chunk checks the tokens and permits of its
+ * limiter and of every ancestor, then takes them at all levels at once;
+ * a request that fails gives them back at every level, as do releases and
+ * refunds. An ancestor's `granted` counts its subtree's. One lock per
+ * tree, its root's (rl_limiter.tlock), makes that one critical section,
+ * with no order between the levels to get wrong.
+ *
+ * An ACQUIRE takes the limiter's lock once. Under it, rl_acquire_now()
+ * validates the request, brings the bucket up to date and grants it if
+ * nobody waits and everything fits: the hot path, which keeps no sleeping
+ * state on the stack. Anything else goes to rl_acquire_slow(), entered with
+ * the lock still held, so the request is refilled, predicted and checked
+ * once: it fails the request, or queues it, sleeps and accounts for it.
+ */
+
+/* rl_acquire_now() could not grant the request: it must wait or fail. */
+#define RL_MUST_WAIT	1
+
+/* Read the clock once per request, and only if something needs it. */
+static u64 rl_clock(u64 *now)
+{
+	if (!*now)
+		*now = ktime_get_ns();
+	return *now;
+}
+
+/* Could @n tokens and @permits permits be taken now? */
+static bool rl_can_take(const struct rl_limiter *lim, u64 n, u64 permits)
+{
+	const struct rl_params *p = &lim->params;
+
+	if (!p->unlimited && lim->bucket.tokens < n)
+		return false;
+	return rl_permits_free(lim, permits);
+}
+
+/* rl_sync() for a request arriving: it takes the credit of a late grant. */
+static inline void rl_sync_arrival(struct rl_limiter *lim, u64 now)
+{
+	rl_sync(lim, now);
+	lim->late = 0;
+}
+
+/*
+ * May a request at a child of @x take @n tokens from @x now: none queued
+ * at @x (its own requests go before its children's), the tokens and the
+ * permits there, brought up to *@now?
+ */
+static bool rl_ancestor_allows(struct rl_limiter *x, u64 n, u64 *now)
+{
+	if (x->nwaiters)
+		return false;
+	if (!x->params.unlimited)
+		rl_sync(x, rl_clock(now));
+	return rl_can_take(x, n, n);
+}
+
+/*
+ * Take @n tokens, and @permits permits, at every level above @lim, count
+ * them as granted there, and charge the tags of the path.
+ */
+static void rl_grant_above(struct rl_limiter *lim, u64 n, u64 permits)
+{
+	struct rl_limiter *x;
+
+	for (x = lim->h.parent; x; x = x->h.parent) {
+		x->held += permits;
+		if (!x->params.unlimited)
+			rl_bucket_take(&x->bucket, n);
+		x->counters.granted += n;
+	}
+	rl_hier_charge(lim, n);
+}
+
+/*
+ * Grant an acquire of @req at once if everything fits at every level of
+ * its tree, and nobody that the order serves first waits: nobody queued
+ * at a level, and at each ancestor no sibling of the path with a smaller
+ * tag (rl_hier_turn()). A limiter alone checks only itself.
+ */
+static __always_inline bool rl_grant_now(struct rl_limiter *lim,
+					 struct rl_client *client,
+					 struct rl_acquire *req, u64 *now)
+{
+	u64 n = req->count, conc = lim->params.concurrency;
+	struct rl_limiter *x;
+
+	/* The checks for caps only call out when the client has one. */
+	if (lim->nwaiters || !rl_can_take(lim, n, n) ||
+	    (client->cap && (n > rl_chunk_max(lim, client) ||
+			     !rl_cap_allows(lim, client, n, rl_clock(now)))))
+		return false;
+	for (x = lim; x->h.parent; x = x->h.parent) {
+		if (!rl_hier_turn(x) || !rl_ancestor_allows(x->h.parent, n, now))
+			return false;
+		conc |= x->h.parent->params.concurrency;
+	}
+	req->lag_ns = rl_lag(lim, n);
+	req->ready_ns = lim->params.unlimited ? 0 : lim->bucket.stamp;
+	client->refundable += rl_take(lim, client, n, conc ? n : 0);
+	client->granted += n;
+	lim->counters.immediate++;
+	lim->counters.granted += n;
+	if (lim->h.parent)
+		rl_grant_above(lim, n, conc ? n : 0);
+	trace_ratelimit_grant(lim, n, 0, req->lag_ns);
+	return true;
+}
+
+/*
+ * More permits than a level of the path has, or, when not sleeping, more
+ * tokens than one chunk may hold (the client's cap, every level's burst)?
+ */
+static __always_inline bool rl_never_grantable(struct rl_limiter *lim,
+					       struct rl_client *client,
+					       const struct rl_acquire *req,
+					       bool nonblock)
+{
+	u64 max = nonblock ? rl_chunk_max(lim, client) : U64_MAX;
+	const struct rl_limiter *x;
+
+	for (x = lim; x; x = x->h.parent) {
+		if (x->params.concurrency && req->count > x->params.concurrency)
+			return true;
+		if (nonblock && x != lim && !x->params.unlimited)
+			max = min(max, x->params.burst);
+	}
+	return req->count > max;
+}
+
+/*
+ * Validate @req, bring the bucket up to *@now (0 if the clock was not read
+ * yet) and grant the request at once if it can be. Returns 0 when granted,
+ * -EINVAL when it never can be, RL_MUST_WAIT otherwise. Inline, with what
+ * it calls: under TCG every call and return of the immediate grant showed
+ * in its cost (Documentation/performance.md, "The floor").
+ */
+static __always_inline int rl_acquire_now(struct rl_limiter *lim,
+					  struct rl_client *client,
+					  struct rl_acquire *req, bool nonblock,
+					  u64 *now)
+{
+	const struct rl_params *p = &lim->params;
+
+	lockdep_assert_held(lim->tlock);
+	if (rl_never_grantable(lim, client, req, nonblock))
+		return -EINVAL;
+	lim->counters.requests++;
+	lim->counters.asked += req->count;
+	/* Unlimited, the bucket is not used: refilled when limits return. */
+	if (!p->unlimited)
+		rl_sync_arrival(lim, rl_clock(now));
+	if (rl_grant_now(lim, client, req, now))
+		return 0;
+	return RL_MUST_WAIT;
+}
+
+/* Sleep until @w is served, a signal comes or @deadline passes. */
+static int rl_sleep(struct rl_waiter *w, u64 deadline)
+{
+	ktime_t expires = ns_to_ktime(deadline);
+	int ret = 0;
+
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (READ_ONCE(w->done))
+			break;
+		if (signal_pending(current)) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		if (deadline == RL_DEADLINE_NONE) {
+			schedule();
+		} else if (!schedule_hrtimeout_range(&expires,
+						     current->timer_slack_ns,
+						     HRTIMER_MODE_ABS)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+	}
+	__set_current_state(TASK_RUNNING);
+	return ret;
+}
+
+/*
+ * Give back what a failed request got: its cap, and at every level of
+ * its path the permits and the tokens (those its own limiter's bucket
+ * gave, and the chunks at each limited ancestor).
+ */
+static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
+{
+	struct rl_client *client = w->client;
+	struct rl_limiter *x;
+	struct rl_params cp;
+	u64 n;
+
+	if (client->cap) {
+		rl_cap_params(lim, client, &cp);
+		rl_bucket_refill(&client->cap_bucket, &cp, now);
+		rl_bucket_give(&client->cap_bucket, &cp, w->got);
+		/* Its other requests may fit under the cap now. */
+		rl_sched_unpark_client(lim, client);
+	}
+	client->held -= w->held;
+	rl_path_release(lim, w->held);
+	for (x = lim; x; x = x->h.parent) {
+		n = x == lim ? w->taken : w->got;
+		if (x->params.unlimited || !n)
+			continue;
+		rl_sync(x, now);
+		rl_bucket_give(&x->bucket, &x->params, n);
+	}
+}
+
+/*
+ * When a request of @n tokens at @lim, queued behind the others, would be
+ * granted: when its own limiter (rl_predict()) and every ancestor allow
+ * it, behind the requests queued there, and behind what a sibling that
+ * the order serves first takes of what is there. U64_MAX if never or too
+ * far.
+ */
+static u64 rl_path_predict(struct rl_limiter *lim,
+			   const struct rl_client *client, u64 n, u64 now)
+{
+	u64 when = rl_predict(lim, client, n, now), need;
+	struct rl_limiter *x;
+
+	for (x = lim; x->h.parent && when != U64_MAX; x = x->h.parent) {
+		if (x->h.parent->params.unlimited)
+			continue;
+		need = x->h.parent->queued + n;
+		if (!rl_hier_turn(x))
+			need += x->h.parent->bucket.tokens;
+		if (x->h.parent->queued_hi || need < n)
+			return U64_MAX;
+		when = max(when, rl_ready_time(x->h.parent, need));
+	}
+	return when;
+}
+
+/*
+ * Will the signal that ended a sleep reach the caller? A fatal one, or one
+ * with a handler, does. One that only stops the task (SIGSTOP and co.), is
+ * ignored, or a freezer's fake signal does not: the call restarts and the
+ * caller never knows. Called without the limiter lock.
+ */
+static bool rl_signal_seen(void)
+{
+	struct task_struct *t = current;
+	struct sighand_struct *sh;
+	__sighandler_t handler;
+	bool seen = false;
+	sigset_t pending;
+	int sig;
+
+	if (fatal_signal_pending(t))
+		return true;
+	/* A task's own sighand changes only in its own exec. */
+	sh = rcu_dereference_protected(t->sighand, true);
+	spin_lock_irq(&sh->siglock);
+	sigorsets(&pending, &t->pending.signal,
+		  &t->signal->shared_pending.signal);
+	for (sig = 1; sig <= _NSIG && !seen; sig++) {
+		if (!sigismember(&pending, sig) || sigismember(&t->blocked, sig))
+			continue;
+		handler = sh->action[sig - 1].sa.sa_handler;
+		seen = handler != SIG_DFL && handler != SIG_IGN;
+	}
+	spin_unlock_irq(&sh->siglock);
+	return seen;
+}
+
+/*
+ * Account for a request that slept. A request served while a signal or
+ * the deadline arrived keeps its tokens; any other gives back the chunks
+ * it got and leaves the queue. A signal the caller will not see (@seen
+ * false) restarts the call, which counts as a request again, not as an
+ * interruption.
+ */
+static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
+			  struct rl_waiter *w, int ret, bool seen, u64 start)
+{
+	struct rl_counters *c = &lim->counters;
+	u64 now = ktime_get_ns();
+	struct rl_limiter *x;
+
+	lockdep_assert_held(lim->tlock);
+	if (w->done) {
+		rl_credit_late(lim, now);
+		req->wait_ns = now - start;
+		req->ready_ns = w->at;
+		c->waited++;
+		for (x = lim; x; x = x->h.parent)
+			x->counters.granted += req->count;
+		c->wait_ns_total += req->wait_ns;
+		c->wait_ns_max = max(c->wait_ns_max, req->wait_ns);
+		rl_hist_record(lim, req->wait_ns);
+		w->client->granted += req->count;
+		w->client->refundable += w->taken;
+		trace_ratelimit_grant(lim, req->count, req->wait_ns, 0);
+		return 0;
+	}
+	rl_sched_del(lim, w);
+	rl_undo(lim, w, now);
+	if (ret == -ETIMEDOUT) {
+		c->timeouts++;
+		c->refused += req->count;
+		trace_ratelimit_timeout(lim, req->count, now - start);
+		req->ready_ns = rl_path_predict(lim, w->client, req->count,
+						now);
+	} else if (seen) {
+		c->interrupted++;
+		trace_ratelimit_interrupt(lim, req->count, now - start);
+	} else {
+		c->requests--;
+		c->asked -= req->count;
+	}
+	/* Leaving the queue, or what came back, may let others go. */
+	rl_dispatch(lim, now);
+	return ret;
+}
+
+/*
+ * Fail a request that cannot be granted now and may not wait: -EAGAIN,
+ * -ETIMEDOUT, with req->ready_ns the predicted grant time. Returns 0 if
+ * it may wait.
+ */
+static int rl_acquire_refuse(struct rl_limiter *lim, struct rl_client *client,
+			     struct rl_acquire *req, bool nonblock, u64 start)
+{
+	req->ready_ns = rl_path_predict(lim, client, req->count, start);
+	if (nonblock) {
+		lim->counters.rejected++;
+		lim->counters.refused += req->count;
+		return -EAGAIN;
+	}
+	if (req->deadline_ns <= start ||
+	    (req->flags & RL_ACQUIRE_PREDICT && req->ready_ns > req->deadline_ns)) {
+		lim->counters.timeouts++;
+		lim->counters.refused += req->count;
+		trace_ratelimit_timeout(lim, req->count, 0);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/*
+ * Queue @w for @req of @client, on behalf of @task, or of io_uring (@task
+ * NULL, @served called when it is served).
+ */
+static void rl_acquire_queue(struct rl_limiter *lim, struct rl_client *client,
+			     struct rl_acquire *req, struct rl_waiter *w,
+			     struct task_struct *task,
+			     void (*served)(struct rl_waiter *w), u64 start)
+{
+	u8 level = req->priority ? req->priority - 1 : client->level;
+
+	*w = (struct rl_waiter) {
+		.flow = &client->flows[level], .client = client,
+		.task = task, .served = served, .want = req->count,
+	};
+	rl_sched_add(lim, w);
+	rl_dispatch(lim, start);
+}
+
+/*
+ * A request rl_acquire_now() could not grant, at time @start: fail it
+ * (-EAGAIN, -ETIMEDOUT, with req->ready_ns the predicted grant time), or
+ * queue it, sleep and account for it. Entered and left with the lock held;
+ * drops it to sleep.
+ */
+static noinline int rl_acquire_slow(struct rl_limiter *lim,
+				    struct rl_client *client,
+				    struct rl_acquire *req, bool nonblock,
+				    u64 start)
+	__must_hold(lim->tlock)
+{
+	struct rl_waiter w;
+	bool seen;
+	int ret;
+
+	ret = rl_acquire_refuse(lim, client, req, nonblock, start);
+	if (ret)
+		return ret;
+	rl_acquire_queue(lim, client, req, &w, current, NULL, start);
+	rl_unlock_irq(lim);
+
+	rl_limiter_hist_alloc(lim);
+	ret = rl_sleep(&w, req->deadline_ns);
+	seen = ret == -ERESTARTSYS && rl_signal_seen();
+
+	/* Taking the lock also waits for a waker still using @w. */
+	rl_lock_irq(lim);
+	return rl_acquire_end(lim, req, &w, ret, seen, start);
+}
+
+/*
+ * Trace a request arriving. An unlimited limiter grants without looking
+ * at the clock: returns the time, read here outside the lock when the
+ * limits will need it, or 0. This peek is only a hint: rl_clock() reads it
+ * under the lock if they changed.
+ */
+static u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
+			    const struct rl_acquire *req)
+{
+	trace_ratelimit_acquire(lim, req->count,
+				req->priority ? req->priority - 1 :
+						READ_ONCE(client->level),
+				req->flags);
+	if (!READ_ONCE(lim->params.unlimited) || READ_ONCE(client->cap))
+		return ktime_get_ns();
+	return 0;
+}
+
+/**
+ * rl_limiter_acquire() - take tokens, sleeping for them if needed
+ * @lim:      the limiter
+ * @client:   the client asking, attached to @lim
+ * @req:      validated request; wait_ns and ready_ns are filled in
+ * @nonblock: fail with -EAGAIN instead of sleeping
+ *
+ * The immediate grant is the hot path: it takes the lock once and calls
+ * out of this file only for the clock, the lock (and for a client's cap).
+ *
+ * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL
+ * with nothing consumed.
+ */
+int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
+		       struct rl_acquire *req, bool nonblock)
+{
+	u64 now = 0;
+	int ret;
+
+	now = rl_acquire_start(lim, client, req);
+	rl_lock_irq(lim);
+	ret = rl_acquire_now(lim, client, req, nonblock, &now);
+	if (ret == RL_MUST_WAIT)
+		ret = rl_acquire_slow(lim, client, req, nonblock,
+				      rl_clock(&now));
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_acquire_async() - take tokens, or queue a request for them
+ * @lim:      the limiter
+ * @client:   the client asking, attached to @lim
+ * @req:      validated request; ready_ns and lag_ns are filled in
+ * @nonblock: fail with -EAGAIN instead of queueing
+ * @w:        the request's entry in the queue, owned by the caller
+ * @served:   called with @w under the limiter lock when it is served
+ * @start:    set to the time the request arrived, for
+ *            rl_limiter_acquire_end()
+ *
+ * As rl_limiter_acquire(), but a request that must wait is queued on @w,
+ * with no task: rl_dispatch() calls @served when it is served,
+ * under the limiter lock. The caller ends it with rl_limiter_acquire_end()
+ * once served, or to give up on it.
+ *
+ * Return: 0 when granted; RL_QUEUED when queued; -EAGAIN, -ETIMEDOUT or
+ * -EINVAL with nothing consumed.
+ */
+int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
+			     struct rl_acquire *req, bool nonblock,
+			     struct rl_waiter *w,
+			     void (*served)(struct rl_waiter *w), u64 *start)
+{
+	u64 now;
+	int ret;
+
+	now = rl_acquire_start(lim, client, req);
+	rl_lock_irq(lim);
+	ret = rl_acquire_now(lim, client, req, nonblock, &now);
+	if (ret == RL_MUST_WAIT) {
+		*start = rl_clock(&now);
+		ret = rl_acquire_refuse(lim, client, req, nonblock, *start);
+		if (!ret) {
+			rl_acquire_queue(lim, client, req, w, NULL, served,
+					 *start);
+			ret = RL_QUEUED;
+		}
+	}
+	rl_unlock_irq(lim);
+	/* Before the caller can end it: see rl_limiter_hist_alloc(). */
+	if (ret == RL_QUEUED)
+		rl_limiter_hist_alloc(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_acquire_end() - account for a request rl_limiter_acquire_async()
+ *                            queued
+ * @lim:   the limiter
+ * @req:   the request; wait_ns and ready_ns are filled in
+ * @w:     its entry, served or still queued
+ * @why:   why it ends if it is not served yet: -ETIMEDOUT (its deadline
+ *         passed) or -ECANCELED (counted as interrupted)
+ * @start: the time it arrived
+ *
+ * A request served by now keeps its tokens, as a sleeping one woken at its
+ * deadline does; any other leaves the queue and gives back what it got.
+ *
+ * Return: 0 when granted, else @why.
+ */
+int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
+			   struct rl_waiter *w, int why, u64 start)
+{
+	int ret;
+
+	rl_lock_irq(lim);
+	ret = rl_acquire_end(lim, req, w, why, true, start);
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_cycle() - give back permits and take tokens, atomically
+ * @lim:      the limiter
+ * @client:   the client, attached to @lim
+ * @release:  permits @client holds to give back first, or 0
+ * @req:      validated request, as for rl_limiter_acquire()
+ * @nonblock: fail with -EAGAIN instead of sleeping
+ * @released: set once the permits are given back
+ *
+ * One hold of the lock does what an RL_IOC_RELEASE and an RL_IOC_ACQUIRE
+ * would: the queue is served from what came back, then the request is
+ * granted or queued behind it. Only when someone waits or polls does the
+ * release dispatch, so that a cycle with nobody else around costs what an
+ * acquire does.
+ *
+ * Return: as rl_limiter_acquire(); -EINVAL with nothing done when @client
+ * holds fewer than @release permits or @req can never be granted.
+ */
+int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
+		     u64 release, struct rl_acquire *req, bool nonblock,
+		     bool *released)
+{
+	u64 now = ktime_get_ns();
+	int ret = -EINVAL;
+
+	trace_ratelimit_acquire(lim, req->count,
+				req->priority ? req->priority - 1 :
+						READ_ONCE(client->level),
+				req->flags);
+	rl_lock_irq(lim);
+	if (release > client->held ||
+	    rl_never_grantable(lim, client, req, nonblock))
+		goto out_unlock;
+	if (release) {
+		client->held -= release;
+		rl_path_release(lim, release);
+		*released = true;
+		trace_ratelimit_release(lim, release, lim->held);
+		/* Anyone queued in the tree may wait for these permits. */
+		if (rl_hier_root(lim)->h.queued || !list_empty(&lim->pollers))
+			rl_dispatch(lim, now);
+	}
+	ret = rl_acquire_now(lim, client, req, nonblock, &now);
+	if (ret == RL_MUST_WAIT)
+		ret = rl_acquire_slow(lim, client, req, nonblock, now);
+out_unlock:
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/*
+ * Giving back: concurrency permits a client holds (RL_IOC_RELEASE), and
+ * rate tokens it took and did not use (RL_IOC_REFUND). Either may let the
+ * queue go on, at the limiter and, in a tree, at its ancestors.
+ */
+
+/**
+ * rl_limiter_release() - give back permits
+ * @lim:    the limiter
+ * @client: the client holding them
+ * @count:  permits, at most what @client holds
+ *
+ * Return: 0, or -EINVAL if @client holds fewer.
+ */
+int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
+		       u64 count)
+{
+	int ret = -EINVAL;
+
+	rl_lock_irq(lim);
+	if (count <= client->held) {
+		client->held -= count;
+		rl_path_release(lim, count);
+		trace_ratelimit_release(lim, count, lim->held);
+		rl_dispatch(lim, ktime_get_ns());
+		ret = 0;
+	}
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_refund() - give back unused tokens
+ * @lim:    the limiter
+ * @client: the client that acquired them
+ * @count:  tokens, at most what @client took and did not refund yet
+ *
+ * They go back at every level of the path that limits the rate; each
+ * bucket still never holds more than its burst.
+ *
+ * Return: 0, or -EINVAL if @client took fewer.
+ */
+int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
+		      u64 count)
+{
+	u64 now = ktime_get_ns();
+	struct rl_limiter *x;
+	int ret = -EINVAL;
+
+	rl_lock_irq(lim);
+	if (count <= client->refundable) {
+		client->refundable -= count;
+		lim->counters.refunded += count;
+		for (x = lim; x; x = x->h.parent) {
+			if (x != lim && x->params.unlimited)
+				continue;
+			rl_sync(x, now);
+			rl_bucket_give(&x->bucket, &x->params, count);
+		}
+		rl_dispatch(lim, now);
+		ret = 0;
+	}
+	rl_unlock_irq(lim);
+	return ret;
+}
 
 /*
  * Limiters, clients and wait histograms, in caches of their own: struct
@@ -78,13 +1487,19 @@ void rl_limiter_exit(void)
 }
 
 /**
- * rl_client_alloc() - allocate a zeroed client, for open()
+ * rl_client_alloc() - allocate a client, for open()
  *
- * Return: the client, or NULL when out of memory.
+ * Return: the client, zeroed but for its flows and defaults
+ * (rl_client_init()), or NULL when out of memory.
  */
 struct rl_client *rl_client_alloc(void)
 {
-	return kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
+	struct rl_client *client;
+
+	client = kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
+	if (client)
+		rl_client_init(client);
+	return client;
 }
 
 /**
@@ -94,6 +1509,80 @@ struct rl_client *rl_client_alloc(void)
 void rl_client_free(struct rl_client *client)
 {
 	kmem_cache_free(rl_client_cache, client);
+}
+
+/*
+ * Global limits: what an agent sharing one capacity among hosts (such as
+ * rlsyncd) needs of a local limiter. The kernel still does all the
+ * enforcement; the agent only feeds and sizes the limiter.
+ *
+ * - RL_CONFIG_FED: time adds no tokens (rl_refill() skips the refill), so
+ *   the limiter serves what RL_IOC_DEPOSIT adds, up to the burst; the
+ *   excess goes back to the agent.
+ * - RL_IOC_SET_LEASE: limits that hold until a deadline, then a fallback
+ *   that the kernel applies itself, at once if the fd that set the lease
+ *   is closed (the agent died). The lease is limiter state (struct
+ *   rl_global): its timer takes the limiter's lock and applies the
+ *   fallback as the limiter's own timer serves the queue.
+ * - RL_IOC_GET_DEMAND: tokens asked and refused, kept under the limiter's
+ *   lock; tokens queued (the queue keeps the sum); time with a sleeper,
+ *   started and stopped when the sleepers go from 0 to 1 and back
+ *   (rl_busy_add()). No walk, no allocation.
+ */
+
+/*
+ * End the lease: the fallback limits apply. SET_LEASE refused a fallback
+ * whose concurrency goes between 0 and non-zero while other clients are
+ * attached; if the concurrency in force changed since (while nobody else
+ * was attached) and clients came, the fallback keeps it rather than
+ * strand them (rl_conc_switch_busy()).
+ */
+static void rl_lease_end(struct rl_limiter *lim, u64 now, u64 self)
+{
+	struct rl_global *g = &lim->global;
+	struct rl_params fb = g->fallback;
+
+	lockdep_assert_held(lim->tlock);
+	g->lease_end = 0;
+	g->holder = NULL;
+	g->holder_pid = 0;
+	/* A callback already running finds no lease and does nothing. */
+	hrtimer_try_to_cancel(&g->lease_timer);
+	if (rl_conc_switch_busy(lim, &fb, self))
+		fb.concurrency = lim->params.concurrency;
+	rl_apply_params(lim, &fb, now);
+}
+
+static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
+{
+	struct rl_limiter *lim = container_of(timer, struct rl_limiter,
+					      global.lease_timer);
+	u64 now = ktime_get_ns();
+	unsigned long flags;
+
+	flags = rl_lock_irqsave(lim);
+	/* A renewal that raced with this callback started the timer again. */
+	if (lim->global.lease_end && now >= lim->global.lease_end)
+		rl_lease_end(lim, now, 0);
+	rl_unlock_irqrestore(lim, flags);
+	return HRTIMER_NORESTART;
+}
+
+/* A new limiter, not shared yet, has no lease. */
+static void rl_lease_init(struct rl_limiter *lim)
+{
+	hrtimer_setup(&lim->global.lease_timer, rl_lease_timer_fn,
+		      CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+}
+
+/* @client leaves @lim, locked: a lease it holds ends now. */
+static void rl_lease_detach(struct rl_limiter *lim, struct rl_client *client,
+			    u64 now)
+{
+	lockdep_assert_held(lim->tlock);
+	/* @client no longer counts among the clients. */
+	if (lim->global.lease_end && lim->global.holder == client)
+		rl_lease_end(lim, now, 0);
 }
 
 /**
@@ -123,7 +1612,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	lim->release.stamp = lim->bucket.stamp;
 	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS);
-	rl_global_init(lim);
+	rl_lease_init(lim);
 	return lim;
 }
 
@@ -154,7 +1643,7 @@ static void rl_limiter_free(struct kref *ref)
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
 		     lim->h.parent || !list_empty(&lim->h.children));
 	/* First the lease's timer: its fallback could start the other. */
-	rl_global_free(lim);
+	hrtimer_cancel(&lim->global.lease_timer);
 	hrtimer_cancel(&lim->timer);
 	/* A former child may be in rl_lock_irq() on our lock. */
 	call_rcu(&lim->rcu, rl_limiter_free_rcu);
@@ -206,7 +1695,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	list_del_init(&client->poll_node);
 	left = lim->nclients - 1;
 	WRITE_ONCE(lim->nclients, left);
-	rl_global_detach(lim, client, ktime_get_ns());
+	rl_lease_detach(lim, client, ktime_get_ns());
 	if (client->held) {
 		rl_path_release(lim, client->held);
 		trace_ratelimit_release(lim, client->held, lim->held);
@@ -217,19 +1706,15 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	return left;
 }
 
-/**
- * rl_apply_params() - carry the buckets over to new limits
- * @lim: the limiter, locked
- * @p:   new limits, validated by rl_params_check()
- * @now: current time, ns
- *
- * Tokens, permits and queued requests are kept; the queue is served at
+/*
+ * Carry the buckets of @lim, locked, over to new limits @p (validated by
+ * rl_params_check()) at @now. Tokens, permits and queued requests are kept; the queue is served at
  * once under the new limits. Walks the clients with caps (O(clients)
  * under the lock): a reconfiguration is process context and rare, never
  * the grant path.
  */
-void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
-		     u64 now)
+static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
+			    u64 now)
 {
 	struct rl_params old, new;
 	struct rl_client *client;
@@ -285,7 +1770,7 @@ static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
  * back, and one that began while it was not 0 gives back permits it does
  * not hold. So concurrency may only go between 0 and non-zero while no
  * other client uses @lim or a limiter under it (whose permits are taken
- * at @lim too, hier.c). N to M, both non-zero, is always allowed.
+ * at @lim too). N to M, both non-zero, is always allowed.
  *
  * Return: true if @p must be refused with -EBUSY.
  */
@@ -298,15 +1783,6 @@ bool rl_conc_switch_busy(const struct rl_limiter *lim,
 	return rl_subtree_clients(lim, 0) > self;
 }
 
-/* Does a level of the path from @x up limit concurrency? */
-static bool rl_path_concurrent(const struct rl_limiter *x)
-{
-	for (; x; x = x->h.parent)
-		if (x->params.concurrency)
-			return true;
-	return false;
-}
-
 /**
  * rl_move_busy() - would moving a subtree strand its clients?
  * @lim:    the root of the subtree moved; its tree is locked
@@ -315,7 +1791,7 @@ static bool rl_path_concurrent(const struct rl_limiter *x)
  * @self:   clients of @lim the caller speaks for (rl_conc_switch_busy())
  *
  * The grants of a limiter are permits when a level of its path limits
- * concurrency (hier.c): moving @lim between a path with such a level and
+ * concurrency: moving @lim between a path with such a level and
  * one without switches that for its subtree, as rl_conc_switch_busy()
  * says of its own concurrency.
  *
@@ -327,7 +1803,7 @@ bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
 	/* Its own concurrency makes the subtree's grants permits anywhere. */
 	if (lim->params.concurrency)
 		return false;
-	if (rl_path_concurrent(old) == rl_path_concurrent(parent))
+	if (rl_hier_concurrent(old) == rl_hier_concurrent(parent))
 		return false;
 	return rl_subtree_clients(lim, 0) > self;
 }
@@ -418,10 +1894,8 @@ void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 	rl_unlock_irq(lim);
 }
 
-/**
- * rl_limiter_hist_alloc() - give a limiter its wait histogram
- * @lim: the limiter, of which the caller holds a reference
- *
+/*
+ * Give @lim, of which the caller holds a reference, its wait histogram.
  * Called without the limiter's lock by a request that has just been
  * queued, before its grant can be accounted for (rl_hist_record()): may
  * sleep. Does nothing if the limiter has its histogram. Out of memory,
@@ -429,7 +1903,7 @@ void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
  * again: the waits in between are in its counters but not in the
  * histogram.
  */
-void rl_limiter_hist_alloc(struct rl_limiter *lim)
+static void rl_limiter_hist_alloc(struct rl_limiter *lim)
 {
 	u64 *hist;
 
@@ -550,4 +2024,120 @@ void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 	cc->held = client->held;
 	cc->granted = client->granted;
 	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_deposit() - RL_IOC_DEPOSIT: feed tokens to a fed limiter
+ * @lim: the limiter
+ * @dep: dep->count tokens are added, up to the burst; dep->count becomes
+ *       the excess, dep->available the tokens then
+ *
+ * Return: 0, or -EINVAL if @lim is not fed.
+ */
+int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep)
+{
+	const struct rl_params *p = &lim->params;
+	u64 now = ktime_get_ns(), room;
+	int ret = 0;
+
+	rl_lock_irq(lim);
+	if (!p->fed) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	rl_sync(lim, now);
+	room = p->burst - min(lim->bucket.tokens, p->burst);
+	room = min(room, dep->count);
+	rl_bucket_give(&lim->bucket, p, room);
+	dep->count -= room;
+	/* The waiters are served from the deposit, in their order. */
+	rl_dispatch(lim, now);
+	dep->available = lim->bucket.tokens;
+out_unlock:
+	rl_unlock_irq(lim);
+	return ret;
+}
+
+/**
+ * rl_limiter_lease() - RL_IOC_SET_LEASE: limits until a deadline
+ * @lim:     the limiter
+ * @client:  the client that holds the lease from now on
+ * @p:       the limits until @expires
+ * @fb:      the fallback applied at @expires (at once if 0 or past)
+ * @expires: CLOCK_MONOTONIC, ns
+ *
+ * Return: 0, or -EBUSY with nothing changed if either would switch the
+ * concurrency between 0 and non-zero under other clients
+ * (rl_conc_switch_busy()).
+ */
+int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
+		     const struct rl_params *p, const struct rl_params *fb,
+		     u64 expires)
+{
+	struct rl_global *g = &lim->global;
+	u64 now = ktime_get_ns();
+
+	rl_lock_irq(lim);
+	if (rl_conc_switch_busy(lim, fb, 1) ||
+	    (expires > now && rl_conc_switch_busy(lim, p, 1))) {
+		rl_unlock_irq(lim);
+		return -EBUSY;
+	}
+	g->fallback = *fb;
+	if (expires <= now) {
+		rl_lease_end(lim, now, 1);
+	} else {
+		g->lease_end = expires;
+		g->holder = client;
+		g->holder_pid = client->tgid;
+		hrtimer_start(&g->lease_timer, ns_to_ktime(expires),
+			      HRTIMER_MODE_ABS);
+		rl_apply_params(lim, p, now);
+	}
+	rl_unlock_irq(lim);
+	return 0;
+}
+
+/**
+ * rl_limiter_get_demand() - what the clients ask for, now
+ * @lim: the limiter
+ * @d:   a zeroed struct rl_demand, filled in
+ */
+void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d)
+{
+	const struct rl_global *g = &lim->global;
+
+	rl_lock_irq(lim);
+	d->now_ns = ktime_get_ns();
+	d->asked = lim->counters.asked;
+	d->refused = lim->counters.refused;
+	d->queued = lim->queued_hi ? U64_MAX : lim->queued;
+	d->busy_ns = g->busy_ns;
+	if (lim->nwaiters)
+		d->busy_ns += d->now_ns - g->busy_since;
+	rl_unlock_irq(lim);
+}
+
+/**
+ * rl_limiter_get_lease() - the lease in force, for sysfs
+ * @lim:  the limiter
+ * @left: set to the time until it ends, ns
+ * @pid:  set to the process of the client that holds it
+ *
+ * Return: true if there is a lease, else false (and @left, @pid unset).
+ */
+bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid)
+{
+	const struct rl_global *g = &lim->global;
+	u64 now = ktime_get_ns();
+	bool ret;
+
+	rl_lock_irq(lim);
+	ret = g->lease_end;
+	if (ret) {
+		*left = g->lease_end - min(now, g->lease_end);
+		*pid = g->holder_pid;
+	}
+	rl_unlock_irq(lim);
+	return ret;
 }

@@ -1,260 +1,144 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Internals shared by the files of the limiter core: limiter.c (lifetime
- * and configuration), acquire.c (acquire, the immediate grant, undo),
- * release.c (release, refund), dispatch.c (serving the queue, the timer,
- * poll), bucket.c (the limiter's bucket with its catch-up pace, and the
- * clients' caps), sched.c (the order of a limiter's own requests) and
- * hier.c (the order of a tree's limiters; a limiter alone is a tree of
- * one). Everything here runs under the limiter's lock (lock.h).
+ * What the other files call of the limiter (limiter.c): its lifetime, its
+ * limits and clients, acquiring and giving back, the lease, and the
+ * reading of its state, and taking its lock: the lock of its tree, through
+ * rl_limiter.tlock. Each function takes the lock itself, but rl_dispatch(),
+ * rl_conc_switch_busy() and rl_move_busy(), which run under it.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #ifndef _RL_LIMITER_H
 #define _RL_LIMITER_H
 
-#include <linux/bitops.h>
-#include <linux/hrtimer.h>
-#include <linux/ktime.h>
-#include <linux/lockdep.h>
+#include <linux/poll.h>
+#include <linux/rcupdate.h>
+#include <linux/spinlock.h>
 
-#include "compat.h"
-#include "lock.h"
 #include "ratelimit.h"
 
-/* sched.c */
-void rl_sched_init(struct rl_limiter *lim);
-void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w);
-void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w);
-struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
-				unsigned int *budget);
-void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk);
-u64 rl_sched_cap_ready(struct rl_limiter *lim);
-void rl_sched_unpark_client(struct rl_limiter *lim, struct rl_client *client);
-void rl_sched_unpark_all(struct rl_limiter *lim);
-void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
-			 unsigned int *budget);
+/*
+ * Lock a limiter: its tree's lock (tree.c moves it). The pointer changes
+ * only under the lock it points to, so it is checked again once held. The
+ * lock read may be that of a root the limiter just left, which may be
+ * freed then: limiters are freed after an RCU grace period, and the lock
+ * is taken, and let go if it is not the one, under rcu_read_lock(). The
+ * limiter's own lock lives as long as the caller's reference to it: no
+ * RCU for a limiter outside a tree, the immediate grant's case.
+ */
+static inline void rl_lock_irq(struct rl_limiter *lim)
+	__acquires(lim->tlock)
+{
+	spinlock_t *l = READ_ONCE(lim->tlock);	/* the lock in force when read */
 
-/* bucket.c */
-void rl_refill_catchup(struct rl_limiter *lim, u64 now);
-u64 rl_catchup_time(const struct rl_limiter *lim);
-u64 rl_ready_time(const struct rl_limiter *lim, u64 n);
-u64 rl_predict(const struct rl_limiter *lim, const struct rl_client *client,
-	       u64 n, u64 now);
-void rl_drop_late(struct rl_limiter *lim, u64 then);
-void rl_cap_params(const struct rl_limiter *lim,
-		   const struct rl_client *client, struct rl_params *cp);
-bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
-		   u64 chunk, u64 now);
-u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
-		 u64 n);
-u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
+	if (likely(l == &lim->lock)) {
+		spin_lock_irq(l);
+		if (likely(l == READ_ONCE(lim->tlock)))
+			return;
+		spin_unlock_irq(l);
+	}
+	for (;;) {
+		rcu_read_lock();
+		l = READ_ONCE(lim->tlock);
+		spin_lock_irq(l);
+		if (likely(l == READ_ONCE(lim->tlock))) {
+			rcu_read_unlock();
+			break;
+		}
+		spin_unlock_irq(l);
+		rcu_read_unlock();
+	}
+}
 
-/* limiter.c */
-void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
-		     u64 now);
+static inline void rl_unlock_irq(struct rl_limiter *lim)
+	__releases(lim->tlock)
+{
+	spin_unlock_irq(lim->tlock);
+}
+
+static inline unsigned long rl_lock_irqsave(struct rl_limiter *lim)
+	__acquires(lim->tlock)
+{
+	unsigned long flags;
+	spinlock_t *l;	/* the lock in force when read */
+
+	for (;;) {
+		rcu_read_lock();
+		l = READ_ONCE(lim->tlock);
+		spin_lock_irqsave(l, flags);
+		if (likely(l == READ_ONCE(lim->tlock))) {
+			rcu_read_unlock();
+			break;
+		}
+		spin_unlock_irqrestore(l, flags);
+		rcu_read_unlock();
+	}
+	return flags;
+}
+
+static inline void rl_unlock_irqrestore(struct rl_limiter *lim,
+					unsigned long flags)
+	__releases(lim->tlock)
+{
+	spin_unlock_irqrestore(lim->tlock, flags);
+}
+
+int rl_limiter_init(void);
+void rl_limiter_exit(void);
+struct rl_client *rl_client_alloc(void);
+void rl_client_free(struct rl_client *client);
+struct rl_limiter *rl_limiter_create(const struct rl_params *p);
+void rl_limiter_get(struct rl_limiter *lim);
+void rl_limiter_put(struct rl_limiter *lim);
+void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client);
+u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client);
+int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p,
+			  u64 self);
+void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p);
+int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
+			 u64 val);
+void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
+			   const struct rl_client_config *cc);
+void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
+			   struct rl_client_config *cc);
+void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s);
+void rl_limiter_get_hist(struct rl_limiter *lim, u64 *hist);
+void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st);
+void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
+			     void *arg);
+
+int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
+		       struct rl_acquire *req, bool nonblock);
+/* rl_limiter_acquire_async() queued the request. */
+#define RL_QUEUED	1
+int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
+			     struct rl_acquire *req, bool nonblock,
+			     struct rl_waiter *w,
+			     void (*served)(struct rl_waiter *w), u64 *start);
+int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
+			   struct rl_waiter *w, int why, u64 start);
+int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
+		     u64 release, struct rl_acquire *req, bool nonblock,
+		     bool *released);
+
+int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
+		       u64 count);
+int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
+		      u64 count);
+
+int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep);
+int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
+		     const struct rl_params *p, const struct rl_params *fb,
+		     u64 expires);
+void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d);
+bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid);
+
+__poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);
+
+void rl_dispatch(struct rl_limiter *lim, u64 now);
 bool rl_conc_switch_busy(const struct rl_limiter *lim,
 			 const struct rl_params *p, u64 self);
 bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
 		  const struct rl_limiter *parent, u64 self);
-
-/* dispatch.c */
-void rl_dispatch(struct rl_limiter *lim, u64 now);
-void rl_arm_timer_before(struct rl_limiter *lim, u64 when);
-enum hrtimer_restart rl_timer_fn(struct hrtimer *timer);
-bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when);
-
-/**
- * struct rl_walk - one dispatch of a tree (dispatch.c, hier.c)
- * @lim:    the limiter whose dispatch this is: its timer's time is
- *          returned rather than started
- * @now:    current time, ns
- * @when:   time to start @lim's timer for
- * @budget: grants, parks and unparks left
- * @leaf:   limiter of the request picked
- * @chunk:  tokens to grant it now
- * @own:    chunks granted to the root's own requests
- */
-struct rl_walk {
-	struct rl_limiter *lim;
-	u64 now;
-	u64 when;
-	unsigned int budget;
-	struct rl_limiter *leaf;
-	u64 chunk;
-	unsigned int own;
-};
-
-/* hier.c */
-void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t);
-struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x);
-void rl_hier_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready);
-void rl_hier_park(struct rl_limiter *x, u64 ready);
-void rl_hier_unpark(struct rl_limiter *x);
-void rl_hier_unpark_due(struct rl_limiter *x, u64 now, unsigned int *budget);
-u64 rl_hier_next(struct rl_limiter *x);
-bool rl_hier_concurrent(const struct rl_limiter *x);
-u64 rl_hier_chunk(const struct rl_limiter *x);
-void rl_hier_charge(struct rl_limiter *x, u64 count);
-
-/* The root of the tree of @lim: @lim itself when it has no parent. */
-static inline struct rl_limiter *rl_hier_root(struct rl_limiter *lim)
-{
-	while (lim->h.parent)
-		lim = lim->h.parent;
-	return lim;
-}
-
-/* Tags wrap around: compare them as CFS compares vruntime. */
-static inline bool rl_hier_before(u64 a, u64 b)
-{
-	return (s64)(a - b) < 0;
-}
-
-/*
- * Is it the turn of @x, which has a parent, to take the parent's tokens:
- * is no sibling that the order serves first (an active one, not parked,
- * with a smaller tag) waiting for them? @x itself competes with its tag,
- * or with the parent's virtual time if it has nothing queued and is
- * behind it, as it would if it queued now.
- */
-static inline bool rl_hier_turn(const struct rl_limiter *x)
-{
-	const struct rl_hnode *p = &x->h.parent->h;
-	struct rb_node *node = rb_first_cached(&p->kids);
-	const struct rl_limiter *first;
-	u64 tag = x->h.vtag;
-
-	if (!node)
-		return true;
-	first = rb_entry(node, struct rl_limiter, h.knode);
-	if (first == x)
-		return true;
-	if (!x->h.active && rl_hier_before(tag, p->kvtime))
-		tag = p->kvtime;
-	return rl_hier_before(tag, first->h.vtag);
-}
-
-/* Permits come back at @lim and every level above. */
-static inline void rl_path_release(struct rl_limiter *lim, u64 count)
-{
-	struct rl_limiter *x;
-
-	for (x = lim; x; x = x->h.parent)
-		x->held -= count;
-}
-
-/*
- * Refill the bucket; inline for the common case, no catching up. A fed
- * limiter's backlog waits: its clock releases nothing.
- */
-static inline void rl_refill(struct rl_limiter *lim, u64 now)
-{
-	const struct rl_params *p = &lim->params;
-
-	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog || p->fed)
-		rl_bucket_refill(&lim->bucket, p, now);
-	else
-		rl_refill_catchup(lim, now);
-}
-
-/*
- * Bring the limiter up to @now without dropping tokens owed to queued
- * requests: with requests queued, the bucket stays where rl_dispatch()
- * left it.
- */
-static inline void rl_sync(struct rl_limiter *lim, u64 now)
-{
-	/* With requests queued, the tokens are theirs: rl_dispatch()'s. */
-	if (!lim->nwaiters)
-		rl_refill(lim, now - lim->late);
-}
-
-/*
- * Grants that emptied the queue are being delivered, late, until @now: that
- * time, up to RL_LATE_MAX_NS, is not idle time. The bucket stays at the
- * last grant's instant, and the next request to arrive gets the tokens of
- * that time (rl_sync_arrival()). Called by the dispatch that granted them,
- * and again by a request woken by its grant, when it is back.
- */
-static inline void rl_credit_late(struct rl_limiter *lim, u64 now)
-{
-	if (!lim->nwaiters && !lim->params.unlimited &&
-	    now > lim->bucket.stamp)
-		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
-}
-
-/* A request goes to sleep: the limiter is busy from the first one on. */
-static inline void rl_busy_add(struct rl_limiter *lim)
-{
-	if (!lim->nwaiters++)
-		lim->global.busy_since = ktime_get_ns();
-}
-
-/* A request leaves the queue: the last one ends the busy time. */
-static inline void rl_busy_sub(struct rl_limiter *lim)
-{
-	if (!--lim->nwaiters)
-		lim->global.busy_ns += ktime_get_ns() - lim->global.busy_since;
-}
-
-/* Could @permits permits be taken now? */
-static inline bool rl_permits_free(const struct rl_limiter *lim, u64 permits)
-{
-	const struct rl_params *p = &lim->params;
-
-	return !p->concurrency ||
-	       (permits <= p->concurrency &&
-		lim->held <= p->concurrency - permits);
-}
-
-/*
- * Count a grant that waited @wait_ns in the wait histogram, which the
- * request allocated when it was queued (rl_limiter_hist_alloc()).
- */
-static inline void rl_hist_record(struct rl_limiter *lim, u64 wait_ns)
-{
-	u64 *hist = READ_ONCE(lim->hist);
-
-	lockdep_assert_held(lim->tlock);
-	if (likely(hist))
-		hist[fls64(wait_ns)]++;
-}
-
-/* Take @n tokens and @permits for @client; returns the tokens taken. */
-static inline u64 rl_take(struct rl_limiter *lim, struct rl_client *client,
-			  u64 n, u64 permits)
-{
-	lim->held += permits;
-	client->held += permits;
-	if (client->cap)
-		rl_bucket_take(&client->cap_bucket, n);
-	if (lim->params.unlimited)
-		return 0;
-	rl_bucket_take(&lim->bucket, n);
-	return n;
-}
-
-/* How long the tokens of an immediate grant of @n had been waiting. */
-static inline u64 rl_lag(const struct rl_limiter *lim, u64 n)
-{
-	const struct rl_params *p = &lim->params;
-	const struct rl_bucket *b = &lim->bucket;
-
-	if (p->unlimited || !p->rate || p->fed || b->tokens < n ||
-	    (b->tokens == n && !b->units))
-		return 0;
-	/* At most burst * period + period - 1: no overflow. */
-	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
-}
-
-/* Tell a request that it is served: wake its task, or its io_uring. */
-static inline void rl_waiter_wake(struct rl_waiter *w)
-{
-	if (likely(w->task))
-		wake_up_process(w->task);
-	else
-		rl_uring_wake(w);
-}
 
 #endif /* _RL_LIMITER_H */

@@ -21,11 +21,12 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
-#include "global.h"
+#include "limiter.h"
 #include "named.h"
 #include "ratelimit.h"
 #include "request.h"
 #include "sysfs.h"
+#include "tree.h"
 
 #define CREATE_TRACE_POINTS
 #include "ratelimit_trace.h"
@@ -42,11 +43,9 @@ static_assert(sizeof(struct rl_parent) == 40);
 static_assert(RL_DEPTH_MAX == RL_HIER_DEPTH_MAX);
 static_assert(sizeof(struct rl_cycle) == 96);
 static_assert(sizeof(struct rl_perm) == 32);
-static_assert(RL_CATCHUP_STRICT == RL_TOKENS_CATCHUP_STRICT);
-static_assert(RL_CATCHUP_MAX == RL_TOKENS_CATCHUP_MAX);
-static_assert(RL_FAIRNESS_MAX == RL_TOKENS_FAIRNESS_MAX);
-static_assert(RL_PERIOD_MAX_NS == RL_TOKENS_PERIOD_MAX);
-static_assert(RL_BURST_PERIOD_MAX == RL_TOKENS_BURST_PERIOD_MAX);
+static_assert(sizeof(struct rl_deposit) == 40);
+static_assert(sizeof(struct rl_lease) == 160);
+static_assert(sizeof(struct rl_demand) == 80);
 
 #define RL_IOCTLS_ALL	(BIT_ULL(_IOC_NR(RL_IOC_GET_FEATURES)) |	\
 			 BIT_ULL(_IOC_NR(RL_IOC_SET_CONFIG)) |		\
@@ -72,17 +71,12 @@ static bool rl_reserved_zero(const void *p, size_t size)
 	return !memchr_inv(p, 0, size);
 }
 
-/**
- * rl_params_from_user() - the limits a configuration from user space asks for
- * @cfg: as copied in
- * @p:   filled with the limits it asks for
- *
- * Checks what only user space may get wrong (unknown flags, reserved
- * fields), then converts with rl_params_from_config() (tunables.c).
- *
- * Return: 0, or -EINVAL for unknown flags, reserved fields or bounds.
+/*
+ * The limits @p a configuration @cfg from user space asks for: what only
+ * user space may get wrong (unknown flags, reserved fields) is checked
+ * here, the rest by rl_params_from_config(). 0 or -EINVAL.
  */
-int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)
+static int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)
 {
 	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 ||
 	    cfg->reserved)
@@ -204,24 +198,153 @@ static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
 	return copy_to_user(argp, &cfg, sizeof(cfg)) ? -EFAULT : 0;
 }
 
-/**
- * rl_may_boost() - may a client go ahead of the others?
- * @client: the client
- * @prio:   priority it asks for, RL_PRIO_*
- * @weight: weight it asks for
- *
- * HIGH and USER, and weights above 1, take from everyone else: they are
- * for whoever may reconfigure the limiter (the owner of the budget; always
- * so for a private one) or has CAP_SYS_NICE. LOW, MID, weight 1 and caps
- * only ever take less.
- *
- * Return: true if it may.
+/*
+ * RL_IOC_ACQUIRE
+ * Returns 0 when granted, else a negative errno; the outputs are written
+ * on success, -EAGAIN and -ETIMEDOUT.
  */
-bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight)
+static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
+			    struct rl_acquire __user *argp)
 {
-	if (prio <= RL_PRIO_MID && weight <= 1)
-		return true;
-	return client->may_config || capable(CAP_SYS_NICE);
+	struct rl_limiter *lim;
+	struct rl_acquire req;
+	bool nonblock;
+	int ret;
+
+	if (rl_acquire_read(&req, argp))
+		return -EFAULT;
+	ret = rl_acquire_admit(client, &req, &lim);
+	if (ret)
+		return ret;
+
+	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
+	ret = rl_limiter_acquire(lim, client, &req, nonblock);
+	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
+		return ret;
+	if (rl_acquire_write(argp, &req))
+		return -EFAULT;
+	return ret;
+}
+
+/*
+ * Read the request: its own fields, writing @release back as it is, then
+ * the embedded ACQUIRE as rl_acquire_read() reads one, clearing its
+ * outputs; a block the caller cannot write fails before anything is given
+ * back.
+ */
+static int rl_cycle_read(struct rl_cycle *c, struct rl_cycle __user *u)
+{
+	struct rl_acquire *req = &c->acquire;
+	struct rl_acquire __user *ureq = &u->acquire;
+
+	if (!user_access_begin(u, sizeof(*u)))
+		return -EFAULT;
+	unsafe_get_user(c->release, &u->release, efault);
+	unsafe_get_user(c->flags, &u->flags, efault);
+	unsafe_get_user(c->reserved0, &u->reserved0, efault);
+	unsafe_get_user(c->reserved[0], &u->reserved[0], efault);
+	unsafe_get_user(c->reserved[1], &u->reserved[1], efault);
+	unsafe_put_user(c->release, &u->release, efault);
+	user_access_end();
+	return rl_acquire_read(req, ureq);
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/* Write back the outputs: @release once given back, the request's if @out. */
+static int rl_cycle_write(struct rl_cycle __user *u, const struct rl_cycle *c,
+			  bool released, bool out)
+{
+	if (released && put_user(0, &u->release))
+		return -EFAULT;
+	return out ? rl_acquire_write(&u->acquire, &c->acquire) : 0;
+}
+
+/*
+ * RL_IOC_CYCLE: give back concurrency permits and acquire again in one
+ * call, under one hold of the limiter's lock (rl_limiter_cycle()). A
+ * worker that holds a permit per job trades it for the next one's in one
+ * syscall instead of an RL_IOC_RELEASE and an RL_IOC_ACQUIRE. Returns 0
+ * when granted, or a negative errno as RL_IOC_ACQUIRE; -EINVAL for a bad
+ * request or more permits to give back than @client holds, -EBADFD
+ * without a limiter.
+ */
+static long rl_ioctl_cycle(struct rl_client *client, struct file *file,
+			   struct rl_cycle __user *argp)
+{
+	struct rl_limiter *lim;
+	struct rl_acquire *req;
+	bool nonblock, released = false;
+	struct rl_cycle c;
+	int ret;
+
+	if (rl_cycle_read(&c, argp))
+		return -EFAULT;
+	req = &c.acquire;
+	if (c.flags || c.reserved0 || c.reserved[0] || c.reserved[1])
+		return -EINVAL;
+	ret = rl_acquire_admit(client, req, &lim);
+	if (ret)
+		return ret;
+
+	nonblock = req->flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
+	ret = rl_limiter_cycle(lim, client, c.release, req, nonblock,
+			       &released);
+	if (rl_cycle_write(argp, &c, released,
+			   !ret || ret == -EAGAIN || ret == -ETIMEDOUT))
+		return -EFAULT;
+	return ret;
+}
+
+/* RL_IOC_SET_PARENT: 0 or a negative errno, see struct rl_parent. */
+static int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	char name[RL_NAME_MAX];
+	struct rl_parent rp;
+	int ret;
+
+	if (copy_from_user(&rp, argp, sizeof(rp)))
+		return -EFAULT;
+	if (rp.flags || rp.depth || rp.children || rp.weight > RL_WEIGHT_MAX ||
+	    memchr_inv(rp.reserved, 0, sizeof(rp.reserved)))
+		return -EINVAL;
+	if (rp.name_ptr) {
+		ret = rl_name_from_user(name, rp.name_ptr);
+		if (ret)
+			return ret;
+	}
+	if (!lim)
+		return -EBADFD;
+	if (!rl_limiter_named(lim))
+		return -EINVAL;
+	if (!client->may_config)
+		return -EACCES;
+	return rl_named_set_parent(lim, rp.name_ptr ? name : NULL,
+				   rp.weight ?: 1);
+}
+
+/* RL_IOC_GET_PARENT: 0 or a negative errno, see struct rl_parent. */
+static int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	char name[RL_NAME_MAX];
+	struct rl_parent rp;
+	u64 uptr;
+
+	if (copy_from_user(&rp, argp, sizeof(rp)))
+		return -EFAULT;
+	if (rp.flags)
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	uptr = rp.name_ptr;
+	rp = (struct rl_parent) { .name_ptr = uptr };
+	rl_tree_get(lim, &rp, name);
+	if (uptr && copy_to_user(u64_to_user_ptr(uptr), name, strlen(name) + 1))
+		return -EFAULT;
+	return copy_to_user(argp, &rp, sizeof(rp)) ? -EFAULT : 0;
 }
 
 static int rl_ioctl_get_stats(struct rl_client *client, void __user *argp)
@@ -314,6 +437,77 @@ static int rl_ioctl_set_perm(struct rl_client *client, void __user *argp)
 	return rl_named_set_perm(lim, perm.flags, uid, gid, perm.mode);
 }
 
+/* RL_IOC_DEPOSIT: feed tokens to a fed limiter. */
+static int rl_ioctl_deposit(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_deposit __user *u = argp;
+	struct rl_deposit dep;
+	int ret;
+
+	if (copy_from_user(&dep, u, sizeof(dep)))
+		return -EFAULT;
+	if (!dep.count || dep.flags || dep.reserved0 ||
+	    memchr_inv(dep.reserved, 0, sizeof(dep.reserved)))
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	if (!client->may_config)
+		return -EPERM;
+	/* Fail before adding anything if the answer cannot be written. */
+	if (put_user(0, &u->available))
+		return -EFAULT;
+	ret = rl_limiter_deposit(lim, &dep);
+	if (ret)
+		return ret;
+	return copy_to_user(u, &dep, sizeof(dep)) ? -EFAULT : 0;
+}
+
+/*
+ * RL_IOC_SET_LEASE: limits until a deadline; @client holds the lease. Both
+ * configurations are checked before anything changes: -EBUSY when either
+ * would switch the concurrency between 0 and non-zero under other clients.
+ */
+static int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_params p, fb;
+	struct rl_lease l;
+	int ret;
+
+	if (copy_from_user(&l, argp, sizeof(l)))
+		return -EFAULT;
+	if (l.flags || l.reserved0 || l.expires_ns > KTIME_MAX ||
+	    memchr_inv(l.reserved, 0, sizeof(l.reserved)))
+		return -EINVAL;
+	ret = rl_params_from_user(&l.config, &p) ?:
+	      rl_params_from_user(&l.fallback, &fb);
+	if (ret)
+		return ret;
+	if (!lim)
+		return -EBADFD;
+	if (!client->may_config)
+		return -EPERM;
+	return rl_limiter_lease(lim, client, &p, &fb, l.expires_ns);
+}
+
+/* RL_IOC_GET_DEMAND */
+static int rl_ioctl_get_demand(struct rl_client *client, void __user *argp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_demand d;
+
+	if (copy_from_user(&d, argp, sizeof(d)))
+		return -EFAULT;
+	if (d.flags || d.reserved0)
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	memset(&d, 0, sizeof(d));
+	rl_limiter_get_demand(lim, &d);
+	return copy_to_user(argp, &d, sizeof(d)) ? -EFAULT : 0;
+}
+
 static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct rl_client *client = file->private_data;
@@ -372,7 +566,6 @@ static int rl_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&client->poll_node);
 	INIT_LIST_HEAD(&client->async);
 	mutex_init(&client->setup);
-	rl_client_init(client);
 	client->tgid = task_tgid_nr(current);
 	get_task_comm(client->comm, current);
 	file->private_data = client;

@@ -34,8 +34,10 @@
 #include <linux/xarray.h>
 
 #include "named.h"
+#include "limiter.h"
 #include "ratelimit.h"
 #include "sysfs.h"
+#include "tree.h"
 
 static unsigned int max_named = 1024;
 module_param(max_named, uint, 0644);
@@ -255,7 +257,7 @@ static void rl_name_drop(struct rl_limiter *lim)
 static bool rl_name_orphan(const struct rl_limiter *lim)
 {
 	return lim->dir && !lim->persistent && !lim->nclients &&
-	       !rl_hier_has_children(lim);
+	       !rl_tree_has_children(lim);
 }
 
 /*
@@ -272,7 +274,7 @@ static void rl_name_remove(struct rl_limiter *lim)
 		parent = lim->h.parent;
 		/* The parent's directory still holds a reference to it. */
 		if (parent)
-			rl_hier_set_parent(lim, NULL, 1, RL_HIER_FORCE);
+			rl_tree_set_parent(lim, NULL, 1, RL_TREE_FORCE);
 		rl_name_drop(lim);
 		lim = parent && rl_name_orphan(parent) ? parent : NULL;
 	}
@@ -396,7 +398,7 @@ void rl_named_detach(struct rl_limiter *lim, struct rl_client *client)
 {
 	mutex_lock(&rl_registry_lock);
 	if (!rl_limiter_detach(lim, client) && lim->dir && !lim->persistent &&
-	    !rl_hier_has_children(lim))
+	    !rl_tree_has_children(lim))
 		rl_name_remove(lim);
 	mutex_unlock(&rl_registry_lock);
 }
@@ -422,7 +424,7 @@ int rl_named_unlink(const char *name)
 		mutex_unlock(&rl_registry_lock);
 		return -EPERM;
 	}
-	if (rl_hier_has_children(lim)) {
+	if (rl_tree_has_children(lim)) {
 		mutex_unlock(&rl_registry_lock);
 		return -EBUSY;
 	}
@@ -536,7 +538,7 @@ static int rl_named_move(struct rl_limiter *lim, const char *pname,
 	}
 	old = lim->h.parent;
 	if (!ret)
-		ret = rl_hier_set_parent(lim, parent, weight, self);
+		ret = rl_tree_set_parent(lim, parent, weight, self);
 	/* A parent left with no child, no fd, not persistent, goes. */
 	if (!ret && old && old != parent && rl_name_orphan(old))
 		rl_name_remove(old);
@@ -551,7 +553,7 @@ static int rl_named_move(struct rl_limiter *lim, const char *pname,
  *
  * Return: 0, -EINVAL if @lim's name was unlinked, -ENOENT for a missing
  * parent, -EACCES without write permission on it, or an error of
- * rl_hier_set_parent(); nothing changed on error.
+ * rl_tree_set_parent(); nothing changed on error.
  */
 int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
 			u32 weight)
@@ -609,7 +611,7 @@ static struct rl_limiter *rl_named_leaf(void)
 	struct rl_limiter *lim;
 
 	list_for_each_entry(lim, &rl_registry, node)
-		if (!rl_hier_has_children(lim))
+		if (!rl_tree_has_children(lim))
 			return lim;
 	return NULL;
 }

@@ -1,48 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Internal interfaces of the ratelimit module: its types, and what the
- * files of the module call across concerns. A concern's own interfaces
- * are in its header: lock.h (taking a limiter's lock), limiter.h (the
- * limiter core), hier.h (trees), named.h (names), global.h (global
- * limits), request.h (an ACQUIRE's request), sysfs.h, tokens.h (token
- * arithmetic).
- *
- * Lifetime. A limiter has one reference count, rl_limiter.ref, owned by
- * limiter.c (rl_limiter_get(), rl_limiter_put()): one reference per
- * attached client, and one held by the sysfs directory of a named limiter
- * (struct rl_dir in sysfs.c, dropped by the directory's kobject release).
- * The last put frees the limiter; it takes no lock, so closing a private
- * limiter's file never touches the registry. A named limiter is in the
- * registry exactly while it has a directory: named.c attaches and
- * detaches its clients under the registry lock and removes the name when
- * the last one leaves (unless persistent), so a lookup never finds a
- * limiter on its way out.
- *
- * Lock order, outer first:
- *   rl_client.setup            (mutex, per file)
- *   the registry lock          (mutex, private to named.c)
- *   kernfs active references   (a sysfs callback runs holding one;
- *                               kobject_del() waits for them to drain)
- *   rl_limiter.lock            (spinlock, interrupts off; the hrtimer),
- *                              through rl_limiter.tlock: one lock for a
- *                              whole tree of limiters (hier.c); moving a
- *                              limiter between trees holds both, under
- *                              the registry lock
- *   rl_client.pollq's lock     (woken under the limiter lock)
- * So no sysfs callback may wait for the registry lock: removing a name
- * holds it while kobject_del() waits for the callbacks of the directory.
- * A sysfs callback reads the constant identity of its limiter, or takes
- * the limiter lock; the stores of parent and weight only try the registry
- * lock, and restart the write when it is busy (restart_syscall(), in
- * rl_named_set_parent_sysfs()), so they never wait for it either.
- *
- * The lease timer (rl_global.lease_timer, global.c) adds no lock: its
- * callback takes rl_limiter.lock like the limiter's own timer, so under
- * that lock it is only started or tried (hrtimer_start(),
- * hrtimer_try_to_cancel(): they do not wait for the callback); it is
- * cancelled with hrtimer_cancel(), which waits, only without the lock,
- * when the limiter is freed (the lease timer first: its fallback may
- * start the other).
+ * The types of the ratelimit module. Which file owns each, the lock order
+ * and the lifetime of limiters, clients, waiters, timers and leases are in
+ * Documentation/driver.md; each field's kernel-doc says what guards it.
+ * Lock order, outer first: rl_client.setup, the registry lock (named.c),
+ * kernfs active references, the limiter lock (rl_limiter.tlock, one per
+ * tree, rl_lock_irq()), rl_client.pollq's lock. No sysfs callback waits for the
+ * registry lock.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -66,10 +30,52 @@
 
 #include <linux/ratelimit_dev.h>
 
-#include "tokens.h"
-#include "hier.h"
+#include "bucket.h"
 
 struct rl_dir;
+
+/* Most ancestors a limiter may have: a tree has at most 5 levels. */
+#define RL_HIER_DEPTH_MAX	4
+
+/**
+ * struct rl_hnode - a limiter's place in its tree
+ * @parent:   the parent, NULL for a root; written under the registry lock
+ *            and the tree's lock, read under either. A child holds a
+ *            reference to its parent.
+ * @children: its children (their @sibling)
+ * @sibling:  entry in the parent's @children
+ * @weight:   share among the parent's backlogged children, 1..RL_WEIGHT_MAX
+ * @queued:   sleeping requests in its subtree (its own and its children's)
+ * @vtag:     virtual time at which it is due at its parent
+ * @ready:    while @parked, when it may be served again (U64_MAX: when a
+ *            permit comes back in its subtree)
+ * @kvtime:   tag of the child served last; activated children start no
+ *            earlier
+ * @knode:    entry in the parent's @kids while active and not @parked, in
+ *            its @parked_kids while @parked
+ * @kids:     children with sleeping requests, by @vtag
+ * @parked_kids: children out of tokens or permits, by @ready
+ * @active:   in one of the parent's trees
+ * @parked:   in the parent's @parked_kids
+ *
+ * All but @parent, @children and @sibling are guarded by the tree's lock
+ * alone; those three by both the registry lock and the tree's lock.
+ */
+struct rl_hnode {
+	struct rl_limiter *parent;
+	struct list_head children;
+	struct list_head sibling;
+	u32 weight;
+	bool active;
+	bool parked;
+	u64 queued;
+	u64 vtag;
+	u64 ready;
+	u64 kvtime;
+	struct rb_node knode;
+	struct rb_root_cached kids;
+	struct rb_root_cached parked_kids;
+};
 
 /* Slack allowed to the refill timer, ns: lets the kernel batch expiries. */
 #define RL_TIMER_SLACK_NS	(5 * NSEC_PER_USEC)
@@ -113,24 +119,12 @@ struct rl_dir;
 /* Buckets of the wait histogram: fls64() of the wait in ns. */
 #define RL_HIST_BUCKETS		65
 
-/**
- * struct rl_counters - statistics of a limiter, see struct rl_stats
- * @granted:       tokens granted
- * @requests:      validated acquire calls
- * @immediate:     grants without sleeping
- * @waited:        grants after sleeping
- * @wait_ns_total: sum of the sleep of @waited grants
- * @wait_ns_max:   longest sleep of a grant
- * @timeouts:      -ETIMEDOUT results
- * @interrupted:   requests ended by a signal
- * @rejected:      -EAGAIN results
- * @refunded:      tokens given back by RL_IOC_REFUND
- * @asked:         tokens asked by validated acquire calls
- * @refused:       tokens of -EAGAIN and -ETIMEDOUT results
- * @dropped_late:  tokens owed to queued requests but dropped because the
- *                 queue was served more than RL_LATE_MAX_NS late
- *
- * The histogram of the waits is apart: rl_limiter.hist.
+/*
+ * Statistics of a limiter: the fields of struct rl_stats and struct
+ * rl_demand of the same names (uapi/linux/ratelimit_dev.h), and
+ * @dropped_late, tokens owed to queued requests but dropped because the
+ * queue was served more than RL_LATE_MAX_NS late (rl_drop_late()). The
+ * histogram of the waits is apart: rl_limiter.hist.
  */
 struct rl_counters {
 	u64 granted;
@@ -167,7 +161,7 @@ struct rl_level {
  *           tokens / weight with every chunk served
  * @ready:   while @parked, when the client's cap lets the head through
  * @level:   index in rl_limiter.levels
- * @parked:  the head request is over the client's cap: see sched.c
+ * @parked:  the head request is over the client's cap (rl_cap_allows())
  *
  * Guarded by the limiter's lock.
  */
@@ -181,7 +175,7 @@ struct rl_flow {
 };
 
 /**
- * struct rl_global - a limiter's side of global limits (global.c)
+ * struct rl_global - a limiter's side of global limits: demand, lease
  * @busy_ns:     time with at least one request sleeping, until
  *               @busy_since while there is one
  * @busy_since:  when the current sleepers began, while there are some
@@ -212,7 +206,7 @@ struct rl_global {
  *                time already past (rl_timer_fn()), in the hole too
  * @tlock:        the lock in force: guards @low_first, @timer_spins, the
  *                fields from @params to @nclients, and @h; &@lock, or the
- *                lock of its root when it has a parent (hier.c); lock
+ *                lock of its root when it has a parent (tree.c); lock
  *                with rl_lock_irq()
  * @params:       limits in force
  * @bucket:       tokens
@@ -256,7 +250,7 @@ struct rl_global {
  * @hnode:        entry in the registry's table of names; registry lock
  * @dir:          /sys/kernel/ratelimit/<name> while the name is in the
  *                registry, else NULL; registry lock
- * @h:            its place in a tree of limiters (hier.c); @tlock, and
+ * @h:            its place in a tree of limiters (tree.c, queue.c); @tlock, and
  *                the registry lock for its links
  * @rcu:          frees it after a grace period: rl_lock_irq() of a former
  *                child may still be looking at its lock
@@ -358,6 +352,7 @@ static inline struct rl_limiter *rl_client_limiter(struct rl_client *client)
  * @flow:   the flow of its client and priority
  * @client: the client asking
  * @task:   the sleeping task; NULL for a request of io_uring (uring.c)
+ * @served: without @task, called under the limiter lock once all is granted
  * @want:   tokens still to be granted
  * @got:    tokens granted so far, in chunks
  * @taken:  of those, tokens taken from the bucket (not when unlimited)
@@ -372,6 +367,7 @@ struct rl_waiter {
 	struct rl_flow *flow;
 	struct rl_client *client;
 	struct task_struct *task;
+	void (*served)(struct rl_waiter *w);
 	u64 want;
 	u64 got;
 	u64 taken;
@@ -442,57 +438,5 @@ u64 rl_tunable_get(const struct rl_tunable *t, const struct rl_params *p);
 int rl_tunable_set(const struct rl_tunable *t, struct rl_params *p, u64 val);
 int rl_params_from_config(const struct rl_config *cfg, struct rl_params *p);
 void rl_params_to_config(const struct rl_params *p, struct rl_config *cfg);
-
-int rl_limiter_init(void);
-void rl_limiter_exit(void);
-struct rl_client *rl_client_alloc(void);
-void rl_client_free(struct rl_client *client);
-void rl_client_init(struct rl_client *client);	/* sched.c */
-struct rl_limiter *rl_limiter_create(const struct rl_params *p);
-void rl_limiter_get(struct rl_limiter *lim);
-void rl_limiter_put(struct rl_limiter *lim);
-void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client);
-u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client);
-int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p,
-			  u64 self);
-void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p);
-int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
-			 u64 val);
-void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
-			   const struct rl_client_config *cc);
-void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
-			   struct rl_client_config *cc);
-void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s);
-void rl_limiter_hist_alloc(struct rl_limiter *lim);
-void rl_limiter_get_hist(struct rl_limiter *lim, u64 *hist);
-void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st);
-void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
-			     void *arg);
-
-/* acquire.c */
-int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
-		       struct rl_acquire *req, bool nonblock);
-/* rl_limiter_acquire_async() queued the request. */
-#define RL_QUEUED	1
-int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
-			     struct rl_acquire *req, bool nonblock,
-			     struct rl_waiter *w, u64 *start);
-int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
-			   struct rl_waiter *w, int why, u64 start);
-int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
-		     u64 release, struct rl_acquire *req, bool nonblock,
-		     bool *released);
-
-/* release.c */
-int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
-		       u64 count);
-int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
-		      u64 count);
-
-/* dispatch.c */
-__poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);
-
-/* main.c */
-int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p);
 
 #endif /* _RL_RATELIMIT_H */

@@ -1,31 +1,117 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * An ACQUIRE's request from user space (request.c), shared by ACQUIRE,
- * CYCLE (cycle.c) and io_uring (uring.c).
+ * An ACQUIRE's request between user space and the limiter: read and
+ * checked once, its outputs written back once, by RL_IOC_ACQUIRE and
+ * RL_IOC_CYCLE (main.c) and by io_uring (uring.c).
+ *
+ * ACQUIRE is the hot path: its inputs are read and its outputs written
+ * field by field, in one user access window each, rather than copying the
+ * whole block both ways (copy_*_user() add out-of-line calls and the
+ * hardened usercopy checks: 0.07x of a no-op ioctl in the benchmark's
+ * guest). Reading also clears the outputs, so that a block the caller may
+ * read but not write fails before anything is taken. Everything here is
+ * inline in its callers.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #ifndef _RL_REQUEST_H
 #define _RL_REQUEST_H
 
+#include <linux/capability.h>
+#include <linux/uaccess.h>
+
 #include "ratelimit.h"
 
-/* request.c */
-int rl_acquire_read(struct rl_acquire *req, struct rl_acquire __user *u);
-int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
-		     struct rl_limiter **limp);
-int rl_acquire_check(const struct rl_acquire *req);
-int rl_ioctl_acquire(struct rl_client *client, struct file *file,
-		     struct rl_acquire __user *argp);
-int rl_acquire_prepare(struct rl_client *client, struct rl_acquire *req,
-		       struct rl_acquire __user *u, struct rl_limiter **limp);
-int rl_acquire_write(struct rl_acquire __user *u, const struct rl_acquire *req);
+/* Validate the in fields of @req, as read from user space: 0 or -EINVAL. */
+static __always_inline int rl_acquire_check(const struct rl_acquire *req)
+{
+	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
+	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL ||
+	    req->priority > RL_PRIO_USER ||
+	    req->reserved[0] || req->reserved[1])
+		return -EINVAL;
+	if (req->deadline_ns > KTIME_MAX && req->deadline_ns != RL_DEADLINE_NONE)
+		return -EINVAL;
+	return 0;
+}
 
-/* main.c: checks of an acquire request shared with cycle.c */
-bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight);
+/* Read an ACQUIRE's inputs into @req and clear its outputs: 0 or -EFAULT. */
+static __always_inline int rl_acquire_read(struct rl_acquire *req,
+					   struct rl_acquire __user *u)
+{
+	if (!user_access_begin(u, sizeof(*u)))
+		return -EFAULT;
+	unsafe_get_user(req->count, &u->count, efault);
+	unsafe_get_user(req->deadline_ns, &u->deadline_ns, efault);
+	unsafe_get_user(req->flags, &u->flags, efault);
+	unsafe_get_user(req->priority, &u->priority, efault);
+	unsafe_get_user(req->reserved[0], &u->reserved[0], efault);
+	unsafe_get_user(req->reserved[1], &u->reserved[1], efault);
+	unsafe_put_user(0, &u->wait_ns, efault);
+	unsafe_put_user(0, &u->ready_ns, efault);
+	unsafe_put_user(0, &u->lag_ns, efault);
+	user_access_end();
+	req->wait_ns = 0;
+	req->ready_ns = 0;
+	req->lag_ns = 0;
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
 
-/* cycle.c */
-long rl_ioctl_cycle(struct rl_client *client, struct file *file,
-		    struct rl_cycle __user *argp);
+/* Report an ACQUIRE's outputs from @req: 0 or -EFAULT. */
+static __always_inline int rl_acquire_write(struct rl_acquire __user *u,
+					    const struct rl_acquire *req)
+{
+	if (!user_access_begin(u, sizeof(*u)))
+		return -EFAULT;
+	unsafe_put_user(req->wait_ns, &u->wait_ns, efault);
+	unsafe_put_user(req->ready_ns, &u->ready_ns, efault);
+	unsafe_put_user(req->lag_ns, &u->lag_ns, efault);
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/*
+ * May @client go ahead of the others, at priority @prio (RL_PRIO_*) and
+ * weight @weight? HIGH and USER, and weights above 1, take from everyone
+ * else: they are for whoever may reconfigure the limiter (the owner of the
+ * budget; always so for a private one) or has CAP_SYS_NICE. LOW, MID,
+ * weight 1 and caps only ever take less.
+ */
+static inline bool rl_may_boost(const struct rl_client *client, u32 prio,
+				u32 weight)
+{
+	if (prio <= RL_PRIO_MID && weight <= 1)
+		return true;
+	return client->may_config || capable(CAP_SYS_NICE);
+}
+
+/*
+ * May @client make request @req? Sets *@limp to its limiter. Returns 0,
+ * or -EINVAL, -EBADFD, -EPERM.
+ */
+static __always_inline int rl_acquire_admit(struct rl_client *client,
+					    const struct rl_acquire *req,
+					    struct rl_limiter **limp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	int ret;
+
+	ret = rl_acquire_check(req);
+	if (ret)
+		return ret;
+	if (!lim)
+		return -EBADFD;
+	/* Only priorities above RL_PRIO_MID need rl_may_boost() to ask. */
+	if (req->priority > RL_PRIO_MID && !rl_may_boost(client, req->priority, 1))
+		return -EPERM;
+	*limp = lim;
+	return 0;
+}
 
 #endif /* _RL_REQUEST_H */

@@ -5,7 +5,7 @@
  * how to add one): what struct rl_config carries, what "0" asks for, the
  * bounds, the sysfs file of a named limiter and the feature word.
  * RL_IOC_SET_CONFIG and RL_IOC_GET_CONFIG (main.c), the sysfs files
- * (sysfs_files.c) and sysfs's features line (sysfs.c) all walk it.
+ * and the features line (sysfs.c) all walk it.
  *
  * Copyright (C) 2026 The ratelimit authors
  */

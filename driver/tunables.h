@@ -11,14 +11,14 @@
  *
  * @name:    its file in the sysfs directory of a named limiter, its key
  *           in "rlctl set" and in ratelimit.d(5) files
- * @param:   its field in struct rl_params (tokens.h)
+ * @param:   its field in struct rl_params (bucket.h)
  * @config:  its field in struct rl_config (the uapi header)
  * @flag:    the bit of rl_config.flags that it is, or 0 for a field
  * @min:     least value in force
  * @max:     largest value in force
  * @dflt:    what a 0 written asks for; 0 with @min above 0: 0 is refused;
  *           RL_TUNABLE_BURST_DEFAULT: what the rate and period (rows
- *           before it) give in 100 ms (rl_default_burst(), tokens.c)
+ *           before it) give in 100 ms (rl_default_burst(), bucket.c)
  * @feature: its word in /sys/kernel/ratelimit/features, or NULL
  *
  * Every bound fits the field of struct rl_params and of struct rl_config,
@@ -27,7 +27,7 @@
  * order, and "rlctl set" writes them in it.
  *
  * Adding a tunable: its field in struct rl_config (uapi) and in struct
- * rl_params (tokens.h), a row here, and rl_params_check() (tokens.c) if
+ * rl_params (bucket.h), a row here, and rl_params_check() (bucket.c) if
  * it bounds other fields; rlctl's RLK_HOW_NAME (tools/rlctl_keys.c, how
  * rlctl writes and shows it) and its field in the Python package's
  * Config (python/ratelimit/_core.py); then its description in

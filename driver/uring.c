@@ -6,7 +6,7 @@
  *
  * A request that must wait is queued like a sleeping one (struct
  * rl_waiter, with no task), in the same order of service, and ends in one
- * of three ways: rl_dispatch() serves it (rl_uring_wake()), its deadline
+ * of three ways: rl_dispatch() serves it (rl_uring_served()), its deadline
  * timer fires, or it is cancelled (RL_URING_CANCEL, or io_uring when its
  * ring or its task goes away). Whichever comes first, under the limiter
  * lock, sets ->ending and has rl_uring_end() run: io_uring's cancellation
@@ -31,7 +31,7 @@
 #include <linux/spinlock.h>
 
 #include "compat.h"
-#include "lock.h"
+#include "limiter.h"
 #include "ratelimit.h"
 #include "request.h"
 
@@ -104,11 +104,8 @@ static void rl_uring_finish(struct rl_async *a, int why)
 	io_uring_cmd_complete_in_task(a->cmd, rl_uring_end);
 }
 
-/**
- * rl_uring_wake() - a queued request of io_uring is served
- * @w: its entry, all granted; under the limiter lock
- */
-void rl_uring_wake(struct rl_waiter *w)
+/* A queued request of io_uring is served: @w is all granted; limiter lock. */
+static void rl_uring_served(struct rl_waiter *w)
 {
 	/* Served: rl_limiter_acquire_end() has no use for a reason. */
 	rl_uring_finish(container_of(w, struct rl_async, w), 0);
@@ -182,7 +179,8 @@ static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	a->cmd = cmd;
 	INIT_LIST_HEAD(&a->node);
 	a->uptr = u64_to_user_ptr(READ_ONCE(cmd->sqe->addr));
-	ret = rl_acquire_prepare(client, &a->req, a->uptr, &a->lim);
+	ret = rl_acquire_read(&a->req, a->uptr) ?:
+	      rl_acquire_admit(client, &a->req, &a->lim);
 	if (ret) {
 		kfree(a);
 		return ret;
@@ -193,7 +191,7 @@ static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	/* Not the fd's O_NONBLOCK: the caller does not wait here anyway. */
 	nonblock = a->req.flags & RL_ACQUIRE_NONBLOCK;
 	ret = rl_limiter_acquire_async(a->lim, client, &a->req, nonblock,
-				       &a->w, &a->start);
+				       &a->w, rl_uring_served, &a->start);
 	if (ret != RL_QUEUED)
 		return rl_uring_now(cmd, a, ret, issue_flags);
 
@@ -279,14 +277,4 @@ int rl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return -EIOCBQUEUED;
 	}
 	return rl_uring_issue(cmd, issue_flags);
-}
-
-/**
- * rl_uring_features() - what this build offers through io_uring
- *
- * Return: RL_FEATURE_URING_CMD where the kernel has io_uring.
- */
-u32 rl_uring_features(void)
-{
-	return IS_ENABLED(CONFIG_IO_URING) ? RL_FEATURE_URING_CMD : 0;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""namecheck.py [--warn DIR]... DIR...: the files and functions that the
+"""namecheck.py [--warn DIR]... [--kernel DIR]... DIR...: the files and
+functions that the
 comments of the C sources under each DIR name exist.
 
 A comment names a file as "tokens.c", "tools/rlctl_keys.c" or
@@ -16,9 +17,10 @@ or "FILE.c: ..." right above declarations: FILE.c defines each function
 declared below it, up to the next blank line.
 
 Prints "FILE:LINE: what" per name that is not there; exits 1 if any was
-found under a DIR, 0 if only under a --warn DIR (printed as "warning:";
-there, for the kernel's sake, only the functions named rl_*() must be in
-the tree). make style runs it, from the top of the tree.
+found under a DIR or a --kernel DIR, 0 if only under a --warn DIR
+(printed as "warning:"). Under a --kernel or --warn DIR, for the kernel's
+sake, only the functions named rl_*() must be in the tree. make style
+runs it, from the top of the tree.
 """
 
 import os
@@ -145,11 +147,13 @@ def header_blocks(f, text):
 
 
 def main(argv):
-    warn_dirs, dirs = [], []
+    warn_dirs, kernel_dirs, dirs = [], [], []
     it = iter(argv)
     for a in it:
         if a == "--warn":
             warn_dirs.append(next(it).rstrip("/"))
+        elif a == "--kernel":
+            kernel_dirs.append(next(it).rstrip("/"))
         else:
             dirs.append(a.rstrip("/"))
     files = tree_files()
@@ -187,8 +191,11 @@ def main(argv):
     bad = {"error": 0, "warning": 0}
     for f in sorted(sources):
         top = f.split("/")[0]
+        kernel = any(f.startswith(d + "/") for d in warn_dirs + kernel_dirs)
         if any(f.startswith(d + "/") for d in warn_dirs):
             kind = "warning"
+        elif kernel:
+            kind = "error"
         elif any(f.startswith(d + "/") for d in dirs) or top in dirs:
             kind = "error"
         else:
@@ -202,7 +209,7 @@ def main(argv):
                     bad[kind] += 1
             for m in FUNC_RE.finditer(text):
                 name = m.group(1)
-                if kind == "warning" and not name.startswith("rl_"):
+                if kernel and not name.startswith("rl_"):
                     continue    # the kernel's, which the tree need not call
                 if name not in known_funcs and name not in KNOWN:
                     n = line + text.count("\n", 0, m.start())

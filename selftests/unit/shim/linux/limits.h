@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Host build of driver/tokens.c: U64_MAX. */
+/* Host build of driver/bucket.c: U64_MAX. */
 #ifndef _RL_SHIM_LIMITS_H
 #define _RL_SHIM_LIMITS_H
 #include_next <linux/limits.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Host build of driver/tokens.c: 64-bit division helpers. These abort
+ * Host build of driver/bucket.c: 64-bit division helpers. These abort
  * where the kernel's x86 versions would trap (division by zero, or a
  * quotient that does not fit in 64 bits), so the unit test catches it.
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Host build of driver/tokens.c: clamp_t. */
+/* Host build of driver/bucket.c: clamp_t. */
 #ifndef _RL_SHIM_MINMAX_H
 #define _RL_SHIM_MINMAX_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Host build of driver/tokens.c: the checked arithmetic it uses. */
+/* Host build of driver/bucket.c: the checked arithmetic it uses. */
 #ifndef _RL_SHIM_OVERFLOW_H
 #define _RL_SHIM_OVERFLOW_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Host build of driver/tokens.c: the kernel types it uses. */
+/* Host build of driver/bucket.c: the kernel types it uses. */
 #ifndef _RL_SHIM_TYPES_H
 #define _RL_SHIM_TYPES_H
 #include_next <linux/types.h>

@@ -3,59 +3,51 @@
  * The shape of trees of limiters (Documentation/hierarchy.md): a new
  * limiter is a root; moving a limiter under another checks depth, cycles
  * and permissions and carries its subtree's locks, queued requests and
- * held permits over; RL_IOC_SET_PARENT, RL_IOC_GET_PARENT and the sysfs
- * files. Serving a tree is in hier.c.
+ * held permits over; what RL_IOC_GET_PARENT and the sysfs files read.
+ * The order of service in a tree is the queue's (queue.c), serving it the
+ * limiter's (rl_dispatch()).
+ *
+ * One lock per tree: every limiter of a tree locks its root's lock
+ * (rl_limiter.tlock). A move happens under the registry lock (which
+ * serialises all moves) and both trees' locks, the second nested; it
+ * repoints the tlock of the whole subtree, and a task spinning on the old
+ * lock sees the change and locks the new one (rl_lock_irq()).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
-#include <linux/cred.h>
 #include <linux/lockdep.h>
 #include <linux/rbtree.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
-#include <linux/uaccess.h>
 
 #include "limiter.h"
-#include "named.h"
-
-/**
- * rl_hier_init() - a new limiter is a root with no children
- * @lim: the limiter
- */
-void rl_hier_init(struct rl_limiter *lim)
-{
-	INIT_LIST_HEAD(&lim->h.children);
-	INIT_LIST_HEAD(&lim->h.sibling);
-	lim->h.weight = 1;
-	lim->h.kids = RB_ROOT_CACHED;
-	lim->h.parked_kids = RB_ROOT_CACHED;
-	RB_CLEAR_NODE(&lim->h.knode);
-}
+#include "queue.h"
+#include "tree.h"
 
 /* Levels below @x: 0 for a leaf. */
-static unsigned int rl_hier_height(const struct rl_limiter *x)
+static unsigned int rl_tree_height(const struct rl_limiter *x)
 {
 	const struct rl_limiter *kid;
 	unsigned int h = 0;
 
 	list_for_each_entry(kid, &x->h.children, h.sibling)
-		h = max(h, rl_hier_height(kid) + 1);
+		h = max(h, rl_tree_height(kid) + 1);
 	return h;
 }
 
 /* Point the locks of the subtree of @x at @l. */
-static void rl_hier_set_lock(struct rl_limiter *x, spinlock_t *l)
+static void rl_tree_set_lock(struct rl_limiter *x, spinlock_t *l)
 {
 	struct rl_limiter *kid;
 
 	WRITE_ONCE(x->tlock, l);
 	list_for_each_entry(kid, &x->h.children, h.sibling)
-		rl_hier_set_lock(kid, l);
+		rl_tree_set_lock(kid, l);
 }
 
 /* Take the subtree of @x out of its parent's counts. */
-static void rl_hier_cut(struct rl_limiter *x)
+static void rl_tree_cut(struct rl_limiter *x)
 {
 	struct rl_limiter *p = x->h.parent, *y;
 
@@ -71,7 +63,7 @@ static void rl_hier_cut(struct rl_limiter *x)
 }
 
 /* Put the subtree of @x, parentless, under @p. */
-static void rl_hier_join(struct rl_limiter *x, struct rl_limiter *p)
+static void rl_tree_join(struct rl_limiter *x, struct rl_limiter *p)
 {
 	struct rl_limiter *y;
 
@@ -87,7 +79,7 @@ static void rl_hier_join(struct rl_limiter *x, struct rl_limiter *p)
 }
 
 /* Can @x go under @parent? */
-static int rl_hier_check(struct rl_limiter *x, struct rl_limiter *parent)
+static int rl_tree_check(struct rl_limiter *x, struct rl_limiter *parent)
 {
 	struct rl_limiter *y;
 	unsigned int depth = 1;
@@ -96,34 +88,34 @@ static int rl_hier_check(struct rl_limiter *x, struct rl_limiter *parent)
 		if (y == x)
 			return -ELOOP;
 	/* depth counts the ancestors @x would have, plus one. */
-	if (depth - 1 + rl_hier_height(x) > RL_HIER_DEPTH_MAX)
+	if (depth - 1 + rl_tree_height(x) > RL_HIER_DEPTH_MAX)
 		return -EMLINK;
 	return 0;
 }
 
 /* Move @x under @parent (NULL: a root), with both trees locked. */
-static void rl_hier_move(struct rl_limiter *x, struct rl_limiter *parent,
+static void rl_tree_move(struct rl_limiter *x, struct rl_limiter *parent,
 			 spinlock_t *l, u64 now)
 {
 	struct rl_limiter *old = x->h.parent;
 
 	if (old)
-		rl_hier_cut(x);
-	rl_hier_set_lock(x, l);
+		rl_tree_cut(x);
+	rl_tree_set_lock(x, l);
 	if (parent)
-		rl_hier_join(x, parent);
+		rl_tree_join(x, parent);
 	if (old)
 		rl_dispatch(old, now);
 	rl_dispatch(x, now);
 }
 
 /**
- * rl_hier_set_parent() - move a limiter under another one
+ * rl_tree_set_parent() - move a limiter under another one
  * @lim:    a named limiter in the registry
  * @parent: another one, or NULL to make @lim a root
  * @weight: @lim's share among its parent's children, 1..RL_WEIGHT_MAX
  * @self:   clients of @lim the caller speaks for (rl_move_busy()), or
- *          RL_HIER_FORCE for a move that must not fail
+ *          RL_TREE_FORCE for a move that must not fail
  *
  * Called under the registry lock, which serialises all moves. Sleeping
  * requests, permits held and tokens stay where they are; the counts of
@@ -136,7 +128,7 @@ static void rl_hier_move(struct rl_limiter *x, struct rl_limiter *parent,
  * and one that does not while other clients use it; nothing changed on
  * error.
  */
-int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
+int rl_tree_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
 		       u32 weight, u64 self)
 {
 	struct rl_limiter *old = lim->h.parent;
@@ -149,7 +141,7 @@ int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
 		rl_unlock_irq(lim);
 		return 0;
 	}
-	ret = parent ? rl_hier_check(lim, parent) : 0;
+	ret = parent ? rl_tree_check(lim, parent) : 0;
 	if (ret)
 		return ret;
 	if (parent)
@@ -162,12 +154,12 @@ int rl_hier_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
 		spin_lock_nested(nl, SINGLE_DEPTH_NESTING);
 	else
 		__acquire(nl);
-	if (self != RL_HIER_FORCE && rl_move_busy(lim, old, parent, self)) {
+	if (self != RL_TREE_FORCE && rl_move_busy(lim, old, parent, self)) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
 	lim->h.weight = weight;
-	rl_hier_move(lim, parent, nl, ktime_get_ns());
+	rl_tree_move(lim, parent, nl, ktime_get_ns());
 out_unlock:
 	if (nl != ol)
 		spin_unlock(nl);
@@ -185,53 +177,23 @@ out_unlock:
 }
 
 /**
- * rl_hier_has_children() - does a limiter have children?
+ * rl_tree_has_children() - does a limiter have children?
  * @lim: the limiter
  *
  * Return: the answer, stable under the registry lock.
  */
-bool rl_hier_has_children(const struct rl_limiter *lim)
+bool rl_tree_has_children(const struct rl_limiter *lim)
 {
 	return !list_empty(&lim->h.children);
 }
 
 /**
- * rl_ioctl_set_parent() - RL_IOC_SET_PARENT
- * @client: the calling fd's client
- * @argp:   its struct rl_parent
- *
- * Return: 0 or a negative errno, see struct rl_parent.
+ * rl_tree_get() - a limiter's place in its tree, for RL_IOC_GET_PARENT
+ * @lim:  the limiter
+ * @rp:   its weight, depth and number of children are filled in
+ * @name: set to its parent's name, "" for a root
  */
-int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
-{
-	struct rl_limiter *lim = rl_client_limiter(client);
-	char name[RL_NAME_MAX];
-	struct rl_parent rp;
-	int ret;
-
-	if (copy_from_user(&rp, argp, sizeof(rp)))
-		return -EFAULT;
-	if (rp.flags || rp.depth || rp.children || rp.weight > RL_WEIGHT_MAX ||
-	    memchr_inv(rp.reserved, 0, sizeof(rp.reserved)))
-		return -EINVAL;
-	if (rp.name_ptr) {
-		ret = rl_name_from_user(name, rp.name_ptr);
-		if (ret)
-			return ret;
-	}
-	if (!lim)
-		return -EBADFD;
-	if (!rl_limiter_named(lim))
-		return -EINVAL;
-	if (!client->may_config)
-		return -EACCES;
-	return rl_named_set_parent(lim, rp.name_ptr ? name : NULL,
-				   rp.weight ?: 1);
-}
-
-/* Fill @rp and @name with @lim's place, under its lock. */
-static void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
-			char *name)
+void rl_tree_get(struct rl_limiter *lim, struct rl_parent *rp, char *name)
 {
 	struct rl_limiter *x;
 	struct list_head *pos;
@@ -249,37 +211,9 @@ static void rl_hier_get(struct rl_limiter *lim, struct rl_parent *rp,
 }
 
 /**
- * rl_ioctl_get_parent() - RL_IOC_GET_PARENT
- * @client: the calling fd's client
- * @argp:   its struct rl_parent
- *
- * Return: 0 or a negative errno, see struct rl_parent.
- */
-int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
-{
-	struct rl_limiter *lim = rl_client_limiter(client);
-	char name[RL_NAME_MAX];
-	struct rl_parent rp;
-	u64 uptr;
-
-	if (copy_from_user(&rp, argp, sizeof(rp)))
-		return -EFAULT;
-	if (rp.flags)
-		return -EINVAL;
-	if (!lim)
-		return -EBADFD;
-	uptr = rp.name_ptr;
-	rp = (struct rl_parent) { .name_ptr = uptr };
-	rl_hier_get(lim, &rp, name);
-	if (uptr && copy_to_user(u64_to_user_ptr(uptr), name, strlen(name) + 1))
-		return -EFAULT;
-	return copy_to_user(argp, &rp, sizeof(rp)) ? -EFAULT : 0;
-}
-
-/**
- * rl_hier_show() - a sysfs file of a limiter's place in its tree
+ * rl_tree_show() - a sysfs file of a limiter's place in its tree
  * @lim:  the limiter
- * @what: RL_HIER_SHOW_PARENT (its name, empty for a root), _WEIGHT, or
+ * @what: RL_TREE_SHOW_PARENT (its name, empty for a root), _WEIGHT, or
  *        _CHILDREN (their names, one a line, up to a page)
  * @buf:  the page
  *
@@ -288,15 +222,15 @@ int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
  *
  * Return: the length written.
  */
-ssize_t rl_hier_show(struct rl_limiter *lim, int what, char *buf)
+ssize_t rl_tree_show(struct rl_limiter *lim, int what, char *buf)
 {
 	struct rl_limiter *kid;
 	int len = 0;
 
 	rl_lock_irq(lim);
-	if (what == RL_HIER_SHOW_WEIGHT) {
+	if (what == RL_TREE_SHOW_WEIGHT) {
 		len = sysfs_emit(buf, "%u\n", lim->h.weight);
-	} else if (what == RL_HIER_SHOW_PARENT) {
+	} else if (what == RL_TREE_SHOW_PARENT) {
 		len = sysfs_emit(buf, "%s\n",
 				 lim->h.parent ? lim->h.parent->name : "");
 	} else {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Host unit test of driver/tokens.c, the token bucket arithmetic of the
+ * Host unit test of driver/bucket.c, the token bucket arithmetic of the
  * ratelimit module, with a fake clock.
  *
  * Every result is compared with an independent exact model kept in 128-bit
@@ -23,7 +23,7 @@
  *
  * Output is TAP. The PRNG seed is printed; pass it as argv[1] to replay.
  *
- * Build from the top directory, with this file and driver/tokens.c:
+ * Build from the top directory, with this file and driver/bucket.c:
  * gcc -O2 -Wall -Wextra -I selftests/unit/shim -I driver <files>
  *
  * Copyright (C) 2026 The ratelimit authors
@@ -38,7 +38,7 @@
 
 #include <linux/limits.h>
 
-#include "tokens.h"
+#include "bucket.h"
 
 #define NS_PER_SEC	1000000000ULL
 #define PERIOD_MAX	RL_TOKENS_PERIOD_MAX

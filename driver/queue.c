@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Order of service of a limiter's sleeping requests.
+ * The queue of a limiter: the order of service of its sleeping requests,
+ * and of the limiters under it with sleeping requests of their own.
  *
  * USER requests go first. HIGH, MID and LOW follow in that order, except
  * that one grant in `fairness` takes the levels lowest first, so that low
@@ -14,13 +15,24 @@
  * each has, and a client that asks for little gets all it asks (max-min).
  * A flow that wakes up starts at the level's current virtual time, so being
  * idle earns no credit. A client's cap, when set, bounds its tokens per
- * period with a token bucket of its own (bucket.c); a capped-out flow lets
+ * period with a token bucket of its own (rl_cap_allows()); a capped-out flow lets
  * the next one go. It is parked, off its level and keeping its tag, until
  * the cap lets its head request through, so that no dispatch looks at it
  * again before then: the work of a dispatch is bounded by RL_DISPATCH_MAX,
  * however many flows are capped.
  *
- * Everything here runs under the limiter's lock.
+ * Trees (Documentation/hierarchy.md). Requests sleep at their own
+ * limiter; a child with sleeping requests in its subtree is active at its
+ * parent, ordered by a virtual time tag that grows by tokens / weight with
+ * every grant in its subtree, immediate or not (rl_hier_charge()). A
+ * dispatch walks from the root: a limiter's own requests, then the child
+ * with the smallest tag (rl_hier_pick()). A child without the tokens or
+ * permits of its own rate is parked at its parent until it has them,
+ * keeping its tag, and its siblings go on (max-min). A request that does
+ * not sleep is granted when every level has the tokens and no request the
+ * order serves first waits for them (rl_hier_turn()).
+ *
+ * Everything here runs under the limiter's lock (its tree's).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -31,8 +43,9 @@
 #include <linux/overflow.h>
 #include <linux/random.h>
 #include <linux/rbtree.h>
+#include <linux/sched.h>
 
-#include "limiter.h"
+#include "queue.h"
 
 /* Chunks count for at most this many tokens in a virtual time step. */
 #define RL_TAG_CHUNK_MAX	BIT_ULL(50)
@@ -66,15 +79,9 @@ void rl_client_init(struct rl_client *client)
 	client->weight = 1;
 }
 
-/* Tags wrap around: compare them as CFS compares vruntime. */
-static bool rl_tag_before(u64 a, u64 b)
-{
-	return (s64)(a - b) < 0;
-}
-
 static bool rl_flow_less(struct rb_node *a, const struct rb_node *b)
 {
-	return rl_tag_before(rb_entry(a, struct rl_flow, node)->vtag,
+	return rl_hier_before(rb_entry(a, struct rl_flow, node)->vtag,
 			     rb_entry(b, struct rl_flow, node)->vtag);
 }
 
@@ -113,13 +120,13 @@ void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w)
 
 	lockdep_assert_held(lim->tlock);
 	if (list_empty(&flow->waiters)) {
-		if (rl_tag_before(flow->vtag, lvl->vtime))
+		if (rl_hier_before(flow->vtag, lvl->vtime))
 			flow->vtag = lvl->vtime;
 		rb_add_cached(&flow->node, &lvl->flows, rl_flow_less);
 	}
 	list_add_tail(&w->node, &flow->waiters);
 	rl_busy_add(lim);
-	rl_hier_queued(lim, true);
+	rl_hier_count(lim, 1, true);
 	rl_queued_add(lim, w->want);
 }
 
@@ -220,7 +227,7 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w)
 	if (list_empty(&flow->waiters))
 		rb_erase_cached(&flow->node, &lim->levels[flow->level].flows);
 	rl_busy_sub(lim);
-	rl_hier_queued(lim, false);
+	rl_hier_count(lim, 1, false);
 	rl_queued_sub(lim, w->want);
 }
 
@@ -301,7 +308,7 @@ void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 	if (!w->want) {
 		list_del(&w->node);
 		rl_busy_sub(lim);
-		rl_hier_queued(lim, false);
+		rl_hier_count(lim, 1, false);
 	} else {
 		/* Between chunks, the client's other requests go first. */
 		list_move_tail(&w->node, &flow->waiters);
@@ -324,4 +331,231 @@ u64 rl_sched_cap_ready(struct rl_limiter *lim)
 
 	lockdep_assert_held(lim->tlock);
 	return node ? rb_entry(node, struct rl_flow, node)->ready : U64_MAX;
+}
+
+static bool rl_hier_tag_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rl_hier_before(rb_entry(a, struct rl_limiter, h.knode)->h.vtag,
+			      rb_entry(b, struct rl_limiter, h.knode)->h.vtag);
+}
+
+static bool rl_hier_ready_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct rl_limiter, h.knode)->h.ready <
+	       rb_entry(b, struct rl_limiter, h.knode)->h.ready;
+}
+
+/* Put @x, becoming active, among its parent's kids: no earlier than the last. */
+void rl_hier_enqueue(struct rl_limiter *x)
+{
+	struct rl_hnode *p = &x->h.parent->h;
+
+	if (rl_hier_before(x->h.vtag, p->kvtime))
+		x->h.vtag = p->kvtime;
+	x->h.parked = false;
+	rb_add_cached(&x->h.knode, &p->kids, rl_hier_tag_less);
+}
+
+void rl_hier_dequeue(struct rl_limiter *x)
+{
+	struct rl_hnode *p = &x->h.parent->h;
+
+	rb_erase_cached(&x->h.knode, x->h.parked ? &p->parked_kids : &p->kids);
+	x->h.parked = false;
+}
+
+/* Add @n sleeping requests to the subtrees from @x up, or take them. */
+void rl_hier_count(struct rl_limiter *x, u64 n, bool add)
+{
+	bool was, is;
+
+	for (; x; x = x->h.parent) {
+		was = x->h.queued;
+		x->h.queued = add ? x->h.queued + n : x->h.queued - n;
+		is = x->h.queued;
+		if (!x->h.parent || was == is)
+			continue;
+		x->h.active = is;
+		if (is)
+			rl_hier_enqueue(x);
+		else
+			rl_hier_dequeue(x);
+	}
+}
+
+/* @x is out of tokens or permits until @ready: off its parent's kids. */
+void rl_hier_park(struct rl_limiter *x, u64 ready)
+{
+	struct rl_hnode *p = &x->h.parent->h;
+
+	rb_erase_cached(&x->h.knode, &p->kids);
+	x->h.ready = ready;
+	x->h.parked = true;
+	rb_add_cached(&x->h.knode, &p->parked_kids, rl_hier_ready_less);
+}
+
+/*
+ * Put a parked @x back among its parent's kids, keeping its tag: a child
+ * held back by its own limits gets its turns when it can take them again
+ * (within those limits), as a flow held back by its fd's cap.
+ */
+void rl_hier_unpark(struct rl_limiter *x)
+{
+	struct rl_hnode *p = &x->h.parent->h;
+
+	rb_erase_cached(&x->h.knode, &p->parked_kids);
+	x->h.parked = false;
+	rb_add_cached(&x->h.knode, &p->kids, rl_hier_tag_less);
+}
+
+/* Put back the kids of @x parked until @now at the latest. */
+void rl_hier_unpark_due(struct rl_limiter *x, u64 now, unsigned int *budget)
+{
+	struct rb_node *node;
+	struct rl_limiter *kid;
+
+	while (*budget && (node = rb_first_cached(&x->h.parked_kids))) {
+		kid = rb_entry(node, struct rl_limiter, h.knode);
+		if (kid->h.ready > now)
+			break;
+		--*budget;
+		rl_hier_unpark(kid);
+	}
+}
+
+/* When the subtree of @x may go on by itself: its fds' caps, its kids. */
+u64 rl_hier_next(struct rl_limiter *x)
+{
+	struct rb_node *node = rb_first_cached(&x->h.parked_kids);
+	u64 kid = node ? rb_entry(node, struct rl_limiter, h.knode)->h.ready :
+			 U64_MAX;
+
+	return min(kid, rl_sched_cap_ready(x));
+}
+
+/**
+ * rl_hier_charge() - move the tags of a path for tokens granted below
+ * @x:     the limiter they were granted at
+ * @count: tokens
+ *
+ * At each level the child on the path is charged @count / weight, as if
+ * it had been served in the order: an immediate grant too, so that no
+ * child takes more than its share while a sibling waits. A child with
+ * nothing queued starts from its parent's virtual time, as when it
+ * becomes active (rl_hier_enqueue()).
+ */
+void rl_hier_charge(struct rl_limiter *x, u64 count)
+{
+	struct rl_hnode *p;
+	u64 step;
+	bool sorted;
+
+	for (; x->h.parent; x = x->h.parent) {
+		p = &x->h.parent->h;
+		step = rl_tag_step(count, x->h.weight);
+		if (!x->h.active && rl_hier_before(x->h.vtag, p->kvtime))
+			x->h.vtag = p->kvtime;
+		p->kvtime = x->h.vtag;
+		/* The parked are sorted by their ready time, not their tag. */
+		sorted = x->h.active && !x->h.parked;
+		if (sorted)
+			rb_erase_cached(&x->h.knode, &p->kids);
+		x->h.vtag += step;
+		if (sorted)
+			rb_add_cached(&x->h.knode, &p->kids, rl_hier_tag_less);
+	}
+}
+
+/**
+ * rl_hier_init() - a new limiter is a root with no children
+ * @lim: the limiter
+ */
+void rl_hier_init(struct rl_limiter *lim)
+{
+	INIT_LIST_HEAD(&lim->h.children);
+	INIT_LIST_HEAD(&lim->h.sibling);
+	lim->h.weight = 1;
+	lim->h.kids = RB_ROOT_CACHED;
+	lim->h.parked_kids = RB_ROOT_CACHED;
+	RB_CLEAR_NODE(&lim->h.knode);
+}
+
+/**
+ * rl_cap_params() - limits of a client's own bucket
+ * @lim:    the limiter
+ * @client: a client of @lim with a cap
+ * @cp:     set to @client's cap per period of @lim, with a burst of the
+ *          cap, as far as burst * period fits
+ */
+void rl_cap_params(const struct rl_limiter *lim,
+		   const struct rl_client *client, struct rl_params *cp)
+{
+	u64 period = lim->params.period;
+
+	/* A cap above what the arithmetic holds is no cap in practice. */
+	*cp = (struct rl_params) {
+		.rate = client->cap,
+		.period = period,
+		.burst = min(client->cap, RL_TOKENS_BURST_PERIOD_MAX / period),
+	};
+}
+
+/**
+ * rl_cap_allows() - can a client take tokens under its own cap now?
+ * @lim:    the limiter
+ * @client: a client of @lim; its cap bucket is refilled
+ * @chunk:  tokens
+ * @now:    current time, ns
+ *
+ * Return: true if @client has no cap or @chunk tokens fit under it.
+ */
+bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
+		   u64 chunk, u64 now)
+{
+	struct rl_params cp;
+
+	if (!client->cap)
+		return true;
+	rl_cap_params(lim, client, &cp);
+	rl_bucket_refill(&client->cap_bucket, &cp, now);
+	return client->cap_bucket.tokens >= chunk;
+}
+
+/**
+ * rl_cap_ready() - when a client's own cap lets tokens through
+ * @lim:    the limiter
+ * @client: a client of @lim
+ * @n:      tokens
+ *
+ * Return: the time, ns, at which @client's cap bucket holds @n tokens
+ * (see rl_bucket_ready()); 0 if @client has no cap.
+ */
+u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
+		 u64 n)
+{
+	struct rl_params cp;
+
+	if (!client->cap)
+		return 0;
+	rl_cap_params(lim, client, &cp);
+	return rl_bucket_ready(&client->cap_bucket, &cp, n);
+}
+
+/**
+ * rl_chunk_max() - most tokens a client is granted at once
+ * @lim:    the limiter
+ * @client: a client of @lim
+ *
+ * Return: the burst (unbounded when unlimited), or the burst of the
+ * client's cap if less.
+ */
+u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client)
+{
+	u64 max = lim->params.unlimited ? U64_MAX : lim->params.burst;
+	struct rl_params cp;
+
+	if (!client->cap)
+		return max;
+	rl_cap_params(lim, client, &cp);
+	return min(max, cp.burst);
 }

@@ -11,8 +11,8 @@
  * units and period_ns units make one token. Every value stays exact in 64
  * bits because burst * period_ns <= RL_BURST_PERIOD_MAX (2^63).
  */
-#ifndef _RL_TOKENS_H
-#define _RL_TOKENS_H
+#ifndef _RL_BUCKET_H
+#define _RL_BUCKET_H
 
 #include <linux/math64.h>
 #include <linux/overflow.h>
@@ -134,4 +134,4 @@ static inline bool rl_bucket_take(struct rl_bucket *b, u64 n)
 	return true;
 }
 
-#endif /* _RL_TOKENS_H */
+#endif /* _RL_BUCKET_H */
