@@ -24,6 +24,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 
 #include "compat.h"
 #include "limiter.h"
@@ -34,6 +35,8 @@
 static void rl_refill_catchup(struct rl_limiter *lim, u64 now);
 static void rl_limiter_hist_alloc(struct rl_limiter *lim);
 static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
+			    u64 now);
+static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p,
 			    u64 now);
 
 /**
@@ -1522,8 +1525,12 @@ void rl_client_free(struct rl_client *client)
  * - RL_IOC_SET_LEASE: limits that hold until a deadline, then a fallback
  *   that the kernel applies itself, at once if the fd that set the lease
  *   is closed (the agent died). The lease is limiter state (struct
- *   rl_global): its timer takes the limiter's lock and applies the
- *   fallback as the limiter's own timer serves the queue.
+ *   rl_global). At the deadline its hrtimer, in hard-irq context, only
+ *   puts the fallback's limits on the limiter's own bucket
+ *   (rl_apply_limits(), O(1)): nothing above the fallback is granted from
+ *   then on. A work item then applies the fallback in full: the caps'
+ *   buckets, the parked flows and the queue, which are walks
+ *   (rl_apply_params()). Freeing the limiter cancels both.
  * - RL_IOC_GET_DEMAND: tokens asked and refused, kept under the limiter's
  *   lock; tokens queued (the queue keeps the sum); time with a sleeper,
  *   started and stopped when the sleepers go from 0 to 1 and back
@@ -1531,39 +1538,105 @@ void rl_client_free(struct rl_client *client)
  */
 
 /*
- * End the lease: the fallback limits apply. SET_LEASE refused a fallback
- * whose concurrency goes between 0 and non-zero while other clients are
- * attached; if the concurrency in force changed since (while nobody else
- * was attached) and clients came, the fallback keeps it rather than
- * strand them (rl_conc_switch_busy()).
+ * The lease is over: *@fb is the fallback to apply. SET_LEASE refused a
+ * fallback whose concurrency goes between 0 and non-zero while other
+ * clients are attached; if the concurrency in force changed since (while
+ * nobody else was attached) and clients came, the fallback keeps it
+ * rather than strand them (rl_conc_switch_busy()).
  */
-static void rl_lease_end(struct rl_limiter *lim, u64 now, u64 self)
+static void rl_lease_stop(struct rl_limiter *lim, u64 self,
+			  struct rl_params *fb)
 {
 	struct rl_global *g = &lim->global;
-	struct rl_params fb = g->fallback;
 
 	lockdep_assert_held(lim->tlock);
 	g->lease_end = 0;
 	g->holder = NULL;
 	g->holder_pid = 0;
+	g->ending = false;
 	/* A callback already running finds no lease and does nothing. */
 	hrtimer_try_to_cancel(&g->lease_timer);
-	if (rl_conc_switch_busy(lim, &fb, self))
-		fb.concurrency = lim->params.concurrency;
+	*fb = g->fallback;
+	if (rl_conc_switch_busy(lim, fb, self))
+		fb->concurrency = lim->params.concurrency;
+}
+
+/* End the lease now: the fallback limits apply, in full. */
+static void rl_lease_end(struct rl_limiter *lim, u64 now, u64 self)
+{
+	struct rl_params fb;
+
+	rl_lease_stop(lim, self, &fb);
 	rl_apply_params(lim, &fb, now);
 }
 
+/*
+ * The limits @fb allows, in the period in force, rounded down: what the
+ * limiter's own bucket may take at once, without converting the caps'
+ * buckets, which count in that period. The same as @fb when the periods
+ * agree; otherwise no catch-up until @fb applies in full.
+ */
+static void rl_lease_interim(const struct rl_limiter *lim,
+			     const struct rl_params *fb, struct rl_params *ip)
+{
+	u64 period = lim->params.period;
+
+	*ip = *fb;
+	if (fb->period == period)
+		return;
+	ip->period = period;
+	/* The quotient must fit: rates beyond it are no limit in practice. */
+	if (period > fb->period &&
+	    fb->rate > div64_u64(U64_MAX, div64_u64(period, fb->period) + 1))
+		ip->rate = U64_MAX;
+	else
+		ip->rate = mul_u64_u64_div_u64(fb->rate, period, fb->period);
+	ip->burst = min(fb->burst, RL_TOKENS_BURST_PERIOD_MAX / period);
+	ip->backlog = min(fb->backlog, ip->burst * 1000);
+	ip->catchup = 0;
+}
+
+/*
+ * The fallback in full, in process context, unless the limits in force
+ * are no longer the interim ones: a new lease or configuration came.
+ */
+static void rl_lease_work_fn(struct work_struct *work)
+{
+	struct rl_limiter *lim = container_of(work, struct rl_limiter,
+					      global.fallback_work);
+	struct rl_global *g = &lim->global;
+
+	rl_lock_irq(lim);
+	if (g->ending && !memcmp(&lim->params, &g->interim, sizeof(g->interim)))
+		rl_apply_params(lim, &g->fallback, ktime_get_ns());
+	g->ending = false;
+	rl_unlock_irq(lim);
+}
+
+/*
+ * Hard irq: stop granting above the fallback, at once and in O(1); the
+ * work item applies the rest (its walks are O(clients)).
+ */
 static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
 {
 	struct rl_limiter *lim = container_of(timer, struct rl_limiter,
 					      global.lease_timer);
+	struct rl_global *g = &lim->global;
 	u64 now = ktime_get_ns();
+	struct rl_params fb, ip;
 	unsigned long flags;
 
 	flags = rl_lock_irqsave(lim);
 	/* A renewal that raced with this callback started the timer again. */
-	if (lim->global.lease_end && now >= lim->global.lease_end)
-		rl_lease_end(lim, now, 0);
+	if (g->lease_end && now >= g->lease_end) {
+		rl_lease_stop(lim, 0, &fb);
+		g->fallback = fb;
+		rl_lease_interim(lim, &fb, &ip);
+		rl_apply_limits(lim, &ip, now);
+		g->interim = lim->params;
+		g->ending = true;
+		queue_work(system_highpri_wq, &g->fallback_work);
+	}
 	rl_unlock_irqrestore(lim, flags);
 	return HRTIMER_NORESTART;
 }
@@ -1573,6 +1646,7 @@ static void rl_lease_init(struct rl_limiter *lim)
 {
 	hrtimer_setup(&lim->global.lease_timer, rl_lease_timer_fn,
 		      CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	INIT_WORK(&lim->global.fallback_work, rl_lease_work_fn);
 }
 
 /* @client leaves @lim, locked: a lease it holds ends now. */
@@ -1610,6 +1684,13 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	lim->params = *p;
 	rl_bucket_init(&lim->bucket, p, ktime_get_ns());
 	lim->release.stamp = lim->bucket.stamp;
+	/*
+	 * Hard irq, as timerfd's timer: a soft one would add a softirq to
+	 * each wake-up and still take our lock with interrupts off (the
+	 * bench's wake and timer sections, Documentation/performance.md);
+	 * RL_DISPATCH_MAX bounds the callback. PREEMPT_RT runs it in the
+	 * softirq thread anyway.
+	 */
 	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS);
 	rl_lease_init(lim);
@@ -1642,8 +1723,12 @@ static void rl_limiter_free(struct kref *ref)
 
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
 		     lim->h.parent || !list_empty(&lim->h.children));
-	/* First the lease's timer: its fallback could start the other. */
+	/*
+	 * First the lease's timer: it queues its work, whose fallback could
+	 * start the other.
+	 */
 	hrtimer_cancel(&lim->global.lease_timer);
+	cancel_work_sync(&lim->global.fallback_work);
 	hrtimer_cancel(&lim->timer);
 	/* A former child may be in rl_lock_irq() on our lock. */
 	call_rcu(&lim->rcu, rl_limiter_free_rcu);
@@ -1735,13 +1820,26 @@ static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
 	/* The tokens owed to the queue are served under the old limits. */
 	if (lim->nwaiters)
 		rl_dispatch(lim, now);
+	rl_apply_limits(lim, p, now);
+	rl_dispatch(lim, now);
+}
+
+/*
+ * The limiter's own bucket of @lim, locked, under new limits @p at @now,
+ * at once: O(1), for the lease's hrtimer. @p is of the period in force
+ * (the buckets of the clients' caps count in it); no dispatch, no walk of
+ * the caps or of the parked flows: rl_apply_params() does those.
+ */
+static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p,
+			    u64 now)
+{
+	lockdep_assert_held(lim->tlock);
 	rl_sync(lim, now);
 	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
 	lim->backlog = min(lim->backlog, p->backlog);
 	lim->release = (struct rl_bucket) { .stamp = now };
 	lim->params = *p;
 	trace_ratelimit_reconfigure(lim);
-	rl_dispatch(lim, now);
 }
 
 /* Clients of @x and of the limiters under it; under the tree's lock. */
@@ -2088,6 +2186,7 @@ int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 		rl_lease_end(lim, now, 1);
 	} else {
 		g->lease_end = expires;
+		g->ending = false;
 		g->holder = client;
 		g->holder_pid = client->tgid;
 		hrtimer_start(&g->lease_timer, ns_to_ktime(expires),

@@ -27,6 +27,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include <linux/ratelimit_dev.h>
 
@@ -183,9 +184,14 @@ struct rl_flow {
  * @fallback:    limits applied when it ends
  * @holder:      the client that set it last: closing it ends the lease
  * @holder_pid:  that client's process, for sysfs
+ * @ending:      @lease_timer put @interim in force; @fallback_work is to
+ *               apply @fallback in full
+ * @interim:     the limits @lease_timer put in force: the fallback's, in
+ *               the period that was in force
  * @lease_timer: fires at @lease_end
+ * @fallback_work: applies @fallback after @lease_timer (rl_lease_work_fn())
  *
- * Guarded by the limiter's lock, but @lease_timer.
+ * Guarded by the limiter's lock, but @lease_timer and @fallback_work.
  */
 struct rl_global {
 	u64 busy_ns;
@@ -194,7 +200,10 @@ struct rl_global {
 	struct rl_params fallback;
 	struct rl_client *holder;
 	pid_t holder_pid;
+	bool ending;
+	struct rl_params interim;
 	struct hrtimer lease_timer;
+	struct work_struct fallback_work;
 };
 
 /**

@@ -548,6 +548,80 @@ TEST(lease_holder_killed)
 	close(fd);
 }
 
+/*
+ * At its expiry a lease's tokens above the fallback are gone at once,
+ * though the fallback counts in another period (its timer puts the
+ * fallback's limits in force in the lease's period); then the fallback
+ * is in force as it was given.
+ */
+TEST(lease_expiry_stops_at_once)
+{
+	char name[RL_NAME_MAX], buf[64];
+	struct rl_acquire a;
+	struct rl_config c;
+	struct rl_lease l;
+	__u64 n = 0, most;
+	unsigned int ms;
+	int fd;
+
+	NAME(name, "once");
+	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
+			 1, NS_PER_SEC, 10);
+	ASSERT_LE(0, fd);
+	memset(&l, 0, sizeof(l));
+	/* Full by the expiry: 1000 tokens. */
+	l.expires_ns = now_ns() + 300 * NS_PER_MS;
+	cfg(&l.config, 10000, 1000);
+	cfg(&l.fallback, 1, 2);
+	l.fallback.period_ns = 100 * NS_PER_MS;
+	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_LEASE, &l));
+	for (ms = 0; ms < 3000; ms++) {
+		ASSERT_EQ(0, sysfs_read(name, "lease", buf, sizeof(buf)));
+		if (!strcmp(buf, "none"))
+			break;
+		sleep_ms(1);
+	}
+	ASSERT_STREQ("none", buf);
+	while (!ks_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a))
+		n++;
+	EXPECT_EQ(EAGAIN, errno);
+	/* The fallback's burst, and what its rate gave since the expiry. */
+	most = 2 + (now_ns() - l.expires_ns) / (100 * NS_PER_MS) + 1;
+	EXPECT_GE(most, n);
+	for (ms = 0; ms < 3000; ms++) {
+		ASSERT_EQ(0, ks_get(fd, &c));
+		if (c.period_ns == 100 * NS_PER_MS)
+			break;
+		sleep_ms(1);
+	}
+	EXPECT_EQ(100 * NS_PER_MS, c.period_ns);
+	EXPECT_EQ(1ULL, c.rate);
+	EXPECT_EQ(2ULL, c.burst);
+	close(fd);
+}
+
+/* Limiters freed as their leases end: the fallback's work is cancelled. */
+TEST(lease_expiry_then_close)
+{
+	struct rl_lease l;
+	int i, fd;
+
+	for (i = 0; i < 200; i++) {
+		fd = ks_open();
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ks_set(fd, 1, NS_PER_SEC, 10, 0));
+		memset(&l, 0, sizeof(l));
+		l.expires_ns = now_ns() + (i % 20) * 100 * 1000;
+		cfg(&l.config, 500, 10);
+		cfg(&l.fallback, 7, 5);
+		l.fallback.period_ns = NS_PER_SEC / (1 + i % 3);
+		ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_LEASE, &l));
+		if (i % 2)
+			sleep_ms(1);
+		close(fd);
+	}
+}
+
 /* Invalid leases change nothing. */
 TEST(lease_invalid)
 {

@@ -197,4 +197,7 @@ void bench_many(void);
 /* cycle.c */
 void bench_cycle(void);
 
+/* timer.c */
+void bench_timer(void);
+
 #endif /* RL_BENCH_H */

@@ -20,6 +20,7 @@
  *               idle timers; memory per idle client
  *   pollers     pollers woken per token with 10 to 1000 pollers
  *   cycle       RL_IOC_CYCLE vs ACQUIRE+RELEASE vs sem_wait+sem_post
+ *   timer       the longest limiter timer callback with 1000 waiters
  *
  * One file per section under tools/bench/, bench.h between them.
  * Prints a table; with -o DIR also writes DIR/results.csv,
@@ -59,6 +60,7 @@ static const struct {
 	{ "many", bench_many },
 	{ "pollers", bench_pollers },
 	{ "cycle", bench_cycle },
+	{ "timer", bench_timer },
 };
 
 #define NSECTIONS	(ARRAY_SIZE(sections))
