@@ -201,7 +201,7 @@ fair()
 	t0=$1 g0=$2
 	# learning (one lease from the configuration), then the first shares
 	first=$(wait_for 5000 'h1 > 0 && h2 > 0 && h3 > 0')
-	ms=$(wait_for 2000 "h1 >= $C * 0.09 && h1 <= $C * 0.13 && h2 + h3 >= ($C - h1) * 0.98 && (h2 + h3) * (h2 + h3) / (2 * (h2 * h2 + h3 * h3)) >= 0.99")
+	ms=$(wait_for $((6 * REFRESH)) "h1 >= $C * 0.09 && h1 <= $C * 0.13 && h2 + h3 >= ($C - h1) * 0.98 && (h2 + h3) * (h2 + h3) / (2 * (h2 * h2 + h3 * h3)) >= 0.99")
 	h1=$(st api.h1 has) h2=$(st api.h2 has) h3=$(st api.h3 has)
 	check "fair share converged" "$first >= 0 && $ms >= 0 && $ms <= 6 * $REFRESH" \
 		"first shares $first ms after start (learning $LEASE ms), max-min $ms ms later (3 refresh intervals + 3 of slack: $((6 * REFRESH)) ms): has $h1 $h2 $h3 of $C, Jain(h2, h3) $(jain "$h2" "$h3")"
@@ -270,7 +270,7 @@ kill_agent()
 	else
 		skip "agent killed: kernel fallback at once" "the module has no RL_IOC_SET_LEASE"
 	fi
-	wait_for 3000 "h2 >= $C * 0.98" >/dev/null
+	wait_for $((LEASE + 4 * REFRESH)) "h2 >= $C * 0.98" >/dev/null
 	ms=$(($(now) - tk))
 	check "agent killed: share returned" "$(st api.h2 has) >= $C * 0.98 && $ms <= $LEASE + 4 * $REFRESH" \
 		"h2 has $(st api.h2 has) of $C $ms ms after the kill (one lease, $LEASE ms, + 4 refresh intervals of slack)"
@@ -329,7 +329,8 @@ kill_redis()
 	check "redis killed: leases held, then safe" "$held >= $LEASE / 2 && $held <= $LEASE + $REFRESH && $down <= $bursts" \
 		"h2 kept its share $held ms after Redis died (lease $LEASE ms, less margins, + a refresh interval of polling), then 0 (pessimistic); $down tokens on h1, h2 in the next 500 ms (N x safe = 0, bursts $bursts)"
 	start_redis
-	ms=$(wait_for 5000 "h2 >= $C * 0.98")
+	# (the agents retry at 1, 2, 4 then 8 refresh intervals)
+	ms=$(wait_for $((2 * LEASE + 10 * REFRESH)) "h2 >= $C * 0.98")
 	check "redis restarted empty" "$ms >= 0 && $ms <= 2 * $LEASE + 10 * $REFRESH" \
 		"library and resource loaded again by the agents; h2 back at $(st api.h2 has) after $ms ms (learning: one lease, $LEASE ms)"
 }
