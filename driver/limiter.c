@@ -1553,7 +1553,6 @@ static void rl_lease_stop(struct rl_limiter *lim, u64 self,
 	g->lease_end = 0;
 	g->holder = NULL;
 	g->holder_pid = 0;
-	g->ending = false;
 	/* A callback already running finds no lease and does nothing. */
 	hrtimer_try_to_cancel(&g->lease_timer);
 	*fb = g->fallback;
@@ -1597,8 +1596,8 @@ static void rl_lease_interim(const struct rl_limiter *lim,
 }
 
 /*
- * The fallback in full, in process context, unless the limits in force
- * are no longer the interim ones: a new lease or configuration came.
+ * The fallback in full, in process context, unless a new lease or
+ * configuration came first (rl_apply_limits() cleared @ending).
  */
 static void rl_lease_work_fn(struct work_struct *work)
 {
@@ -1607,9 +1606,8 @@ static void rl_lease_work_fn(struct work_struct *work)
 	struct rl_global *g = &lim->global;
 
 	rl_lock_irq(lim);
-	if (g->ending && !memcmp(&lim->params, &g->interim, sizeof(g->interim)))
+	if (g->ending)
 		rl_apply_params(lim, &g->fallback, ktime_get_ns());
-	g->ending = false;
 	rl_unlock_irq(lim);
 }
 
@@ -1633,7 +1631,6 @@ static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
 		g->fallback = fb;
 		rl_lease_interim(lim, &fb, &ip);
 		rl_apply_limits(lim, &ip, now);
-		g->interim = lim->params;
 		g->ending = true;
 		queue_work(system_highpri_wq, &g->fallback_work);
 	}
@@ -1839,6 +1836,8 @@ static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p,
 	lim->backlog = min(lim->backlog, p->backlog);
 	lim->release = (struct rl_bucket) { .stamp = now };
 	lim->params = *p;
+	/* limits of their own: no lease's fallback is to follow */
+	lim->global.ending = false;
 	trace_ratelimit_reconfigure(lim);
 }
 
@@ -2186,7 +2185,6 @@ int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 		rl_lease_end(lim, now, 1);
 	} else {
 		g->lease_end = expires;
-		g->ending = false;
 		g->holder = client;
 		g->holder_pid = client->tgid;
 		hrtimer_start(&g->lease_timer, ns_to_ktime(expires),

@@ -184,10 +184,9 @@ struct rl_flow {
  * @fallback:    limits applied when it ends
  * @holder:      the client that set it last: closing it ends the lease
  * @holder_pid:  that client's process, for sysfs
- * @ending:      @lease_timer put @interim in force; @fallback_work is to
- *               apply @fallback in full
- * @interim:     the limits @lease_timer put in force: the fallback's, in
- *               the period that was in force
+ * @ending:      @lease_timer put the fallback's limits on the bucket and
+ *               no other limits came since: @fallback_work is to apply
+ *               @fallback in full
  * @lease_timer: fires at @lease_end
  * @fallback_work: applies @fallback after @lease_timer (rl_lease_work_fn())
  *
@@ -201,7 +200,6 @@ struct rl_global {
 	struct rl_client *holder;
 	pid_t holder_pid;
 	bool ending;
-	struct rl_params interim;
 	struct hrtimer lease_timer;
 	struct work_struct fallback_work;
 };
