@@ -364,7 +364,7 @@ static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
  *
  * The rule of rl_grant_now(), caps aside, for every level of the path:
  * the tokens and a permit are there, nobody queued at the level, and no
- * sibling the order serves first waits for them (rl_hier_turn()).
+ * sibling the order serves first waits for them (rl_share_turn()).
  * The buckets of the path are brought up to @now (rl_sync()).
  *
  * Return: the answer.
@@ -389,7 +389,7 @@ static bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
 		}
 		if (!x->h.parent)
 			return true;
-		if (!rl_hier_turn(x)) {
+		if (!rl_share_turn(x)) {
 			*when = now + RL_POLL_GRACE_NS;
 			return false;
 		}
@@ -502,7 +502,7 @@ static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits)
  * Does a level of the path from @x up (@x may be NULL) limit concurrency?
  * Then every grant at @x takes permits at every level.
  */
-static bool rl_hier_concurrent(const struct rl_limiter *x)
+static bool rl_path_concurrent(const struct rl_limiter *x)
 {
 	for (; x; x = x->h.parent)
 		if (x->params.concurrency)
@@ -519,7 +519,7 @@ static bool rl_hier_concurrent(const struct rl_limiter *x)
  * with that bucket full, the tokens it earns meanwhile lost, and its
  * limiter would get less than its share of its parent (issue #29).
  */
-static u64 rl_hier_chunk(const struct rl_limiter *x)
+static u64 rl_path_chunk(const struct rl_limiter *x)
 {
 	const struct rl_limiter *y;
 	u64 max = U64_MAX;
@@ -550,33 +550,33 @@ static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
 /*
  * The request to serve next in the subtree of @x, or NULL; sets the leaf
  * and chunk of dispatch @hw, and spends its budget. The limiter's own
- * requests first (rl_sched_pick()), then its child with the smallest tag;
+ * requests first (rl_queue_pick()), then its child with the smallest tag;
  * a child whose subtree has nothing to serve now is parked until it may
  * have.
  */
-static struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x)
+static struct rl_waiter *rl_walk_pick(struct rl_walk *hw, struct rl_limiter *x)
 {
 	struct rl_limiter *kid;
 	struct rb_node *node;
 	struct rl_waiter *w;
 
 	if (x->nwaiters) {
-		rl_sched_unpark_due(x, hw->now, &hw->budget);
-		w = rl_sched_pick(x, hw->now, &hw->chunk, &hw->budget);
+		rl_queue_unpark_due(x, hw->now, &hw->budget);
+		w = rl_queue_pick(x, hw->now, &hw->chunk, &hw->budget);
 		if (w) {
 			hw->leaf = x;
 			return w;
 		}
-		rl_walk_arm(hw, x, rl_sched_cap_ready(x));
+		rl_walk_arm(hw, x, rl_queue_cap_ready(x));
 	}
-	rl_hier_unpark_due(x, hw->now, &hw->budget);
+	rl_share_unpark_due(x, hw->now, &hw->budget);
 	while (hw->budget && (node = rb_first_cached(&x->h.kids))) {
 		kid = rb_entry(node, struct rl_limiter, h.knode);
-		w = rl_hier_pick(hw, kid);
+		w = rl_walk_pick(hw, kid);
 		if (w || !hw->budget)
 			return w;
 		hw->budget--;
-		rl_hier_park(kid, rl_hier_next(kid));
+		rl_share_park(kid, rl_share_next(kid));
 		rl_walk_arm(hw, x, kid->h.ready);
 	}
 	return NULL;
@@ -587,9 +587,9 @@ static struct rl_waiter *rl_hier_pick(struct rl_walk *hw, struct rl_limiter *x)
  * needs until @ready (U64_MAX: a release): it is parked at its parent
  * until then, and the parent's timer started.
  */
-static void rl_hier_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready)
+static void rl_walk_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready)
 {
-	rl_hier_park(x, ready);
+	rl_share_park(x, ready);
 	rl_walk_arm(hw, x->h.parent, ready);
 }
 
@@ -604,8 +604,8 @@ static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w,
 	rl_take_above(leaf, hw->chunk, permits);
 	w->got += hw->chunk;
 	w->at = leaf->params.unlimited ? hw->now : leaf->bucket.stamp;
-	rl_hier_charge(leaf, hw->chunk);
-	rl_sched_served(leaf, w, hw->chunk);
+	rl_share_charge(leaf, hw->chunk);
+	rl_queue_served(leaf, w, hw->chunk);
 	if (!leaf->h.parent)
 		hw->own++;
 	if (!w->want) {
@@ -625,9 +625,9 @@ static bool rl_serve(struct rl_walk *hw, struct rl_limiter *root)
 	struct rl_waiter *w;
 	u64 permits, ready;
 
-	while ((w = rl_hier_pick(hw, root))) {
-		hw->chunk = min(hw->chunk, rl_hier_chunk(hw->leaf));
-		permits = !w->held && rl_hier_concurrent(hw->leaf) ?
+	while ((w = rl_walk_pick(hw, root))) {
+		hw->chunk = min(hw->chunk, rl_path_chunk(hw->leaf));
+		permits = !w->held && rl_path_concurrent(hw->leaf) ?
 			  w->want : 0;
 		x = rl_blocker(hw->leaf, hw->chunk, permits, hw->now, &ready);
 		if (x == root) {
@@ -639,7 +639,7 @@ static bool rl_serve(struct rl_walk *hw, struct rl_limiter *root)
 			return false;
 		hw->budget--;
 		if (x)
-			rl_hier_block(hw, x, ready);
+			rl_walk_block(hw, x, ready);
 		else
 			rl_grant_chunk(hw, w, permits);
 	}
@@ -688,7 +688,7 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 	lockdep_assert_held(lim->tlock);
 	for (; root->h.parent; root = root->h.parent)
 		if (root->h.parked)
-			rl_hier_unpark(root);
+			rl_share_unpark(root);
 	/* Tokens owed to the root's queue, for RL_LATE_MAX_NS at most. */
 	if (!root->nwaiters)
 		rl_refill(root, now);
@@ -701,11 +701,11 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 	 * past would start @lim's timer for that time again, and again.
 	 */
 	if (lim->nwaiters)
-		rl_sched_unpark_due(lim, now, &hw.budget);
-	rl_hier_unpark_due(lim, now, &hw.budget);
+		rl_queue_unpark_due(lim, now, &hw.budget);
+	rl_share_unpark_due(lim, now, &hw.budget);
 	if (rl_serve(&hw, root)) {
 		rl_settle(root, hw.own, now);
-		hw.when = min(hw.when, rl_hier_next(lim));
+		hw.when = min(hw.when, rl_share_next(lim));
 	} else {
 		hw.when = now;
 	}
@@ -877,14 +877,14 @@ static void rl_grant_above(struct rl_limiter *lim, u64 n, u64 permits)
 			rl_bucket_take(&x->bucket, n);
 		x->counters.granted += n;
 	}
-	rl_hier_charge(lim, n);
+	rl_share_charge(lim, n);
 }
 
 /*
  * Grant an acquire of @req at once if everything fits at every level of
  * its tree, and nobody that the order serves first waits: nobody queued
  * at a level, and at each ancestor no sibling of the path with a smaller
- * tag (rl_hier_turn()). A limiter alone checks only itself.
+ * tag (rl_share_turn()). A limiter alone checks only itself.
  */
 static __always_inline bool rl_grant_now(struct rl_limiter *lim,
 					 struct rl_client *client,
@@ -899,7 +899,7 @@ static __always_inline bool rl_grant_now(struct rl_limiter *lim,
 			     !rl_cap_allows(lim, client, n, rl_clock(now)))))
 		return false;
 	for (x = lim; x->h.parent; x = x->h.parent) {
-		if (!rl_hier_turn(x) || !rl_ancestor_allows(x->h.parent, n, now))
+		if (!rl_share_turn(x) || !rl_ancestor_allows(x->h.parent, n, now))
 			return false;
 		conc |= x->h.parent->params.concurrency;
 	}
@@ -1007,7 +1007,7 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 		rl_bucket_refill(&client->cap_bucket, &cp, now);
 		rl_bucket_give(&client->cap_bucket, &cp, w->got);
 		/* Its other requests may fit under the cap now. */
-		rl_sched_unpark_client(lim, client);
+		rl_queue_unpark_client(lim, client);
 	}
 	client->held -= w->held;
 	rl_path_release(lim, w->held);
@@ -1037,7 +1037,7 @@ static u64 rl_path_predict(struct rl_limiter *lim,
 		if (x->h.parent->params.unlimited)
 			continue;
 		need = x->h.parent->queued + n;
-		if (!rl_hier_turn(x))
+		if (!rl_share_turn(x))
 			need += x->h.parent->bucket.tokens;
 		if (x->h.parent->queued_hi || need < n)
 			return U64_MAX;
@@ -1108,7 +1108,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 		trace_ratelimit_grant(lim, req->count, req->wait_ns, 0);
 		return 0;
 	}
-	rl_sched_del(lim, w);
+	rl_queue_del(lim, w);
 	rl_undo(lim, w, now);
 	if (ret == -ETIMEDOUT) {
 		c->timeouts++;
@@ -1167,7 +1167,7 @@ static void rl_acquire_queue(struct rl_limiter *lim, struct rl_client *client,
 		.flow = &client->flows[level], .client = client,
 		.task = task, .served = served, .want = req->count,
 	};
-	rl_sched_add(lim, w);
+	rl_queue_add(lim, w);
 	rl_dispatch(lim, start);
 }
 
@@ -1360,7 +1360,7 @@ int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
 		*released = true;
 		trace_ratelimit_release(lim, release, lim->held);
 		/* Anyone queued in the tree may wait for these permits. */
-		if (rl_hier_root(lim)->h.queued || !list_empty(&lim->pollers))
+		if (rl_root_of(lim)->h.queued || !list_empty(&lim->pollers))
 			rl_dispatch(lim, now);
 	}
 	ret = rl_acquire_now(lim, client, req, nonblock, &now);
@@ -1672,8 +1672,8 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 		return NULL;
 	spin_lock_init(&lim->lock);
 	lim->tlock = &lim->lock;
-	rl_hier_init(lim);
-	rl_sched_init(lim);
+	rl_share_init(lim);
+	rl_queue_init(lim);
 	INIT_LIST_HEAD(&lim->clients);
 	INIT_LIST_HEAD(&lim->pollers);
 	INIT_LIST_HEAD(&lim->node);
@@ -1803,7 +1803,7 @@ static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
 
 	lockdep_assert_held(lim->tlock);
 	/* The caps' period and the chunks may change: look again. */
-	rl_sched_unpark_all(lim);
+	rl_queue_unpark_all(lim);
 	list_for_each_entry(client, &lim->clients, node) {
 		if (!client->cap)
 			continue;
@@ -1900,7 +1900,7 @@ bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
 	/* Its own concurrency makes the subtree's grants permits anywhere. */
 	if (lim->params.concurrency)
 		return false;
-	if (rl_hier_concurrent(old) == rl_hier_concurrent(parent))
+	if (rl_path_concurrent(old) == rl_path_concurrent(parent))
 		return false;
 	return rl_subtree_clients(lim, 0) > self;
 }
@@ -2099,7 +2099,7 @@ void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 		client->cap = cc->cap;
 		rl_cap_params(lim, client, &cp);
 		rl_bucket_init(&client->cap_bucket, &cp, now);
-		rl_sched_unpark_client(lim, client);
+		rl_queue_unpark_client(lim, client);
 	}
 	rl_dispatch(lim, now);
 	rl_unlock_irq(lim);

@@ -24,13 +24,13 @@
  * Trees (Documentation/hierarchy.md). Requests sleep at their own
  * limiter; a child with sleeping requests in its subtree is active at its
  * parent, ordered by a virtual time tag that grows by tokens / weight with
- * every grant in its subtree, immediate or not (rl_hier_charge()). A
+ * every grant in its subtree, immediate or not (rl_share_charge()). A
  * dispatch walks from the root: a limiter's own requests, then the child
- * with the smallest tag (rl_hier_pick()). A child without the tokens or
+ * with the smallest tag (rl_walk_pick()). A child without the tokens or
  * permits of its own rate is parked at its parent until it has them,
  * keeping its tag, and its siblings go on (max-min). A request that does
  * not sleep is granted when every level has the tokens and no request the
- * order serves first waits for them (rl_hier_turn()).
+ * order serves first waits for them (rl_share_turn()).
  *
  * Everything here runs under the limiter's lock (its tree's).
  *
@@ -51,10 +51,10 @@
 #define RL_TAG_CHUNK_MAX	BIT_ULL(50)
 
 /**
- * rl_sched_init() - empty the levels of a new limiter
+ * rl_queue_init() - empty the levels of a new limiter
  * @lim: the limiter
  */
-void rl_sched_init(struct rl_limiter *lim)
+void rl_queue_init(struct rl_limiter *lim)
 {
 	int i;
 
@@ -81,7 +81,7 @@ void rl_client_init(struct rl_client *client)
 
 static bool rl_flow_less(struct rb_node *a, const struct rb_node *b)
 {
-	return rl_hier_before(rb_entry(a, struct rl_flow, node)->vtag,
+	return rl_share_before(rb_entry(a, struct rl_flow, node)->vtag,
 			     rb_entry(b, struct rl_flow, node)->vtag);
 }
 
@@ -109,24 +109,24 @@ static void rl_queued_sub(struct rl_limiter *lim, u64 n)
 }
 
 /**
- * rl_sched_add() - queue a sleeping request
+ * rl_queue_add() - queue a sleeping request
  * @lim: the limiter
  * @w:   the request, with its flow, client and want set
  */
-void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w)
+void rl_queue_add(struct rl_limiter *lim, struct rl_waiter *w)
 {
 	struct rl_flow *flow = w->flow;
 	struct rl_level *lvl = &lim->levels[flow->level];
 
 	lockdep_assert_held(lim->tlock);
 	if (list_empty(&flow->waiters)) {
-		if (rl_hier_before(flow->vtag, lvl->vtime))
+		if (rl_share_before(flow->vtag, lvl->vtime))
 			flow->vtag = lvl->vtime;
 		rb_add_cached(&flow->node, &lvl->flows, rl_flow_less);
 	}
 	list_add_tail(&w->node, &flow->waiters);
 	rl_busy_add(lim);
-	rl_hier_count(lim, 1, true);
+	rl_share_count(lim, 1, true);
 	rl_queued_add(lim, w->want);
 }
 
@@ -155,12 +155,12 @@ static void rl_unpark(struct rl_limiter *lim, struct rl_flow *flow)
 }
 
 /**
- * rl_sched_unpark_client() - look again at a client's parked flows
+ * rl_queue_unpark_client() - look again at a client's parked flows
  * @lim:    the limiter
  * @client: a client of @lim whose cap now lets more through than when its
  *          flows were parked: a new cap, or tokens given back to it
  */
-void rl_sched_unpark_client(struct rl_limiter *lim, struct rl_client *client)
+void rl_queue_unpark_client(struct rl_limiter *lim, struct rl_client *client)
 {
 	int i;
 
@@ -171,12 +171,12 @@ void rl_sched_unpark_client(struct rl_limiter *lim, struct rl_client *client)
 }
 
 /**
- * rl_sched_unpark_all() - look again at every parked flow
+ * rl_queue_unpark_all() - look again at every parked flow
  * @lim: the limiter, whose limits change (the caps' period, the chunks)
  *
  * Walks the parked flows: for a change of limits, not for the timer.
  */
-void rl_sched_unpark_all(struct rl_limiter *lim)
+void rl_queue_unpark_all(struct rl_limiter *lim)
 {
 	struct rb_node *node;
 
@@ -186,7 +186,7 @@ void rl_sched_unpark_all(struct rl_limiter *lim)
 }
 
 /**
- * rl_sched_unpark_due() - put back the flows their caps let through
+ * rl_queue_unpark_due() - put back the flows their caps let through
  * @lim:    the limiter
  * @now:    current time, ns
  * @budget: flows it may move; decremented for each
@@ -194,7 +194,7 @@ void rl_sched_unpark_all(struct rl_limiter *lim)
  * The flows parked until @now at the latest go back to their levels, as
  * many as @budget allows.
  */
-void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
+void rl_queue_unpark_due(struct rl_limiter *lim, u64 now,
 			 unsigned int *budget)
 {
 	struct rb_node *node;
@@ -211,11 +211,11 @@ void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
 }
 
 /**
- * rl_sched_del() - take a request that failed off the queue
+ * rl_queue_del() - take a request that failed off the queue
  * @lim: the limiter
  * @w:   a queued request
  */
-void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w)
+void rl_queue_del(struct rl_limiter *lim, struct rl_waiter *w)
 {
 	struct rl_flow *flow = w->flow;
 
@@ -227,7 +227,7 @@ void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w)
 	if (list_empty(&flow->waiters))
 		rb_erase_cached(&flow->node, &lim->levels[flow->level].flows);
 	rl_busy_sub(lim);
-	rl_hier_count(lim, 1, false);
+	rl_share_count(lim, 1, false);
 	rl_queued_sub(lim, w->want);
 }
 
@@ -258,7 +258,7 @@ static struct rl_waiter *rl_pick_level(struct rl_limiter *lim,
 }
 
 /**
- * rl_sched_pick() - the request to serve next
+ * rl_queue_pick() - the request to serve next
  * @lim:    the limiter
  * @now:    current time, ns, for the clients' caps
  * @chunk:  set to the tokens to grant it now
@@ -267,7 +267,7 @@ static struct rl_waiter *rl_pick_level(struct rl_limiter *lim,
  * Return: the request, or NULL when none is queued, every queued client
  * is at its cap, or @budget ran out (then it is 0).
  */
-struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
+struct rl_waiter *rl_queue_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
 				unsigned int *budget)
 {
 	struct rl_waiter *w;
@@ -285,15 +285,15 @@ struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
 }
 
 /**
- * rl_sched_served() - account for a chunk granted to a request
+ * rl_queue_served() - account for a chunk granted to a request
  * @lim:   the limiter
- * @w:     the request rl_sched_pick() returned
+ * @w:     the request rl_queue_pick() returned
  * @chunk: the tokens it was granted
  *
  * The client's flow moves on in virtual time, and the request leaves the
  * queue once it has all its tokens.
  */
-void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
+void rl_queue_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 {
 	struct rl_flow *flow = w->flow;
 	struct rl_level *lvl = &lim->levels[flow->level];
@@ -308,7 +308,7 @@ void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 	if (!w->want) {
 		list_del(&w->node);
 		rl_busy_sub(lim);
-		rl_hier_count(lim, 1, false);
+		rl_share_count(lim, 1, false);
 	} else {
 		/* Between chunks, the client's other requests go first. */
 		list_move_tail(&w->node, &flow->waiters);
@@ -319,13 +319,13 @@ void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 }
 
 /**
- * rl_sched_cap_ready() - when a client at its cap can go on
+ * rl_queue_cap_ready() - when a client at its cap can go on
  * @lim: the limiter
  *
  * Return: the earliest time a parked flow's head request fits under its
  * client's cap again, or U64_MAX.
  */
-u64 rl_sched_cap_ready(struct rl_limiter *lim)
+u64 rl_queue_cap_ready(struct rl_limiter *lim)
 {
 	struct rb_node *node = rb_first_cached(&lim->capped);
 
@@ -333,30 +333,30 @@ u64 rl_sched_cap_ready(struct rl_limiter *lim)
 	return node ? rb_entry(node, struct rl_flow, node)->ready : U64_MAX;
 }
 
-static bool rl_hier_tag_less(struct rb_node *a, const struct rb_node *b)
+static bool rl_share_tag_less(struct rb_node *a, const struct rb_node *b)
 {
-	return rl_hier_before(rb_entry(a, struct rl_limiter, h.knode)->h.vtag,
+	return rl_share_before(rb_entry(a, struct rl_limiter, h.knode)->h.vtag,
 			      rb_entry(b, struct rl_limiter, h.knode)->h.vtag);
 }
 
-static bool rl_hier_ready_less(struct rb_node *a, const struct rb_node *b)
+static bool rl_share_ready_less(struct rb_node *a, const struct rb_node *b)
 {
 	return rb_entry(a, struct rl_limiter, h.knode)->h.ready <
 	       rb_entry(b, struct rl_limiter, h.knode)->h.ready;
 }
 
 /* Put @x, becoming active, among its parent's kids: no earlier than the last. */
-void rl_hier_enqueue(struct rl_limiter *x)
+void rl_share_enqueue(struct rl_limiter *x)
 {
 	struct rl_hnode *p = &x->h.parent->h;
 
-	if (rl_hier_before(x->h.vtag, p->kvtime))
+	if (rl_share_before(x->h.vtag, p->kvtime))
 		x->h.vtag = p->kvtime;
 	x->h.parked = false;
-	rb_add_cached(&x->h.knode, &p->kids, rl_hier_tag_less);
+	rb_add_cached(&x->h.knode, &p->kids, rl_share_tag_less);
 }
 
-void rl_hier_dequeue(struct rl_limiter *x)
+void rl_share_dequeue(struct rl_limiter *x)
 {
 	struct rl_hnode *p = &x->h.parent->h;
 
@@ -365,7 +365,7 @@ void rl_hier_dequeue(struct rl_limiter *x)
 }
 
 /* Add @n sleeping requests to the subtrees from @x up, or take them. */
-void rl_hier_count(struct rl_limiter *x, u64 n, bool add)
+void rl_share_count(struct rl_limiter *x, u64 n, bool add)
 {
 	bool was, is;
 
@@ -377,21 +377,21 @@ void rl_hier_count(struct rl_limiter *x, u64 n, bool add)
 			continue;
 		x->h.active = is;
 		if (is)
-			rl_hier_enqueue(x);
+			rl_share_enqueue(x);
 		else
-			rl_hier_dequeue(x);
+			rl_share_dequeue(x);
 	}
 }
 
 /* @x is out of tokens or permits until @ready: off its parent's kids. */
-void rl_hier_park(struct rl_limiter *x, u64 ready)
+void rl_share_park(struct rl_limiter *x, u64 ready)
 {
 	struct rl_hnode *p = &x->h.parent->h;
 
 	rb_erase_cached(&x->h.knode, &p->kids);
 	x->h.ready = ready;
 	x->h.parked = true;
-	rb_add_cached(&x->h.knode, &p->parked_kids, rl_hier_ready_less);
+	rb_add_cached(&x->h.knode, &p->parked_kids, rl_share_ready_less);
 }
 
 /*
@@ -399,17 +399,17 @@ void rl_hier_park(struct rl_limiter *x, u64 ready)
  * held back by its own limits gets its turns when it can take them again
  * (within those limits), as a flow held back by its fd's cap.
  */
-void rl_hier_unpark(struct rl_limiter *x)
+void rl_share_unpark(struct rl_limiter *x)
 {
 	struct rl_hnode *p = &x->h.parent->h;
 
 	rb_erase_cached(&x->h.knode, &p->parked_kids);
 	x->h.parked = false;
-	rb_add_cached(&x->h.knode, &p->kids, rl_hier_tag_less);
+	rb_add_cached(&x->h.knode, &p->kids, rl_share_tag_less);
 }
 
 /* Put back the kids of @x parked until @now at the latest. */
-void rl_hier_unpark_due(struct rl_limiter *x, u64 now, unsigned int *budget)
+void rl_share_unpark_due(struct rl_limiter *x, u64 now, unsigned int *budget)
 {
 	struct rb_node *node;
 	struct rl_limiter *kid;
@@ -419,22 +419,22 @@ void rl_hier_unpark_due(struct rl_limiter *x, u64 now, unsigned int *budget)
 		if (kid->h.ready > now)
 			break;
 		--*budget;
-		rl_hier_unpark(kid);
+		rl_share_unpark(kid);
 	}
 }
 
 /* When the subtree of @x may go on by itself: its fds' caps, its kids. */
-u64 rl_hier_next(struct rl_limiter *x)
+u64 rl_share_next(struct rl_limiter *x)
 {
 	struct rb_node *node = rb_first_cached(&x->h.parked_kids);
 	u64 kid = node ? rb_entry(node, struct rl_limiter, h.knode)->h.ready :
 			 U64_MAX;
 
-	return min(kid, rl_sched_cap_ready(x));
+	return min(kid, rl_queue_cap_ready(x));
 }
 
 /**
- * rl_hier_charge() - move the tags of a path for tokens granted below
+ * rl_share_charge() - move the tags of a path for tokens granted below
  * @x:     the limiter they were granted at
  * @count: tokens
  *
@@ -442,9 +442,9 @@ u64 rl_hier_next(struct rl_limiter *x)
  * it had been served in the order: an immediate grant too, so that no
  * child takes more than its share while a sibling waits. A child with
  * nothing queued starts from its parent's virtual time, as when it
- * becomes active (rl_hier_enqueue()).
+ * becomes active (rl_share_enqueue()).
  */
-void rl_hier_charge(struct rl_limiter *x, u64 count)
+void rl_share_charge(struct rl_limiter *x, u64 count)
 {
 	struct rl_hnode *p;
 	u64 step;
@@ -453,7 +453,7 @@ void rl_hier_charge(struct rl_limiter *x, u64 count)
 	for (; x->h.parent; x = x->h.parent) {
 		p = &x->h.parent->h;
 		step = rl_tag_step(count, x->h.weight);
-		if (!x->h.active && rl_hier_before(x->h.vtag, p->kvtime))
+		if (!x->h.active && rl_share_before(x->h.vtag, p->kvtime))
 			x->h.vtag = p->kvtime;
 		p->kvtime = x->h.vtag;
 		/* The parked are sorted by their ready time, not their tag. */
@@ -462,15 +462,15 @@ void rl_hier_charge(struct rl_limiter *x, u64 count)
 			rb_erase_cached(&x->h.knode, &p->kids);
 		x->h.vtag += step;
 		if (sorted)
-			rb_add_cached(&x->h.knode, &p->kids, rl_hier_tag_less);
+			rb_add_cached(&x->h.knode, &p->kids, rl_share_tag_less);
 	}
 }
 
 /**
- * rl_hier_init() - a new limiter is a root with no children
+ * rl_share_init() - a new limiter is a root with no children
  * @lim: the limiter
  */
-void rl_hier_init(struct rl_limiter *lim)
+void rl_share_init(struct rl_limiter *lim)
 {
 	INIT_LIST_HEAD(&lim->h.children);
 	INIT_LIST_HEAD(&lim->h.sibling);

@@ -16,16 +16,16 @@
 
 /* The order of a limiter's own requests */
 void rl_client_init(struct rl_client *client);
-void rl_sched_init(struct rl_limiter *lim);
-void rl_sched_add(struct rl_limiter *lim, struct rl_waiter *w);
-void rl_sched_del(struct rl_limiter *lim, struct rl_waiter *w);
-struct rl_waiter *rl_sched_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
+void rl_queue_init(struct rl_limiter *lim);
+void rl_queue_add(struct rl_limiter *lim, struct rl_waiter *w);
+void rl_queue_del(struct rl_limiter *lim, struct rl_waiter *w);
+struct rl_waiter *rl_queue_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
 				unsigned int *budget);
-void rl_sched_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk);
-u64 rl_sched_cap_ready(struct rl_limiter *lim);
-void rl_sched_unpark_client(struct rl_limiter *lim, struct rl_client *client);
-void rl_sched_unpark_all(struct rl_limiter *lim);
-void rl_sched_unpark_due(struct rl_limiter *lim, u64 now,
+void rl_queue_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk);
+u64 rl_queue_cap_ready(struct rl_limiter *lim);
+void rl_queue_unpark_client(struct rl_limiter *lim, struct rl_client *client);
+void rl_queue_unpark_all(struct rl_limiter *lim);
+void rl_queue_unpark_due(struct rl_limiter *lim, u64 now,
 			 unsigned int *budget);
 
 /* Clients' caps */
@@ -38,18 +38,18 @@ u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
 u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
 
 /* The order of a tree's limiters */
-void rl_hier_init(struct rl_limiter *lim);
-void rl_hier_enqueue(struct rl_limiter *x);
-void rl_hier_dequeue(struct rl_limiter *x);
-void rl_hier_count(struct rl_limiter *x, u64 n, bool add);
-void rl_hier_park(struct rl_limiter *x, u64 ready);
-void rl_hier_unpark(struct rl_limiter *x);
-void rl_hier_unpark_due(struct rl_limiter *x, u64 now, unsigned int *budget);
-u64 rl_hier_next(struct rl_limiter *x);
-void rl_hier_charge(struct rl_limiter *x, u64 count);
+void rl_share_init(struct rl_limiter *lim);
+void rl_share_enqueue(struct rl_limiter *x);
+void rl_share_dequeue(struct rl_limiter *x);
+void rl_share_count(struct rl_limiter *x, u64 n, bool add);
+void rl_share_park(struct rl_limiter *x, u64 ready);
+void rl_share_unpark(struct rl_limiter *x);
+void rl_share_unpark_due(struct rl_limiter *x, u64 now, unsigned int *budget);
+u64 rl_share_next(struct rl_limiter *x);
+void rl_share_charge(struct rl_limiter *x, u64 count);
 
 /* The root of the tree of @lim: @lim itself when it has no parent. */
-static inline struct rl_limiter *rl_hier_root(struct rl_limiter *lim)
+static inline struct rl_limiter *rl_root_of(struct rl_limiter *lim)
 {
 	while (lim->h.parent)
 		lim = lim->h.parent;
@@ -57,7 +57,7 @@ static inline struct rl_limiter *rl_hier_root(struct rl_limiter *lim)
 }
 
 /* Tags wrap around: compare them as CFS compares vruntime. */
-static inline bool rl_hier_before(u64 a, u64 b)
+static inline bool rl_share_before(u64 a, u64 b)
 {
 	return (s64)(a - b) < 0;
 }
@@ -69,7 +69,7 @@ static inline bool rl_hier_before(u64 a, u64 b)
  * or with the parent's virtual time if it has nothing queued and is
  * behind it, as it would if it queued now.
  */
-static inline bool rl_hier_turn(const struct rl_limiter *x)
+static inline bool rl_share_turn(const struct rl_limiter *x)
 {
 	const struct rl_hnode *p = &x->h.parent->h;
 	struct rb_node *node = rb_first_cached(&p->kids);
@@ -81,9 +81,9 @@ static inline bool rl_hier_turn(const struct rl_limiter *x)
 	first = rb_entry(node, struct rl_limiter, h.knode);
 	if (first == x)
 		return true;
-	if (!x->h.active && rl_hier_before(tag, p->kvtime))
+	if (!x->h.active && rl_share_before(tag, p->kvtime))
 		tag = p->kvtime;
-	return rl_hier_before(tag, first->h.vtag);
+	return rl_share_before(tag, first->h.vtag);
 }
 
 /* A request goes to sleep: the limiter is busy from the first one on. */

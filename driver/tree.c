@@ -52,10 +52,10 @@ static void rl_tree_cut(struct rl_limiter *x)
 	struct rl_limiter *p = x->h.parent, *y;
 
 	if (x->h.active) {
-		rl_hier_dequeue(x);
+		rl_share_dequeue(x);
 		x->h.active = false;
 	}
-	rl_hier_count(p, x->h.queued, false);
+	rl_share_count(p, x->h.queued, false);
 	for (y = p; y; y = y->h.parent)
 		y->held -= x->held;
 	list_del_init(&x->h.sibling);
@@ -73,8 +73,8 @@ static void rl_tree_join(struct rl_limiter *x, struct rl_limiter *p)
 		y->held += x->held;
 	if (x->h.queued) {
 		x->h.active = true;
-		rl_hier_enqueue(x);
-		rl_hier_count(p, x->h.queued, true);
+		rl_share_enqueue(x);
+		rl_share_count(p, x->h.queued, true);
 	}
 }
 
