@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Kernel version differences, hidden here so that the .c files carry no
- * version checks.
+ * Kernel version differences, so that the .c files carry no version
+ * checks: Kbuild defines RL_HAVE_* from what the kernel's headers have.
  */
 #ifndef _RL_COMPAT_H
 #define _RL_COMPAT_H
@@ -10,11 +10,6 @@
 #include <linux/kconfig.h>
 
 #include <linux/ratelimit_dev.h>
-
-/*
- * Kbuild defines RL_HAVE_* after looking at the kernel's headers, so that
- * no version numbers are needed.
- */
 
 #ifndef RL_HAVE_HRTIMER_SETUP
 /* hrtimer_setup() replaced hrtimer_init() plus setting ->function in 6.13. */
@@ -35,13 +30,10 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
- * Acquires through io_uring (uring.c) need a command that io_uring can
- * cancel: io_uring_cmd_mark_cancelable(), since 6.7, in
- * <linux/io_uring/cmd.h> since 6.8 (where Kbuild looks). Without it a
- * queued command would hang the exit of its ring and of its task (6.1),
- * so the feature is left out: io_uring fails such commands with
- * -EOPNOTSUPP. The same signatures of io_uring_cmd_done() and of the task
- * work callback hold from 6.8 to 6.12 at least.
+ * Acquires through io_uring (uring.c) need io_uring_cmd_mark_cancelable(),
+ * in <linux/io_uring/cmd.h> since 6.8: without it a queued command would
+ * hang its ring's exit, so io_uring fails the commands with -EOPNOTSUPP.
+ * io_uring_cmd_done() and the task work callback are the same 6.8-6.12.
  */
 #ifdef RL_HAVE_URING_CMD
 struct io_uring_cmd;

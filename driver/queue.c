@@ -1,38 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The queue of a limiter: the order of service of its sleeping requests,
- * and of the limiters under it with sleeping requests of their own.
+ * and of the limiters under it with sleeping requests of their own. All
+ * of it runs under the limiter's lock (its tree's).
  *
- * USER requests go first. HIGH, MID and LOW follow in that order, except
- * that one grant in `fairness` takes the levels lowest first, so that low
- * priority never starves (as RocksDB's GenericRateLimiter does).
+ * USER requests go first, then HIGH, MID and LOW, but one grant in
+ * `fairness` takes the levels lowest first (RocksDB's GenericRateLimiter).
+ * Within a level, clients (fds) are served by start-time fair queuing: the
+ * requests of one client at one level form a flow, whose tag grows by
+ * chunk / weight with every chunk granted; the smallest tag goes next. A
+ * waking flow starts at the level's virtual time: idling earns no credit.
+ * A flow over its client's cap (rl_cap_allows()) is parked, keeping its
+ * tag, until the cap lets its head through, so a dispatch never looks at
+ * it again before then (RL_DISPATCH_MAX bounds its work).
  *
- * Within a level, clients (fds) are served by start-time fair queuing.
- * The requests of one client at one level form a flow, in arrival order.
- * A flow's virtual time tag grows by chunk / weight with every chunk it is
- * granted, and the flow with the smallest tag goes next: backlogged clients
- * share the tokens in proportion to their weights, however many threads
- * each has, and a client that asks for little gets all it asks (max-min).
- * A flow that wakes up starts at the level's current virtual time, so being
- * idle earns no credit. A client's cap, when set, bounds its tokens per
- * period with a token bucket of its own (rl_cap_allows()); a capped-out flow lets
- * the next one go. It is parked, off its level and keeping its tag, until
- * the cap lets its head request through, so that no dispatch looks at it
- * again before then: the work of a dispatch is bounded by RL_DISPATCH_MAX,
- * however many flows are capped.
- *
- * Trees (Documentation/hierarchy.md). Requests sleep at their own
- * limiter; a child with sleeping requests in its subtree is active at its
- * parent, ordered by a virtual time tag that grows by tokens / weight with
- * every grant in its subtree, immediate or not (rl_share_charge()). A
- * dispatch walks from the root: a limiter's own requests, then the child
- * with the smallest tag (rl_walk_pick()). A child without the tokens or
- * permits of its own rate is parked at its parent until it has them,
- * keeping its tag, and its siblings go on (max-min). A request that does
- * not sleep is granted when every level has the tokens and no request the
- * order serves first waits for them (rl_share_turn()).
- *
- * Everything here runs under the limiter's lock (its tree's).
+ * Trees (Documentation/hierarchy.md): a child with sleeping requests in
+ * its subtree is active at its parent, by a tag that grows by tokens /
+ * weight with every grant in the subtree, immediate or not
+ * (rl_share_charge()). A dispatch walks from the root: a limiter's own
+ * requests, then the child with the smallest tag (rl_walk_pick()); a child
+ * out of its own tokens or permits is parked until it has them.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -82,7 +69,7 @@ void rl_client_init(struct rl_client *client)
 static bool rl_flow_less(struct rb_node *a, const struct rb_node *b)
 {
 	return rl_share_before(rb_entry(a, struct rl_flow, node)->vtag,
-			     rb_entry(b, struct rl_flow, node)->vtag);
+			       rb_entry(b, struct rl_flow, node)->vtag);
 }
 
 static u64 rl_tag_step(u64 chunk, u32 weight)
@@ -91,11 +78,7 @@ static u64 rl_tag_step(u64 chunk, u32 weight)
 				   weight);
 }
 
-/*
- * The waiters want @n tokens more, or less: lim->queued is the sum modulo
- * 2^64, lim->queued_hi counts its wraps, so the sum stays exact without
- * walking the queue.
- */
+/* lim->queued is the waiters' want modulo 2^64, lim->queued_hi its wraps. */
 static void rl_queued_add(struct rl_limiter *lim, u64 n)
 {
 	if (check_add_overflow(lim->queued, n, &lim->queued))
@@ -171,10 +154,8 @@ void rl_queue_unpark_client(struct rl_limiter *lim, struct rl_client *client)
 }
 
 /**
- * rl_queue_unpark_all() - look again at every parked flow
- * @lim: the limiter, whose limits change (the caps' period, the chunks)
- *
- * Walks the parked flows: for a change of limits, not for the timer.
+ * rl_queue_unpark_all() - look again at every parked flow (new limits)
+ * @lim: the limiter
  */
 void rl_queue_unpark_all(struct rl_limiter *lim)
 {
@@ -190,9 +171,6 @@ void rl_queue_unpark_all(struct rl_limiter *lim)
  * @lim:    the limiter
  * @now:    current time, ns
  * @budget: flows it may move; decremented for each
- *
- * The flows parked until @now at the latest go back to their levels, as
- * many as @budget allows.
  */
 void rl_queue_unpark_due(struct rl_limiter *lim, u64 now,
 			 unsigned int *budget)
@@ -285,13 +263,10 @@ struct rl_waiter *rl_queue_pick(struct rl_limiter *lim, u64 now, u64 *chunk,
 }
 
 /**
- * rl_queue_served() - account for a chunk granted to a request
+ * rl_queue_served() - a chunk was granted: the flow moves on in virtual time
  * @lim:   the limiter
- * @w:     the request rl_queue_pick() returned
+ * @w:     the request rl_queue_pick() returned; leaves once it has all
  * @chunk: the tokens it was granted
- *
- * The client's flow moves on in virtual time, and the request leaves the
- * queue once it has all its tokens.
  */
 void rl_queue_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 {
@@ -319,11 +294,8 @@ void rl_queue_served(struct rl_limiter *lim, struct rl_waiter *w, u64 chunk)
 }
 
 /**
- * rl_queue_cap_ready() - when a client at its cap can go on
+ * rl_queue_cap_ready() - when the first parked flow fits its cap, or U64_MAX
  * @lim: the limiter
- *
- * Return: the earliest time a parked flow's head request fits under its
- * client's cap again, or U64_MAX.
  */
 u64 rl_queue_cap_ready(struct rl_limiter *lim)
 {
@@ -336,7 +308,7 @@ u64 rl_queue_cap_ready(struct rl_limiter *lim)
 static bool rl_share_tag_less(struct rb_node *a, const struct rb_node *b)
 {
 	return rl_share_before(rb_entry(a, struct rl_limiter, h.knode)->h.vtag,
-			      rb_entry(b, struct rl_limiter, h.knode)->h.vtag);
+			       rb_entry(b, struct rl_limiter, h.knode)->h.vtag);
 }
 
 static bool rl_share_ready_less(struct rb_node *a, const struct rb_node *b)
@@ -394,11 +366,7 @@ void rl_share_park(struct rl_limiter *x, u64 ready)
 	rb_add_cached(&x->h.knode, &p->parked_kids, rl_share_ready_less);
 }
 
-/*
- * Put a parked @x back among its parent's kids, keeping its tag: a child
- * held back by its own limits gets its turns when it can take them again
- * (within those limits), as a flow held back by its fd's cap.
- */
+/* Put a parked @x back among its parent's kids, keeping its tag. */
 void rl_share_unpark(struct rl_limiter *x)
 {
 	struct rl_hnode *p = &x->h.parent->h;
@@ -438,11 +406,8 @@ u64 rl_share_next(struct rl_limiter *x)
  * @x:     the limiter they were granted at
  * @count: tokens
  *
- * At each level the child on the path is charged @count / weight, as if
- * it had been served in the order: an immediate grant too, so that no
- * child takes more than its share while a sibling waits. A child with
- * nothing queued starts from its parent's virtual time, as when it
- * becomes active (rl_share_enqueue()).
+ * Each child on the path is charged @count / weight, an immediate grant
+ * too, so that none takes more than its share while a sibling waits.
  */
 void rl_share_charge(struct rl_limiter *x, u64 count)
 {
@@ -501,13 +466,11 @@ void rl_cap_params(const struct rl_limiter *lim,
 }
 
 /**
- * rl_cap_allows() - can a client take tokens under its own cap now?
+ * rl_cap_allows() - does @client have no cap, or @chunk tokens under it?
  * @lim:    the limiter
  * @client: a client of @lim; its cap bucket is refilled
  * @chunk:  tokens
  * @now:    current time, ns
- *
- * Return: true if @client has no cap or @chunk tokens fit under it.
  */
 bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
 		   u64 chunk, u64 now)
@@ -522,13 +485,10 @@ bool rl_cap_allows(const struct rl_limiter *lim, struct rl_client *client,
 }
 
 /**
- * rl_cap_ready() - when a client's own cap lets tokens through
+ * rl_cap_ready() - when a client's cap bucket holds @n tokens, ns
  * @lim:    the limiter
- * @client: a client of @lim
+ * @client: a client of @lim; 0 if it has no cap
  * @n:      tokens
- *
- * Return: the time, ns, at which @client's cap bucket holds @n tokens
- * (see rl_bucket_ready()); 0 if @client has no cap.
  */
 u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
 		 u64 n)
@@ -542,12 +502,10 @@ u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
 }
 
 /**
- * rl_chunk_max() - most tokens a client is granted at once
+ * rl_chunk_max() - most tokens a client is granted at once: the burst
+ * (unbounded when unlimited), or its cap's if less
  * @lim:    the limiter
  * @client: a client of @lim
- *
- * Return: the burst (unbounded when unlimited), or the burst of the
- * client's cap if less.
  */
 u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client)
 {

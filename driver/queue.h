@@ -63,11 +63,9 @@ static inline bool rl_share_before(u64 a, u64 b)
 }
 
 /*
- * Is it the turn of @x, which has a parent, to take the parent's tokens:
- * is no sibling that the order serves first (an active one, not parked,
- * with a smaller tag) waiting for them? @x itself competes with its tag,
- * or with the parent's virtual time if it has nothing queued and is
- * behind it, as it would if it queued now.
+ * May @x, which has a parent, take the parent's tokens: does no active,
+ * unparked sibling have a smaller tag than the one @x has (or would have
+ * if it queued now)?
  */
 static inline bool rl_share_turn(const struct rl_limiter *x)
 {

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The types of the ratelimit module. Which file owns each, the lock order
- * and the lifetime of limiters, clients, waiters, timers and leases are in
- * Documentation/driver.md; each field's kernel-doc says what guards it.
+ * The types of the ratelimit module: who owns each and their lifetime are
+ * in Documentation/driver.md; each field's kernel-doc says what guards it.
  * Lock order, outer first: rl_client.setup, the registry lock (named.c),
  * kernfs active references, the limiter lock (rl_limiter.tlock, one per
- * tree, rl_lock_irq()), rl_client.pollq's lock. No sysfs callback waits for the
- * registry lock.
+ * tree, rl_lock_irq()), rl_client.pollq's lock. No sysfs callback waits
+ * for the registry lock.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -82,35 +81,25 @@ struct rl_hnode {
 #define RL_TIMER_SLACK_NS	(5 * NSEC_PER_USEC)
 
 /*
- * Most chunks one dispatch grants, and most flows it moves between the
- * levels and the capped flows; the timer, started at once, does the rest.
- * Bounds the work done with interrupts off when a late timer finds many
- * tokens owed to the queue.
+ * Most chunks one dispatch grants, and flows it moves between the levels
+ * and the capped flows: the timer, started at once, does the rest.
  */
 #define RL_DISPATCH_MAX		256
 /*
- * Expiries in a row after which a timer started again for a time already
- * past is taken for a bug: going on with a dispatch out of budget needs
- * far fewer (RL_DISPATCH_MAX chunks each). Such a timer would keep its
- * CPU in the interrupt for ever; it is warned about and started this
- * much later instead (rl_timer_fn()).
+ * Expiries in a row, each starting the timer again for a time already
+ * past, that rl_timer_fn() takes for a bug: it warns and backs off.
  */
 #define RL_TIMER_SPINS_MAX	4096
 #define RL_TIMER_BACKOFF_NS	NSEC_PER_MSEC
 /* Most clients' pollers one dispatch wakes; the timer wakes the rest. */
 #define RL_WAKE_MAX		64
-/*
- * A ready limiter wakes as many listed pollers as could take a token now,
- * then waits this long for them to take it before it wakes the next ones
- * (rl_serve_pollers()).
- */
+/* How long woken pollers may take to come for their token (rl_serve_pollers()). */
 #define RL_POLL_GRACE_NS	(2 * NSEC_PER_MSEC)
 
 /*
- * Most lateness, ns, that the schedule makes up for: tokens stay owed to
- * queued requests this long after they exist (rl_dispatch()), and
- * delivering grants late may take this much of the next request's idle
- * time (rl_settle()). Lateness beyond it counts as idle time.
+ * Most lateness, ns, the schedule makes up for: tokens stay owed to queued
+ * requests this long (rl_dispatch()), and late grants may take this much
+ * of the next request's idle time (rl_settle()).
  */
 #define RL_LATE_MAX_NS		(20 * NSEC_PER_MSEC)
 
@@ -121,11 +110,9 @@ struct rl_hnode {
 #define RL_HIST_BUCKETS		65
 
 /*
- * Statistics of a limiter: the fields of struct rl_stats and struct
- * rl_demand of the same names (uapi/linux/ratelimit_dev.h), and
- * @dropped_late, tokens owed to queued requests but dropped because the
- * queue was served more than RL_LATE_MAX_NS late (rl_drop_late()). The
- * histogram of the waits is apart: rl_limiter.hist.
+ * Statistics: the fields of struct rl_stats and struct rl_demand of the
+ * same names, and @dropped_late, tokens owed to the queue but dropped when
+ * served over RL_LATE_MAX_NS late (rl_drop_late()).
  */
 struct rl_counters {
 	u64 granted;
@@ -207,10 +194,8 @@ struct rl_global {
 /**
  * struct rl_limiter - a token bucket with a queue of sleeping requests
  * @lock:         the lock of the tree whose root this limiter is
- * @low_first:    the next grant serves the lowest priority first (in the
- *                hole after @lock)
- * @timer_spins:  expiries in a row that started the timer again for a
- *                time already past (rl_timer_fn()), in the hole too
+ * @low_first:    the next grant serves the lowest priority first
+ * @timer_spins:  expiries in a row for a time already past (rl_timer_fn())
  * @tlock:        the lock in force: guards @low_first, @timer_spins, the
  *                fields from @params to @nclients, and @h; &@lock, or the
  *                lock of its root when it has a parent (tree.c); lock
@@ -225,27 +210,23 @@ struct rl_global {
  * @nwaiters:     sleeping requests
  * @held:         permits held by the clients (params.concurrency)
  * @backlog:      tokens kept for catching up (params.catchup)
- * @release:      the catch-up pace: tokens of @backlog that may go to
- *                @bucket now
+ * @release:      the catch-up pace: tokens of @backlog that may go now
  * @clients:      attached clients (struct rl_client.node)
  * @pollers:      clients (struct rl_client.poll_node) whose poller found
  *                the limiter not ready: rl_dispatch() wakes them when it is
- * @late:         how far the bucket's time is behind because the last
- *                grants emptied the queue late: the next request arriving
- *                is owed the tokens of that time, ns
+ * @late:         ns the bucket's time is behind because the last grants
+ *                emptied the queue late: owed to the next request
  * @timer_expiry: time the timer was last started for, 0 if not started
  * @counters:     statistics
- * @hist:         waited grants by fls64() of their wait in ns,
- *                RL_HIST_BUCKETS of them (rl_hist_record()), guarded by
- *                @tlock; the pointer is NULL until a request first waits,
- *                then set once without the lock (rl_limiter_hist_alloc()):
- *                read it with READ_ONCE()
+ * @hist:         waited grants by fls64() of their wait in ns (@tlock);
+ *                NULL until a request first waits, then set once without
+ *                the lock (rl_limiter_hist_alloc()): READ_ONCE()
  * @global:       demand, and the lease of global limits
  * @nclients:     entries of @clients; written with WRITE_ONCE() for the
  *                lockless read of sysfs
  * @timer:        fires when the next request (or a poller) can be served
- * @ref:          references: attached clients, and the sysfs directory
- *                of a named limiter (see the top of this file)
+ * @ref:          references: attached clients, a named limiter's sysfs
+ *                directory
  * @name:         name of a named limiter, "" for a private one; constant
  * @uid:          owner of a named limiter; set at its creation, then
  *                written (WRITE_ONCE()) under the registry lock
@@ -383,16 +364,7 @@ struct rl_waiter {
 	bool done;
 };
 
-/**
- * struct rl_snapshot - a limiter's limits, state and statistics at once
- * @params:    limits in force
- * @counters:  statistics
- * @waiters:   sleeping requests
- * @available: tokens in the bucket
- * @held:      permits held
- * @clients:   attached clients
- * @backlog:   tokens kept for catching up
- */
+/* A limiter's limits, state and statistics, read at once under its lock. */
 struct rl_snapshot {
 	struct rl_params params;
 	struct rl_counters counters;

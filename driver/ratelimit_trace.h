@@ -23,9 +23,11 @@
 /* define_trace.h reads this file again: define the helpers once. */
 #ifndef _RL_RATELIMIT_TRACE_ONCE
 #define _RL_RATELIMIT_TRACE_ONCE
-/* The name of @lim into an event's "limiter" field. */
-static inline void rl_trace_name(char *limiter, const struct rl_limiter *lim)
+/* The fields every event starts with (lim, limiter), from @lim. */
+static inline void rl_trace_lim(const void **p, char *limiter,
+				const struct rl_limiter *lim)
 {
+	*p = lim;
 	strscpy(limiter, lim->name, RL_NAME_MAX);
 }
 #endif
@@ -48,8 +50,7 @@ TRACE_EVENT(ratelimit_acquire,
 		__field(u32, flags)
 	),
 	TP_fast_assign(
-		__entry->lim = lim;
-		rl_trace_name(__entry->limiter, lim);
+		rl_trace_lim(&__entry->lim, __entry->limiter, lim);
 		__entry->count = count;
 		__entry->level = level;
 		__entry->flags = flags;
@@ -79,8 +80,7 @@ TRACE_EVENT(ratelimit_grant,
 		__field(u64, lag_ns)
 	),
 	TP_fast_assign(
-		__entry->lim = lim;
-		rl_trace_name(__entry->limiter, lim);
+		rl_trace_lim(&__entry->lim, __entry->limiter, lim);
 		__entry->count = count;
 		__entry->waited_ns = waited_ns;
 		__entry->lag_ns = lag_ns;
@@ -100,8 +100,7 @@ DECLARE_EVENT_CLASS(ratelimit_abort,
 		__field(u64, waited_ns)
 	),
 	TP_fast_assign(
-		__entry->lim = lim;
-		rl_trace_name(__entry->limiter, lim);
+		rl_trace_lim(&__entry->lim, __entry->limiter, lim);
 		__entry->count = count;
 		__entry->waited_ns = waited_ns;
 	),
@@ -148,8 +147,7 @@ TRACE_EVENT(ratelimit_release,
 		__field(u64, held)
 	),
 	TP_fast_assign(
-		__entry->lim = lim;
-		rl_trace_name(__entry->limiter, lim);
+		rl_trace_lim(&__entry->lim, __entry->limiter, lim);
 		__entry->count = count;
 		__entry->held = held;
 	),
@@ -175,8 +173,7 @@ TRACE_EVENT(ratelimit_reconfigure,
 		__field(bool, unlimited)
 	),
 	TP_fast_assign(
-		__entry->lim = lim;
-		rl_trace_name(__entry->limiter, lim);
+		rl_trace_lim(&__entry->lim, __entry->limiter, lim);
 		__entry->rate = lim->params.rate;
 		__entry->period_ns = lim->params.period;
 		__entry->burst = lim->params.burst;
@@ -205,8 +202,7 @@ TRACE_EVENT(ratelimit_timer,
 		__field(u64, nwaiters)
 	),
 	TP_fast_assign(
-		__entry->lim = lim;
-		rl_trace_name(__entry->limiter, lim);
+		rl_trace_lim(&__entry->lim, __entry->limiter, lim);
 		__entry->late_ns = late_ns;
 		__entry->nwaiters = nwaiters;
 	),
