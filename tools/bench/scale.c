@@ -26,6 +26,8 @@
 #define SC_RATE		2000ULL		/* tokens/s of the scale runs */
 #define SC_GRANTS_EACH	4		/* grants per client in the window */
 #define SC_STACK	(64 * 1024)
+/* MemFree below which no more clients start, bytes. */
+#define SC_MEM_FLOOR	(128ULL << 20)
 #define SC_LAT_MAX	200000
 
 struct sc_client {
@@ -166,6 +168,9 @@ static int sc_start(struct sc_run *r, struct sc_slot *slot, char *stacks)
 
 	pthread_attr_init(&attr);
 	for (i = 0; i < r->n; i++) {
+		/* Stop short of the OOM killer: the note says how many started. */
+		if (i % 256 == 0 && mem_field("MemFree") < SC_MEM_FLOOR)
+			break;
 		slot[i].r = r;
 		if (r->procs) {
 			if (sc_fork(&slot[i]))
