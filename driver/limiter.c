@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The limiter: a token bucket, the queue of requests sleeping for its tokens
- * and the hrtimer that serves them; its lifetime, limits, clients, lease and
- * state, and all done under its lock to its bucket. queue.c decides whose
- * turn it is; bucket.c does the arithmetic. See Documentation/driver.md.
+ * and the hrtimer that serves them. See Documentation/driver.md.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -28,29 +26,21 @@
 #include "queue.h"
 #include "ratelimit_trace.h"
 
-static void rl_refill_catchup(struct rl_limiter *lim, u64 now);
-static void rl_limiter_hist_alloc(struct rl_limiter *lim);
-static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p, u64 now);
-static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p, u64 now);
+/* Caches of their own: kmalloc() would round each up to 1 KiB, 512 bytes and 1 KiB. */
+#define RL_HIST_SIZE	(RL_HIST_BUCKETS * sizeof(u64))
+static struct kmem_cache *rl_limiter_cache;
+static struct kmem_cache *rl_client_cache;
+static struct kmem_cache *rl_hist_cache;
 
-/**
- * struct rl_walk - one dispatch of a tree (rl_dispatch())
- * @lim:    the limiter dispatched: its timer's time is returned, not started
- * @now:    current time, ns
- * @when:   time to start @lim's timer for
- * @budget: grants, parks and unparks left
- * @leaf:   limiter of the request picked
- * @chunk:  tokens to grant it now
- * @own:    chunks granted to the root's own requests
- */
+/* One dispatch of a tree (rl_dispatch()). */
 struct rl_walk {
-	struct rl_limiter *lim;
+	struct rl_limiter *lim;		/* dispatched: its timer's time goes to @when */
 	u64 now;
 	u64 when;
-	unsigned int budget;
-	struct rl_limiter *leaf;
-	u64 chunk;
-	unsigned int own;
+	unsigned int budget;		/* grants, parks and unparks left */
+	struct rl_limiter *leaf;	/* limiter of the request picked */
+	u64 chunk;			/* tokens to grant it now */
+	unsigned int own;		/* chunks granted to the root's own requests */
 };
 
 /* Permits come back at @lim and every level above. */
@@ -60,6 +50,31 @@ static inline void rl_path_release(struct rl_limiter *lim, u64 count)
 
 	for (x = lim; x; x = x->h.parent)
 		x->held -= count;
+}
+
+/* Refill; tokens that do not fit go to the backlog, paid back at the catch-up pace. */
+static void rl_refill_catchup(struct rl_limiter *lim, u64 now)
+{
+	const struct rl_params *p = &lim->params;
+	struct rl_params rp;
+	u64 over, move;
+
+	over = rl_bucket_overflow(&lim->bucket, p, now);
+	lim->backlog = over >= p->backlog - lim->backlog ? p->backlog : lim->backlog + over;
+	rl_bucket_refill(&lim->bucket, p, now);
+	if (!lim->backlog || lim->bucket.tokens >= p->burst) {
+		/* Nothing to catch up on, or no room: the pace restarts. */
+		lim->release = (struct rl_bucket) { .stamp = now };
+		return;
+	}
+	rl_catchup_params(p, &rp);
+	rl_bucket_refill(&lim->release, &rp, now);
+	move = min3(lim->release.tokens, lim->backlog, p->burst - lim->bucket.tokens);
+	lim->release.tokens -= move;
+	lim->backlog -= move;
+	lim->bucket.tokens += move;
+	if (lim->bucket.tokens == p->burst)
+		lim->bucket.units = 0;
 }
 
 /* Refill the bucket; a fed limiter's backlog waits: its clock releases nothing. */
@@ -80,11 +95,7 @@ static inline void rl_sync(struct rl_limiter *lim, u64 now)
 		rl_refill(lim, now - lim->late);
 }
 
-/*
- * Grants that emptied the queue are delivered late, until @now: that time, up
- * to RL_LATE_MAX_NS, is not idle. The bucket stays at the last grant's instant
- * and the next request to arrive gets its tokens (rl_sync_arrival()).
- */
+/* Delivering the grants that emptied the queue, late, is not idle time (rl_sync_arrival()). */
 static inline void rl_credit_late(struct rl_limiter *lim, u64 now)
 {
 	if (!lim->nwaiters && !lim->params.unlimited && now > lim->bucket.stamp)
@@ -107,6 +118,23 @@ static inline void rl_hist_record(struct rl_limiter *lim, u64 wait_ns)
 	lockdep_assert_held(lim->tlock);
 	if (likely(hist))
 		hist[fls64(wait_ns)]++;
+}
+
+/*
+ * Give @lim its wait histogram if it has none: unlocked (may sleep), by a request just queued,
+ * before its grant is counted. Out of memory, the next wait tries again.
+ */
+static void rl_limiter_hist_alloc(struct rl_limiter *lim)
+{
+	u64 *hist;
+
+	might_sleep();
+	if (READ_ONCE(lim->hist))
+		return;
+	hist = kmem_cache_zalloc(rl_hist_cache, GFP_KERNEL_ACCOUNT);
+	/* Another request may have been first; full barrier on success. */
+	if (hist && cmpxchg(&lim->hist, NULL, hist))
+		kmem_cache_free(rl_hist_cache, hist);
 }
 
 /* Take @n tokens and @permits for @client; returns the tokens taken. */
@@ -141,34 +169,6 @@ static inline void rl_waiter_wake(struct rl_waiter *w)
 		wake_up_process(w->task);
 	else
 		w->served(w);
-}
-
-/*
- * Refill @lim, which has a catch-up pace and a backlog: tokens that do not
- * fit go to the backlog, which pays them back at the catch-up pace.
- */
-static void rl_refill_catchup(struct rl_limiter *lim, u64 now)
-{
-	const struct rl_params *p = &lim->params;
-	struct rl_params rp;
-	u64 over, move;
-
-	over = rl_bucket_overflow(&lim->bucket, p, now);
-	lim->backlog = over >= p->backlog - lim->backlog ? p->backlog : lim->backlog + over;
-	rl_bucket_refill(&lim->bucket, p, now);
-	if (!lim->backlog || lim->bucket.tokens >= p->burst) {
-		/* Nothing to catch up on, or no room: the pace restarts. */
-		lim->release = (struct rl_bucket) { .stamp = now };
-		return;
-	}
-	rl_catchup_params(p, &rp);
-	rl_bucket_refill(&lim->release, &rp, now);
-	move = min3(lim->release.tokens, lim->backlog, p->burst - lim->bucket.tokens);
-	lim->release.tokens -= move;
-	lim->backlog -= move;
-	lim->bucket.tokens += move;
-	if (lim->bucket.tokens == p->burst)
-		lim->bucket.units = 0;
 }
 
 /* When catching up brings the next token, ns; U64_MAX if it brings none. */
@@ -207,10 +207,7 @@ static u64 rl_predict(const struct rl_limiter *lim, const struct rl_client *clie
 	return cap > KTIME_MAX ? U64_MAX : max3(when, cap, now);
 }
 
-/*
- * Bring the bucket to @then, counting what it drops: whole tokens dropped for
- * want of room, and the fraction of one at the instant it fills as one.
- */
+/* Refill to @then, counting the tokens dropped (a fraction at the instant it fills as one). */
 static void rl_drop_late(struct rl_limiter *lim, u64 then)
 {
 	const struct rl_params *p = &lim->params;
@@ -224,15 +221,6 @@ static void rl_drop_late(struct rl_limiter *lim, u64 then)
 	}
 	rl_refill(lim, then);
 }
-
-/*
- * Serving the queue: rl_dispatch() grants sleeping requests their tokens in
- * queue.c's order from the root of the tree (a limiter alone is a tree of
- * one), wakes whoever is complete by name (struct rl_waiter on its stack) and
- * starts the hrtimer, only while someone sleeps or polls. A request takes all
- * its permits with its first chunk, so that partial holders cannot block each
- * other.
- */
 
 /* Start, move or stop the timer for @when, U64_MAX for never. */
 static void rl_arm_timer(struct rl_limiter *lim, u64 when)
@@ -296,12 +284,9 @@ static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
 }
 
 /*
- * Would an acquire of one token at @lim be granted at once? rl_grant_now()'s
- * rule, caps aside, at every level, brought up to @now. If not, *@when is
- * when to look again: when a token is there if time is what it waits for;
- * U64_MAX for @lim's own queue or permits (whatever changes them dispatches
- * @lim); @now + RL_POLL_GRACE_NS for an ancestor's, changed by the dispatches
- * of other limiters.
+ * Would one token at @lim be granted at once (rl_grant_now(), caps aside)? If not, *@when is
+ * when to look again: U64_MAX if @lim's own queue or permits block (their change dispatches
+ * @lim), @now + RL_POLL_GRACE_NS if an ancestor's.
  */
 static bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
 {
@@ -330,10 +315,8 @@ static bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
 }
 
 /*
- * Wake listed pollers if the limiter is ready, else bring @when forward to
- * when it may be; returns the time to start the timer for. A token wakes one
- * poller, not all (1000 pollers would cost 1000 wake-ups per token); those
- * left listed are woken RL_POLL_GRACE_NS later if it is still ready then.
+ * Wake pollers if ready, else bring @when to when it may be. One poller per token, not all:
+ * the rest are woken RL_POLL_GRACE_NS later if it is still ready then.
  */
 static u64 rl_serve_pollers(struct rl_limiter *lim, u64 now, u64 when)
 {
@@ -358,10 +341,8 @@ static bool rl_list_poller(struct rl_limiter *lim, struct rl_client *client)
 }
 
 /*
- * Bring the bucket to the instant @chunk tokens exist, if no later than @now:
- * a queued request is owed its tokens from then, however late we run, and a
- * bucket filled to the burst at @now would drop them. Returns whether @chunk
- * tokens are there; if not, the bucket is at @now.
+ * Bring the bucket to the instant @chunk tokens exist, if by @now: a queued request is owed
+ * them from then, however late we run. False, the bucket at @now, if they do not.
  */
 static bool rl_tokens_by(struct rl_limiter *lim, u64 chunk, u64 now)
 {
@@ -386,10 +367,7 @@ static void rl_owed_max(struct rl_limiter *x, u64 now)
 		rl_drop_late(x, now - RL_LATE_MAX_NS);
 }
 
-/*
- * The first level from @x up that lacks @chunk tokens or @permits permits
- * now, with *@ready set to when it has them (U64_MAX: a release), or NULL.
- */
+/* The first level from @x up short of @chunk tokens or @permits, *@ready when it is not. */
 static struct rl_limiter *rl_blocker(struct rl_limiter *x, u64 chunk, u64 permits, u64 now,
 				     u64 *ready)
 {
@@ -409,12 +387,14 @@ static struct rl_limiter *rl_blocker(struct rl_limiter *x, u64 chunk, u64 permit
 	return NULL;
 }
 
-static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits)
+/* Take @chunk tokens and @permits at every level above @x, counting @granted granted there. */
+static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits, u64 granted)
 {
 	for (x = x->h.parent; x; x = x->h.parent) {
 		x->held += permits;
 		if (!x->params.unlimited)
 			rl_bucket_take(&x->bucket, chunk);
+		x->counters.granted += granted;
 	}
 }
 
@@ -428,10 +408,8 @@ static bool rl_path_concurrent(const struct rl_limiter *x)
 }
 
 /*
- * Most tokens one chunk of a queued request at @x may take: what every level
- * above holds and, below a level that limits the rate, half of @x's burst (at
- * least 1): a request needing its whole bucket would wait for the levels
- * above with it full, losing what it earns meanwhile (issue #29).
+ * Most tokens a chunk at @x may take: what each level above holds, and below a rate limit half
+ * of @x's burst, lest it wait with its bucket full, losing what it earns (issue #29).
  */
 static u64 rl_path_chunk(const struct rl_limiter *x)
 {
@@ -457,11 +435,7 @@ static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
 		rl_arm_timer_before(x, t);
 }
 
-/*
- * The request to serve next under @x, or NULL; sets @hw's leaf and chunk and
- * spends its budget. @x's own requests first, then its child with the
- * smallest tag; a child with nothing to serve now is parked until it may have.
- */
+/* The next request under @x: its own first, then by kid's tag, parking kids with none now. */
 static struct rl_waiter *rl_walk_pick(struct rl_walk *hw, struct rl_limiter *x)
 {
 	struct rl_limiter *kid;
@@ -504,7 +478,7 @@ static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w, u64 permits)
 
 	w->held += permits;
 	w->taken += rl_take(leaf, w->client, hw->chunk, permits);
-	rl_take_above(leaf, hw->chunk, permits);
+	rl_take_above(leaf, hw->chunk, permits, 0);
 	w->got += hw->chunk;
 	w->at = leaf->params.unlimited ? hw->now : leaf->bucket.stamp;
 	rl_share_charge(leaf, hw->chunk);
@@ -554,20 +528,12 @@ static void rl_settle(struct rl_limiter *root, unsigned int n, u64 now)
 }
 
 /**
- * rl_dispatch() - serve the queue of a limiter's tree
- * @lim: the limiter, whose state changed
+ * rl_dispatch() - serve the queue of a limiter's tree, from its root, in order
+ * @lim: the limiter, whose state changed; its timer is started for what comes next
  * @now: current time, ns
  *
- * @lim and its ancestors are put back among their parents' kids, so are
- * @lim's flows and kids parked until @now at the latest, and the tree is
- * served from its root, in order, on the schedule the tokens exist
- * (rl_tokens_by()), waking whoever is complete. Then @lim's timer is started
- * for its next grant or its pollers; those of other levels as needed.
- *
- * Bounded, as the timer calls it with interrupts off: RL_DISPATCH_MAX chunks
- * granted, parks and unparks, RL_WAKE_MAX clients' pollers woken. Out of
- * budget, it starts the timer for @now to go on at once, the tokens still
- * owed to the queue.
+ * Context: bounded, as the timer calls it with interrupts off: out of RL_DISPATCH_MAX, it
+ * starts the timer for @now, the tokens still owed.
  */
 void rl_dispatch(struct rl_limiter *lim, u64 now)
 {
@@ -586,11 +552,7 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 	else
 		rl_owed_max(root, now);
 	root->late = 0;
-	/*
-	 * What is due at @lim goes back in line here: the walk may stop above
-	 * @lim, and a flow or kid left parked for a time past would start
-	 * @lim's timer for it again and again.
-	 */
+	/* What is due at @lim goes back in line, lest its timer restart for the past. */
 	if (lim->nwaiters)
 		rl_queue_unpark_due(lim, now, &hw.budget);
 	rl_share_unpark_due(lim, now, &hw.budget);
@@ -603,11 +565,7 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 	rl_arm_timer(lim, rl_serve_pollers(lim, now, hw.when));
 }
 
-/*
- * A timer started again and again for a time past never lets its CPU leave
- * the interrupt: a bug, warned about once and slowed down until the timer is
- * started for the future again.
- */
+/* A timer started again and again for the past never leaves the irq: warn once, slow down. */
 static void rl_timer_guard(struct rl_limiter *lim, u64 now)
 {
 	if (!lim->timer_expiry || lim->timer_expiry > now) {
@@ -643,16 +601,12 @@ static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 /**
  * rl_limiter_poll() - readiness of a limiter for poll()
  * @lim:    the limiter
- * @client: the polling client, already on its client's poll queue
+ * @client: the polling client, already on its poll queue
  *
- * Not ready, the client is listed among the pollers under the lock we look
- * under; whatever makes the limiter ready does so under that lock and runs
- * rl_dispatch(), which wakes listed clients: no wake-up falls between the
- * check and the sleep. A client leaves the list only when woken or closed.
+ * Not ready, @client is listed among the pollers under the lock that whatever makes it ready
+ * takes to run rl_dispatch(), which wakes them: no wake-up is missed.
  *
- * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token by @client would
- * be granted at once at every level (rl_path_ready()); otherwise 0, the timer
- * started to wake pollers then, or to look again.
+ * Return: EPOLLIN | EPOLLRDNORM if one token would be granted at once, else 0.
  */
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 {
@@ -679,14 +633,8 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 }
 
 /*
- * Taking tokens, all or nothing: a grant checks the tokens and permits of its
- * limiter and every ancestor, then takes them at all levels at once; a request
- * that fails gives them back at every level. One lock per tree, its root's
- * (rl_limiter.tlock), makes that one critical section with no lock order.
- *
- * An ACQUIRE takes the lock once: rl_acquire_now() grants at once if nobody
- * waits and everything fits (the hot path, no sleeping state on the stack);
- * else rl_acquire_slow(), lock still held, fails it or queues it and sleeps.
+ * Taking tokens is all or nothing at every level of the tree, under its one lock. The hot
+ * path, rl_acquire_now(), grants at once; rl_acquire_slow() fails, or queues and sleeps.
  */
 
 /* rl_acquire_now() could not grant the request: it must wait or fail. */
@@ -716,10 +664,7 @@ static inline void rl_sync_arrival(struct rl_limiter *lim, u64 now)
 	lim->late = 0;
 }
 
-/*
- * May a request at a child of @x take @n tokens from @x now: none queued at
- * @x (its own go first), the tokens and permits there, brought up to *@now?
- */
+/* May a request at a child of @x take @n at @x now: none queued, tokens and permits there? */
 static bool rl_ancestor_allows(struct rl_limiter *x, u64 n, u64 *now)
 {
 	if (x->nwaiters)
@@ -729,25 +674,7 @@ static bool rl_ancestor_allows(struct rl_limiter *x, u64 n, u64 *now)
 	return rl_can_take(x, n, n);
 }
 
-/* Take and count @n tokens and @permits at every level above @lim; charge the tags. */
-static void rl_grant_above(struct rl_limiter *lim, u64 n, u64 permits)
-{
-	struct rl_limiter *x;
-
-	for (x = lim->h.parent; x; x = x->h.parent) {
-		x->held += permits;
-		if (!x->params.unlimited)
-			rl_bucket_take(&x->bucket, n);
-		x->counters.granted += n;
-	}
-	rl_share_charge(lim, n);
-}
-
-/*
- * Grant @req at once if it fits at every level and nobody the order serves
- * first waits: none queued at a level, and at each ancestor no sibling of the
- * path with a smaller tag (rl_share_turn()).
- */
+/* Grant at once if it fits at every level and nobody served first waits (rl_share_turn()). */
 static __always_inline bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
 					 struct rl_acquire *req, u64 *now)
 {
@@ -770,16 +697,15 @@ static __always_inline bool rl_grant_now(struct rl_limiter *lim, struct rl_clien
 	client->granted += n;
 	lim->counters.immediate++;
 	lim->counters.granted += n;
-	if (lim->h.parent)
-		rl_grant_above(lim, n, conc ? n : 0);
+	if (lim->h.parent) {
+		rl_take_above(lim, n, conc ? n : 0, n);
+		rl_share_charge(lim, n);
+	}
 	trace_ratelimit_grant(lim, n, 0, req->lag_ns);
 	return true;
 }
 
-/*
- * More permits than a level of the path has, or, when not sleeping, more
- * tokens than one chunk may hold (the client's cap, every level's burst)?
- */
+/* More permits than a level has, or nonblocking, more tokens than a chunk may hold? */
 static __always_inline bool rl_never_grantable(struct rl_limiter *lim, struct rl_client *client,
 					       const struct rl_acquire *req, bool nonblock)
 {
@@ -796,10 +722,8 @@ static __always_inline bool rl_never_grantable(struct rl_limiter *lim, struct rl
 }
 
 /*
- * Validate @req, bring the bucket up to *@now (0: clock not read yet) and
- * grant at once if it can: 0, -EINVAL if it never can, else RL_MUST_WAIT.
- * Inline, with what it calls: under TCG every call of the immediate grant
- * showed in its cost (Documentation/performance.md, "The floor").
+ * Grant at once if it can: 0, -EINVAL if never, else RL_MUST_WAIT. Inline: under TCG every
+ * call showed in its cost (Documentation/performance.md, "The floor").
  */
 static __always_inline int rl_acquire_now(struct rl_limiter *lim, struct rl_client *client,
 					  struct rl_acquire *req, bool nonblock, u64 *now)
@@ -845,10 +769,7 @@ static int rl_sleep(struct rl_waiter *w, u64 deadline)
 	return ret;
 }
 
-/*
- * Give back what a failed request got: its cap, and at every level the
- * permits and tokens (its own bucket's, and the chunks at each ancestor).
- */
+/* Give back what a failed request got: its cap, its permits and tokens at every level. */
 static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 {
 	struct rl_client *client = w->client;
@@ -874,10 +795,7 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 	}
 }
 
-/*
- * rl_predict() at every level: when its own limiter and every ancestor allow
- * it, behind their queues and what a sibling served first takes; or U64_MAX.
- */
+/* rl_predict() behind the queues of every level and a sibling served first; or U64_MAX. */
 static u64 rl_path_predict(struct rl_limiter *lim, const struct rl_client *client, u64 n, u64 now)
 {
 	u64 when = rl_predict(lim, client, n, now), need;
@@ -897,9 +815,8 @@ static u64 rl_path_predict(struct rl_limiter *lim, const struct rl_client *clien
 }
 
 /*
- * Will the signal that ended a sleep reach the caller? A fatal one or one with
- * a handler does; a stop, an ignored one or a freezer's fake does not: the
- * call restarts unseen. Called without the limiter lock.
+ * Will the signal that ended a sleep reach the caller (fatal, or handled)? If not (a stop,
+ * ignored, the freezer's), the call restarts unseen. Called without the limiter lock.
  */
 static bool rl_signal_seen(void)
 {
@@ -927,9 +844,8 @@ static bool rl_signal_seen(void)
 }
 
 /*
- * Account for a request that slept. Served by now, it keeps its tokens; else
- * it gives back what it got and leaves the queue. A signal the caller will not
- * see (@seen false) restarts the call: a request again, not an interruption.
+ * Account for a request that slept: served by now, it keeps its tokens, else gives them back.
+ * A signal not @seen restarts the call: a request again, not an interruption.
  */
 static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 			  struct rl_waiter *w, int ret, bool seen, u64 start)
@@ -973,10 +889,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 	return ret;
 }
 
-/*
- * Fail a request that cannot be granted now and may not wait: -EAGAIN or
- * -ETIMEDOUT, req->ready_ns the predicted grant time. 0 if it may wait.
- */
+/* Fail a request that may not wait: -EAGAIN, -ETIMEDOUT (ready_ns predicted); else 0. */
 static int rl_acquire_refuse(struct rl_limiter *lim, struct rl_client *client,
 			     struct rl_acquire *req, bool nonblock, u64 start)
 {
@@ -1011,10 +924,7 @@ static void rl_acquire_queue(struct rl_limiter *lim, struct rl_client *client,
 	rl_dispatch(lim, start);
 }
 
-/*
- * A request rl_acquire_now() could not grant, at @start: fail it, or queue it,
- * sleep and account for it. Entered and left locked; unlocks to sleep.
- */
+/* Fail it, or queue it and sleep: entered and left locked, unlocks to sleep. */
 static noinline int rl_acquire_slow(struct rl_limiter *lim, struct rl_client *client,
 				    struct rl_acquire *req, bool nonblock, u64 start)
 	__must_hold(lim->tlock)
@@ -1039,9 +949,8 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim, struct rl_client *cl
 }
 
 /*
- * Trace a request arriving; return the time, read here outside the lock if
- * the limits need it (an unlimited limiter does not), or 0. Only a hint:
- * rl_clock() reads it under the lock if they changed.
+ * Trace an arrival; return the time, read outside the lock if the limits need it, or 0 (a
+ * hint: rl_clock() reads it under the lock if they changed).
  */
 static u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
 			    const struct rl_acquire *req)
@@ -1061,19 +970,14 @@ static u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
  * @req:      validated request; wait_ns and ready_ns are filled in
  * @nonblock: fail with -EAGAIN instead of sleeping
  *
- * The immediate grant is the hot path: one lock, and no call out of this file
- * but the clock, the lock (and a client's cap).
- *
- * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL with
- * nothing consumed.
+ * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL, nothing consumed.
  */
 int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 		       struct rl_acquire *req, bool nonblock)
 {
-	u64 now = 0;
+	u64 now = rl_acquire_start(lim, client, req);
 	int ret;
 
-	now = rl_acquire_start(lim, client, req);
 	rl_lock_irq(lim);
 	ret = rl_acquire_now(lim, client, req, nonblock, &now);
 	if (ret == RL_MUST_WAIT)
@@ -1083,30 +987,24 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 }
 
 /**
- * rl_limiter_acquire_async() - take tokens, or queue a request for them
+ * rl_limiter_acquire_async() - take tokens, or queue @w for rl_limiter_acquire_end()
  * @lim:      the limiter
  * @client:   the client asking, attached to @lim
  * @req:      validated request; ready_ns and lag_ns are filled in
  * @nonblock: fail with -EAGAIN instead of queueing
  * @w:        the request's entry in the queue, owned by the caller
  * @served:   called with @w under the limiter lock when it is served
- * @start:    set to the time the request arrived, for rl_limiter_acquire_end()
+ * @start:    set to the time the request arrived
  *
- * As rl_limiter_acquire(), but a request that must wait is queued on @w with
- * no task; the caller ends it with rl_limiter_acquire_end() once served, or
- * to give up on it.
- *
- * Return: 0 when granted; RL_QUEUED when queued; -EAGAIN, -ETIMEDOUT or
- * -EINVAL with nothing consumed.
+ * Return: 0 when granted; RL_QUEUED; -EAGAIN, -ETIMEDOUT or -EINVAL, nothing consumed.
  */
 int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
 			     struct rl_acquire *req, bool nonblock, struct rl_waiter *w,
 			     void (*served)(struct rl_waiter *w), u64 *start)
 {
-	u64 now;
+	u64 now = rl_acquire_start(lim, client, req);
 	int ret;
 
-	now = rl_acquire_start(lim, client, req);
 	rl_lock_irq(lim);
 	ret = rl_acquire_now(lim, client, req, nonblock, &now);
 	if (ret == RL_MUST_WAIT) {
@@ -1125,18 +1023,14 @@ int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
 }
 
 /**
- * rl_limiter_acquire_end() - account for a request rl_limiter_acquire_async() queued
+ * rl_limiter_acquire_end() - end a request rl_limiter_acquire_async() queued
  * @lim:   the limiter
  * @req:   the request; wait_ns and ready_ns are filled in
  * @w:     its entry, served or still queued
- * @why:   why it ends if not served yet: -ETIMEDOUT (its deadline passed) or
- *         -ECANCELED (counted as interrupted)
+ * @why:   if not served: -ETIMEDOUT, or -ECANCELED (counted as interrupted)
  * @start: the time it arrived
  *
- * Served by now, it keeps its tokens; else it leaves the queue and gives back
- * what it got.
- *
- * Return: 0 when granted, else @why.
+ * Return: 0 if served (it keeps its tokens), else @why (it gives them back).
  */
 int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 			   struct rl_waiter *w, int why, u64 start)
@@ -1158,12 +1052,8 @@ int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
  * @nonblock: fail with -EAGAIN instead of sleeping
  * @released: set once the permits are given back
  *
- * An RL_IOC_RELEASE and an RL_IOC_ACQUIRE in one hold of the lock: the queue
- * is served from what came back (only if someone waits or polls), then the
- * request is granted or queued behind it.
- *
- * Return: as rl_limiter_acquire(); -EINVAL with nothing done when @client
- * holds fewer than @release permits or @req can never be granted.
+ * Return: as rl_limiter_acquire(); -EINVAL with nothing done when @client holds fewer than
+ * @release permits or @req can never be granted.
  */
 int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client, u64 release,
 		     struct rl_acquire *req, bool nonblock, bool *released)
@@ -1219,12 +1109,10 @@ int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client, u64 cou
 }
 
 /**
- * rl_limiter_refund() - give back unused tokens (RL_IOC_REFUND)
+ * rl_limiter_refund() - give back unused tokens (RL_IOC_REFUND), at every level
  * @lim:    the limiter
  * @client: the client that acquired them
  * @count:  tokens, at most what @client took and did not refund yet
- *
- * They go back at every level that limits the rate, up to each burst.
  *
  * Return: 0, or -EINVAL if @client took fewer.
  */
@@ -1250,16 +1138,6 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client, u64 coun
 	rl_unlock_irq(lim);
 	return ret;
 }
-
-/*
- * Limiters, clients and wait histograms in caches of their own: kmalloc()
- * would round each up to 1 KiB, 512 bytes and 1 KiB. A limiter gets its
- * histogram when a request first waits.
- */
-#define RL_HIST_SIZE	(RL_HIST_BUCKETS * sizeof(u64))
-static struct kmem_cache *rl_limiter_cache;
-static struct kmem_cache *rl_client_cache;
-static struct kmem_cache *rl_hist_cache;
 
 /**
  * rl_limiter_init() - set up the caches of limiters, clients and histograms
@@ -1323,18 +1201,50 @@ void rl_client_free(struct rl_client *client)
 	kmem_cache_free(rl_client_cache, client);
 }
 
-/*
- * The lease (RL_IOC_SET_LEASE): limits until a deadline, then a fallback the
- * kernel applies itself, at once if the holder's fd is closed. At the deadline
- * the hrtimer, in hard irq, only puts the fallback's limits on the limiter's
- * own bucket (rl_apply_limits(), O(1)); a work item then applies it in full
- * (rl_apply_params(): the caps, parked flows and queue are walks).
- */
+/* @lim's own bucket under @p, in O(1) for the lease's hrtimer: no dispatch, no walk. */
+static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p, u64 now)
+{
+	lockdep_assert_held(lim->tlock);
+	rl_sync(lim, now);
+	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
+	lim->backlog = min(lim->backlog, p->backlog);
+	lim->release = (struct rl_bucket) { .stamp = now };
+	lim->params = *p;
+	/* limits of their own: no lease's fallback is to follow */
+	lim->global.ending = false;
+	trace_ratelimit_reconfigure(lim);
+}
+
+/* Carry @lim's buckets over to @p, serve the queue. Walks the caps: never the grant path. */
+static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p, u64 now)
+{
+	struct rl_params old, new;
+	struct rl_client *client;
+
+	lockdep_assert_held(lim->tlock);
+	/* The caps' period and the chunks may change: look again. */
+	rl_queue_unpark_all(lim);
+	list_for_each_entry(client, &lim->clients, node) {
+		if (!client->cap)
+			continue;
+		rl_cap_params(lim, client, &old);
+		new = old;
+		new.period = p->period;
+		new.burst = min(client->cap, RL_TOKENS_BURST_PERIOD_MAX / p->period);
+		rl_bucket_reconfig(&client->cap_bucket, &old, &new, now);
+	}
+	/* The tokens owed to the queue are served under the old limits. */
+	if (lim->nwaiters)
+		rl_dispatch(lim, now);
+	rl_apply_limits(lim, p, now);
+	rl_dispatch(lim, now);
+}
+
+/* The lease: its hrtimer applies the fallback in O(1), its work in full (driver.md). */
 
 /*
- * The lease is over: *@fb is the fallback to apply. If the concurrency in
- * force went between 0 and non-zero since SET_LEASE and clients came, the
- * fallback keeps it rather than strand them (rl_conc_switch_busy()).
+ * End the lease; *@fb, the fallback, keeps the concurrency in force if switching it would now
+ * strand clients (rl_conc_switch_busy()).
  */
 static void rl_lease_stop(struct rl_limiter *lim, u64 self, struct rl_params *fb)
 {
@@ -1359,11 +1269,7 @@ static void rl_lease_end(struct rl_limiter *lim, u64 now, u64 self)
 	rl_apply_params(lim, &fb, now);
 }
 
-/*
- * @fb in the period in force, rounded down: what the limiter's own bucket may
- * take at once without converting the caps' buckets. No catch-up until @fb
- * applies in full.
- */
+/* @fb in the period in force, rounded down, for the own bucket alone; no catch-up. */
 static void rl_lease_interim(const struct rl_limiter *lim, const struct rl_params *fb,
 			     struct rl_params *ip)
 {
@@ -1442,11 +1348,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	lim->params = *p;
 	rl_bucket_init(&lim->bucket, p, ktime_get_ns());
 	lim->release.stamp = lim->bucket.stamp;
-	/*
-	 * Hard irq, as timerfd's: a soft one adds a softirq to each wake-up and
-	 * still locks with interrupts off (Documentation/performance.md);
-	 * RL_DISPATCH_MAX bounds it. PREEMPT_RT runs it in the softirq thread.
-	 */
+	/* Hard irq, as timerfd's (Documentation/performance.md); RL_DISPATCH_MAX bounds it. */
 	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	hrtimer_setup(&lim->global.lease_timer, rl_lease_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS);
@@ -1516,12 +1418,9 @@ void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
 }
 
 /**
- * rl_limiter_detach() - undo rl_limiter_attach()
+ * rl_limiter_detach() - undo rl_limiter_attach(); @client's permits and lease end
  * @lim:    the limiter
  * @client: the client, attached to @lim, not polled and with no request
- *
- * The permits the client holds go back (the holder may have been killed), and
- * a lease it holds ends.
  *
  * Return: the number of clients still attached.
  */
@@ -1547,52 +1446,6 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	return left;
 }
 
-/*
- * Carry @lim's buckets over to new limits @p; tokens, permits and queued
- * requests are kept, the queue served at once. Walks the clients with caps
- * under the lock: process context and rare, never the grant path.
- */
-static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p, u64 now)
-{
-	struct rl_params old, new;
-	struct rl_client *client;
-
-	lockdep_assert_held(lim->tlock);
-	/* The caps' period and the chunks may change: look again. */
-	rl_queue_unpark_all(lim);
-	list_for_each_entry(client, &lim->clients, node) {
-		if (!client->cap)
-			continue;
-		rl_cap_params(lim, client, &old);
-		new = old;
-		new.period = p->period;
-		new.burst = min(client->cap, RL_TOKENS_BURST_PERIOD_MAX / p->period);
-		rl_bucket_reconfig(&client->cap_bucket, &old, &new, now);
-	}
-	/* The tokens owed to the queue are served under the old limits. */
-	if (lim->nwaiters)
-		rl_dispatch(lim, now);
-	rl_apply_limits(lim, p, now);
-	rl_dispatch(lim, now);
-}
-
-/*
- * @lim's own bucket under new limits @p, of the period in force, in O(1) for
- * the lease's hrtimer: no dispatch, no walk (rl_apply_params() does those).
- */
-static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p, u64 now)
-{
-	lockdep_assert_held(lim->tlock);
-	rl_sync(lim, now);
-	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
-	lim->backlog = min(lim->backlog, p->backlog);
-	lim->release = (struct rl_bucket) { .stamp = now };
-	lim->params = *p;
-	/* limits of their own: no lease's fallback is to follow */
-	lim->global.ending = false;
-	trace_ratelimit_reconfigure(lim);
-}
-
 static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
 {
 	const struct rl_limiter *kid;
@@ -1610,14 +1463,10 @@ static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
  * rl_conc_switch_busy() - would new limits strand clients?
  * @lim:  the limiter, locked
  * @p:    new limits
- * @self: clients of @lim the caller speaks for: 1 for an ioctl on an
- *        attached fd, 0 for sysfs
+ * @self: clients of @lim the caller speaks for: 1 for an ioctl on an attached fd, 0 for sysfs
  *
- * While its concurrency is not 0 a limiter's grants are permits, held until
- * given back; a client that began under the other setting never gives them
- * back, or gives back permits it does not hold. So concurrency may only go
- * between 0 and non-zero while no other client uses @lim or a limiter under
- * it. N to M, both non-zero, is always allowed.
+ * While its concurrency is not 0 a limiter's grants are permits, held until given back, so it
+ * may only go between 0 and non-zero while no other client uses @lim or its subtree.
  *
  * Return: true if @p must be refused with -EBUSY.
  */
@@ -1630,14 +1479,11 @@ bool rl_conc_switch_busy(const struct rl_limiter *lim, const struct rl_params *p
 }
 
 /**
- * rl_move_busy() - would moving a subtree strand its clients?
+ * rl_move_busy() - would moving a subtree switch its grants to or from permits under clients?
  * @lim:    the root of the subtree moved; its tree is locked
  * @old:    its parent now, or NULL
  * @parent: its new parent, or NULL; that tree is locked too
  * @self:   clients of @lim the caller speaks for (rl_conc_switch_busy())
- *
- * Moving @lim between a path with a level that limits concurrency and one
- * without switches its subtree's grants to or from permits.
  *
  * Return: true if the move must be refused with -EBUSY.
  */
@@ -1691,8 +1537,7 @@ void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
  * @t:   the limit, a row of rl_tunables
  * @val: its new value, with 0 meaning the default where @t has one
  *
- * Return: 0, -EINVAL with nothing changed if the result is invalid, or -EBUSY
- * as rl_limiter_set_params() (no client of the limiter is the caller's).
+ * Return: 0, -EINVAL if the result is invalid, or -EBUSY (rl_conc_switch_busy()).
  */
 int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t, u64 val)
 {
@@ -1727,24 +1572,6 @@ void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 	s->clients = lim->nclients;
 	s->backlog = lim->backlog;
 	rl_unlock_irq(lim);
-}
-
-/*
- * Give @lim its wait histogram, unless it has one: called unlocked (may sleep)
- * by a request just queued, before its grant is counted (rl_hist_record()).
- * Out of memory, the waits until the next try are not in the histogram.
- */
-static void rl_limiter_hist_alloc(struct rl_limiter *lim)
-{
-	u64 *hist;
-
-	might_sleep();
-	if (READ_ONCE(lim->hist))
-		return;
-	hist = kmem_cache_zalloc(rl_hist_cache, GFP_KERNEL_ACCOUNT);
-	/* Another request may have been first; full barrier on success. */
-	if (hist && cmpxchg(&lim->hist, NULL, hist))
-		kmem_cache_free(rl_hist_cache, hist);
 }
 
 /**
@@ -1793,10 +1620,9 @@ void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
 }
 
 /**
- * rl_limiter_walk_clients() - look at the clients, for sysfs
+ * rl_limiter_walk_clients() - call @fn for each client in the order they attached, for sysfs
  * @lim:  the limiter
- * @fn:   called under the limiter's lock (it must not sleep) for each client,
- *        in the order they attached, until it returns false
+ * @fn:   called under the limiter's lock (it must not sleep) until it returns false
  * @arg:  passed to @fn
  */
 void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn, void *arg)
@@ -1814,9 +1640,7 @@ void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn, void *arg)
  * rl_limiter_set_client() - set a client's priority, weight and cap
  * @lim:    the limiter
  * @client: a client of @lim
- * @cc:     validated settings, 0 for the defaults
- *
- * A new cap starts with a full bucket. Queued requests keep their place.
+ * @cc:     validated settings, 0 for the defaults; a new cap starts full
  */
 void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 			   const struct rl_client_config *cc)
@@ -1895,8 +1719,7 @@ out_unlock:
  * @fb:      the fallback applied at @expires (at once if 0 or past)
  * @expires: CLOCK_MONOTONIC, ns
  *
- * Return: 0, or -EBUSY with nothing changed if either would switch the
- * concurrency between 0 and non-zero under other clients (rl_conc_switch_busy()).
+ * Return: 0, or -EBUSY with nothing changed (rl_conc_switch_busy()).
  */
 int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 		     const struct rl_params *p, const struct rl_params *fb, u64 expires)
