@@ -86,14 +86,6 @@ void rl_bucket_init(struct rl_bucket *b, const struct rl_params *p, u64 now)
 	b->stamp = now;
 }
 
-/* Ceiling of a / b, b != 0, without the overflow of a + b - 1. */
-static u64 rl_div_up(u64 a, u64 b)
-{
-	u64 rem, q = div64_u64_rem(a, b, &rem);
-
-	return q + (rem != 0);
-}
-
 /**
  * rl_bucket_give() - put back tokens taken but not used, up to the burst
  * @b: bucket
@@ -195,8 +187,7 @@ u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
 	if (now <= b->stamp || !p->rate || p->fed)
 		return 0;
 	if (b->tokens < p->burst)
-		need = rl_div_up((p->burst - b->tokens) * p->period - b->units,
-				 p->rate);
+		need = rl_mul_div_up((p->burst - b->tokens) * p->period - b->units, 1, p->rate);
 	if (now - b->stamp <= need)
 		return 0;
 	extra = now - b->stamp - need;

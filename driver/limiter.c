@@ -43,7 +43,6 @@ struct rl_walk {
 	unsigned int own;		/* chunks granted to the root's own requests */
 };
 
-/* Permits come back at @lim and every level above. */
 static inline void rl_path_release(struct rl_limiter *lim, u64 count)
 {
 	struct rl_limiter *x;
@@ -95,7 +94,7 @@ static inline void rl_sync(struct rl_limiter *lim, u64 now)
 		rl_refill(lim, now - lim->late);
 }
 
-/* Delivering the grants that emptied the queue, late, is not idle time (rl_sync_arrival()). */
+/* Delivering the grants that emptied the queue, late, is not idle time (rl_acquire_now()). */
 static inline void rl_credit_late(struct rl_limiter *lim, u64 now)
 {
 	if (!lim->nwaiters && !lim->params.unlimited && now > lim->bucket.stamp)
@@ -163,14 +162,6 @@ static inline u64 rl_lag(const struct rl_limiter *lim, u64 n)
 	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
 }
 
-static inline void rl_waiter_wake(struct rl_waiter *w)
-{
-	if (likely(w->task))
-		wake_up_process(w->task);
-	else
-		w->served(w);
-}
-
 /* When catching up brings the next token, ns; U64_MAX if it brings none. */
 static u64 rl_catchup_time(const struct rl_limiter *lim)
 {
@@ -194,19 +185,6 @@ static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
 	return when > KTIME_MAX ? U64_MAX : when;
 }
 
-/* When @n tokens of @client, queued behind the others, would be granted; or U64_MAX. */
-static u64 rl_predict(const struct rl_limiter *lim, const struct rl_client *client, u64 n, u64 now)
-{
-	u64 sum, when = now, cap = rl_cap_ready(lim, client, n);
-
-	if (!lim->params.unlimited) {
-		if (lim->queued_hi || check_add_overflow(lim->queued, n, &sum))
-			return U64_MAX;
-		when = rl_ready_time(lim, sum);
-	}
-	return cap > KTIME_MAX ? U64_MAX : max3(when, cap, now);
-}
-
 /* Refill to @then, counting the tokens dropped (a fraction at the instant it fills as one). */
 static void rl_drop_late(struct rl_limiter *lim, u64 then)
 {
@@ -222,7 +200,6 @@ static void rl_drop_late(struct rl_limiter *lim, u64 then)
 	rl_refill(lim, then);
 }
 
-/* Start, move or stop the timer for @when, U64_MAX for never. */
 static void rl_arm_timer(struct rl_limiter *lim, u64 when)
 {
 	lockdep_assert_held(lim->tlock);
@@ -464,13 +441,6 @@ static struct rl_waiter *rl_walk_pick(struct rl_walk *hw, struct rl_limiter *x)
 	return NULL;
 }
 
-/* Park @x, below the root, until @ready (U64_MAX: a release), its parent's timer started. */
-static void rl_walk_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready)
-{
-	rl_share_park(x, ready);
-	rl_walk_arm(hw, x->h.parent, ready);
-}
-
 /* Grant @hw's chunk to @w at every level; wake it if complete. */
 static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w, u64 permits)
 {
@@ -488,7 +458,10 @@ static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w, u64 permits)
 	if (!w->want) {
 		/* Pairs with set_current_state() in rl_sleep(). */
 		WRITE_ONCE(w->done, true);
-		rl_waiter_wake(w);
+		if (likely(w->task))
+			wake_up_process(w->task);
+		else
+			w->served(w);
 	}
 }
 
@@ -511,10 +484,13 @@ static bool rl_serve(struct rl_walk *hw, struct rl_limiter *root)
 		if (!hw->budget)
 			return false;
 		hw->budget--;
-		if (x)
-			rl_walk_block(hw, x, ready);
-		else
+		if (!x) {
 			rl_grant_chunk(hw, w, permits);
+		} else {
+			/* @x, below the root, waits until @ready (U64_MAX: a release). */
+			rl_share_park(x, ready);
+			rl_walk_arm(hw, x->h.parent, ready);
+		}
 	}
 	return hw->budget;
 }
@@ -657,13 +633,6 @@ static bool rl_can_take(const struct rl_limiter *lim, u64 n, u64 permits)
 	return rl_permits_free(lim, permits);
 }
 
-/* rl_sync() for a request arriving: it takes the credit of a late grant. */
-static inline void rl_sync_arrival(struct rl_limiter *lim, u64 now)
-{
-	rl_sync(lim, now);
-	lim->late = 0;
-}
-
 /* May a request at a child of @x take @n at @x now: none queued, tokens and permits there? */
 static bool rl_ancestor_allows(struct rl_limiter *x, u64 n, u64 *now)
 {
@@ -736,14 +705,15 @@ static __always_inline int rl_acquire_now(struct rl_limiter *lim, struct rl_clie
 	lim->counters.requests++;
 	lim->counters.asked += req->count;
 	/* Unlimited, the bucket is not used: refilled when limits return. */
-	if (!p->unlimited)
-		rl_sync_arrival(lim, rl_clock(now));
+	if (!p->unlimited) {
+		rl_sync(lim, rl_clock(now));
+		lim->late = 0;	/* an arrival takes the credit of a late grant */
+	}
 	if (rl_grant_now(lim, client, req, now))
 		return 0;
 	return RL_MUST_WAIT;
 }
 
-/* Sleep until @w is served, a signal comes or @deadline passes. */
 static int rl_sleep(struct rl_waiter *w, u64 deadline)
 {
 	ktime_t expires = ns_to_ktime(deadline);
@@ -795,12 +765,21 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 	}
 }
 
-/* rl_predict() behind the queues of every level and a sibling served first; or U64_MAX. */
+/*
+ * When @n tokens of @client would be granted, behind the queue of every level and what a
+ * sibling served first takes; or U64_MAX.
+ */
 static u64 rl_path_predict(struct rl_limiter *lim, const struct rl_client *client, u64 n, u64 now)
 {
-	u64 when = rl_predict(lim, client, n, now), need;
+	u64 sum, when = now, cap = rl_cap_ready(lim, client, n), need;
 	struct rl_limiter *x;
 
+	if (!lim->params.unlimited) {
+		if (lim->queued_hi || check_add_overflow(lim->queued, n, &sum))
+			return U64_MAX;
+		when = rl_ready_time(lim, sum);
+	}
+	when = cap > KTIME_MAX ? U64_MAX : max3(when, cap, now);
 	for (x = lim; x->h.parent && when != U64_MAX; x = x->h.parent) {
 		if (x->h.parent->params.unlimited)
 			continue;
@@ -1058,12 +1037,9 @@ int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client, u64 release,
 		     struct rl_acquire *req, bool nonblock, bool *released)
 {
-	u64 now = ktime_get_ns();
+	u64 now = rl_acquire_start(lim, client, req) ?: ktime_get_ns();
 	int ret = -EINVAL;
 
-	trace_ratelimit_acquire(lim, req->count,
-				req->priority ? req->priority - 1 : READ_ONCE(client->level),
-				req->flags);
 	rl_lock_irq(lim);
 	if (release > client->held || rl_never_grantable(lim, client, req, nonblock))
 		goto out_unlock;

@@ -16,19 +16,6 @@
 
 #include "ratelimit.h"
 
-/* Validate the in fields of @req, as read from user space: 0 or -EINVAL. */
-static __always_inline int rl_acquire_check(const struct rl_acquire *req)
-{
-	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
-	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL ||
-	    req->priority > RL_PRIO_USER ||
-	    req->reserved[0] || req->reserved[1])
-		return -EINVAL;
-	if (req->deadline_ns > KTIME_MAX && req->deadline_ns != RL_DEADLINE_NONE)
-		return -EINVAL;
-	return 0;
-}
-
 /* Read an ACQUIRE's inputs into @req and clear its outputs: 0 or -EFAULT. */
 static __always_inline int rl_acquire_read(struct rl_acquire *req, struct rl_acquire __user *u)
 {
@@ -81,17 +68,20 @@ static inline bool rl_may_boost(const struct rl_client *client, u32 prio, u32 we
 	return client->may_config || capable(CAP_SYS_NICE);
 }
 
-/* May @client make request @req? Sets *@limp to its limiter: 0, -EINVAL, -EBADFD, -EPERM. */
-static __always_inline int rl_acquire_admit(struct rl_client *client,
-					    const struct rl_acquire *req,
+/*
+ * May @client make request @req, as read from user space? Sets *@limp to its
+ * limiter. Returns 0, or -EINVAL, -EBADFD, -EPERM.
+ */
+static __always_inline int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
 					    struct rl_limiter **limp)
 {
 	struct rl_limiter *lim = rl_client_limiter(client);
-	int ret;
 
-	ret = rl_acquire_check(req);
-	if (ret)
-		return ret;
+	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
+	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL || req->priority > RL_PRIO_USER ||
+	    req->reserved[0] || req->reserved[1] ||
+	    (req->deadline_ns > KTIME_MAX && req->deadline_ns != RL_DEADLINE_NONE))
+		return -EINVAL;
 	if (!lim)
 		return -EBADFD;
 	/* Only priorities above RL_PRIO_MID need rl_may_boost() to ask. */
