@@ -24,21 +24,18 @@ int rl_params_check(const struct rl_params *p)
 
 	if (!p->period || p->period > RL_TOKENS_PERIOD_MAX || !p->burst)
 		return -EINVAL;
-	if (check_mul_overflow(p->burst, p->period, &units) ||
-	    units > RL_TOKENS_BURST_PERIOD_MAX)
+	if (check_mul_overflow(p->burst, p->period, &units) || units > RL_TOKENS_BURST_PERIOD_MAX)
 		return -EINVAL;
-	if (p->catchup && (p->catchup < RL_TOKENS_CATCHUP_STRICT ||
-			   p->catchup > RL_TOKENS_CATCHUP_MAX))
+	if (p->catchup &&
+	    (p->catchup < RL_TOKENS_CATCHUP_STRICT || p->catchup > RL_TOKENS_CATCHUP_MAX))
 		return -EINVAL;
-	if (p->backlog / 1000 > p->burst ||
-	    (p->backlog / 1000 == p->burst && p->backlog % 1000))
+	if (p->backlog / 1000 > p->burst || (p->backlog / 1000 == p->burst && p->backlog % 1000))
 		return -EINVAL;
 	if (p->fairness > RL_TOKENS_FAIRNESS_MAX)
 		return -EINVAL;
 	/* The catch-up pace, rate * (catchup - 1000), must fit. */
 	if (p->catchup > RL_TOKENS_CATCHUP_STRICT &&
-	    check_mul_overflow(p->rate, (u64)p->catchup - RL_TOKENS_CATCHUP_STRICT,
-			       &units))
+	    check_mul_overflow(p->rate, (u64)p->catchup - RL_TOKENS_CATCHUP_STRICT, &units))
 		return -EINVAL;
 	return 0;
 }
@@ -133,8 +130,7 @@ u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p, u64 n)
 	if (rem >= b->units) {
 		/* ceil((q * rate + rem - units) / rate) */
 		q += rem != b->units;
-		if (check_mul_overflow(k, p->period, &wait) ||
-		    check_add_overflow(wait, q, &wait))
+		if (check_mul_overflow(k, p->period, &wait) || check_add_overflow(wait, q, &wait))
 			return U64_MAX;
 	} else {
 		/* ceil is q - floor((units - rem) / rate), >= 1 if k == 0. */
@@ -179,8 +175,7 @@ void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
  *
  * Return: the tokens earned after it fills, saturating at U64_MAX.
  */
-u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
-		       u64 now)
+u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p, u64 now)
 {
 	u64 need = 0, extra, hi;
 

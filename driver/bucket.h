@@ -33,11 +33,10 @@
  * @unlimited:   grant everything without taking tokens.
  * @fed:         time adds no tokens (RL_IOC_DEPOSIT does), as with @rate 0.
  * @concurrency: most tokens held at once, 0 for no limit.
- * @catchup:     per-mille pace of catching up, RL_TOKENS_CATCHUP_STRICT ..
- *               RL_TOKENS_CATCHUP_MAX, or 0 for strict.
+ * @catchup:     per-mille catch-up pace: 0, or RL_TOKENS_CATCHUP_STRICT .. RL_TOKENS_CATCHUP_MAX.
  * @backlog:     most tokens kept for catching up, <= burst * 1000.
- * @fairness:    1 in @fairness grants serves a lower priority first,
- *               0 .. RL_TOKENS_FAIRNESS_MAX (0: never).
+ * @fairness:    1 in @fairness grants serves a lower priority first (0: never),
+ *               <= RL_TOKENS_FAIRNESS_MAX.
  */
 struct rl_params {
 	u64 rate;

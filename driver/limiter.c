@@ -94,7 +94,7 @@ static inline void rl_sync(struct rl_limiter *lim, u64 now)
 		rl_refill(lim, now - lim->late);
 }
 
-/* Delivering the grants that emptied the queue, late, is not idle time (rl_acquire_now()). */
+/* Grants that emptied the queue, delivered late until @now: not idle time for the next arrival. */
 static inline void rl_credit_late(struct rl_limiter *lim, u64 now)
 {
 	if (!lim->nwaiters && !lim->params.unlimited && now > lim->bucket.stamp)
@@ -119,10 +119,7 @@ static inline void rl_hist_record(struct rl_limiter *lim, u64 wait_ns)
 		hist[fls64(wait_ns)]++;
 }
 
-/*
- * Give @lim its wait histogram if it has none: unlocked (may sleep), by a request just queued,
- * before its grant is counted. Out of memory, the next wait tries again.
- */
+/* Give @lim its wait histogram: by a request just queued, unlocked, before its grant counts. */
 static void rl_limiter_hist_alloc(struct rl_limiter *lim)
 {
 	u64 *hist;
@@ -155,8 +152,7 @@ static inline u64 rl_lag(const struct rl_limiter *lim, u64 n)
 	const struct rl_params *p = &lim->params;
 	const struct rl_bucket *b = &lim->bucket;
 
-	if (p->unlimited || !p->rate || p->fed || b->tokens < n ||
-	    (b->tokens == n && !b->units))
+	if (p->unlimited || !p->rate || p->fed || b->tokens < n || (b->tokens == n && !b->units))
 		return 0;
 	/* At most burst * period + period - 1: no overflow. */
 	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
@@ -262,8 +258,7 @@ static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
 
 /*
  * Would one token at @lim be granted at once (rl_grant_now(), caps aside)? If not, *@when is
- * when to look again: U64_MAX if @lim's own queue or permits block (their change dispatches
- * @lim), @now + RL_POLL_GRACE_NS if an ancestor's.
+ * when to look again (U64_MAX: whatever changes @lim's own queue or permits dispatches it).
  */
 static bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
 {
@@ -291,10 +286,7 @@ static bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
 	}
 }
 
-/*
- * Wake pollers if ready, else bring @when to when it may be. One poller per token, not all:
- * the rest are woken RL_POLL_GRACE_NS later if it is still ready then.
- */
+/* Wake a poller per token if ready, the rest RL_POLL_GRACE_NS later; else bring @when to then. */
 static u64 rl_serve_pollers(struct rl_limiter *lim, u64 now, u64 when)
 {
 	u64 next;
@@ -317,10 +309,7 @@ static bool rl_list_poller(struct rl_limiter *lim, struct rl_client *client)
 	return first;
 }
 
-/*
- * Bring the bucket to the instant @chunk tokens exist, if by @now: a queued request is owed
- * them from then, however late we run. False, the bucket at @now, if they do not.
- */
+/* Refill to the instant @chunk tokens exist, if by @now: they are owed from then. Are they? */
 static bool rl_tokens_by(struct rl_limiter *lim, u64 chunk, u64 now)
 {
 	u64 when;
@@ -384,10 +373,7 @@ static bool rl_path_concurrent(const struct rl_limiter *x)
 	return false;
 }
 
-/*
- * Most tokens a chunk at @x may take: what each level above holds, and below a rate limit half
- * of @x's burst, lest it wait with its bucket full, losing what it earns (issue #29).
- */
+/* Most tokens a chunk at @x may take: each burst above, and half @x's under one (issue #29). */
 static u64 rl_path_chunk(const struct rl_limiter *x)
 {
 	const struct rl_limiter *y;
@@ -513,9 +499,7 @@ static void rl_settle(struct rl_limiter *root, unsigned int n, u64 now)
  */
 void rl_dispatch(struct rl_limiter *lim, u64 now)
 {
-	struct rl_walk hw = {
-		.lim = lim, .now = now, .when = U64_MAX, .budget = RL_DISPATCH_MAX,
-	};
+	struct rl_walk hw = { .lim = lim, .now = now, .when = U64_MAX, .budget = RL_DISPATCH_MAX };
 	struct rl_limiter *root = lim;
 
 	lockdep_assert_held(lim->tlock);
@@ -608,12 +592,7 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 	return mask;
 }
 
-/*
- * Taking tokens is all or nothing at every level of the tree, under its one lock. The hot
- * path, rl_acquire_now(), grants at once; rl_acquire_slow() fails, or queues and sleeps.
- */
-
-/* rl_acquire_now() could not grant the request: it must wait or fail. */
+/* rl_acquire_now() could not grant the request: rl_acquire_slow() fails it or queues it. */
 #define RL_MUST_WAIT	1
 
 /* Read the clock once per request, and only if something needs it. */
@@ -643,7 +622,7 @@ static bool rl_ancestor_allows(struct rl_limiter *x, u64 n, u64 *now)
 	return rl_can_take(x, n, n);
 }
 
-/* Grant at once if it fits at every level and nobody served first waits (rl_share_turn()). */
+/* Grant at once, all or nothing, if it fits at every level and nobody served first waits. */
 static __always_inline bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
 					 struct rl_acquire *req, u64 *now)
 {
@@ -690,10 +669,7 @@ static __always_inline bool rl_never_grantable(struct rl_limiter *lim, struct rl
 	return req->count > max;
 }
 
-/*
- * Grant at once if it can: 0, -EINVAL if never, else RL_MUST_WAIT. Inline: under TCG every
- * call showed in its cost (Documentation/performance.md, "The floor").
- */
+/* Grant at once: 0, -EINVAL if never, else RL_MUST_WAIT. Inline: see performance.md. */
 static __always_inline int rl_acquire_now(struct rl_limiter *lim, struct rl_client *client,
 					  struct rl_acquire *req, bool nonblock, u64 *now)
 {
@@ -765,10 +741,7 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 	}
 }
 
-/*
- * When @n tokens of @client would be granted, behind the queue of every level and what a
- * sibling served first takes; or U64_MAX.
- */
+/* When @n tokens of @client would be granted, behind every level's queue; or U64_MAX. */
 static u64 rl_path_predict(struct rl_limiter *lim, const struct rl_client *client, u64 n, u64 now)
 {
 	u64 sum, when = now, cap = rl_cap_ready(lim, client, n), need;
@@ -793,10 +766,7 @@ static u64 rl_path_predict(struct rl_limiter *lim, const struct rl_client *clien
 	return when;
 }
 
-/*
- * Will the signal that ended a sleep reach the caller (fatal, or handled)? If not (a stop,
- * ignored, the freezer's), the call restarts unseen. Called without the limiter lock.
- */
+/* Will the signal that ended a sleep reach the caller (fatal or handled)? Called unlocked. */
 static bool rl_signal_seen(void)
 {
 	struct task_struct *t = current;
@@ -822,10 +792,7 @@ static bool rl_signal_seen(void)
 	return seen;
 }
 
-/*
- * Account for a request that slept: served by now, it keeps its tokens, else gives them back.
- * A signal not @seen restarts the call: a request again, not an interruption.
- */
+/* Account for a request that slept; one whose signal is not @seen restarts, not interrupted. */
 static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 			  struct rl_waiter *w, int ret, bool seen, u64 start)
 {
@@ -927,10 +894,7 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim, struct rl_client *cl
 	return rl_acquire_end(lim, req, &w, ret, seen, start);
 }
 
-/*
- * Trace an arrival; return the time, read outside the lock if the limits need it, or 0 (a
- * hint: rl_clock() reads it under the lock if they changed).
- */
+/* Trace an arrival; the time if the limits need it, or 0 (a hint: see rl_clock()). */
 static u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
 			    const struct rl_acquire *req)
 {
@@ -1218,10 +1182,7 @@ static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p, u
 
 /* The lease: its hrtimer applies the fallback in O(1), its work in full (driver.md). */
 
-/*
- * End the lease; *@fb, the fallback, keeps the concurrency in force if switching it would now
- * strand clients (rl_conc_switch_busy()).
- */
+/* End the lease; fallback *@fb keeps the concurrency if a switch would strand clients. */
 static void rl_lease_stop(struct rl_limiter *lim, u64 self, struct rl_params *fb)
 {
 	struct rl_global *g = &lim->global;
@@ -1256,8 +1217,7 @@ static void rl_lease_interim(const struct rl_limiter *lim, const struct rl_param
 		return;
 	ip->period = period;
 	/* The quotient must fit: rates beyond it are no limit in practice. */
-	if (period > fb->period &&
-	    fb->rate > div64_u64(U64_MAX, div64_u64(period, fb->period) + 1))
+	if (period > fb->period && fb->rate > div64_u64(U64_MAX, div64_u64(period, fb->period) + 1))
 		ip->rate = U64_MAX;
 	else
 		ip->rate = mul_u64_u64_div_u64(fb->rate, period, fb->period);
@@ -1367,9 +1327,7 @@ static void rl_limiter_free(struct kref *ref)
 
 /**
  * rl_limiter_put() - drop a reference to a limiter
- * @lim: the limiter; freed with the last reference
- *
- * Takes no lock; may sleep (it cancels the timer of the limiter it frees).
+ * @lim: the limiter; freed with the last reference: may sleep, takes no lock
  */
 void rl_limiter_put(struct rl_limiter *lim)
 {
@@ -1377,11 +1335,9 @@ void rl_limiter_put(struct rl_limiter *lim)
 }
 
 /**
- * rl_limiter_attach() - make a client's pollers hear about the limiter
+ * rl_limiter_attach() - attach a client; its pollers are woken to look
  * @lim:    the limiter
  * @client: the client, not attached to any limiter
- *
- * Pollers that slept before the client had a limiter are woken to look.
  */
 void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
 {
@@ -1675,11 +1631,9 @@ int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep)
 		goto out_unlock;
 	}
 	rl_sync(lim, now);
-	room = p->burst - min(lim->bucket.tokens, p->burst);
-	room = min(room, dep->count);
+	room = min(p->burst - min(lim->bucket.tokens, p->burst), dep->count);
 	rl_bucket_give(&lim->bucket, p, room);
 	dep->count -= room;
-	/* The waiters are served from the deposit, in their order. */
 	rl_dispatch(lim, now);
 	dep->available = lim->bucket.tokens;
 out_unlock:
@@ -1704,8 +1658,7 @@ int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 	u64 now = ktime_get_ns();
 
 	rl_lock_irq(lim);
-	if (rl_conc_switch_busy(lim, fb, 1) ||
-	    (expires > now && rl_conc_switch_busy(lim, p, 1))) {
+	if (rl_conc_switch_busy(lim, fb, 1) || (expires > now && rl_conc_switch_busy(lim, p, 1))) {
 		rl_unlock_irq(lim);
 		return -EBUSY;
 	}
