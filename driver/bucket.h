@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Token bucket arithmetic: pure functions (no lock, clock or allocation),
- * built into the module and into a host unit test.
- *
- * A bucket holds whole tokens plus a fraction of one in units of 1/period of
- * a token: time dt adds dt * rate units. Every value stays exact in 64 bits
- * because burst * period <= RL_BURST_PERIOD_MAX (2^63).
+ * Token bucket arithmetic: pure functions (no lock, clock or allocation), built into the
+ * module and into a host unit test. A bucket holds whole tokens plus a fraction of one in
+ * units of 1/period of a token: time dt adds dt * rate units. Every value stays exact in 64
+ * bits because burst * period <= RL_BURST_PERIOD_MAX (2^63).
  */
 #ifndef _RL_BUCKET_H
 #define _RL_BUCKET_H

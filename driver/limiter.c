@@ -685,9 +685,7 @@ static __always_inline int rl_acquire_now(struct rl_limiter *lim, struct rl_clie
 		rl_sync(lim, rl_clock(now));
 		lim->late = 0;	/* an arrival takes the credit of a late grant */
 	}
-	if (rl_grant_now(lim, client, req, now))
-		return 0;
-	return RL_MUST_WAIT;
+	return rl_grant_now(lim, client, req, now) ? 0 : RL_MUST_WAIT;
 }
 
 static int rl_sleep(struct rl_waiter *w, u64 deadline)
@@ -862,10 +860,8 @@ static void rl_acquire_queue(struct rl_limiter *lim, struct rl_client *client,
 {
 	u8 level = req->priority ? req->priority - 1 : client->level;
 
-	*w = (struct rl_waiter) {
-		.flow = &client->flows[level], .client = client,
-		.task = task, .served = served, .want = req->count,
-	};
+	*w = (struct rl_waiter) { .flow = &client->flows[level], .client = client, .task = task,
+				  .served = served, .want = req->count };
 	rl_queue_add(lim, w);
 	rl_dispatch(lim, start);
 }
@@ -1124,9 +1120,8 @@ void rl_limiter_exit(void)
  */
 struct rl_client *rl_client_alloc(void)
 {
-	struct rl_client *client;
+	struct rl_client *client = kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
 
-	client = kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
 	if (client)
 		rl_client_init(client);
 	return client;
@@ -1139,6 +1134,32 @@ struct rl_client *rl_client_alloc(void)
 void rl_client_free(struct rl_client *client)
 {
 	kmem_cache_free(rl_client_cache, client);
+}
+
+static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
+{
+	const struct rl_limiter *kid;
+	u64 n = x->nclients;
+
+	/* A tree has at most RL_HIER_DEPTH_MAX levels under its root. */
+	if (depth > RL_HIER_DEPTH_MAX)
+		return n;
+	list_for_each_entry(kid, &x->h.children, h.sibling)
+		n += rl_subtree_clients(kid, depth + 1);
+	return n;
+}
+
+/*
+ * Would new limits @p strand clients? While its concurrency is not 0 a limiter's grants are
+ * permits, held until given back, so it may only go between 0 and non-zero while no client
+ * but the caller's @self (1: an ioctl's fd, 0: sysfs) uses @lim or its subtree.
+ */
+static bool rl_conc_switch_busy(const struct rl_limiter *lim, const struct rl_params *p, u64 self)
+{
+	lockdep_assert_held(lim->tlock);
+	if (!lim->params.concurrency == !p->concurrency)
+		return false;
+	return rl_subtree_clients(lim, 0) > self;
 }
 
 /* @lim's own bucket under @p, in O(1) for the lease's hrtimer: no dispatch, no walk. */
@@ -1180,9 +1201,7 @@ static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p, u
 	rl_dispatch(lim, now);
 }
 
-/* The lease: its hrtimer applies the fallback in O(1), its work in full (driver.md). */
-
-/* End the lease; fallback *@fb keeps the concurrency if a switch would strand clients. */
+/* End the lease (driver.md); fallback *@fb keeps the concurrency if a switch strands clients. */
 static void rl_lease_stop(struct rl_limiter *lim, u64 self, struct rl_params *fb)
 {
 	struct rl_global *g = &lim->global;
@@ -1268,9 +1287,8 @@ static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
  */
 struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 {
-	struct rl_limiter *lim;
+	struct rl_limiter *lim = kmem_cache_zalloc(rl_limiter_cache, GFP_KERNEL_ACCOUNT);
 
-	lim = kmem_cache_zalloc(rl_limiter_cache, GFP_KERNEL_ACCOUNT);
 	if (!lim)
 		return NULL;
 	spin_lock_init(&lim->lock);
@@ -1376,38 +1394,6 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	}
 	rl_unlock_irq(lim);
 	return left;
-}
-
-static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
-{
-	const struct rl_limiter *kid;
-	u64 n = x->nclients;
-
-	/* A tree has at most RL_HIER_DEPTH_MAX levels under its root. */
-	if (depth > RL_HIER_DEPTH_MAX)
-		return n;
-	list_for_each_entry(kid, &x->h.children, h.sibling)
-		n += rl_subtree_clients(kid, depth + 1);
-	return n;
-}
-
-/**
- * rl_conc_switch_busy() - would new limits strand clients?
- * @lim:  the limiter, locked
- * @p:    new limits
- * @self: clients of @lim the caller speaks for: 1 for an ioctl on an attached fd, 0 for sysfs
- *
- * While its concurrency is not 0 a limiter's grants are permits, held until given back, so it
- * may only go between 0 and non-zero while no other client uses @lim or its subtree.
- *
- * Return: true if @p must be refused with -EBUSY.
- */
-bool rl_conc_switch_busy(const struct rl_limiter *lim, const struct rl_params *p, u64 self)
-{
-	lockdep_assert_held(lim->tlock);
-	if (!lim->params.concurrency == !p->concurrency)
-		return false;
-	return rl_subtree_clients(lim, 0) > self;
 }
 
 /**

@@ -2,7 +2,7 @@
 /*
  * What the other files call of the limiter (limiter.c), and its lock: its
  * tree's, through rl_limiter.tlock. Each function takes the lock itself but
- * rl_dispatch(), rl_conc_switch_busy() and rl_move_busy(), run under it.
+ * rl_dispatch() and rl_move_busy(), which run under it.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -120,7 +120,6 @@ bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid);
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);
 
 void rl_dispatch(struct rl_limiter *lim, u64 now);
-bool rl_conc_switch_busy(const struct rl_limiter *lim, const struct rl_params *p, u64 self);
 bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
 		  const struct rl_limiter *parent, u64 self);
 

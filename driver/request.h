@@ -56,11 +56,7 @@ efault:
 	return -EFAULT;
 }
 
-/*
- * May @client go ahead of the others at priority @prio and weight @weight?
- * Above MID or 1 takes from everyone else: for whoever may reconfigure the
- * limiter (always so for a private one) or has CAP_SYS_NICE.
- */
+/* May @client go ahead (above RL_PRIO_MID, weight > 1)? If it may reconfigure, or CAP_SYS_NICE. */
 static inline bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight)
 {
 	if (prio <= RL_PRIO_MID && weight <= 1)
@@ -68,10 +64,7 @@ static inline bool rl_may_boost(const struct rl_client *client, u32 prio, u32 we
 	return client->may_config || capable(CAP_SYS_NICE);
 }
 
-/*
- * May @client make request @req, as read from user space? Sets *@limp to its
- * limiter. Returns 0, or -EINVAL, -EBADFD, -EPERM.
- */
+/* May @client make @req, as read from user space? Sets *@limp: 0, -EINVAL, -EBADFD, -EPERM. */
 static __always_inline int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
 					    struct rl_limiter **limp)
 {
