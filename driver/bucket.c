@@ -24,26 +24,23 @@ int rl_params_check(const struct rl_params *p)
 
 	if (!p->period || p->period > RL_TOKENS_PERIOD_MAX || !p->burst)
 		return -EINVAL;
-	if (check_mul_overflow(p->burst, p->period, &units) ||
-	    units > RL_TOKENS_BURST_PERIOD_MAX)
+	if (check_mul_overflow(p->burst, p->period, &units) || units > RL_TOKENS_BURST_PERIOD_MAX)
 		return -EINVAL;
-	if (p->catchup && (p->catchup < RL_TOKENS_CATCHUP_STRICT ||
-			   p->catchup > RL_TOKENS_CATCHUP_MAX))
+	if (p->catchup &&
+	    (p->catchup < RL_TOKENS_CATCHUP_STRICT || p->catchup > RL_TOKENS_CATCHUP_MAX))
 		return -EINVAL;
-	if (p->backlog / 1000 > p->burst ||
-	    (p->backlog / 1000 == p->burst && p->backlog % 1000))
+	if (p->backlog / 1000 > p->burst || (p->backlog / 1000 == p->burst && p->backlog % 1000))
 		return -EINVAL;
 	if (p->fairness > RL_TOKENS_FAIRNESS_MAX)
 		return -EINVAL;
 	/* The catch-up pace, rate * (catchup - 1000), must fit. */
 	if (p->catchup > RL_TOKENS_CATCHUP_STRICT &&
-	    check_mul_overflow(p->rate, (u64)p->catchup - RL_TOKENS_CATCHUP_STRICT,
-			       &units))
+	    check_mul_overflow(p->rate, (u64)p->catchup - RL_TOKENS_CATCHUP_STRICT, &units))
 		return -EINVAL;
 	return 0;
 }
 
-/* a * b / d rounded up; the caller makes sure the quotient fits in 64 bits. */
+/* a * b / d rounded up; the quotient must fit in 64 bits. */
 static u64 rl_mul_div_up(u64 a, u64 b, u64 d)
 {
 	u64 q = mul_u64_u64_div_u64(a, b, d);
@@ -57,8 +54,8 @@ static u64 rl_mul_div_up(u64 a, u64 b, u64 d)
  * @rate:   tokens per period
  * @period: period in ns, already validated
  *
- * Return: the tokens @rate gives in RL_TOKENS_DEFAULT_BURST_NS, rounded up,
- * at least 1 and at most what rl_params_check() accepts for @period.
+ * Return: what @rate gives in RL_TOKENS_DEFAULT_BURST_NS rounded up, within
+ * 1 .. what rl_params_check() accepts.
  */
 u64 rl_default_burst(u64 rate, u64 period)
 {
@@ -86,23 +83,11 @@ void rl_bucket_init(struct rl_bucket *b, const struct rl_params *p, u64 now)
 	b->stamp = now;
 }
 
-/* Ceiling of a / b, b != 0, without the overflow of a + b - 1. */
-static u64 rl_div_up(u64 a, u64 b)
-{
-	u64 rem;
-	u64 q = div64_u64_rem(a, b, &rem);
-
-	return q + (rem != 0);
-}
-
 /**
- * rl_bucket_give() - put back tokens taken but not used
+ * rl_bucket_give() - put back tokens taken but not used, up to the burst
  * @b: bucket
  * @p: its limits
  * @n: tokens to return
- *
- * The bucket never holds more than the burst: tokens above it are dropped,
- * as they would have been had they never been taken.
  */
 void rl_bucket_give(struct rl_bucket *b, const struct rl_params *p, u64 n)
 {
@@ -122,12 +107,10 @@ void rl_bucket_give(struct rl_bucket *b, const struct rl_params *p, u64 n)
  * @p: its limits
  * @n: tokens wanted, possibly more than the burst (taken as they come)
  *
- * Return: the earliest time, ns, at which @n tokens are available if
- * nobody else takes any, @b->stamp if they are available now, or U64_MAX
- * if never (paused) or beyond the range of the clock.
+ * Return: the earliest time, ns, @n tokens are there if nobody else takes
+ * any; @b->stamp if now; U64_MAX if never or beyond the clock's range.
  */
-u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
-		    u64 n)
+u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p, u64 n)
 {
 	u64 a, k, s, q, rem, wait, when;
 
@@ -136,10 +119,9 @@ u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
 	if (!p->rate || p->fed)
 		return U64_MAX;
 	/*
-	 * wait = ceil((a * period - units) / rate) with a = n - tokens >= 1,
-	 * where a * period may exceed 64 bits. With a = k * rate + s:
-	 * wait = k * period + ceil((s * period - units) / rate), and
-	 * s * period / rate < period fits: q, remainder rem < rate.
+	 * wait = ceil((a * period - units) / rate), a = n - tokens >= 1, where
+	 * a * period may not fit. With a = k * rate + s: wait = k * period +
+	 * ceil((s * period - units) / rate), s * period / rate = q < period.
 	 */
 	a = n - b->tokens;
 	k = div64_u64_rem(a, p->rate, &s);
@@ -148,14 +130,10 @@ u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
 	if (rem >= b->units) {
 		/* ceil((q * rate + rem - units) / rate) */
 		q += rem != b->units;
-		if (check_mul_overflow(k, p->period, &wait) ||
-		    check_add_overflow(wait, q, &wait))
+		if (check_mul_overflow(k, p->period, &wait) || check_add_overflow(wait, q, &wait))
 			return U64_MAX;
 	} else {
-		/*
-		 * ceil is q - floor((units - rem) / rate), >= 1 when k == 0
-		 * as then s * period >= period > units.
-		 */
+		/* ceil is q - floor((units - rem) / rate), >= 1 if k == 0. */
 		u64 sub = div64_u64(b->units - rem, p->rate);
 
 		if (!k) {
@@ -171,14 +149,11 @@ u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
 }
 
 /**
- * rl_bucket_reconfig() - carry a bucket over to new limits
+ * rl_bucket_reconfig() - carry a bucket over to new limits, refilled at the old
  * @b:   bucket
  * @old: the limits in force so far
  * @p:   the new limits
  * @now: current time, ns
- *
- * Tokens earned so far count at the old rate, the fraction of a token is
- * rescaled to the new period, and the bucket is clamped to the new burst.
  */
 void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
 			const struct rl_params *p, u64 now)
@@ -193,26 +168,21 @@ void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
 }
 
 /**
- * rl_bucket_overflow() - tokens a refill would drop for want of room
+ * rl_bucket_overflow() - whole tokens a refill would drop for want of room
  * @b:   bucket, before the refill
  * @p:   its limits
  * @now: time of the refill, ns
  *
- * Counts the whole tokens earned after the bucket fills up; the fraction
- * of a token at the instant it fills is not counted.
- *
- * Return: the tokens, saturating at U64_MAX.
+ * Return: the tokens earned after it fills, saturating at U64_MAX.
  */
-u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
-		       u64 now)
+u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p, u64 now)
 {
 	u64 need = 0, extra, hi;
 
 	if (now <= b->stamp || !p->rate || p->fed)
 		return 0;
 	if (b->tokens < p->burst)
-		need = rl_div_up((p->burst - b->tokens) * p->period - b->units,
-				 p->rate);
+		need = rl_mul_div_up((p->burst - b->tokens) * p->period - b->units, 1, p->rate);
 	if (now - b->stamp <= need)
 		return 0;
 	extra = now - b->stamp - need;
@@ -226,8 +196,7 @@ u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
  * rl_catchup_params() - limits of the catch-up pace
  * @p:  limits with a catchup above RL_TOKENS_CATCHUP_STRICT
  * @rp: set to the extra pace, rate * (catchup - 1000) / 1000 per period,
- *      as a bucket that holds at most a burst (as far as the arithmetic
- *      allows)
+ *      as a bucket that holds at most a burst (as the arithmetic allows)
  */
 void rl_catchup_params(const struct rl_params *p, struct rl_params *rp)
 {
@@ -236,7 +205,6 @@ void rl_catchup_params(const struct rl_params *p, struct rl_params *rp)
 	*rp = (struct rl_params) {
 		.rate = p->rate * (p->catchup - RL_TOKENS_CATCHUP_STRICT),
 		.period = period,
-		.burst = min_t(u64, p->burst,
-			       RL_TOKENS_BURST_PERIOD_MAX / period),
+		.burst = min_t(u64, p->burst, RL_TOKENS_BURST_PERIOD_MAX / period),
 	};
 }

@@ -1,15 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Token bucket arithmetic of the ratelimit module.
- *
- * Pure functions: no locks, no clock reads, no allocation. The caller passes
- * the time and serialises access to a bucket. The same file is built into
- * the module and into a host unit test with a fake clock.
- *
- * A bucket holds whole tokens plus a fraction of one. The fraction is kept
- * in units of 1/period_ns of a token ("units"): time dt adds dt * rate
- * units and period_ns units make one token. Every value stays exact in 64
- * bits because burst * period_ns <= RL_BURST_PERIOD_MAX (2^63).
+ * Token bucket arithmetic: pure functions (no lock, clock or allocation), built into the
+ * module and into a host unit test. A bucket holds whole tokens plus a fraction of one in
+ * units of 1/period of a token: time dt adds dt * rate units. Every value stays exact in 64
+ * bits because burst * period <= RL_BURST_PERIOD_MAX (2^63).
  */
 #ifndef _RL_BUCKET_H
 #define _RL_BUCKET_H
@@ -25,8 +19,6 @@
 #define RL_TOKENS_BURST_PERIOD_MAX	RL_BURST_PERIOD_MAX
 /* The default burst is what the rate gives in this much time. */
 #define RL_TOKENS_DEFAULT_BURST_NS	100000000ULL
-
-/* Bounds of the scheduling fields of struct rl_params. */
 #define RL_TOKENS_CATCHUP_STRICT	RL_CATCHUP_STRICT
 #define RL_TOKENS_CATCHUP_MAX		RL_CATCHUP_MAX
 #define RL_TOKENS_FAIRNESS_MAX		RL_FAIRNESS_MAX
@@ -37,14 +29,12 @@
  * @period:      length of a period in ns, 1 .. RL_TOKENS_PERIOD_MAX.
  * @burst:       bucket depth in tokens, >= 1.
  * @unlimited:   grant everything without taking tokens.
- * @fed:         time adds no tokens (RL_IOC_DEPOSIT does): the bucket
- *               behaves as with a @rate of 0.
+ * @fed:         time adds no tokens (RL_IOC_DEPOSIT does), as with @rate 0.
  * @concurrency: most tokens held at once, 0 for no limit.
- * @catchup:     per-mille pace of catching up, RL_TOKENS_CATCHUP_STRICT ..
- *               RL_TOKENS_CATCHUP_MAX, or 0 for strict.
+ * @catchup:     per-mille catch-up pace: 0, or RL_TOKENS_CATCHUP_STRICT .. RL_TOKENS_CATCHUP_MAX.
  * @backlog:     most tokens kept for catching up, <= burst * 1000.
- * @fairness:    1 in @fairness grants serves a lower priority first,
- *               0 .. RL_TOKENS_FAIRNESS_MAX (0: never).
+ * @fairness:    1 in @fairness grants serves a lower priority first (0: never),
+ *               <= RL_TOKENS_FAIRNESS_MAX.
  */
 struct rl_params {
 	u64 rate;
@@ -74,12 +64,10 @@ int rl_params_check(const struct rl_params *p);
 u64 rl_default_burst(u64 rate, u64 period);
 void rl_bucket_init(struct rl_bucket *b, const struct rl_params *p, u64 now);
 void rl_bucket_give(struct rl_bucket *b, const struct rl_params *p, u64 n);
-u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p,
-		    u64 n);
+u64 rl_bucket_ready(const struct rl_bucket *b, const struct rl_params *p, u64 n);
 void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
 			const struct rl_params *p, u64 now);
-u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p,
-		       u64 now);
+u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p, u64 now);
 void rl_catchup_params(const struct rl_params *p, struct rl_params *rp);
 
 /**
@@ -87,11 +75,8 @@ void rl_catchup_params(const struct rl_params *p, struct rl_params *rp);
  * @b:   bucket
  * @p:   its limits
  * @now: current time, ns; a time before the last refill adds nothing
- *
- * Inline: every immediate grant of a limited bucket refills it first.
  */
-static inline void rl_bucket_refill(struct rl_bucket *b,
-				    const struct rl_params *p, u64 now)
+static inline void rl_bucket_refill(struct rl_bucket *b, const struct rl_params *p, u64 now)
 {
 	u64 dt, need, units;
 
@@ -118,11 +103,9 @@ static inline void rl_bucket_refill(struct rl_bucket *b,
 }
 
 /**
- * rl_bucket_take() - take tokens if the bucket holds enough
- * @b: bucket, refilled by the caller
+ * rl_bucket_take() - take @n tokens if the bucket, refilled, holds enough
+ * @b: bucket
  * @n: tokens wanted
- *
- * Inline: every immediate grant takes this path.
  *
  * Return: true if @n tokens were taken, false if nothing was.
  */

@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The limiter: a token bucket with a queue of requests sleeping for
- * tokens, and the hrtimer that serves them. This file holds a limiter's
- * lifetime, its limits, clients and lease, the reading of its state, and
- * everything done under its lock to its bucket: taking tokens (and giving
- * back those of a request that fails), giving back permits and tokens,
- * and serving the queue of its tree. queue.c decides whose turn it is;
- * bucket.c does the token arithmetic. See Documentation/driver.md.
+ * The limiter: a token bucket, the queue of requests sleeping for its tokens
+ * and the hrtimer that serves them. See Documentation/driver.md.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -31,36 +26,23 @@
 #include "queue.h"
 #include "ratelimit_trace.h"
 
-/* Defined below, where they belong; called by what comes before. */
-static void rl_refill_catchup(struct rl_limiter *lim, u64 now);
-static void rl_limiter_hist_alloc(struct rl_limiter *lim);
-static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
-			    u64 now);
-static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p,
-			    u64 now);
+/* Caches of their own: kmalloc() would round each up to 1 KiB, 512 bytes and 1 KiB. */
+#define RL_HIST_SIZE	(RL_HIST_BUCKETS * sizeof(u64))
+static struct kmem_cache *rl_limiter_cache;
+static struct kmem_cache *rl_client_cache;
+static struct kmem_cache *rl_hist_cache;
 
-/**
- * struct rl_walk - one dispatch of a tree (rl_dispatch())
- * @lim:    the limiter whose dispatch this is: its timer's time is
- *          returned rather than started
- * @now:    current time, ns
- * @when:   time to start @lim's timer for
- * @budget: grants, parks and unparks left
- * @leaf:   limiter of the request picked
- * @chunk:  tokens to grant it now
- * @own:    chunks granted to the root's own requests
- */
+/* One dispatch of a tree (rl_dispatch()). */
 struct rl_walk {
-	struct rl_limiter *lim;
+	struct rl_limiter *lim;		/* dispatched: its timer's time goes to @when */
 	u64 now;
 	u64 when;
-	unsigned int budget;
-	struct rl_limiter *leaf;
-	u64 chunk;
-	unsigned int own;
+	unsigned int budget;		/* grants, parks and unparks left */
+	struct rl_limiter *leaf;	/* limiter of the request picked */
+	u64 chunk;			/* tokens to grant it now */
+	unsigned int own;		/* chunks granted to the root's own requests */
 };
 
-/* Permits come back at @lim and every level above. */
 static inline void rl_path_release(struct rl_limiter *lim, u64 count)
 {
 	struct rl_limiter *x;
@@ -69,10 +51,32 @@ static inline void rl_path_release(struct rl_limiter *lim, u64 count)
 		x->held -= count;
 }
 
-/*
- * Refill the bucket; inline for the common case, no catching up. A fed
- * limiter's backlog waits: its clock releases nothing.
- */
+/* Refill; tokens that do not fit go to the backlog, paid back at the catch-up pace. */
+static void rl_refill_catchup(struct rl_limiter *lim, u64 now)
+{
+	const struct rl_params *p = &lim->params;
+	struct rl_params rp;
+	u64 over, move;
+
+	over = rl_bucket_overflow(&lim->bucket, p, now);
+	lim->backlog = over >= p->backlog - lim->backlog ? p->backlog : lim->backlog + over;
+	rl_bucket_refill(&lim->bucket, p, now);
+	if (!lim->backlog || lim->bucket.tokens >= p->burst) {
+		/* Nothing to catch up on, or no room: the pace restarts. */
+		lim->release = (struct rl_bucket) { .stamp = now };
+		return;
+	}
+	rl_catchup_params(p, &rp);
+	rl_bucket_refill(&lim->release, &rp, now);
+	move = min3(lim->release.tokens, lim->backlog, p->burst - lim->bucket.tokens);
+	lim->release.tokens -= move;
+	lim->backlog -= move;
+	lim->bucket.tokens += move;
+	if (lim->bucket.tokens == p->burst)
+		lim->bucket.units = 0;
+}
+
+/* Refill the bucket; a fed limiter's backlog waits: its clock releases nothing. */
 static inline void rl_refill(struct rl_limiter *lim, u64 now)
 {
 	const struct rl_params *p = &lim->params;
@@ -83,46 +87,29 @@ static inline void rl_refill(struct rl_limiter *lim, u64 now)
 		rl_refill_catchup(lim, now);
 }
 
-/*
- * Bring the limiter up to @now without dropping tokens owed to queued
- * requests: with requests queued, the bucket stays where rl_dispatch()
- * left it.
- */
+/* Bring @lim up to @now; with requests queued, the tokens are rl_dispatch()'s. */
 static inline void rl_sync(struct rl_limiter *lim, u64 now)
 {
-	/* With requests queued, the tokens are theirs: rl_dispatch()'s. */
 	if (!lim->nwaiters)
 		rl_refill(lim, now - lim->late);
 }
 
-/*
- * Grants that emptied the queue are being delivered, late, until @now: that
- * time, up to RL_LATE_MAX_NS, is not idle time. The bucket stays at the
- * last grant's instant, and the next request to arrive gets the tokens of
- * that time (rl_sync_arrival()). Called by the dispatch that granted them,
- * and again by a request woken by its grant, when it is back.
- */
+/* Grants that emptied the queue, delivered late until @now: not idle time for the next arrival. */
 static inline void rl_credit_late(struct rl_limiter *lim, u64 now)
 {
-	if (!lim->nwaiters && !lim->params.unlimited &&
-	    now > lim->bucket.stamp)
+	if (!lim->nwaiters && !lim->params.unlimited && now > lim->bucket.stamp)
 		lim->late = min(now - lim->bucket.stamp, RL_LATE_MAX_NS);
 }
 
-/* Could @permits permits be taken now? */
 static inline bool rl_permits_free(const struct rl_limiter *lim, u64 permits)
 {
 	const struct rl_params *p = &lim->params;
 
 	return !p->concurrency ||
-	       (permits <= p->concurrency &&
-		lim->held <= p->concurrency - permits);
+	       (permits <= p->concurrency && lim->held <= p->concurrency - permits);
 }
 
-/*
- * Count a grant that waited @wait_ns in the wait histogram, which the
- * request allocated when it was queued (rl_limiter_hist_alloc()).
- */
+/* Count a wait in the histogram the request allocated when queued. */
 static inline void rl_hist_record(struct rl_limiter *lim, u64 wait_ns)
 {
 	u64 *hist = READ_ONCE(lim->hist);
@@ -132,9 +119,22 @@ static inline void rl_hist_record(struct rl_limiter *lim, u64 wait_ns)
 		hist[fls64(wait_ns)]++;
 }
 
+/* Give @lim its wait histogram: by a request just queued, unlocked, before its grant counts. */
+static void rl_limiter_hist_alloc(struct rl_limiter *lim)
+{
+	u64 *hist;
+
+	might_sleep();
+	if (READ_ONCE(lim->hist))
+		return;
+	hist = kmem_cache_zalloc(rl_hist_cache, GFP_KERNEL_ACCOUNT);
+	/* Another request may have been first; full barrier on success. */
+	if (hist && cmpxchg(&lim->hist, NULL, hist))
+		kmem_cache_free(rl_hist_cache, hist);
+}
+
 /* Take @n tokens and @permits for @client; returns the tokens taken. */
-static inline u64 rl_take(struct rl_limiter *lim, struct rl_client *client,
-			  u64 n, u64 permits)
+static inline u64 rl_take(struct rl_limiter *lim, struct rl_client *client, u64 n, u64 permits)
 {
 	lim->held += permits;
 	client->held += permits;
@@ -152,56 +152,10 @@ static inline u64 rl_lag(const struct rl_limiter *lim, u64 n)
 	const struct rl_params *p = &lim->params;
 	const struct rl_bucket *b = &lim->bucket;
 
-	if (p->unlimited || !p->rate || p->fed || b->tokens < n ||
-	    (b->tokens == n && !b->units))
+	if (p->unlimited || !p->rate || p->fed || b->tokens < n || (b->tokens == n && !b->units))
 		return 0;
 	/* At most burst * period + period - 1: no overflow. */
 	return div64_u64((b->tokens - n) * p->period + b->units, p->rate);
-}
-
-/* Tell a request that it is served: wake its task, or its io_uring. */
-static inline void rl_waiter_wake(struct rl_waiter *w)
-{
-	if (likely(w->task))
-		wake_up_process(w->task);
-	else
-		w->served(w);
-}
-
-/*
- * The limiter's bucket and the backlog it spends at the catch-up pace,
- * under the limiter's lock; bucket.c does the arithmetic.
- */
-
-/*
- * Refill the bucket of @lim, which has a catch-up pace and a backlog, up
- * to @now: tokens that do not fit go to the backlog, which pays them back
- * into the bucket at the catch-up pace.
- */
-static void rl_refill_catchup(struct rl_limiter *lim, u64 now)
-{
-	const struct rl_params *p = &lim->params;
-	struct rl_params rp;
-	u64 over, move;
-
-	over = rl_bucket_overflow(&lim->bucket, p, now);
-	lim->backlog = over >= p->backlog - lim->backlog ? p->backlog :
-		       lim->backlog + over;
-	rl_bucket_refill(&lim->bucket, p, now);
-	if (!lim->backlog || lim->bucket.tokens >= p->burst) {
-		/* Nothing to catch up on, or no room: the pace restarts. */
-		lim->release = (struct rl_bucket) { .stamp = now };
-		return;
-	}
-	rl_catchup_params(p, &rp);
-	rl_bucket_refill(&lim->release, &rp, now);
-	move = min3(lim->release.tokens, lim->backlog,
-		    p->burst - lim->bucket.tokens);
-	lim->release.tokens -= move;
-	lim->backlog -= move;
-	lim->bucket.tokens += move;
-	if (lim->bucket.tokens == p->burst)
-		lim->bucket.units = 0;
 }
 
 /* When catching up brings the next token, ns; U64_MAX if it brings none. */
@@ -227,28 +181,7 @@ static u64 rl_ready_time(const struct rl_limiter *lim, u64 n)
 	return when > KTIME_MAX ? U64_MAX : when;
 }
 
-/*
- * When a request of @n tokens of @client, queued behind the others, would
- * be granted: the time the limiter and the client's cap allow it, ns, or
- * U64_MAX.
- */
-static u64 rl_predict(const struct rl_limiter *lim,
-		      const struct rl_client *client, u64 n, u64 now)
-{
-	u64 sum, when = now, cap = rl_cap_ready(lim, client, n);
-
-	if (!lim->params.unlimited) {
-		if (lim->queued_hi || check_add_overflow(lim->queued, n, &sum))
-			return U64_MAX;
-		when = rl_ready_time(lim, sum);
-	}
-	return cap > KTIME_MAX ? U64_MAX : max3(when, cap, now);
-}
-
-/*
- * Bring the bucket to @then, counting what it drops: whole tokens dropped
- * for want of room, and the fraction of one at the instant it fills as one.
- */
+/* Refill to @then, counting the tokens dropped (a fraction at the instant it fills as one). */
 static void rl_drop_late(struct rl_limiter *lim, u64 then)
 {
 	const struct rl_params *p = &lim->params;
@@ -263,22 +196,6 @@ static void rl_drop_late(struct rl_limiter *lim, u64 then)
 	rl_refill(lim, then);
 }
 
-/*
- * Serving a limiter's queue: rl_dispatch() grants sleeping requests their
- * tokens in the order queue.c decides, from the root of the
- * limiter's tree (a limiter alone is a tree of one: the same code serves
- * both), wakes whoever is complete, and starts the hrtimer for the instant
- * the next request (or a poller) can be served. The timer is started only
- * while someone sleeps or polls.
- *
- * A request sleeps on its own stack entry (struct rl_waiter) and is woken
- * by name when its tokens are granted, so a grant wakes exactly one task.
- * A limiter with a concurrency limit also counts the tokens held (permits):
- * a request takes all its permits with its first chunk, so that partial
- * holders cannot block each other.
- */
-
-/* Start, move or stop the timer for @when, U64_MAX for never. */
 static void rl_arm_timer(struct rl_limiter *lim, u64 when)
 {
 	lockdep_assert_held(lim->tlock);
@@ -292,21 +209,16 @@ static void rl_arm_timer(struct rl_limiter *lim, u64 when)
 	if (when == lim->timer_expiry)
 		return;
 	lim->timer_expiry = when;
-	hrtimer_start_range_ns(&lim->timer, ns_to_ktime(when),
-			       RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
+	hrtimer_start_range_ns(&lim->timer, ns_to_ktime(when), RL_TIMER_SLACK_NS, HRTIMER_MODE_ABS);
 }
 
-/* Start the timer for @when unless it is started for earlier. */
 static void rl_arm_timer_before(struct rl_limiter *lim, u64 when)
 {
 	if (!lim->timer_expiry || when < lim->timer_expiry)
 		rl_arm_timer(lim, when);
 }
 
-/*
- * When a token is there for pollers, if time is what they wait for: when
- * rl_sync() shows it, @late after the bucket's own time for it.
- */
+/* When a token is there for pollers, as rl_sync() shows it: @late after the bucket's. */
 static u64 rl_poll_time(const struct rl_limiter *lim)
 {
 	u64 when;
@@ -317,10 +229,7 @@ static u64 rl_poll_time(const struct rl_limiter *lim)
 	return when > KTIME_MAX - lim->late ? U64_MAX : when + lim->late;
 }
 
-/*
- * Listed pollers to wake when the limiter is ready: as many as could take
- * a token now (tokens, free permits), from 1 to RL_WAKE_MAX.
- */
+/* Pollers to wake: as many as could take a token now, 1 .. RL_WAKE_MAX. */
 static unsigned int rl_poll_quota(const struct rl_limiter *lim)
 {
 	const struct rl_params *p = &lim->params;
@@ -331,11 +240,7 @@ static unsigned int rl_poll_quota(const struct rl_limiter *lim)
 	return clamp_t(u64, n, 1, RL_WAKE_MAX);
 }
 
-/*
- * Wake the pollers of the first @quota clients listed in lim->pollers, in
- * the order they were listed. Returns false if some are left: they stay
- * listed.
- */
+/* Wake the first @quota listed pollers; false if some are left listed. */
 static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
 {
 	struct rl_client *client, *next;
@@ -351,23 +256,9 @@ static bool rl_wake_pollers(struct rl_limiter *lim, unsigned int quota)
 	return true;
 }
 
-/**
- * rl_path_ready() - would an acquire of one token be granted at once?
- * @lim:  the limiter
- * @now:  current time, ns
- * @when: if not, set to when to look again: when a token is there, if
- *        time is what it waits for; U64_MAX if it waits for its own
- *        limiter's queue or a permit there (whatever changes them
- *        dispatches @lim); RL_POLL_GRACE_NS from @now at the earliest if
- *        it waits for an ancestor's queue, which changes in the
- *        dispatches of other limiters
- *
- * The rule of rl_grant_now(), caps aside, for every level of the path:
- * the tokens and a permit are there, nobody queued at the level, and no
- * sibling the order serves first waits for them (rl_share_turn()).
- * The buckets of the path are brought up to @now (rl_sync()).
- *
- * Return: the answer.
+/*
+ * Would one token at @lim be granted at once (rl_grant_now(), caps aside)? If not, *@when is
+ * when to look again (U64_MAX: whatever changes @lim's own queue or permits dispatches it).
  */
 static bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
 {
@@ -378,8 +269,7 @@ static bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
 	for (x = lim; ; x = x->h.parent) {
 		p = &x->params;
 		rl_sync(x, now);
-		if (x->nwaiters ||
-		    (p->concurrency && x->held >= p->concurrency)) {
+		if (x->nwaiters || (p->concurrency && x->held >= p->concurrency)) {
 			*when = x == lim ? U64_MAX : now + RL_POLL_GRACE_NS;
 			return false;
 		}
@@ -396,18 +286,7 @@ static bool rl_path_ready(struct rl_limiter *lim, u64 now, u64 *when)
 	}
 }
 
-/*
- * Wake listed pollers if the limiter is ready; else, if time is what they
- * wait for, bring the timer's time @when forward to when it is. Returns
- * the time to start the timer for.
- *
- * A token wakes one poller, not all of them: a woken poller that finds
- * the token taken by another sleeps again inside poll() and costs a
- * wake-up for nothing, and 1000 pollers would cost 1000 per token. Those
- * left listed are woken RL_POLL_GRACE_NS later if the limiter is still
- * ready then (nobody took what was there), so every poller of a limiter
- * that stays ready hears of it in the end.
- */
+/* Wake a poller per token if ready, the rest RL_POLL_GRACE_NS later; else bring @when to then. */
 static u64 rl_serve_pollers(struct rl_limiter *lim, u64 now, u64 when)
 {
 	u64 next;
@@ -430,13 +309,7 @@ static bool rl_list_poller(struct rl_limiter *lim, struct rl_client *client)
 	return first;
 }
 
-/*
- * Bring the bucket to the instant @chunk tokens exist, if that is no later
- * than @now, rather than to @now: a queued request is owed its tokens from
- * the moment they exist, however late the timer or the lock let us run, and
- * a bucket filled to the burst at @now would drop the ones earned since.
- * Returns whether @chunk tokens are there; if not, the bucket is at @now.
- */
+/* Refill to the instant @chunk tokens exist, if by @now: they are owed from then. Are they? */
 static bool rl_tokens_by(struct rl_limiter *lim, u64 chunk, u64 now)
 {
 	u64 when;
@@ -453,23 +326,16 @@ static bool rl_tokens_by(struct rl_limiter *lim, u64 chunk, u64 now)
 	return true;
 }
 
-/*
- * Tokens are owed to queued requests for RL_LATE_MAX_NS at most: an
- * overloaded host that cannot keep up drops the older ones, as an idle
- * bucket would, rather than owe ever more.
- */
+/* Owe queued requests RL_LATE_MAX_NS of tokens at most: an overloaded host drops older ones. */
 static void rl_owed_max(struct rl_limiter *x, u64 now)
 {
 	if (now > x->bucket.stamp && now - x->bucket.stamp > RL_LATE_MAX_NS)
 		rl_drop_late(x, now - RL_LATE_MAX_NS);
 }
 
-/*
- * The first level from @x up that lacks @chunk tokens or @permits permits
- * now, with *@ready set to when it has them (U64_MAX: a release), or NULL.
- */
-static struct rl_limiter *rl_blocker(struct rl_limiter *x, u64 chunk,
-				     u64 permits, u64 now, u64 *ready)
+/* The first level from @x up short of @chunk tokens or @permits, *@ready when it is not. */
+static struct rl_limiter *rl_blocker(struct rl_limiter *x, u64 chunk, u64 permits, u64 now,
+				     u64 *ready)
 {
 	for (; x; x = x->h.parent) {
 		if (!rl_permits_free(x, permits)) {
@@ -480,28 +346,25 @@ static struct rl_limiter *rl_blocker(struct rl_limiter *x, u64 chunk,
 			continue;
 		rl_owed_max(x, now);
 		if (!rl_tokens_by(x, chunk, now)) {
-			*ready = min(rl_ready_time(x, chunk),
-				     rl_catchup_time(x));
+			*ready = min(rl_ready_time(x, chunk), rl_catchup_time(x));
 			return x;
 		}
 	}
 	return NULL;
 }
 
-/* Take @chunk tokens and @permits permits at every level above @x. */
-static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits)
+/* Take @chunk tokens and @permits at every level above @x, counting @granted granted there. */
+static void rl_take_above(struct rl_limiter *x, u64 chunk, u64 permits, u64 granted)
 {
 	for (x = x->h.parent; x; x = x->h.parent) {
 		x->held += permits;
 		if (!x->params.unlimited)
 			rl_bucket_take(&x->bucket, chunk);
+		x->counters.granted += granted;
 	}
 }
 
-/*
- * Does a level of the path from @x up (@x may be NULL) limit concurrency?
- * Then every grant at @x takes permits at every level.
- */
+/* Does a level from @x (or NULL) up limit concurrency? Then grants take permits. */
 static bool rl_path_concurrent(const struct rl_limiter *x)
 {
 	for (; x; x = x->h.parent)
@@ -510,15 +373,7 @@ static bool rl_path_concurrent(const struct rl_limiter *x)
 	return false;
 }
 
-/*
- * Most tokens one chunk of a queued request at @x may take, U64_MAX if no
- * level above limits the rate. A chunk is taken at every level at once:
- * at most what every level above holds. Below a level that limits the
- * rate, at most half of its own limiter's burst too (at least 1): a
- * request that needed its whole bucket would wait for the levels above
- * with that bucket full, the tokens it earns meanwhile lost, and its
- * limiter would get less than its share of its parent (issue #29).
- */
+/* Most tokens a chunk at @x may take: each burst above, and half @x's under one (issue #29). */
 static u64 rl_path_chunk(const struct rl_limiter *x)
 {
 	const struct rl_limiter *y;
@@ -532,11 +387,7 @@ static u64 rl_path_chunk(const struct rl_limiter *x)
 	return max;
 }
 
-/*
- * In dispatch @hw, start the timer of @x, of its tree, for @t (U64_MAX:
- * never) unless started for earlier; that of the limiter dispatched is
- * started at the end of the dispatch.
- */
+/* Start @x's timer for @t unless earlier; @hw's own limiter's is started at the end. */
 static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
 {
 	if (t == U64_MAX)
@@ -547,13 +398,7 @@ static void rl_walk_arm(struct rl_walk *hw, struct rl_limiter *x, u64 t)
 		rl_arm_timer_before(x, t);
 }
 
-/*
- * The request to serve next in the subtree of @x, or NULL; sets the leaf
- * and chunk of dispatch @hw, and spends its budget. The limiter's own
- * requests first (rl_queue_pick()), then its child with the smallest tag;
- * a child whose subtree has nothing to serve now is parked until it may
- * have.
- */
+/* The next request under @x: its own first, then by kid's tag, parking kids with none now. */
 static struct rl_waiter *rl_walk_pick(struct rl_walk *hw, struct rl_limiter *x)
 {
 	struct rl_limiter *kid;
@@ -582,26 +427,14 @@ static struct rl_waiter *rl_walk_pick(struct rl_walk *hw, struct rl_limiter *x)
 	return NULL;
 }
 
-/*
- * Level @x, below the root, lacks what the next request of dispatch @hw
- * needs until @ready (U64_MAX: a release): it is parked at its parent
- * until then, and the parent's timer started.
- */
-static void rl_walk_block(struct rl_walk *hw, struct rl_limiter *x, u64 ready)
-{
-	rl_share_park(x, ready);
-	rl_walk_arm(hw, x->h.parent, ready);
-}
-
 /* Grant @hw's chunk to @w at every level; wake it if complete. */
-static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w,
-			   u64 permits)
+static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w, u64 permits)
 {
 	struct rl_limiter *leaf = hw->leaf;
 
 	w->held += permits;
 	w->taken += rl_take(leaf, w->client, hw->chunk, permits);
-	rl_take_above(leaf, hw->chunk, permits);
+	rl_take_above(leaf, hw->chunk, permits, 0);
 	w->got += hw->chunk;
 	w->at = leaf->params.unlimited ? hw->now : leaf->bucket.stamp;
 	rl_share_charge(leaf, hw->chunk);
@@ -611,14 +444,14 @@ static void rl_grant_chunk(struct rl_walk *hw, struct rl_waiter *w,
 	if (!w->want) {
 		/* Pairs with set_current_state() in rl_sleep(). */
 		WRITE_ONCE(w->done, true);
-		rl_waiter_wake(w);
+		if (likely(w->task))
+			wake_up_process(w->task);
+		else
+			w->served(w);
 	}
 }
 
-/*
- * Serve the requests of @root's tree that every level allows. Returns
- * false if it ran out of budget: tokens are left owed to the queue.
- */
+/* Serve what every level allows; false if out of budget, tokens left owed. */
 static bool rl_serve(struct rl_walk *hw, struct rl_limiter *root)
 {
 	struct rl_limiter *x;
@@ -627,8 +460,7 @@ static bool rl_serve(struct rl_walk *hw, struct rl_limiter *root)
 
 	while ((w = rl_walk_pick(hw, root))) {
 		hw->chunk = min(hw->chunk, rl_path_chunk(hw->leaf));
-		permits = !w->held && rl_path_concurrent(hw->leaf) ?
-			  w->want : 0;
+		permits = !w->held && rl_path_concurrent(hw->leaf) ? w->want : 0;
 		x = rl_blocker(hw->leaf, hw->chunk, permits, hw->now, &ready);
 		if (x == root) {
 			/* The tree waits for the root's timer, or a release. */
@@ -638,18 +470,18 @@ static bool rl_serve(struct rl_walk *hw, struct rl_limiter *root)
 		if (!hw->budget)
 			return false;
 		hw->budget--;
-		if (x)
-			rl_walk_block(hw, x, ready);
-		else
+		if (!x) {
 			rl_grant_chunk(hw, w, permits);
+		} else {
+			/* @x, below the root, waits until @ready (U64_MAX: a release). */
+			rl_share_park(x, ready);
+			rl_walk_arm(hw, x->h.parent, ready);
+		}
 	}
 	return hw->budget;
 }
 
-/*
- * Bring the root up to @now after a dispatch that granted @n chunks of
- * its own requests.
- */
+/* Bring the root up to @now after a dispatch that granted @n of its own chunks. */
 static void rl_settle(struct rl_limiter *root, unsigned int n, u64 now)
 {
 	if (n)
@@ -658,31 +490,16 @@ static void rl_settle(struct rl_limiter *root, unsigned int n, u64 now)
 }
 
 /**
- * rl_dispatch() - serve the queue of a limiter's tree
- * @lim: the limiter, whose state changed
+ * rl_dispatch() - serve the queue of a limiter's tree, from its root, in order
+ * @lim: the limiter, whose state changed; its timer is started for what comes next
  * @now: current time, ns
  *
- * @lim and its ancestors are put back among their parents' kids (what
- * changed may let them go on), so are @lim's flows and kids parked until
- * @now at the latest, and the tree is served from its root: what the
- * limits of every level allow, in order, waking whoever is complete.
- * Queued requests are served on the schedule their tokens exist
- * (rl_tokens_by()). Then @lim's timer is started for its next grant, or
- * for its pollers; those of other levels as needed.
- *
- * The work is bounded, as the timer calls this with interrupts off: at
- * most RL_DISPATCH_MAX chunks granted and flows or limiters parked or put
- * back, and RL_WAKE_MAX clients' pollers woken. Out of budget, it starts
- * the timer for @now, which goes on with the rest at once and with the
- * tokens still owed to the queue: nothing is lost, and a wake-up waits
- * for no more than the timer's next expiry.
+ * Context: bounded, as the timer calls it with interrupts off: out of RL_DISPATCH_MAX, it
+ * starts the timer for @now, the tokens still owed.
  */
 void rl_dispatch(struct rl_limiter *lim, u64 now)
 {
-	struct rl_walk hw = {
-		.lim = lim, .now = now, .when = U64_MAX,
-		.budget = RL_DISPATCH_MAX,
-	};
+	struct rl_walk hw = { .lim = lim, .now = now, .when = U64_MAX, .budget = RL_DISPATCH_MAX };
 	struct rl_limiter *root = lim;
 
 	lockdep_assert_held(lim->tlock);
@@ -695,11 +512,7 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 	else
 		rl_owed_max(root, now);
 	root->late = 0;
-	/*
-	 * What is due at @lim goes back in line here: the walk from the root
-	 * may stop above @lim, and a flow or kid left parked for a time now
-	 * past would start @lim's timer for that time again, and again.
-	 */
+	/* What is due at @lim goes back in line, lest its timer restart for the past. */
 	if (lim->nwaiters)
 		rl_queue_unpark_due(lim, now, &hw.budget);
 	rl_share_unpark_due(lim, now, &hw.budget);
@@ -712,12 +525,7 @@ void rl_dispatch(struct rl_limiter *lim, u64 now)
 	rl_arm_timer(lim, rl_serve_pollers(lim, now, hw.when));
 }
 
-/*
- * A timer that starts itself again for a time already past, and again,
- * never lets its CPU leave the interrupt: a bug, warned about once, and
- * slowed down so that the machine lives on. It stays slowed until the
- * timer is started for the future again.
- */
+/* A timer started again and again for the past never leaves the irq: warn once, slow down. */
 static void rl_timer_guard(struct rl_limiter *lim, u64 now)
 {
 	if (!lim->timer_expiry || lim->timer_expiry > now) {
@@ -733,7 +541,6 @@ static void rl_timer_guard(struct rl_limiter *lim, u64 now)
 	rl_arm_timer(lim, now + RL_TIMER_BACKOFF_NS);
 }
 
-/* The limiter's hrtimer serves the queue; rl_dispatch() starts it again. */
 static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 {
 	struct rl_limiter *lim = container_of(timer, struct rl_limiter, timer);
@@ -741,10 +548,7 @@ static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 	unsigned long flags;
 
 	flags = rl_lock_irqsave(lim);
-	/*
-	 * Not lim->timer_expiry: a cancel that found this callback already
-	 * running zeroed it.
-	 */
+	/* Not lim->timer_expiry: a cancel that found us running zeroed it. */
 	expiry = ktime_to_ns(hrtimer_get_softexpires(timer));
 	trace_ratelimit_timer(lim, now - min(now, expiry), lim->nwaiters);
 	lim->timer_expiry = 0;
@@ -757,23 +561,12 @@ static enum hrtimer_restart rl_timer_fn(struct hrtimer *timer)
 /**
  * rl_limiter_poll() - readiness of a limiter for poll()
  * @lim:    the limiter
- * @client: the polling client
+ * @client: the polling client, already on its poll queue
  *
- * The caller is already on its client's poll queue. Finding the limiter
- * not ready, we list the client among its pollers under the lock we look
- * under, and whatever makes the limiter ready changes the state under that
- * lock and runs rl_dispatch(), which wakes listed clients: a wake-up
- * cannot fall between the check and the sleep. A client leaves the list
- * only when it is woken or closed. rl_dispatch() wakes as many of them as
- * could take a token then, in the order they were listed, and starts the
- * timer RL_POLL_GRACE_NS later for the rest, so they are not forgotten;
- * should the limiter be taken first, they stay listed and are woken when
- * it is ready again, as their poll would find.
+ * Not ready, @client is listed among the pollers under the lock that whatever makes it ready
+ * takes to run rl_dispatch(), which wakes them: no wake-up is missed.
  *
- * Return: EPOLLIN | EPOLLRDNORM when an acquire of one token by @client
- * would be granted at once: at every level of its tree's path, as
- * rl_path_ready() says; otherwise the timer is started to wake pollers
- * then, or to look again.
+ * Return: EPOLLIN | EPOLLRDNORM if one token would be granted at once, else 0.
  */
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 {
@@ -791,8 +584,7 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 		rl_list_poller(lim, client);
 		rl_cap_params(lim, client, &cp);
 		rl_arm_timer_before(lim, min_t(u64, KTIME_MAX,
-					       rl_bucket_ready(&client->cap_bucket,
-							       &cp, 1)));
+					       rl_bucket_ready(&client->cap_bucket, &cp, 1)));
 	} else {
 		mask = EPOLLIN | EPOLLRDNORM;
 	}
@@ -800,28 +592,7 @@ __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client)
 	return mask;
 }
 
-/*
- * Taking tokens from a limiter and every level above it (giving them
- * back: rl_limiter_release(), rl_limiter_refund()). A limiter without a
- * parent is a tree of one: the same code grants at it, with no level
- * above.
- *
- * All or nothing. A grant of a chunk checks the tokens and permits of its
- * limiter and of every ancestor, then takes them at all levels at once;
- * a request that fails gives them back at every level, as do releases and
- * refunds. An ancestor's `granted` counts its subtree's. One lock per
- * tree, its root's (rl_limiter.tlock), makes that one critical section,
- * with no order between the levels to get wrong.
- *
- * An ACQUIRE takes the limiter's lock once. Under it, rl_acquire_now()
- * validates the request, brings the bucket up to date and grants it if
- * nobody waits and everything fits: the hot path, which keeps no sleeping
- * state on the stack. Anything else goes to rl_acquire_slow(), entered with
- * the lock still held, so the request is refilled, predicted and checked
- * once: it fails the request, or queues it, sleeps and accounts for it.
- */
-
-/* rl_acquire_now() could not grant the request: it must wait or fail. */
+/* rl_acquire_now() could not grant the request: rl_acquire_slow() fails it or queues it. */
 #define RL_MUST_WAIT	1
 
 /* Read the clock once per request, and only if something needs it. */
@@ -832,7 +603,6 @@ static u64 rl_clock(u64 *now)
 	return *now;
 }
 
-/* Could @n tokens and @permits permits be taken now? */
 static bool rl_can_take(const struct rl_limiter *lim, u64 n, u64 permits)
 {
 	const struct rl_params *p = &lim->params;
@@ -842,18 +612,7 @@ static bool rl_can_take(const struct rl_limiter *lim, u64 n, u64 permits)
 	return rl_permits_free(lim, permits);
 }
 
-/* rl_sync() for a request arriving: it takes the credit of a late grant. */
-static inline void rl_sync_arrival(struct rl_limiter *lim, u64 now)
-{
-	rl_sync(lim, now);
-	lim->late = 0;
-}
-
-/*
- * May a request at a child of @x take @n tokens from @x now: none queued
- * at @x (its own requests go before its children's), the tokens and the
- * permits there, brought up to *@now?
- */
+/* May a request at a child of @x take @n at @x now: none queued, tokens and permits there? */
 static bool rl_ancestor_allows(struct rl_limiter *x, u64 n, u64 *now)
 {
 	if (x->nwaiters)
@@ -863,31 +622,8 @@ static bool rl_ancestor_allows(struct rl_limiter *x, u64 n, u64 *now)
 	return rl_can_take(x, n, n);
 }
 
-/*
- * Take @n tokens, and @permits permits, at every level above @lim, count
- * them as granted there, and charge the tags of the path.
- */
-static void rl_grant_above(struct rl_limiter *lim, u64 n, u64 permits)
-{
-	struct rl_limiter *x;
-
-	for (x = lim->h.parent; x; x = x->h.parent) {
-		x->held += permits;
-		if (!x->params.unlimited)
-			rl_bucket_take(&x->bucket, n);
-		x->counters.granted += n;
-	}
-	rl_share_charge(lim, n);
-}
-
-/*
- * Grant an acquire of @req at once if everything fits at every level of
- * its tree, and nobody that the order serves first waits: nobody queued
- * at a level, and at each ancestor no sibling of the path with a smaller
- * tag (rl_share_turn()). A limiter alone checks only itself.
- */
-static __always_inline bool rl_grant_now(struct rl_limiter *lim,
-					 struct rl_client *client,
+/* Grant at once, all or nothing, if it fits at every level and nobody served first waits. */
+static __always_inline bool rl_grant_now(struct rl_limiter *lim, struct rl_client *client,
 					 struct rl_acquire *req, u64 *now)
 {
 	u64 n = req->count, conc = lim->params.concurrency;
@@ -909,20 +645,17 @@ static __always_inline bool rl_grant_now(struct rl_limiter *lim,
 	client->granted += n;
 	lim->counters.immediate++;
 	lim->counters.granted += n;
-	if (lim->h.parent)
-		rl_grant_above(lim, n, conc ? n : 0);
+	if (lim->h.parent) {
+		rl_take_above(lim, n, conc ? n : 0, n);
+		rl_share_charge(lim, n);
+	}
 	trace_ratelimit_grant(lim, n, 0, req->lag_ns);
 	return true;
 }
 
-/*
- * More permits than a level of the path has, or, when not sleeping, more
- * tokens than one chunk may hold (the client's cap, every level's burst)?
- */
-static __always_inline bool rl_never_grantable(struct rl_limiter *lim,
-					       struct rl_client *client,
-					       const struct rl_acquire *req,
-					       bool nonblock)
+/* More permits than a level has, or nonblocking, more tokens than a chunk may hold? */
+static __always_inline bool rl_never_grantable(struct rl_limiter *lim, struct rl_client *client,
+					       const struct rl_acquire *req, bool nonblock)
 {
 	u64 max = nonblock ? rl_chunk_max(lim, client) : U64_MAX;
 	const struct rl_limiter *x;
@@ -936,17 +669,9 @@ static __always_inline bool rl_never_grantable(struct rl_limiter *lim,
 	return req->count > max;
 }
 
-/*
- * Validate @req, bring the bucket up to *@now (0 if the clock was not read
- * yet) and grant the request at once if it can be. Returns 0 when granted,
- * -EINVAL when it never can be, RL_MUST_WAIT otherwise. Inline, with what
- * it calls: under TCG every call and return of the immediate grant showed
- * in its cost (Documentation/performance.md, "The floor").
- */
-static __always_inline int rl_acquire_now(struct rl_limiter *lim,
-					  struct rl_client *client,
-					  struct rl_acquire *req, bool nonblock,
-					  u64 *now)
+/* Grant at once: 0, -EINVAL if never, else RL_MUST_WAIT. Inline: see performance.md. */
+static __always_inline int rl_acquire_now(struct rl_limiter *lim, struct rl_client *client,
+					  struct rl_acquire *req, bool nonblock, u64 *now)
 {
 	const struct rl_params *p = &lim->params;
 
@@ -956,14 +681,13 @@ static __always_inline int rl_acquire_now(struct rl_limiter *lim,
 	lim->counters.requests++;
 	lim->counters.asked += req->count;
 	/* Unlimited, the bucket is not used: refilled when limits return. */
-	if (!p->unlimited)
-		rl_sync_arrival(lim, rl_clock(now));
-	if (rl_grant_now(lim, client, req, now))
-		return 0;
-	return RL_MUST_WAIT;
+	if (!p->unlimited) {
+		rl_sync(lim, rl_clock(now));
+		lim->late = 0;	/* an arrival takes the credit of a late grant */
+	}
+	return rl_grant_now(lim, client, req, now) ? 0 : RL_MUST_WAIT;
 }
 
-/* Sleep until @w is served, a signal comes or @deadline passes. */
 static int rl_sleep(struct rl_waiter *w, u64 deadline)
 {
 	ktime_t expires = ns_to_ktime(deadline);
@@ -979,8 +703,7 @@ static int rl_sleep(struct rl_waiter *w, u64 deadline)
 		}
 		if (deadline == RL_DEADLINE_NONE) {
 			schedule();
-		} else if (!schedule_hrtimeout_range(&expires,
-						     current->timer_slack_ns,
+		} else if (!schedule_hrtimeout_range(&expires, current->timer_slack_ns,
 						     HRTIMER_MODE_ABS)) {
 			ret = -ETIMEDOUT;
 			break;
@@ -990,11 +713,7 @@ static int rl_sleep(struct rl_waiter *w, u64 deadline)
 	return ret;
 }
 
-/*
- * Give back what a failed request got: its cap, and at every level of
- * its path the permits and the tokens (those its own limiter's bucket
- * gave, and the chunks at each limited ancestor).
- */
+/* Give back what a failed request got: its cap, its permits and tokens at every level. */
 static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 {
 	struct rl_client *client = w->client;
@@ -1020,19 +739,18 @@ static void rl_undo(struct rl_limiter *lim, struct rl_waiter *w, u64 now)
 	}
 }
 
-/*
- * When a request of @n tokens at @lim, queued behind the others, would be
- * granted: when its own limiter (rl_predict()) and every ancestor allow
- * it, behind the requests queued there, and behind what a sibling that
- * the order serves first takes of what is there. U64_MAX if never or too
- * far.
- */
-static u64 rl_path_predict(struct rl_limiter *lim,
-			   const struct rl_client *client, u64 n, u64 now)
+/* When @n tokens of @client would be granted, behind every level's queue; or U64_MAX. */
+static u64 rl_path_predict(struct rl_limiter *lim, const struct rl_client *client, u64 n, u64 now)
 {
-	u64 when = rl_predict(lim, client, n, now), need;
+	u64 sum, when = now, cap = rl_cap_ready(lim, client, n), need;
 	struct rl_limiter *x;
 
+	if (!lim->params.unlimited) {
+		if (lim->queued_hi || check_add_overflow(lim->queued, n, &sum))
+			return U64_MAX;
+		when = rl_ready_time(lim, sum);
+	}
+	when = cap > KTIME_MAX ? U64_MAX : max3(when, cap, now);
 	for (x = lim; x->h.parent && when != U64_MAX; x = x->h.parent) {
 		if (x->h.parent->params.unlimited)
 			continue;
@@ -1046,12 +764,7 @@ static u64 rl_path_predict(struct rl_limiter *lim,
 	return when;
 }
 
-/*
- * Will the signal that ended a sleep reach the caller? A fatal one, or one
- * with a handler, does. One that only stops the task (SIGSTOP and co.), is
- * ignored, or a freezer's fake signal does not: the call restarts and the
- * caller never knows. Called without the limiter lock.
- */
+/* Will the signal that ended a sleep reach the caller (fatal or handled)? Called unlocked. */
 static bool rl_signal_seen(void)
 {
 	struct task_struct *t = current;
@@ -1066,8 +779,7 @@ static bool rl_signal_seen(void)
 	/* A task's own sighand changes only in its own exec. */
 	sh = rcu_dereference_protected(t->sighand, true);
 	spin_lock_irq(&sh->siglock);
-	sigorsets(&pending, &t->pending.signal,
-		  &t->signal->shared_pending.signal);
+	sigorsets(&pending, &t->pending.signal, &t->signal->shared_pending.signal);
 	for (sig = 1; sig <= _NSIG && !seen; sig++) {
 		if (!sigismember(&pending, sig) || sigismember(&t->blocked, sig))
 			continue;
@@ -1078,13 +790,7 @@ static bool rl_signal_seen(void)
 	return seen;
 }
 
-/*
- * Account for a request that slept. A request served while a signal or
- * the deadline arrived keeps its tokens; any other gives back the chunks
- * it got and leaves the queue. A signal the caller will not see (@seen
- * false) restarts the call, which counts as a request again, not as an
- * interruption.
- */
+/* Account for a request that slept; one whose signal is not @seen restarts, not interrupted. */
 static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 			  struct rl_waiter *w, int ret, bool seen, u64 start)
 {
@@ -1114,8 +820,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 		c->timeouts++;
 		c->refused += req->count;
 		trace_ratelimit_timeout(lim, req->count, now - start);
-		req->ready_ns = rl_path_predict(lim, w->client, req->count,
-						now);
+		req->ready_ns = rl_path_predict(lim, w->client, req->count, now);
 	} else if (seen) {
 		c->interrupted++;
 		trace_ratelimit_interrupt(lim, req->count, now - start);
@@ -1128,11 +833,7 @@ static int rl_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 	return ret;
 }
 
-/*
- * Fail a request that cannot be granted now and may not wait: -EAGAIN,
- * -ETIMEDOUT, with req->ready_ns the predicted grant time. Returns 0 if
- * it may wait.
- */
+/* Fail a request that may not wait: -EAGAIN, -ETIMEDOUT (ready_ns predicted); else 0. */
 static int rl_acquire_refuse(struct rl_limiter *lim, struct rl_client *client,
 			     struct rl_acquire *req, bool nonblock, u64 start)
 {
@@ -1152,35 +853,22 @@ static int rl_acquire_refuse(struct rl_limiter *lim, struct rl_client *client,
 	return 0;
 }
 
-/*
- * Queue @w for @req of @client, on behalf of @task, or of io_uring (@task
- * NULL, @served called when it is served).
- */
+/* Queue @w for @req on behalf of @task, or of io_uring (@task NULL, @served called). */
 static void rl_acquire_queue(struct rl_limiter *lim, struct rl_client *client,
-			     struct rl_acquire *req, struct rl_waiter *w,
-			     struct task_struct *task,
+			     struct rl_acquire *req, struct rl_waiter *w, struct task_struct *task,
 			     void (*served)(struct rl_waiter *w), u64 start)
 {
 	u8 level = req->priority ? req->priority - 1 : client->level;
 
-	*w = (struct rl_waiter) {
-		.flow = &client->flows[level], .client = client,
-		.task = task, .served = served, .want = req->count,
-	};
+	*w = (struct rl_waiter) { .flow = &client->flows[level], .client = client, .task = task,
+				  .served = served, .want = req->count };
 	rl_queue_add(lim, w);
 	rl_dispatch(lim, start);
 }
 
-/*
- * A request rl_acquire_now() could not grant, at time @start: fail it
- * (-EAGAIN, -ETIMEDOUT, with req->ready_ns the predicted grant time), or
- * queue it, sleep and account for it. Entered and left with the lock held;
- * drops it to sleep.
- */
-static noinline int rl_acquire_slow(struct rl_limiter *lim,
-				    struct rl_client *client,
-				    struct rl_acquire *req, bool nonblock,
-				    u64 start)
+/* Fail it, or queue it and sleep: entered and left locked, unlocks to sleep. */
+static noinline int rl_acquire_slow(struct rl_limiter *lim, struct rl_client *client,
+				    struct rl_acquire *req, bool nonblock, u64 start)
 	__must_hold(lim->tlock)
 {
 	struct rl_waiter w;
@@ -1202,18 +890,12 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim,
 	return rl_acquire_end(lim, req, &w, ret, seen, start);
 }
 
-/*
- * Trace a request arriving. An unlimited limiter grants without looking
- * at the clock: returns the time, read here outside the lock when the
- * limits will need it, or 0. This peek is only a hint: rl_clock() reads it
- * under the lock if they changed.
- */
+/* Trace an arrival; the time if the limits need it, or 0 (a hint: see rl_clock()). */
 static u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
 			    const struct rl_acquire *req)
 {
 	trace_ratelimit_acquire(lim, req->count,
-				req->priority ? req->priority - 1 :
-						READ_ONCE(client->level),
+				req->priority ? req->priority - 1 : READ_ONCE(client->level),
 				req->flags);
 	if (!READ_ONCE(lim->params.unlimited) || READ_ONCE(client->cap))
 		return ktime_get_ns();
@@ -1227,64 +909,48 @@ static u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
  * @req:      validated request; wait_ns and ready_ns are filled in
  * @nonblock: fail with -EAGAIN instead of sleeping
  *
- * The immediate grant is the hot path: it takes the lock once and calls
- * out of this file only for the clock, the lock (and for a client's cap).
- *
- * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL
- * with nothing consumed.
+ * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL, nothing consumed.
  */
 int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 		       struct rl_acquire *req, bool nonblock)
 {
-	u64 now = 0;
+	u64 now = rl_acquire_start(lim, client, req);
 	int ret;
 
-	now = rl_acquire_start(lim, client, req);
 	rl_lock_irq(lim);
 	ret = rl_acquire_now(lim, client, req, nonblock, &now);
 	if (ret == RL_MUST_WAIT)
-		ret = rl_acquire_slow(lim, client, req, nonblock,
-				      rl_clock(&now));
+		ret = rl_acquire_slow(lim, client, req, nonblock, rl_clock(&now));
 	rl_unlock_irq(lim);
 	return ret;
 }
 
 /**
- * rl_limiter_acquire_async() - take tokens, or queue a request for them
+ * rl_limiter_acquire_async() - take tokens, or queue @w for rl_limiter_acquire_end()
  * @lim:      the limiter
  * @client:   the client asking, attached to @lim
  * @req:      validated request; ready_ns and lag_ns are filled in
  * @nonblock: fail with -EAGAIN instead of queueing
  * @w:        the request's entry in the queue, owned by the caller
  * @served:   called with @w under the limiter lock when it is served
- * @start:    set to the time the request arrived, for
- *            rl_limiter_acquire_end()
+ * @start:    set to the time the request arrived
  *
- * As rl_limiter_acquire(), but a request that must wait is queued on @w,
- * with no task: rl_dispatch() calls @served when it is served,
- * under the limiter lock. The caller ends it with rl_limiter_acquire_end()
- * once served, or to give up on it.
- *
- * Return: 0 when granted; RL_QUEUED when queued; -EAGAIN, -ETIMEDOUT or
- * -EINVAL with nothing consumed.
+ * Return: 0 when granted; RL_QUEUED; -EAGAIN, -ETIMEDOUT or -EINVAL, nothing consumed.
  */
 int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
-			     struct rl_acquire *req, bool nonblock,
-			     struct rl_waiter *w,
+			     struct rl_acquire *req, bool nonblock, struct rl_waiter *w,
 			     void (*served)(struct rl_waiter *w), u64 *start)
 {
-	u64 now;
+	u64 now = rl_acquire_start(lim, client, req);
 	int ret;
 
-	now = rl_acquire_start(lim, client, req);
 	rl_lock_irq(lim);
 	ret = rl_acquire_now(lim, client, req, nonblock, &now);
 	if (ret == RL_MUST_WAIT) {
 		*start = rl_clock(&now);
 		ret = rl_acquire_refuse(lim, client, req, nonblock, *start);
 		if (!ret) {
-			rl_acquire_queue(lim, client, req, w, NULL, served,
-					 *start);
+			rl_acquire_queue(lim, client, req, w, NULL, served, *start);
 			ret = RL_QUEUED;
 		}
 	}
@@ -1296,19 +962,14 @@ int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
 }
 
 /**
- * rl_limiter_acquire_end() - account for a request rl_limiter_acquire_async()
- *                            queued
+ * rl_limiter_acquire_end() - end a request rl_limiter_acquire_async() queued
  * @lim:   the limiter
  * @req:   the request; wait_ns and ready_ns are filled in
  * @w:     its entry, served or still queued
- * @why:   why it ends if it is not served yet: -ETIMEDOUT (its deadline
- *         passed) or -ECANCELED (counted as interrupted)
+ * @why:   if not served: -ETIMEDOUT, or -ECANCELED (counted as interrupted)
  * @start: the time it arrived
  *
- * A request served by now keeps its tokens, as a sleeping one woken at its
- * deadline does; any other leaves the queue and gives back what it got.
- *
- * Return: 0 when granted, else @why.
+ * Return: 0 if served (it keeps its tokens), else @why (it gives them back).
  */
 int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 			   struct rl_waiter *w, int why, u64 start)
@@ -1330,29 +991,17 @@ int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
  * @nonblock: fail with -EAGAIN instead of sleeping
  * @released: set once the permits are given back
  *
- * One hold of the lock does what an RL_IOC_RELEASE and an RL_IOC_ACQUIRE
- * would: the queue is served from what came back, then the request is
- * granted or queued behind it. Only when someone waits or polls does the
- * release dispatch, so that a cycle with nobody else around costs what an
- * acquire does.
- *
- * Return: as rl_limiter_acquire(); -EINVAL with nothing done when @client
- * holds fewer than @release permits or @req can never be granted.
+ * Return: as rl_limiter_acquire(); -EINVAL with nothing done when @client holds fewer than
+ * @release permits or @req can never be granted.
  */
-int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
-		     u64 release, struct rl_acquire *req, bool nonblock,
-		     bool *released)
+int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client, u64 release,
+		     struct rl_acquire *req, bool nonblock, bool *released)
 {
-	u64 now = ktime_get_ns();
+	u64 now = rl_acquire_start(lim, client, req) ?: ktime_get_ns();
 	int ret = -EINVAL;
 
-	trace_ratelimit_acquire(lim, req->count,
-				req->priority ? req->priority - 1 :
-						READ_ONCE(client->level),
-				req->flags);
 	rl_lock_irq(lim);
-	if (release > client->held ||
-	    rl_never_grantable(lim, client, req, nonblock))
+	if (release > client->held || rl_never_grantable(lim, client, req, nonblock))
 		goto out_unlock;
 	if (release) {
 		client->held -= release;
@@ -1371,22 +1020,15 @@ out_unlock:
 	return ret;
 }
 
-/*
- * Giving back: concurrency permits a client holds (RL_IOC_RELEASE), and
- * rate tokens it took and did not use (RL_IOC_REFUND). Either may let the
- * queue go on, at the limiter and, in a tree, at its ancestors.
- */
-
 /**
- * rl_limiter_release() - give back permits
+ * rl_limiter_release() - give back permits (RL_IOC_RELEASE)
  * @lim:    the limiter
  * @client: the client holding them
  * @count:  permits, at most what @client holds
  *
  * Return: 0, or -EINVAL if @client holds fewer.
  */
-int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
-		       u64 count)
+int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client, u64 count)
 {
 	int ret = -EINVAL;
 
@@ -1403,18 +1045,14 @@ int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
 }
 
 /**
- * rl_limiter_refund() - give back unused tokens
+ * rl_limiter_refund() - give back unused tokens (RL_IOC_REFUND), at every level
  * @lim:    the limiter
  * @client: the client that acquired them
  * @count:  tokens, at most what @client took and did not refund yet
  *
- * They go back at every level of the path that limits the rate; each
- * bucket still never holds more than its burst.
- *
  * Return: 0, or -EINVAL if @client took fewer.
  */
-int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
-		      u64 count)
+int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client, u64 count)
 {
 	u64 now = ktime_get_ns();
 	struct rl_limiter *x;
@@ -1437,21 +1075,8 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
 	return ret;
 }
 
-/*
- * Limiters, clients and wait histograms, in caches of their own: struct
- * rl_limiter is a little under 1 KiB, struct rl_client a little under 512
- * bytes and a histogram 520 bytes, and kmalloc() would round them up to
- * 1 KiB, 512 bytes and 1 KiB. A limiter gets its histogram when a request
- * first waits: an idle one, or one that always grants at once, has none.
- */
-#define RL_HIST_SIZE	(RL_HIST_BUCKETS * sizeof(u64))
-static struct kmem_cache *rl_limiter_cache;
-static struct kmem_cache *rl_client_cache;
-static struct kmem_cache *rl_hist_cache;
-
 /**
- * rl_limiter_init() - set up the allocation of limiters, clients and wait
- * histograms, at module load
+ * rl_limiter_init() - set up the caches of limiters, clients and histograms
  *
  * Return: 0, or -ENOMEM.
  */
@@ -1463,8 +1088,8 @@ int rl_limiter_init(void)
 	rl_client_cache = KMEM_CACHE(rl_client, SLAB_ACCOUNT);
 	if (!rl_client_cache)
 		goto out_limiters;
-	rl_hist_cache = kmem_cache_create("rl_hist", RL_HIST_SIZE,
-					  __alignof__(u64), SLAB_ACCOUNT, NULL);
+	rl_hist_cache = kmem_cache_create("rl_hist", RL_HIST_SIZE, __alignof__(u64), SLAB_ACCOUNT,
+					  NULL);
 	if (!rl_hist_cache)
 		goto out_clients;
 	return 0;
@@ -1477,8 +1102,7 @@ out_limiters:
 }
 
 /**
- * rl_limiter_exit() - undo rl_limiter_init(), every limiter and client
- * freed
+ * rl_limiter_exit() - undo rl_limiter_init(), every limiter and client freed
  */
 void rl_limiter_exit(void)
 {
@@ -1492,14 +1116,12 @@ void rl_limiter_exit(void)
 /**
  * rl_client_alloc() - allocate a client, for open()
  *
- * Return: the client, zeroed but for its flows and defaults
- * (rl_client_init()), or NULL when out of memory.
+ * Return: the client, zeroed but for rl_client_init()'s, or NULL.
  */
 struct rl_client *rl_client_alloc(void)
 {
-	struct rl_client *client;
+	struct rl_client *client = kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
 
-	client = kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
 	if (client)
 		rl_client_init(client);
 	return client;
@@ -1514,38 +1136,73 @@ void rl_client_free(struct rl_client *client)
 	kmem_cache_free(rl_client_cache, client);
 }
 
-/*
- * Global limits: what an agent sharing one capacity among hosts (such as
- * rlsyncd) needs of a local limiter. The kernel still does all the
- * enforcement; the agent only feeds and sizes the limiter.
- *
- * - RL_CONFIG_FED: time adds no tokens (rl_refill() skips the refill), so
- *   the limiter serves what RL_IOC_DEPOSIT adds, up to the burst; the
- *   excess goes back to the agent.
- * - RL_IOC_SET_LEASE: limits that hold until a deadline, then a fallback
- *   that the kernel applies itself, at once if the fd that set the lease
- *   is closed (the agent died). The lease is limiter state (struct
- *   rl_global). At the deadline its hrtimer, in hard-irq context, only
- *   puts the fallback's limits on the limiter's own bucket
- *   (rl_apply_limits(), O(1)): nothing above the fallback is granted from
- *   then on. A work item then applies the fallback in full: the caps'
- *   buckets, the parked flows and the queue, which are walks
- *   (rl_apply_params()). Freeing the limiter cancels both.
- * - RL_IOC_GET_DEMAND: tokens asked and refused, kept under the limiter's
- *   lock; tokens queued (the queue keeps the sum); time with a sleeper,
- *   started and stopped when the sleepers go from 0 to 1 and back
- *   (rl_busy_add()). No walk, no allocation.
- */
+static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
+{
+	const struct rl_limiter *kid;
+	u64 n = x->nclients;
+
+	/* A tree has at most RL_HIER_DEPTH_MAX levels under its root. */
+	if (depth > RL_HIER_DEPTH_MAX)
+		return n;
+	list_for_each_entry(kid, &x->h.children, h.sibling)
+		n += rl_subtree_clients(kid, depth + 1);
+	return n;
+}
 
 /*
- * The lease is over: *@fb is the fallback to apply. SET_LEASE refused a
- * fallback whose concurrency goes between 0 and non-zero while other
- * clients are attached; if the concurrency in force changed since (while
- * nobody else was attached) and clients came, the fallback keeps it
- * rather than strand them (rl_conc_switch_busy()).
+ * Would new limits @p strand clients? While its concurrency is not 0 a limiter's grants are
+ * permits, held until given back, so it may only go between 0 and non-zero while no client
+ * but the caller's @self (1: an ioctl's fd, 0: sysfs) uses @lim or its subtree.
  */
-static void rl_lease_stop(struct rl_limiter *lim, u64 self,
-			  struct rl_params *fb)
+static bool rl_conc_switch_busy(const struct rl_limiter *lim, const struct rl_params *p, u64 self)
+{
+	lockdep_assert_held(lim->tlock);
+	if (!lim->params.concurrency == !p->concurrency)
+		return false;
+	return rl_subtree_clients(lim, 0) > self;
+}
+
+/* @lim's own bucket under @p, in O(1) for the lease's hrtimer: no dispatch, no walk. */
+static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p, u64 now)
+{
+	lockdep_assert_held(lim->tlock);
+	rl_sync(lim, now);
+	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
+	lim->backlog = min(lim->backlog, p->backlog);
+	lim->release = (struct rl_bucket) { .stamp = now };
+	lim->params = *p;
+	/* limits of their own: no lease's fallback is to follow */
+	lim->global.ending = false;
+	trace_ratelimit_reconfigure(lim);
+}
+
+/* Carry @lim's buckets over to @p, serve the queue. Walks the caps: never the grant path. */
+static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p, u64 now)
+{
+	struct rl_params old, new;
+	struct rl_client *client;
+
+	lockdep_assert_held(lim->tlock);
+	/* The caps' period and the chunks may change: look again. */
+	rl_queue_unpark_all(lim);
+	list_for_each_entry(client, &lim->clients, node) {
+		if (!client->cap)
+			continue;
+		rl_cap_params(lim, client, &old);
+		new = old;
+		new.period = p->period;
+		new.burst = min(client->cap, RL_TOKENS_BURST_PERIOD_MAX / p->period);
+		rl_bucket_reconfig(&client->cap_bucket, &old, &new, now);
+	}
+	/* The tokens owed to the queue are served under the old limits. */
+	if (lim->nwaiters)
+		rl_dispatch(lim, now);
+	rl_apply_limits(lim, p, now);
+	rl_dispatch(lim, now);
+}
+
+/* End the lease (driver.md); fallback *@fb keeps the concurrency if a switch strands clients. */
+static void rl_lease_stop(struct rl_limiter *lim, u64 self, struct rl_params *fb)
 {
 	struct rl_global *g = &lim->global;
 
@@ -1560,7 +1217,6 @@ static void rl_lease_stop(struct rl_limiter *lim, u64 self,
 		fb->concurrency = lim->params.concurrency;
 }
 
-/* End the lease now: the fallback limits apply, in full. */
 static void rl_lease_end(struct rl_limiter *lim, u64 now, u64 self)
 {
 	struct rl_params fb;
@@ -1569,14 +1225,9 @@ static void rl_lease_end(struct rl_limiter *lim, u64 now, u64 self)
 	rl_apply_params(lim, &fb, now);
 }
 
-/*
- * The limits @fb allows, in the period in force, rounded down: what the
- * limiter's own bucket may take at once, without converting the caps'
- * buckets, which count in that period. The same as @fb when the periods
- * agree; otherwise no catch-up until @fb applies in full.
- */
-static void rl_lease_interim(const struct rl_limiter *lim,
-			     const struct rl_params *fb, struct rl_params *ip)
+/* @fb in the period in force, rounded down, for the own bucket alone; no catch-up. */
+static void rl_lease_interim(const struct rl_limiter *lim, const struct rl_params *fb,
+			     struct rl_params *ip)
 {
 	u64 period = lim->params.period;
 
@@ -1585,8 +1236,7 @@ static void rl_lease_interim(const struct rl_limiter *lim,
 		return;
 	ip->period = period;
 	/* The quotient must fit: rates beyond it are no limit in practice. */
-	if (period > fb->period &&
-	    fb->rate > div64_u64(U64_MAX, div64_u64(period, fb->period) + 1))
+	if (period > fb->period && fb->rate > div64_u64(U64_MAX, div64_u64(period, fb->period) + 1))
 		ip->rate = U64_MAX;
 	else
 		ip->rate = mul_u64_u64_div_u64(fb->rate, period, fb->period);
@@ -1595,14 +1245,10 @@ static void rl_lease_interim(const struct rl_limiter *lim,
 	ip->catchup = 0;
 }
 
-/*
- * The fallback in full, in process context, unless a new lease or
- * configuration came first (rl_apply_limits() cleared @ending).
- */
+/* The fallback in full, unless other limits came first (rl_apply_limits()). */
 static void rl_lease_work_fn(struct work_struct *work)
 {
-	struct rl_limiter *lim = container_of(work, struct rl_limiter,
-					      global.fallback_work);
+	struct rl_limiter *lim = container_of(work, struct rl_limiter, global.fallback_work);
 	struct rl_global *g = &lim->global;
 
 	rl_lock_irq(lim);
@@ -1611,14 +1257,9 @@ static void rl_lease_work_fn(struct work_struct *work)
 	rl_unlock_irq(lim);
 }
 
-/*
- * Hard irq: stop granting above the fallback, at once and in O(1); the
- * work item applies the rest (its walks are O(clients)).
- */
 static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
 {
-	struct rl_limiter *lim = container_of(timer, struct rl_limiter,
-					      global.lease_timer);
+	struct rl_limiter *lim = container_of(timer, struct rl_limiter, global.lease_timer);
 	struct rl_global *g = &lim->global;
 	u64 now = ktime_get_ns();
 	struct rl_params fb, ip;
@@ -1638,36 +1279,16 @@ static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-/* A new limiter, not shared yet, has no lease. */
-static void rl_lease_init(struct rl_limiter *lim)
-{
-	hrtimer_setup(&lim->global.lease_timer, rl_lease_timer_fn,
-		      CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	INIT_WORK(&lim->global.fallback_work, rl_lease_work_fn);
-}
-
-/* @client leaves @lim, locked: a lease it holds ends now. */
-static void rl_lease_detach(struct rl_limiter *lim, struct rl_client *client,
-			    u64 now)
-{
-	lockdep_assert_held(lim->tlock);
-	/* @client no longer counts among the clients. */
-	if (lim->global.lease_end && lim->global.holder == client)
-		rl_lease_end(lim, now, 0);
-}
-
 /**
  * rl_limiter_create() - allocate a limiter with a full bucket
  * @p: its limits, validated by rl_params_check()
  *
- * Return: the limiter, with one reference for the caller, or NULL when out
- * of memory.
+ * Return: the limiter, with one reference for the caller, or NULL.
  */
 struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 {
-	struct rl_limiter *lim;
+	struct rl_limiter *lim = kmem_cache_zalloc(rl_limiter_cache, GFP_KERNEL_ACCOUNT);
 
-	lim = kmem_cache_zalloc(rl_limiter_cache, GFP_KERNEL_ACCOUNT);
 	if (!lim)
 		return NULL;
 	spin_lock_init(&lim->lock);
@@ -1681,16 +1302,11 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	lim->params = *p;
 	rl_bucket_init(&lim->bucket, p, ktime_get_ns());
 	lim->release.stamp = lim->bucket.stamp;
-	/*
-	 * Hard irq, as timerfd's timer: a soft one would add a softirq to
-	 * each wake-up and still take our lock with interrupts off (the
-	 * bench's wake and timer sections, Documentation/performance.md);
-	 * RL_DISPATCH_MAX bounds the callback. PREEMPT_RT runs it in the
-	 * softirq thread anyway.
-	 */
-	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC,
+	/* Hard irq, as timerfd's (Documentation/performance.md); RL_DISPATCH_MAX bounds it. */
+	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	hrtimer_setup(&lim->global.lease_timer, rl_lease_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS);
-	rl_lease_init(lim);
+	INIT_WORK(&lim->global.fallback_work, rl_lease_work_fn);
 	return lim;
 }
 
@@ -1703,7 +1319,6 @@ void rl_limiter_get(struct rl_limiter *lim)
 	kref_get(&lim->ref);
 }
 
-/* The grace period after rl_limiter_free() is over: nobody sees @lim. */
 static void rl_limiter_free_rcu(struct rcu_head *rcu)
 {
 	struct rl_limiter *lim = container_of(rcu, struct rl_limiter, rcu);
@@ -1720,10 +1335,7 @@ static void rl_limiter_free(struct kref *ref)
 
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
 		     lim->h.parent || !list_empty(&lim->h.children));
-	/*
-	 * First the lease's timer: it queues its work, whose fallback could
-	 * start the other.
-	 */
+	/* The lease's timer first: it queues the work, which can start the other. */
 	hrtimer_cancel(&lim->global.lease_timer);
 	cancel_work_sync(&lim->global.fallback_work);
 	hrtimer_cancel(&lim->timer);
@@ -1733,9 +1345,7 @@ static void rl_limiter_free(struct kref *ref)
 
 /**
  * rl_limiter_put() - drop a reference to a limiter
- * @lim: the limiter; freed with the last reference
- *
- * Takes no lock; may sleep (it cancels the timer of the limiter it frees).
+ * @lim: the limiter; freed with the last reference: may sleep, takes no lock
  */
 void rl_limiter_put(struct rl_limiter *lim)
 {
@@ -1743,11 +1353,9 @@ void rl_limiter_put(struct rl_limiter *lim)
 }
 
 /**
- * rl_limiter_attach() - make a client's pollers hear about the limiter
+ * rl_limiter_attach() - attach a client; its pollers are woken to look
  * @lim:    the limiter
  * @client: the client, not attached to any limiter
- *
- * Pollers that slept before the client had a limiter are woken to look.
  */
 void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
 {
@@ -1760,11 +1368,9 @@ void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
 }
 
 /**
- * rl_limiter_detach() - undo rl_limiter_attach()
+ * rl_limiter_detach() - undo rl_limiter_attach(); @client's permits and lease end
  * @lim:    the limiter
  * @client: the client, attached to @lim, not polled and with no request
- *
- * The permits the client holds go back (the holder may have been killed).
  *
  * Return: the number of clients still attached.
  */
@@ -1777,7 +1383,9 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	list_del_init(&client->poll_node);
 	left = lim->nclients - 1;
 	WRITE_ONCE(lim->nclients, left);
-	rl_lease_detach(lim, client, ktime_get_ns());
+	/* @client no longer counts among the clients. */
+	if (lim->global.lease_end && lim->global.holder == client)
+		rl_lease_end(lim, ktime_get_ns(), 0);
 	if (client->held) {
 		rl_path_release(lim, client->held);
 		trace_ratelimit_release(lim, client->held, lim->held);
@@ -1788,109 +1396,12 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	return left;
 }
 
-/*
- * Carry the buckets of @lim, locked, over to new limits @p (validated by
- * rl_params_check()) at @now. Tokens, permits and queued requests are kept; the queue is served at
- * once under the new limits. Walks the clients with caps (O(clients)
- * under the lock): a reconfiguration is process context and rare, never
- * the grant path.
- */
-static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p,
-			    u64 now)
-{
-	struct rl_params old, new;
-	struct rl_client *client;
-
-	lockdep_assert_held(lim->tlock);
-	/* The caps' period and the chunks may change: look again. */
-	rl_queue_unpark_all(lim);
-	list_for_each_entry(client, &lim->clients, node) {
-		if (!client->cap)
-			continue;
-		rl_cap_params(lim, client, &old);
-		new = old;
-		new.period = p->period;
-		new.burst = min(client->cap,
-				RL_TOKENS_BURST_PERIOD_MAX / p->period);
-		rl_bucket_reconfig(&client->cap_bucket, &old, &new, now);
-	}
-	/* The tokens owed to the queue are served under the old limits. */
-	if (lim->nwaiters)
-		rl_dispatch(lim, now);
-	rl_apply_limits(lim, p, now);
-	rl_dispatch(lim, now);
-}
-
-/*
- * The limiter's own bucket of @lim, locked, under new limits @p at @now,
- * at once: O(1), for the lease's hrtimer. @p is of the period in force
- * (the buckets of the clients' caps count in it); no dispatch, no walk of
- * the caps or of the parked flows: rl_apply_params() does those.
- */
-static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p,
-			    u64 now)
-{
-	lockdep_assert_held(lim->tlock);
-	rl_sync(lim, now);
-	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
-	lim->backlog = min(lim->backlog, p->backlog);
-	lim->release = (struct rl_bucket) { .stamp = now };
-	lim->params = *p;
-	/* limits of their own: no lease's fallback is to follow */
-	lim->global.ending = false;
-	trace_ratelimit_reconfigure(lim);
-}
-
-/* Clients of @x and of the limiters under it; under the tree's lock. */
-static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
-{
-	const struct rl_limiter *kid;
-	u64 n = x->nclients;
-
-	/* A tree has at most RL_HIER_DEPTH_MAX levels under its root. */
-	if (depth > RL_HIER_DEPTH_MAX)
-		return n;
-	list_for_each_entry(kid, &x->h.children, h.sibling)
-		n += rl_subtree_clients(kid, depth + 1);
-	return n;
-}
-
 /**
- * rl_conc_switch_busy() - would new limits strand clients?
- * @lim:  the limiter, locked
- * @p:    new limits
- * @self: clients of @lim the caller speaks for: 1 for an ioctl on an
- *        attached fd, 0 for sysfs
- *
- * While its concurrency is not 0 a limiter's grants are permits, held
- * until given back; a client that began while it was 0 never gives them
- * back, and one that began while it was not 0 gives back permits it does
- * not hold. So concurrency may only go between 0 and non-zero while no
- * other client uses @lim or a limiter under it (whose permits are taken
- * at @lim too). N to M, both non-zero, is always allowed.
- *
- * Return: true if @p must be refused with -EBUSY.
- */
-bool rl_conc_switch_busy(const struct rl_limiter *lim,
-			 const struct rl_params *p, u64 self)
-{
-	lockdep_assert_held(lim->tlock);
-	if (!lim->params.concurrency == !p->concurrency)
-		return false;
-	return rl_subtree_clients(lim, 0) > self;
-}
-
-/**
- * rl_move_busy() - would moving a subtree strand its clients?
+ * rl_move_busy() - would moving a subtree switch its grants to or from permits under clients?
  * @lim:    the root of the subtree moved; its tree is locked
  * @old:    its parent now, or NULL
  * @parent: its new parent, or NULL; that tree is locked too
  * @self:   clients of @lim the caller speaks for (rl_conc_switch_busy())
- *
- * The grants of a limiter are permits when a level of its path limits
- * concurrency: moving @lim between a path with such a level and
- * one without switches that for its subtree, as rl_conc_switch_busy()
- * says of its own concurrency.
  *
  * Return: true if the move must be refused with -EBUSY.
  */
@@ -1911,14 +1422,9 @@ bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
  * @p:    new limits, validated by rl_params_check()
  * @self: clients of @lim the caller speaks for (rl_conc_switch_busy())
  *
- * Tokens, permits and queued requests are kept; the queue is served at
- * once under the new limits.
- *
- * Return: 0, or -EBUSY with nothing changed when the concurrency would go
- * between 0 and non-zero while other clients use the limiter.
+ * Return: 0, or -EBUSY with nothing changed (rl_conc_switch_busy()).
  */
-int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p,
-			  u64 self)
+int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p, u64 self)
 {
 	int ret = 0;
 
@@ -1944,19 +1450,14 @@ void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
 }
 
 /**
- * rl_limiter_set_param() - change one limit, keeping the state
+ * rl_limiter_set_param() - change one limit atomically, for sysfs
  * @lim: the limiter
  * @t:   the limit, a row of rl_tunables
  * @val: its new value, with 0 meaning the default where @t has one
  *
- * Like rl_limiter_set_params(), for one field, atomically, for sysfs:
- * no client of the limiter is the caller's.
- *
- * Return: 0, or -EINVAL with nothing changed if the result is invalid,
- * or -EBUSY as rl_limiter_set_params().
+ * Return: 0, -EINVAL if the result is invalid, or -EBUSY (rl_conc_switch_busy()).
  */
-int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
-			 u64 val)
+int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t, u64 val)
 {
 	struct rl_params p;
 	int ret;
@@ -1989,28 +1490,6 @@ void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 	s->clients = lim->nclients;
 	s->backlog = lim->backlog;
 	rl_unlock_irq(lim);
-}
-
-/*
- * Give @lim, of which the caller holds a reference, its wait histogram.
- * Called without the limiter's lock by a request that has just been
- * queued, before its grant can be accounted for (rl_hist_record()): may
- * sleep. Does nothing if the limiter has its histogram. Out of memory,
- * the limiter goes on without one, and the next request to wait tries
- * again: the waits in between are in its counters but not in the
- * histogram.
- */
-static void rl_limiter_hist_alloc(struct rl_limiter *lim)
-{
-	u64 *hist;
-
-	might_sleep();
-	if (READ_ONCE(lim->hist))
-		return;
-	hist = kmem_cache_zalloc(rl_hist_cache, GFP_KERNEL_ACCOUNT);
-	/* Another request may have been first; full barrier on success. */
-	if (hist && cmpxchg(&lim->hist, NULL, hist))
-		kmem_cache_free(rl_hist_cache, hist);
 }
 
 /**
@@ -2059,14 +1538,12 @@ void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st)
 }
 
 /**
- * rl_limiter_walk_clients() - look at the clients, for sysfs
+ * rl_limiter_walk_clients() - call @fn for each client in the order they attached, for sysfs
  * @lim:  the limiter
- * @fn:   called under the limiter's lock (it must not sleep) for each
- *        client, in the order they attached, until it returns false
+ * @fn:   called under the limiter's lock (it must not sleep) until it returns false
  * @arg:  passed to @fn
  */
-void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
-			     void *arg)
+void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn, void *arg)
 {
 	struct rl_client *client;
 
@@ -2081,10 +1558,7 @@ void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
  * rl_limiter_set_client() - set a client's priority, weight and cap
  * @lim:    the limiter
  * @client: a client of @lim
- * @cc:     validated settings, 0 for the defaults
- *
- * A new cap starts with a full bucket of its own. Queued requests keep
- * their place.
+ * @cc:     validated settings, 0 for the defaults; a new cap starts full
  */
 void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 			   const struct rl_client_config *cc)
@@ -2126,8 +1600,8 @@ void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 /**
  * rl_limiter_deposit() - RL_IOC_DEPOSIT: feed tokens to a fed limiter
  * @lim: the limiter
- * @dep: dep->count tokens are added, up to the burst; dep->count becomes
- *       the excess, dep->available the tokens then
+ * @dep: dep->count tokens are added, up to the burst; dep->count becomes the
+ *       excess, dep->available the tokens then
  *
  * Return: 0, or -EINVAL if @lim is not fed.
  */
@@ -2143,11 +1617,9 @@ int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep)
 		goto out_unlock;
 	}
 	rl_sync(lim, now);
-	room = p->burst - min(lim->bucket.tokens, p->burst);
-	room = min(room, dep->count);
+	room = min(p->burst - min(lim->bucket.tokens, p->burst), dep->count);
 	rl_bucket_give(&lim->bucket, p, room);
 	dep->count -= room;
-	/* The waiters are served from the deposit, in their order. */
 	rl_dispatch(lim, now);
 	dep->available = lim->bucket.tokens;
 out_unlock:
@@ -2163,20 +1635,16 @@ out_unlock:
  * @fb:      the fallback applied at @expires (at once if 0 or past)
  * @expires: CLOCK_MONOTONIC, ns
  *
- * Return: 0, or -EBUSY with nothing changed if either would switch the
- * concurrency between 0 and non-zero under other clients
- * (rl_conc_switch_busy()).
+ * Return: 0, or -EBUSY with nothing changed (rl_conc_switch_busy()).
  */
 int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
-		     const struct rl_params *p, const struct rl_params *fb,
-		     u64 expires)
+		     const struct rl_params *p, const struct rl_params *fb, u64 expires)
 {
 	struct rl_global *g = &lim->global;
 	u64 now = ktime_get_ns();
 
 	rl_lock_irq(lim);
-	if (rl_conc_switch_busy(lim, fb, 1) ||
-	    (expires > now && rl_conc_switch_busy(lim, p, 1))) {
+	if (rl_conc_switch_busy(lim, fb, 1) || (expires > now && rl_conc_switch_busy(lim, p, 1))) {
 		rl_unlock_irq(lim);
 		return -EBUSY;
 	}
@@ -2187,8 +1655,7 @@ int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 		g->lease_end = expires;
 		g->holder = client;
 		g->holder_pid = client->tgid;
-		hrtimer_start(&g->lease_timer, ns_to_ktime(expires),
-			      HRTIMER_MODE_ABS);
+		hrtimer_start(&g->lease_timer, ns_to_ktime(expires), HRTIMER_MODE_ABS);
 		rl_apply_params(lim, p, now);
 	}
 	rl_unlock_irq(lim);
@@ -2196,7 +1663,7 @@ int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 }
 
 /**
- * rl_limiter_get_demand() - what the clients ask for, now
+ * rl_limiter_get_demand() - what the clients ask for, now (RL_IOC_GET_DEMAND)
  * @lim: the limiter
  * @d:   a zeroed struct rl_demand, filled in
  */

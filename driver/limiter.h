@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What the other files call of the limiter (limiter.c): its lifetime, its
- * limits and clients, acquiring and giving back, the lease, and the
- * reading of its state, and taking its lock: the lock of its tree, through
- * rl_limiter.tlock. Each function takes the lock itself, but rl_dispatch(),
- * rl_conc_switch_busy() and rl_move_busy(), which run under it.
+ * What the other files call of the limiter (limiter.c), and its lock: its
+ * tree's, through rl_limiter.tlock. Each function takes the lock itself but
+ * rl_dispatch() and rl_move_busy(), which run under it.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -18,18 +16,15 @@
 #include "ratelimit.h"
 
 /*
- * Lock a limiter: its tree's lock (tree.c moves it). The pointer changes
- * only under the lock it points to, so it is checked again once held. The
- * lock read may be that of a root the limiter just left, which may be
- * freed then: limiters are freed after an RCU grace period, and the lock
- * is taken, and let go if it is not the one, under rcu_read_lock(). The
- * limiter's own lock lives as long as the caller's reference to it: no
- * RCU for a limiter outside a tree, the immediate grant's case.
+ * Lock a limiter: its tree's lock (tree.c moves it), checked again once held.
+ * The lock read may be that of a root just left, freed after an RCU grace
+ * period: hence rcu_read_lock(), but for the limiter's own, which lives as
+ * long as the caller's reference (the immediate grant's case).
  */
 static inline void rl_lock_irq(struct rl_limiter *lim)
 	__acquires(lim->tlock)
 {
-	spinlock_t *l = READ_ONCE(lim->tlock);	/* the lock in force when read */
+	spinlock_t *l = READ_ONCE(lim->tlock);
 
 	if (likely(l == &lim->lock)) {
 		spin_lock_irq(l);
@@ -76,8 +71,7 @@ static inline unsigned long rl_lock_irqsave(struct rl_limiter *lim)
 	return flags;
 }
 
-static inline void rl_unlock_irqrestore(struct rl_limiter *lim,
-					unsigned long flags)
+static inline void rl_unlock_irqrestore(struct rl_limiter *lim, unsigned long flags)
 	__releases(lim->tlock)
 {
 	spin_unlock_irqrestore(lim->tlock, flags);
@@ -92,11 +86,9 @@ void rl_limiter_get(struct rl_limiter *lim);
 void rl_limiter_put(struct rl_limiter *lim);
 void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client);
 u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client);
-int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p,
-			  u64 self);
+int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p, u64 self);
 void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p);
-int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t,
-			 u64 val);
+int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t, u64 val);
 void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 			   const struct rl_client_config *cc);
 void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
@@ -104,40 +96,30 @@ void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s);
 void rl_limiter_get_hist(struct rl_limiter *lim, u64 *hist);
 void rl_limiter_get_stats(struct rl_limiter *lim, struct rl_stats *st);
-void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn,
-			     void *arg);
+void rl_limiter_walk_clients(struct rl_limiter *lim, rl_client_fn fn, void *arg);
 
 int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
 		       struct rl_acquire *req, bool nonblock);
 /* rl_limiter_acquire_async() queued the request. */
 #define RL_QUEUED	1
 int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
-			     struct rl_acquire *req, bool nonblock,
-			     struct rl_waiter *w,
+			     struct rl_acquire *req, bool nonblock, struct rl_waiter *w,
 			     void (*served)(struct rl_waiter *w), u64 *start);
 int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 			   struct rl_waiter *w, int why, u64 start);
-int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client,
-		     u64 release, struct rl_acquire *req, bool nonblock,
-		     bool *released);
-
-int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client,
-		       u64 count);
-int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client,
-		      u64 count);
+int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client, u64 release,
+		     struct rl_acquire *req, bool nonblock, bool *released);
+int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client, u64 count);
+int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client, u64 count);
 
 int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep);
 int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
-		     const struct rl_params *p, const struct rl_params *fb,
-		     u64 expires);
+		     const struct rl_params *p, const struct rl_params *fb, u64 expires);
 void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d);
 bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid);
-
 __poll_t rl_limiter_poll(struct rl_limiter *lim, struct rl_client *client);
 
 void rl_dispatch(struct rl_limiter *lim, u64 now);
-bool rl_conc_switch_busy(const struct rl_limiter *lim,
-			 const struct rl_params *p, u64 self);
 bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
 		  const struct rl_limiter *parent, u64 self);
 

@@ -1,16 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * An ACQUIRE's request between user space and the limiter: read and
- * checked once, its outputs written back once, by RL_IOC_ACQUIRE and
- * RL_IOC_CYCLE (main.c) and by io_uring (uring.c).
- *
- * ACQUIRE is the hot path: its inputs are read and its outputs written
- * field by field, in one user access window each, rather than copying the
- * whole block both ways (copy_*_user() add out-of-line calls and the
- * hardened usercopy checks: 0.07x of a no-op ioctl in the benchmark's
- * guest). Reading also clears the outputs, so that a block the caller may
- * read but not write fails before anything is taken. Everything here is
- * inline in its callers.
+ * An ACQUIRE's request, read and checked once, its outputs written once, for
+ * main.c and uring.c. The hot path: field by field in one user access window
+ * each, not copy_*_user()'s out-of-line calls and hardened checks (0.07x of a
+ * no-op ioctl). Reading clears the outputs, so that a block the caller may
+ * read but not write fails before anything is taken.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -22,22 +16,8 @@
 
 #include "ratelimit.h"
 
-/* Validate the in fields of @req, as read from user space: 0 or -EINVAL. */
-static __always_inline int rl_acquire_check(const struct rl_acquire *req)
-{
-	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
-	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL ||
-	    req->priority > RL_PRIO_USER ||
-	    req->reserved[0] || req->reserved[1])
-		return -EINVAL;
-	if (req->deadline_ns > KTIME_MAX && req->deadline_ns != RL_DEADLINE_NONE)
-		return -EINVAL;
-	return 0;
-}
-
 /* Read an ACQUIRE's inputs into @req and clear its outputs: 0 or -EFAULT. */
-static __always_inline int rl_acquire_read(struct rl_acquire *req,
-					   struct rl_acquire __user *u)
+static __always_inline int rl_acquire_read(struct rl_acquire *req, struct rl_acquire __user *u)
 {
 	if (!user_access_begin(u, sizeof(*u)))
 		return -EFAULT;
@@ -76,35 +56,25 @@ efault:
 	return -EFAULT;
 }
 
-/*
- * May @client go ahead of the others, at priority @prio (RL_PRIO_*) and
- * weight @weight? HIGH and USER, and weights above 1, take from everyone
- * else: they are for whoever may reconfigure the limiter (the owner of the
- * budget; always so for a private one) or has CAP_SYS_NICE. LOW, MID,
- * weight 1 and caps only ever take less.
- */
-static inline bool rl_may_boost(const struct rl_client *client, u32 prio,
-				u32 weight)
+/* May @client go ahead (above RL_PRIO_MID, weight > 1)? If it may reconfigure, or CAP_SYS_NICE. */
+static inline bool rl_may_boost(const struct rl_client *client, u32 prio, u32 weight)
 {
 	if (prio <= RL_PRIO_MID && weight <= 1)
 		return true;
 	return client->may_config || capable(CAP_SYS_NICE);
 }
 
-/*
- * May @client make request @req? Sets *@limp to its limiter. Returns 0,
- * or -EINVAL, -EBADFD, -EPERM.
- */
-static __always_inline int rl_acquire_admit(struct rl_client *client,
-					    const struct rl_acquire *req,
+/* May @client make @req, as read from user space? Sets *@limp: 0, -EINVAL, -EBADFD, -EPERM. */
+static __always_inline int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
 					    struct rl_limiter **limp)
 {
 	struct rl_limiter *lim = rl_client_limiter(client);
-	int ret;
 
-	ret = rl_acquire_check(req);
-	if (ret)
-		return ret;
+	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
+	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL || req->priority > RL_PRIO_USER ||
+	    req->reserved[0] || req->reserved[1] ||
+	    (req->deadline_ns > KTIME_MAX && req->deadline_ns != RL_DEADLINE_NONE))
+		return -EINVAL;
 	if (!lim)
 		return -EBADFD;
 	/* Only priorities above RL_PRIO_MID need rl_may_boost() to ask. */
