@@ -245,8 +245,7 @@ static long rl_ioctl_cycle(struct rl_client *client, struct file *file,
 	return ret;
 }
 
-static int rl_ioctl_set_parent(struct rl_client *client, struct rl_limiter *lim,
-			       void __user *argp)
+static int rl_ioctl_set_parent(struct rl_client *client, struct rl_limiter *lim, void __user *argp)
 {
 	char name[RL_NAME_MAX];
 	struct rl_parent rp;
@@ -331,8 +330,7 @@ static int rl_ioctl_release(struct rl_client *client, struct rl_limiter *lim,
 	return rl_limiter_release(lim, client, rel.count);
 }
 
-static int rl_ioctl_set_client(struct rl_client *client, struct rl_limiter *lim,
-			       void __user *argp)
+static int rl_ioctl_set_client(struct rl_client *client, struct rl_limiter *lim, void __user *argp)
 {
 	struct rl_client_config cc;
 
@@ -349,8 +347,7 @@ static int rl_ioctl_set_client(struct rl_client *client, struct rl_limiter *lim,
 	return 0;
 }
 
-static int rl_ioctl_get_client(struct rl_client *client, struct rl_limiter *lim,
-			       void __user *argp)
+static int rl_ioctl_get_client(struct rl_client *client, struct rl_limiter *lim, void __user *argp)
 {
 	struct rl_client_config cc = {};
 
@@ -409,8 +406,7 @@ static int rl_ioctl_deposit(struct rl_client *client, struct rl_limiter *lim,
 }
 
 /* Both configurations are checked before anything changes. */
-static int rl_ioctl_set_lease(struct rl_client *client, struct rl_limiter *lim,
-			      void __user *argp)
+static int rl_ioctl_set_lease(struct rl_client *client, struct rl_limiter *lim, void __user *argp)
 {
 	struct rl_params p, fb;
 	struct rl_lease l;

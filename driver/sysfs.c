@@ -52,13 +52,17 @@ static struct rl_attr rl_attr_##_name = {				\
 }
 
 #define RL_ATTR_RO(_name)	RL_ATTR(_name, 0444, _name##_show, NULL, 0)
+#define RL_A(_name)		(&rl_attr_##_name.kattr.attr)
 /* A u64 field of struct rl_stats (stat) or struct rl_demand (demand). */
 #define RL_U64_ATTR(_name, _kind, _field)				\
 	RL_ATTR(_name, 0444, rl_##_kind##_show, NULL, offsetof(struct rl_##_kind, _field))
 
-/* The tunables: one file per row of rl_tunables, made by rl_sysfs_init(). */
-static struct rl_attr *rl_param_attrs;
-static struct attribute **rl_param_attr_list;
+/* The tunables: one file per row of tunables.h, told apart by the row. */
+enum {
+#define RL_TUNABLE(_name, ...)	RL_ROW_##_name,
+#include "tunables.h"
+#undef RL_TUNABLE
+};
 
 static ssize_t rl_param_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
@@ -81,38 +85,33 @@ static ssize_t rl_param_store(struct kobject *kobj, struct kobj_attribute *attr,
 	return ret ?: count;
 }
 
-static int rl_param_attrs_init(void)
-{
-	struct rl_attr *pa;
-	unsigned int i, n = 0;
+/* Mode 0000 here: each file has its row's (rl_param_mode()). */
+static struct rl_attr rl_param_files[] = {
+#define RL_TUNABLE(_name, ...)						\
+	[RL_ROW_##_name] = {						\
+		.kattr = __ATTR(_name, 0000, rl_param_show, rl_param_store),	\
+		.arg = RL_ROW_##_name,					\
+	},
+#include "tunables.h"
+#undef RL_TUNABLE
+};
 
-	while (rl_tunables[n].name)
-		n++;
-	rl_param_attrs = kcalloc(n, sizeof(*rl_param_attrs), GFP_KERNEL);
-	rl_param_attr_list = kcalloc(n + 1, sizeof(*rl_param_attr_list), GFP_KERNEL);
-	if (!rl_param_attrs || !rl_param_attr_list) {
-		kfree(rl_param_attrs);
-		kfree(rl_param_attr_list);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++) {
-		pa = &rl_param_attrs[i];
-		pa->arg = i;
-		sysfs_attr_init(&pa->kattr.attr);
-		pa->kattr.attr.name = rl_tunables[i].name;
-		pa->kattr.attr.mode = rl_tunables[i].mode;
-		pa->kattr.show = rl_param_show;
-		pa->kattr.store = rl_param_store;
-		rl_param_attr_list[i] = &pa->kattr.attr;
-	}
-	return 0;
+static struct attribute *rl_param_attrs[] = {
+#define RL_TUNABLE(_name, ...)	(&rl_param_files[RL_ROW_##_name].kattr.attr),
+#include "tunables.h"
+#undef RL_TUNABLE
+	NULL,
+};
+
+static umode_t rl_param_mode(struct kobject *kobj, struct attribute *attr, int i)
+{
+	return rl_tunables[i].mode;
 }
 
-static void rl_param_attrs_exit(void)
-{
-	kfree(rl_param_attr_list);
-	kfree(rl_param_attrs);
-}
+static const struct attribute_group rl_param_group = {
+	.attrs = rl_param_attrs,
+	.is_visible = rl_param_mode,
+};
 
 static ssize_t rl_stats_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
@@ -261,8 +260,7 @@ static ssize_t weight_store(struct kobject *kobj, struct kobj_attribute *attr,
 	u32 weight;
 	int ret;
 
-	if (!isdigit(buf[0]) || kstrtou32(buf, 10, &weight) || !weight ||
-	    weight > RL_WEIGHT_MAX)
+	if (!isdigit(buf[0]) || kstrtou32(buf, 10, &weight) || !weight || weight > RL_WEIGHT_MAX)
 		return -EINVAL;
 	ret = rl_named_set_parent_sysfs(rl_kobj_limiter(kobj), NULL, weight);
 	return ret ?: count;
@@ -280,7 +278,6 @@ RL_ATTR_RO(mode);
 RL_ATTR_RO(persistent);
 RL_ATTR_RO(lease);
 
-#define RL_A(_name)	(&rl_attr_##_name.kattr.attr)
 static struct attribute *rl_limiter_attrs[] = {
 	RL_A(granted), RL_A(requests), RL_A(immediate), RL_A(waited),
 	RL_A(wait_ns_total), RL_A(wait_ns_max), RL_A(timeouts), RL_A(interrupted),
@@ -295,9 +292,6 @@ static struct attribute *rl_limiter_attrs[] = {
 static const struct attribute_group rl_limiter_group = {
 	.attrs = rl_limiter_attrs,
 };
-
-/* .attrs set by rl_sysfs_init(), before any directory exists. */
-static struct attribute_group rl_param_group;
 
 static const struct attribute_group *rl_limiter_groups[] = {
 	&rl_param_group,
@@ -317,8 +311,7 @@ static void rl_kobj_release(struct kobject *kobj)
 }
 
 /* The files of a limiter belong to its owner; asked under the registry lock. */
-static void rl_kobj_get_ownership(rl_ownership_const struct kobject *kobj,
-				  kuid_t *uid, kgid_t *gid)
+static void rl_kobj_get_ownership(rl_ownership_const struct kobject *kobj, kuid_t *uid, kgid_t *gid)
 {
 	const struct rl_dir *dir = container_of(kobj, struct rl_dir, kobj);
 
@@ -447,25 +440,14 @@ static const struct attribute_group rl_root_group = {
  */
 int rl_sysfs_init(void)
 {
-	int ret = rl_param_attrs_init();
+	int ret;
 
-	if (ret)
-		return ret;
-	rl_param_group.attrs = rl_param_attr_list;
 	rl_root = kobject_create_and_add("ratelimit", kernel_kobj);
-	if (!rl_root) {
-		ret = -ENOMEM;
-		goto err_files;
-	}
+	if (!rl_root)
+		return -ENOMEM;
 	ret = sysfs_create_group(rl_root, &rl_root_group);
 	if (ret)
-		goto err_put_root;
-	return 0;
-
-err_put_root:
-	kobject_put(rl_root);
-err_files:
-	rl_param_attrs_exit();
+		kobject_put(rl_root);
 	return ret;
 }
 
@@ -476,5 +458,4 @@ void rl_sysfs_exit(void)
 {
 	sysfs_remove_group(rl_root, &rl_root_group);
 	kobject_put(rl_root);
-	rl_param_attrs_exit();
 }

@@ -137,8 +137,7 @@ static void rl_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags)
 static int rl_uring_now(struct io_uring_cmd *cmd, struct rl_async *a, int ret,
 			unsigned int issue_flags)
 {
-	if ((!ret || ret == -EAGAIN || ret == -ETIMEDOUT) &&
-	    rl_acquire_write(a->uptr, &a->req))
+	if ((!ret || ret == -EAGAIN || ret == -ETIMEDOUT) && rl_acquire_write(a->uptr, &a->req))
 		ret = -EFAULT;
 	kfree(a);
 	if (ret != -EAGAIN)
