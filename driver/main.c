@@ -516,9 +516,7 @@ static __poll_t rl_poll(struct file *file, poll_table *pt)
 
 	poll_wait(file, &client->pollq, pt);
 	lim = rl_client_limiter(client);
-	if (!lim)
-		return EPOLLERR;
-	return rl_limiter_poll(lim, client);
+	return lim ? rl_limiter_poll(lim, client) : EPOLLERR;
 }
 
 /* Describe the fd's limiter in /proc/<pid>/fdinfo. */
@@ -530,18 +528,15 @@ static void rl_show_fdinfo(struct seq_file *m, struct file *file)
 	if (!lim)
 		return;
 	rl_limiter_snapshot(lim, &s);
-	seq_printf(m, "rl-rate:\t%llu\n", s.params.rate);
-	seq_printf(m, "rl-period-ns:\t%llu\n", s.params.period);
-	seq_printf(m, "rl-burst:\t%llu\n", s.params.burst);
+	seq_printf(m, "rl-rate:\t%llu\nrl-period-ns:\t%llu\nrl-burst:\t%llu\n",
+		   s.params.rate, s.params.period, s.params.burst);
 	seq_printf(m, "rl-flags:\t0x%x\n",
 		   (s.params.unlimited ? (u32)RL_CONFIG_UNLIMITED : 0) |
 		   (s.params.fed ? (u32)RL_CONFIG_FED : 0));
-	seq_printf(m, "rl-available:\t%llu\n", s.available);
-	seq_printf(m, "rl-waiters:\t%llu\n", s.waiters);
-	seq_printf(m, "rl-granted:\t%llu\n", s.counters.granted);
-	seq_printf(m, "rl-concurrency:\t%llu\n", s.params.concurrency);
-	seq_printf(m, "rl-held:\t%llu\n", s.held);
-	seq_printf(m, "rl-dropped-late:\t%llu\n", s.counters.dropped_late);
+	seq_printf(m, "rl-available:\t%llu\nrl-waiters:\t%llu\nrl-granted:\t%llu\n",
+		   s.available, s.waiters, s.counters.granted);
+	seq_printf(m, "rl-concurrency:\t%llu\nrl-held:\t%llu\nrl-dropped-late:\t%llu\n",
+		   s.params.concurrency, s.held, s.counters.dropped_late);
 }
 
 static const struct file_operations rl_fops = {

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The tunables of a limiter, rl_tunables[], made from the table in
- * tunables.h; the config ioctls (main.c) and the sysfs files (sysfs.c)
- * walk it.
+ * rl_tunables[], made from the table in tunables.h, and its walks.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -45,30 +43,21 @@ static u64 rl_field_read(const void *base, size_t off, size_t size)
 {
 	const void *p = base + off;
 
-	switch (size) {
-	case sizeof(u8):
+	if (size == sizeof(u8))
 		return *(const u8 *)p;
-	case sizeof(u32):
-		return *(const u32 *)p;
-	default:
-		return *(const u64 *)p;
-	}
+	return size == sizeof(u32) ? *(const u32 *)p : *(const u64 *)p;
 }
 
 static void rl_field_write(void *base, size_t off, size_t size, u64 val)
 {
 	void *p = base + off;
 
-	switch (size) {
-	case sizeof(u8):
+	if (size == sizeof(u8))
 		*(u8 *)p = val;
-		break;
-	case sizeof(u32):
+	else if (size == sizeof(u32))
 		*(u32 *)p = val;
-		break;
-	default:
+	else
 		*(u64 *)p = val;
-	}
 }
 
 /**
