@@ -159,11 +159,6 @@ static ssize_t lease_show(struct kobject *kobj, struct kobj_attribute *attr, cha
 	return sysfs_emit(buf, "%llu %d\n", left, pid);
 }
 
-static ssize_t clients_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%llu\n", READ_ONCE(rl_kobj_limiter(kobj)->nclients));
-}
-
 struct rl_client_list {
 	char *buf;
 	int len;
@@ -206,32 +201,31 @@ static ssize_t wait_histogram_show(struct kobject *kobj, struct kobj_attribute *
 	return len;
 }
 
+enum { RL_SHOW_CLIENTS, RL_SHOW_OWNER, RL_SHOW_GROUP, RL_SHOW_MODE, RL_SHOW_PERSISTENT };
+
 /*
- * Owner, group, mode and persistent change under the registry lock, not
- * taken here: removing the name holds it while waiting for sysfs readers.
+ * One number of the limiter. Owner, group, mode and persistent change under
+ * the registry lock, not taken here: removing the name holds it while
+ * waiting for sysfs readers.
  */
-static ssize_t owner_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+static ssize_t rl_field_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
-	kuid_t uid = READ_ONCE(rl_kobj_limiter(kobj)->uid);
+	struct rl_limiter *lim = rl_kobj_limiter(kobj);
 
-	return sysfs_emit(buf, "%u\n", from_kuid_munged(&init_user_ns, uid));
-}
-
-static ssize_t group_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	kgid_t gid = READ_ONCE(rl_kobj_limiter(kobj)->gid);
-
-	return sysfs_emit(buf, "%u\n", from_kgid_munged(&init_user_ns, gid));
-}
-
-static ssize_t mode_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%04o\n", READ_ONCE(rl_kobj_limiter(kobj)->mode));
-}
-
-static ssize_t persistent_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(rl_kobj_limiter(kobj)->persistent));
+	switch (rl_attr_arg(attr)) {
+	case RL_SHOW_CLIENTS:
+		return sysfs_emit(buf, "%llu\n", READ_ONCE(lim->nclients));
+	case RL_SHOW_OWNER:
+		return sysfs_emit(buf, "%u\n",
+				  from_kuid_munged(&init_user_ns, READ_ONCE(lim->uid)));
+	case RL_SHOW_GROUP:
+		return sysfs_emit(buf, "%u\n",
+				  from_kgid_munged(&init_user_ns, READ_ONCE(lim->gid)));
+	case RL_SHOW_MODE:
+		return sysfs_emit(buf, "%04o\n", READ_ONCE(lim->mode));
+	default:
+		return sysfs_emit(buf, "%d\n", READ_ONCE(lim->persistent));
+	}
 }
 
 /* parent, weight and children: a limiter's place in its tree. */
@@ -269,13 +263,13 @@ static ssize_t weight_store(struct kobject *kobj, struct kobj_attribute *attr,
 RL_ATTR(parent, 0644, rl_tree_attr_show, parent_store, RL_TREE_SHOW_PARENT);
 RL_ATTR(weight, 0644, rl_tree_attr_show, weight_store, RL_TREE_SHOW_WEIGHT);
 RL_ATTR(children, 0444, rl_tree_attr_show, NULL, RL_TREE_SHOW_CHILDREN);
-RL_ATTR_RO(clients);
+RL_ATTR(clients, 0444, rl_field_show, NULL, RL_SHOW_CLIENTS);
+RL_ATTR(owner, 0444, rl_field_show, NULL, RL_SHOW_OWNER);
+RL_ATTR(group, 0444, rl_field_show, NULL, RL_SHOW_GROUP);
+RL_ATTR(mode, 0444, rl_field_show, NULL, RL_SHOW_MODE);
+RL_ATTR(persistent, 0444, rl_field_show, NULL, RL_SHOW_PERSISTENT);
 RL_ATTR_RO(client_list);
 RL_ATTR_RO(wait_histogram);
-RL_ATTR_RO(owner);
-RL_ATTR_RO(group);
-RL_ATTR_RO(mode);
-RL_ATTR_RO(persistent);
 RL_ATTR_RO(lease);
 
 static struct attribute *rl_limiter_attrs[] = {
