@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * /sys/kernel/ratelimit/: global files, and one directory per named limiter
- * owned by the limiter's owner (Documentation/ABI/testing/sysfs-kernel-ratelimit).
+ * owned by its owner; formats: Documentation/ABI/testing/sysfs-kernel-ratelimit.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -148,7 +148,6 @@ RL_U64_ATTR(refused, demand, refused);
 RL_U64_ATTR(queued, demand, queued);
 RL_U64_ATTR(busy_ns, demand, busy_ns);
 
-/* "none", or "REMAINING_NS HOLDER_PID". */
 static ssize_t lease_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
 	u64 left;
@@ -175,7 +174,6 @@ static bool rl_client_line(const struct rl_client *client, void *arg)
 	return cl->len < PAGE_SIZE - 1;
 }
 
-/* One line per client: "PID COMM GRANTED HELD PRIORITY WEIGHT CAP", up to a page. */
 static ssize_t client_list_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
 	struct rl_client_list cl = { .buf = buf };
@@ -184,10 +182,6 @@ static ssize_t client_list_show(struct kobject *kobj, struct kobj_attribute *att
 	return cl.len;
 }
 
-/*
- * One line per non-empty bucket: "FLOOR_NS COUNT", where the bucket of a
- * wait w holds the waits of fls64(w): 0, then 2^(k-1) .. 2^k - 1 ns.
- */
 static ssize_t wait_histogram_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
 	u64 hist[RL_HIST_BUCKETS];
