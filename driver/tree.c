@@ -167,15 +167,6 @@ out_unlock:
 }
 
 /**
- * rl_tree_has_children() - does @lim have children? Stable under the registry lock.
- * @lim: the limiter
- */
-bool rl_tree_has_children(const struct rl_limiter *lim)
-{
-	return !list_empty(&lim->h.children);
-}
-
-/**
  * rl_tree_get() - a limiter's place in its tree, for RL_IOC_GET_PARENT
  * @lim:  the limiter
  * @rp:   its weight, depth and number of children are filled in

@@ -15,7 +15,13 @@ struct rl_parent;
 /* rl_tree_set_parent()'s @self when the move must not fail: a name's end. */
 #define RL_TREE_FORCE	U64_MAX
 int rl_tree_set_parent(struct rl_limiter *lim, struct rl_limiter *parent, u32 weight, u64 self);
-bool rl_tree_has_children(const struct rl_limiter *lim);
+
+/* Does @lim have children? Stable under the registry lock. */
+static inline bool rl_tree_has_children(const struct rl_limiter *lim)
+{
+	return !list_empty(&lim->h.children);
+}
+
 enum { RL_TREE_SHOW_PARENT, RL_TREE_SHOW_WEIGHT, RL_TREE_SHOW_CHILDREN };
 ssize_t rl_tree_show(struct rl_limiter *lim, int what, char *buf);
 void rl_tree_get(struct rl_limiter *lim, struct rl_parent *rp, char *name);

@@ -56,11 +56,6 @@ struct rl_async {
 	bool ending;
 };
 
-static struct rl_async **rl_uring_pdu(struct io_uring_cmd *cmd)
-{
-	return io_uring_cmd_to_pdu(cmd, struct rl_async *);
-}
-
 static bool rl_uring_task_gone(void)
 {
 	return current->flags & (PF_EXITING | PF_KTHREAD);
@@ -69,7 +64,7 @@ static bool rl_uring_task_gone(void)
 /* Account, report and complete; no results from a kernel thread or exiting task. */
 static void rl_uring_end(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
-	struct rl_async *a = *rl_uring_pdu(cmd);
+	struct rl_async *a = *io_uring_cmd_to_pdu(cmd, struct rl_async *);
 	struct rl_limiter *lim = a->lim;
 	int ret;
 
@@ -118,7 +113,7 @@ static enum hrtimer_restart rl_uring_deadline(struct hrtimer *timer)
  */
 static void rl_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
-	struct rl_async *a = *rl_uring_pdu(cmd);
+	struct rl_async *a = *io_uring_cmd_to_pdu(cmd, struct rl_async *);
 	bool mine;
 
 	rl_lock_irq(a->lim);
@@ -166,7 +161,7 @@ static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return ret;
 	}
 	hrtimer_setup(&a->timer, rl_uring_deadline, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	*rl_uring_pdu(cmd) = a;
+	*io_uring_cmd_to_pdu(cmd, struct rl_async *) = a;
 	/* Not the fd's O_NONBLOCK: the caller does not wait here anyway. */
 	nonblock = a->req.flags & RL_ACQUIRE_NONBLOCK;
 	ret = rl_limiter_acquire_async(a->lim, client, &a->req, nonblock, &a->w,
