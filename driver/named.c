@@ -384,28 +384,24 @@ int rl_named_unlink(const char *name)
 	return ret;
 }
 
-/* As chown(2): CAP_CHOWN where owner and group are mapped, or CAP_SYS_ADMIN. */
-static bool rl_perm_admin(const struct rl_limiter *lim)
-{
-	struct user_namespace *ns = current_user_ns();
-
-	lockdep_assert_held(&rl_registry_lock);
-	if (kuid_has_mapping(ns, lim->uid) && kgid_has_mapping(ns, lim->gid) &&
-	    ns_capable(ns, CAP_CHOWN))
-		return true;
-	return capable(CAP_SYS_ADMIN);
-}
-
-/* The rules of chmod(2) and chown(2): 0 or -EPERM. */
+/*
+ * The rules of chmod(2) and chown(2): the owner gives the limiter to a group
+ * of its own; CAP_CHOWN where owner and group are mapped, or CAP_SYS_ADMIN,
+ * anything. 0 or -EPERM.
+ */
 static int rl_perm_check(const struct rl_limiter *lim, u32 flags, kuid_t uid, kgid_t gid)
 {
+	struct user_namespace *ns = current_user_ns();
 	bool owner = uid_eq(current_fsuid(), lim->uid);
 
 	lockdep_assert_held(&rl_registry_lock);
 	if (owner && (!(flags & RL_PERM_UID) || uid_eq(uid, lim->uid)) &&
 	    (!(flags & RL_PERM_GID) || gid_eq(gid, lim->gid) || in_group_p(gid)))
 		return 0;
-	return rl_perm_admin(lim) ? 0 : -EPERM;
+	if (kuid_has_mapping(ns, lim->uid) && kgid_has_mapping(ns, lim->gid) &&
+	    ns_capable(ns, CAP_CHOWN))
+		return 0;
+	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
 }
 
 /**
