@@ -256,11 +256,9 @@ static int rl_ioctl_set_parent(struct rl_client *client, struct rl_limiter *lim,
 	if (rp.flags || rp.depth || rp.children || rp.weight > RL_WEIGHT_MAX ||
 	    memchr_inv(rp.reserved, 0, sizeof(rp.reserved)))
 		return -EINVAL;
-	if (rp.name_ptr) {
-		ret = rl_name_from_user(name, rp.name_ptr);
-		if (ret)
-			return ret;
-	}
+	ret = rp.name_ptr ? rl_name_from_user(name, rp.name_ptr) : 0;
+	if (ret)
+		return ret;
 	if (!lim)
 		return -EBADFD;
 	if (!rl_limiter_named(lim))
