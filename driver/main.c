@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * /dev/ratelimit: rate limiting as a kernel service.
- *
- * Every open file is a client of one limiter. RL_IOC_SET_CONFIG on a fresh
- * file creates its private limiter; later calls reconfigure it. The ioctl
- * handlers copy in, validate, call the limiter core and copy out.
+ * /dev/ratelimit: rate limiting as a kernel service. Every open file is a
+ * client of one limiter: RL_IOC_SET_CONFIG on a fresh file creates its
+ * private limiter, RL_IOC_ATTACH joins a named one. Each ioctl handler
+ * copies in, validates, calls the limiter core and copies out.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -46,40 +45,23 @@ static_assert(sizeof(struct rl_perm) == 32);
 static_assert(sizeof(struct rl_deposit) == 40);
 static_assert(sizeof(struct rl_lease) == 160);
 static_assert(sizeof(struct rl_demand) == 80);
+/* rl_ioctl_get_counts() checks both through struct rl_stats. */
+static_assert(offsetof(struct rl_stats, flags) == offsetof(struct rl_demand, flags));
+static_assert(offsetof(struct rl_stats, reserved0) == offsetof(struct rl_demand, reserved0));
 
-#define RL_IOCTLS_ALL	(BIT_ULL(_IOC_NR(RL_IOC_GET_FEATURES)) |	\
-			 BIT_ULL(_IOC_NR(RL_IOC_SET_CONFIG)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_GET_CONFIG)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_ACQUIRE)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_GET_STATS)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_ATTACH)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_UNLINK)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_RELEASE)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_REFUND)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_SET_CLIENT)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_GET_CLIENT)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_DEPOSIT)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_SET_LEASE)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_GET_DEMAND)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_SET_PARENT)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_GET_PARENT)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_CYCLE)) |		\
-			 BIT_ULL(_IOC_NR(RL_IOC_SET_PERM)))
+#define RL_IOC_BIT(_cmd)	BIT_ULL(_IOC_NR(RL_IOC_##_cmd))
+#define RL_IOCTLS_ALL	(RL_IOC_BIT(GET_FEATURES) | RL_IOC_BIT(SET_CONFIG) |		\
+			 RL_IOC_BIT(GET_CONFIG) | RL_IOC_BIT(ACQUIRE) |		\
+			 RL_IOC_BIT(GET_STATS) | RL_IOC_BIT(ATTACH) | RL_IOC_BIT(UNLINK) |	\
+			 RL_IOC_BIT(RELEASE) | RL_IOC_BIT(REFUND) | RL_IOC_BIT(SET_CLIENT) |	\
+			 RL_IOC_BIT(GET_CLIENT) | RL_IOC_BIT(DEPOSIT) | RL_IOC_BIT(SET_LEASE) |	\
+			 RL_IOC_BIT(GET_DEMAND) | RL_IOC_BIT(SET_PARENT) |		\
+			 RL_IOC_BIT(GET_PARENT) | RL_IOC_BIT(CYCLE) | RL_IOC_BIT(SET_PERM))
 
-static bool rl_reserved_zero(const void *p, size_t size)
-{
-	return !memchr_inv(p, 0, size);
-}
-
-/*
- * The limits @p a configuration @cfg from user space asks for: what only
- * user space may get wrong (unknown flags, reserved fields) is checked
- * here, the rest by rl_params_from_config(). 0 or -EINVAL.
- */
+/* Flags and reserved fields here, the limits in rl_params_from_config(). */
 static int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)
 {
-	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 ||
-	    cfg->reserved)
+	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 || cfg->reserved)
 		return -EINVAL;
 	return rl_params_from_config(cfg, p);
 }
@@ -99,8 +81,7 @@ static int rl_ioctl_get_features(void __user *argp)
 }
 
 /* Give @client a private limiter with limits @p. */
-static int rl_client_create(struct rl_client *client,
-			    const struct rl_params *p)
+static int rl_client_create(struct rl_client *client, const struct rl_params *p)
 {
 	struct rl_limiter *lim;
 
@@ -127,7 +108,6 @@ static int rl_ioctl_set_config(struct rl_client *client, void __user *argp)
 	ret = rl_params_from_user(&cfg, &p);
 	if (ret)
 		return ret;
-
 	lim = rl_client_limiter(client);
 	if (!lim) {
 		mutex_lock(&client->setup);
@@ -153,15 +133,11 @@ static int rl_ioctl_attach(struct rl_client *client, void __user *argp)
 	if (copy_from_user(&at, argp, sizeof(at)))
 		return -EFAULT;
 	if (at.flags & ~RL_ATTACH_FLAGS_ALL || at.mode & ~0777 ||
-	    !rl_reserved_zero(at.reserved, sizeof(at.reserved)))
+	    memchr_inv(at.reserved, 0, sizeof(at.reserved)))
 		return -EINVAL;
-	ret = rl_params_from_user(&at.config, &p);
+	ret = rl_params_from_user(&at.config, &p) ?: rl_name_from_user(name, at.name_ptr);
 	if (ret)
 		return ret;
-	ret = rl_name_from_user(name, at.name_ptr);
-	if (ret)
-		return ret;
-
 	mutex_lock(&client->setup);
 	ret = rl_named_attach(client, name, &at, &p);
 	mutex_unlock(&client->setup);
@@ -176,18 +152,14 @@ static int rl_ioctl_unlink(void __user *argp)
 
 	if (copy_from_user(&un, argp, sizeof(un)))
 		return -EFAULT;
-	if (un.flags || un.reserved0 ||
-	    !rl_reserved_zero(un.reserved, sizeof(un.reserved)))
+	if (un.flags || un.reserved0 || memchr_inv(un.reserved, 0, sizeof(un.reserved)))
 		return -EINVAL;
 	ret = rl_name_from_user(name, un.name_ptr);
-	if (ret)
-		return ret;
-	return rl_named_unlink(name);
+	return ret ?: rl_named_unlink(name);
 }
 
-static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
+static int rl_ioctl_get_config(struct rl_limiter *lim, void __user *argp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
 	struct rl_config cfg = {};
 	struct rl_params p;
 
@@ -198,11 +170,7 @@ static int rl_ioctl_get_config(struct rl_client *client, void __user *argp)
 	return copy_to_user(argp, &cfg, sizeof(cfg)) ? -EFAULT : 0;
 }
 
-/*
- * RL_IOC_ACQUIRE
- * Returns 0 when granted, else a negative errno; the outputs are written
- * on success, -EAGAIN and -ETIMEDOUT.
- */
+/* 0 when granted, else a negative errno; outputs written on 0, -EAGAIN and -ETIMEDOUT. */
 static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 			    struct rl_acquire __user *argp)
 {
@@ -216,27 +184,20 @@ static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 	ret = rl_acquire_admit(client, &req, &lim);
 	if (ret)
 		return ret;
-
 	nonblock = req.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
 	ret = rl_limiter_acquire(lim, client, &req, nonblock);
 	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
 		return ret;
-	if (rl_acquire_write(argp, &req))
-		return -EFAULT;
-	return ret;
+	return rl_acquire_write(argp, &req) ? -EFAULT : ret;
 }
 
 /*
- * Read the request: its own fields, writing @release back as it is, then
- * the embedded ACQUIRE as rl_acquire_read() reads one, clearing its
- * outputs; a block the caller cannot write fails before anything is given
- * back.
+ * Read the request's own fields, writing @release back as it is, then the
+ * embedded ACQUIRE as rl_acquire_read() does: a block the caller cannot
+ * write fails before anything is given back.
  */
 static int rl_cycle_read(struct rl_cycle *c, struct rl_cycle __user *u)
 {
-	struct rl_acquire *req = &c->acquire;
-	struct rl_acquire __user *ureq = &u->acquire;
-
 	if (!user_access_begin(u, sizeof(*u)))
 		return -EFAULT;
 	unsafe_get_user(c->release, &u->release, efault);
@@ -246,36 +207,24 @@ static int rl_cycle_read(struct rl_cycle *c, struct rl_cycle __user *u)
 	unsafe_get_user(c->reserved[1], &u->reserved[1], efault);
 	unsafe_put_user(c->release, &u->release, efault);
 	user_access_end();
-	return rl_acquire_read(req, ureq);
+	return rl_acquire_read(&c->acquire, &u->acquire);
 efault:
 	user_access_end();
 	return -EFAULT;
 }
 
-/* Write back the outputs: @release once given back, the request's if @out. */
-static int rl_cycle_write(struct rl_cycle __user *u, const struct rl_cycle *c,
-			  bool released, bool out)
-{
-	if (released && put_user(0, &u->release))
-		return -EFAULT;
-	return out ? rl_acquire_write(&u->acquire, &c->acquire) : 0;
-}
-
 /*
- * RL_IOC_CYCLE: give back concurrency permits and acquire again in one
- * call, under one hold of the limiter's lock (rl_limiter_cycle()). A
- * worker that holds a permit per job trades it for the next one's in one
- * syscall instead of an RL_IOC_RELEASE and an RL_IOC_ACQUIRE. Returns 0
- * when granted, or a negative errno as RL_IOC_ACQUIRE; -EINVAL for a bad
- * request or more permits to give back than @client holds, -EBADFD
- * without a limiter.
+ * RL_IOC_CYCLE: give back concurrency permits and acquire again under one
+ * hold of the limiter's lock (rl_limiter_cycle()), one syscall instead of an
+ * RL_IOC_RELEASE and an RL_IOC_ACQUIRE. Errors as RL_IOC_ACQUIRE's, and
+ * -EINVAL for more permits to give back than @client holds.
  */
 static long rl_ioctl_cycle(struct rl_client *client, struct file *file,
 			   struct rl_cycle __user *argp)
 {
-	struct rl_limiter *lim;
 	struct rl_acquire *req;
-	bool nonblock, released = false;
+	struct rl_limiter *lim;
+	bool nonblock, out, released = false;
 	struct rl_cycle c;
 	int ret;
 
@@ -287,20 +236,17 @@ static long rl_ioctl_cycle(struct rl_client *client, struct file *file,
 	ret = rl_acquire_admit(client, req, &lim);
 	if (ret)
 		return ret;
-
 	nonblock = req->flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
-	ret = rl_limiter_cycle(lim, client, c.release, req, nonblock,
-			       &released);
-	if (rl_cycle_write(argp, &c, released,
-			   !ret || ret == -EAGAIN || ret == -ETIMEDOUT))
+	ret = rl_limiter_cycle(lim, client, c.release, req, nonblock, &released);
+	out = !ret || ret == -EAGAIN || ret == -ETIMEDOUT;
+	if ((released && put_user(0, &argp->release)) ||
+	    (out && rl_acquire_write(&argp->acquire, req)))
 		return -EFAULT;
 	return ret;
 }
 
-/* RL_IOC_SET_PARENT: 0 or a negative errno, see struct rl_parent. */
-static int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
+static int rl_ioctl_set_parent(struct rl_client *client, struct rl_limiter *lim, void __user *argp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
 	char name[RL_NAME_MAX];
 	struct rl_parent rp;
 	int ret;
@@ -310,25 +256,20 @@ static int rl_ioctl_set_parent(struct rl_client *client, void __user *argp)
 	if (rp.flags || rp.depth || rp.children || rp.weight > RL_WEIGHT_MAX ||
 	    memchr_inv(rp.reserved, 0, sizeof(rp.reserved)))
 		return -EINVAL;
-	if (rp.name_ptr) {
-		ret = rl_name_from_user(name, rp.name_ptr);
-		if (ret)
-			return ret;
-	}
+	ret = rp.name_ptr ? rl_name_from_user(name, rp.name_ptr) : 0;
+	if (ret)
+		return ret;
 	if (!lim)
 		return -EBADFD;
 	if (!rl_limiter_named(lim))
 		return -EINVAL;
 	if (!client->may_config)
 		return -EACCES;
-	return rl_named_set_parent(lim, rp.name_ptr ? name : NULL,
-				   rp.weight ?: 1);
+	return rl_named_set_parent(lim, rp.name_ptr ? name : NULL, rp.weight ?: 1);
 }
 
-/* RL_IOC_GET_PARENT: 0 or a negative errno, see struct rl_parent. */
-static int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
+static int rl_ioctl_get_parent(struct rl_limiter *lim, void __user *argp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
 	char name[RL_NAME_MAX];
 	struct rl_parent rp;
 	u64 uptr;
@@ -347,32 +288,38 @@ static int rl_ioctl_get_parent(struct rl_client *client, void __user *argp)
 	return copy_to_user(argp, &rp, sizeof(rp)) ? -EFAULT : 0;
 }
 
-static int rl_ioctl_get_stats(struct rl_client *client, void __user *argp)
+/* RL_IOC_GET_STATS and RL_IOC_GET_DEMAND, of one shape. */
+static int rl_ioctl_get_counts(struct rl_limiter *lim, unsigned int cmd, void __user *argp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
-	struct rl_stats st;
+	union {
+		struct rl_stats st;
+		struct rl_demand d;
+	} u;
 
-	if (copy_from_user(&st, argp, sizeof(st)))
+	if (copy_from_user(&u, argp, _IOC_SIZE(cmd)))
 		return -EFAULT;
-	if (st.flags || st.reserved0)
+	if (u.st.flags || u.st.reserved0)
 		return -EINVAL;
 	if (!lim)
 		return -EBADFD;
-	memset(&st, 0, sizeof(st));
-	rl_limiter_get_stats(lim, &st);
-	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+	memset(&u, 0, sizeof(u));
+	if (cmd == RL_IOC_GET_STATS)
+		rl_limiter_get_stats(lim, &u.st);
+	else
+		rl_limiter_get_demand(lim, &u.d);
+	return copy_to_user(argp, &u, _IOC_SIZE(cmd)) ? -EFAULT : 0;
 }
 
-static int rl_ioctl_release(struct rl_client *client, unsigned int cmd,
-			    void __user *argp)
+/* RL_IOC_RELEASE and RL_IOC_REFUND. */
+static int rl_ioctl_release(struct rl_client *client, struct rl_limiter *lim,
+			    unsigned int cmd, void __user *argp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
 	struct rl_release rel;
 
 	if (copy_from_user(&rel, argp, sizeof(rel)))
 		return -EFAULT;
 	if (!rel.count || rel.flags || rel.reserved0 ||
-	    !rl_reserved_zero(rel.reserved, sizeof(rel.reserved)))
+	    memchr_inv(rel.reserved, 0, sizeof(rel.reserved)))
 		return -EINVAL;
 	if (!lim)
 		return -EBADFD;
@@ -381,16 +328,14 @@ static int rl_ioctl_release(struct rl_client *client, unsigned int cmd,
 	return rl_limiter_release(lim, client, rel.count);
 }
 
-static int rl_ioctl_set_client(struct rl_client *client, void __user *argp)
+static int rl_ioctl_set_client(struct rl_client *client, struct rl_limiter *lim, void __user *argp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
 	struct rl_client_config cc;
 
 	if (copy_from_user(&cc, argp, sizeof(cc)))
 		return -EFAULT;
-	if (cc.priority > RL_PRIO_USER || cc.weight > RL_WEIGHT_MAX ||
-	    cc.flags || cc.reserved0 ||
-	    !rl_reserved_zero(cc.reserved, sizeof(cc.reserved)))
+	if (cc.priority > RL_PRIO_USER || cc.weight > RL_WEIGHT_MAX || cc.flags ||
+	    cc.reserved0 || memchr_inv(cc.reserved, 0, sizeof(cc.reserved)))
 		return -EINVAL;
 	if (!lim)
 		return -EBADFD;
@@ -400,9 +345,8 @@ static int rl_ioctl_set_client(struct rl_client *client, void __user *argp)
 	return 0;
 }
 
-static int rl_ioctl_get_client(struct rl_client *client, void __user *argp)
+static int rl_ioctl_get_client(struct rl_client *client, struct rl_limiter *lim, void __user *argp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
 	struct rl_client_config cc = {};
 
 	if (!lim)
@@ -411,9 +355,8 @@ static int rl_ioctl_get_client(struct rl_client *client, void __user *argp)
 	return copy_to_user(argp, &cc, sizeof(cc)) ? -EFAULT : 0;
 }
 
-static int rl_ioctl_set_perm(struct rl_client *client, void __user *argp)
+static int rl_ioctl_set_perm(struct rl_limiter *lim, void __user *argp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
 	struct user_namespace *ns = current_user_ns();
 	struct rl_perm perm;
 	kuid_t uid;
@@ -421,9 +364,8 @@ static int rl_ioctl_set_perm(struct rl_client *client, void __user *argp)
 
 	if (copy_from_user(&perm, argp, sizeof(perm)))
 		return -EFAULT;
-	if (!perm.flags || perm.flags & ~RL_PERM_FLAGS_ALL ||
-	    perm.mode & ~0777 ||
-	    !rl_reserved_zero(perm.reserved, sizeof(perm.reserved)))
+	if (!perm.flags || perm.flags & ~RL_PERM_FLAGS_ALL || perm.mode & ~0777 ||
+	    memchr_inv(perm.reserved, 0, sizeof(perm.reserved)))
 		return -EINVAL;
 	uid = make_kuid(ns, perm.uid);
 	gid = make_kgid(ns, perm.gid);
@@ -437,15 +379,13 @@ static int rl_ioctl_set_perm(struct rl_client *client, void __user *argp)
 	return rl_named_set_perm(lim, perm.flags, uid, gid, perm.mode);
 }
 
-/* RL_IOC_DEPOSIT: feed tokens to a fed limiter. */
-static int rl_ioctl_deposit(struct rl_client *client, void __user *argp)
+static int rl_ioctl_deposit(struct rl_client *client, struct rl_limiter *lim,
+			    struct rl_deposit __user *argp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
-	struct rl_deposit __user *u = argp;
 	struct rl_deposit dep;
 	int ret;
 
-	if (copy_from_user(&dep, u, sizeof(dep)))
+	if (copy_from_user(&dep, argp, sizeof(dep)))
 		return -EFAULT;
 	if (!dep.count || dep.flags || dep.reserved0 ||
 	    memchr_inv(dep.reserved, 0, sizeof(dep.reserved)))
@@ -455,22 +395,17 @@ static int rl_ioctl_deposit(struct rl_client *client, void __user *argp)
 	if (!client->may_config)
 		return -EPERM;
 	/* Fail before adding anything if the answer cannot be written. */
-	if (put_user(0, &u->available))
+	if (put_user(0, &argp->available))
 		return -EFAULT;
 	ret = rl_limiter_deposit(lim, &dep);
 	if (ret)
 		return ret;
-	return copy_to_user(u, &dep, sizeof(dep)) ? -EFAULT : 0;
+	return copy_to_user(argp, &dep, sizeof(dep)) ? -EFAULT : 0;
 }
 
-/*
- * RL_IOC_SET_LEASE: limits until a deadline; @client holds the lease. Both
- * configurations are checked before anything changes: -EBUSY when either
- * would switch the concurrency between 0 and non-zero under other clients.
- */
-static int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
+/* Both configurations are checked before anything changes. */
+static int rl_ioctl_set_lease(struct rl_client *client, struct rl_limiter *lim, void __user *argp)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
 	struct rl_params p, fb;
 	struct rl_lease l;
 	int ret;
@@ -480,8 +415,7 @@ static int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
 	if (l.flags || l.reserved0 || l.expires_ns > KTIME_MAX ||
 	    memchr_inv(l.reserved, 0, sizeof(l.reserved)))
 		return -EINVAL;
-	ret = rl_params_from_user(&l.config, &p) ?:
-	      rl_params_from_user(&l.fallback, &fb);
+	ret = rl_params_from_user(&l.config, &p) ?: rl_params_from_user(&l.fallback, &fb);
 	if (ret)
 		return ret;
 	if (!lim)
@@ -491,26 +425,10 @@ static int rl_ioctl_set_lease(struct rl_client *client, void __user *argp)
 	return rl_limiter_lease(lim, client, &p, &fb, l.expires_ns);
 }
 
-/* RL_IOC_GET_DEMAND */
-static int rl_ioctl_get_demand(struct rl_client *client, void __user *argp)
-{
-	struct rl_limiter *lim = rl_client_limiter(client);
-	struct rl_demand d;
-
-	if (copy_from_user(&d, argp, sizeof(d)))
-		return -EFAULT;
-	if (d.flags || d.reserved0)
-		return -EINVAL;
-	if (!lim)
-		return -EBADFD;
-	memset(&d, 0, sizeof(d));
-	rl_limiter_get_demand(lim, &d);
-	return copy_to_user(argp, &d, sizeof(d)) ? -EFAULT : 0;
-}
-
 static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct rl_client *client = file->private_data;
+	struct rl_limiter *lim = rl_client_limiter(client);
 	void __user *argp = (void __user *)arg;
 
 	switch (cmd) {
@@ -519,36 +437,35 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case RL_IOC_SET_CONFIG:
 		return rl_ioctl_set_config(client, argp);
 	case RL_IOC_GET_CONFIG:
-		return rl_ioctl_get_config(client, argp);
+		return rl_ioctl_get_config(lim, argp);
 	case RL_IOC_ACQUIRE:
 		return rl_ioctl_acquire(client, file, argp);
 	case RL_IOC_GET_STATS:
-		return rl_ioctl_get_stats(client, argp);
+	case RL_IOC_GET_DEMAND:
+		return rl_ioctl_get_counts(lim, cmd, argp);
 	case RL_IOC_ATTACH:
 		return rl_ioctl_attach(client, argp);
 	case RL_IOC_UNLINK:
 		return rl_ioctl_unlink(argp);
 	case RL_IOC_RELEASE:
 	case RL_IOC_REFUND:
-		return rl_ioctl_release(client, cmd, argp);
+		return rl_ioctl_release(client, lim, cmd, argp);
 	case RL_IOC_SET_CLIENT:
-		return rl_ioctl_set_client(client, argp);
+		return rl_ioctl_set_client(client, lim, argp);
 	case RL_IOC_GET_CLIENT:
-		return rl_ioctl_get_client(client, argp);
+		return rl_ioctl_get_client(client, lim, argp);
 	case RL_IOC_DEPOSIT:
-		return rl_ioctl_deposit(client, argp);
+		return rl_ioctl_deposit(client, lim, argp);
 	case RL_IOC_SET_LEASE:
-		return rl_ioctl_set_lease(client, argp);
-	case RL_IOC_GET_DEMAND:
-		return rl_ioctl_get_demand(client, argp);
+		return rl_ioctl_set_lease(client, lim, argp);
 	case RL_IOC_SET_PARENT:
-		return rl_ioctl_set_parent(client, argp);
+		return rl_ioctl_set_parent(client, lim, argp);
 	case RL_IOC_GET_PARENT:
-		return rl_ioctl_get_parent(client, argp);
+		return rl_ioctl_get_parent(lim, argp);
 	case RL_IOC_CYCLE:
 		return rl_ioctl_cycle(client, file, argp);
 	case RL_IOC_SET_PERM:
-		return rl_ioctl_set_perm(client, argp);
+		return rl_ioctl_set_perm(lim, argp);
 	default:
 		return -ENOTTY;
 	}
@@ -578,7 +495,7 @@ static int rl_release(struct inode *inode, struct file *file)
 	struct rl_limiter *lim = client->lim;
 
 	if (lim) {
-		/* Leaving a named limiter may remove its name: a registry op. */
+		/* Leaving a named limiter may remove its name. */
 		if (rl_limiter_named(lim))
 			rl_named_detach(lim, client);
 		else
@@ -597,9 +514,7 @@ static __poll_t rl_poll(struct file *file, poll_table *pt)
 
 	poll_wait(file, &client->pollq, pt);
 	lim = rl_client_limiter(client);
-	if (!lim)
-		return EPOLLERR;
-	return rl_limiter_poll(lim, client);
+	return lim ? rl_limiter_poll(lim, client) : EPOLLERR;
 }
 
 /* Describe the fd's limiter in /proc/<pid>/fdinfo. */
@@ -611,18 +526,15 @@ static void rl_show_fdinfo(struct seq_file *m, struct file *file)
 	if (!lim)
 		return;
 	rl_limiter_snapshot(lim, &s);
-	seq_printf(m, "rl-rate:\t%llu\n", s.params.rate);
-	seq_printf(m, "rl-period-ns:\t%llu\n", s.params.period);
-	seq_printf(m, "rl-burst:\t%llu\n", s.params.burst);
+	seq_printf(m, "rl-rate:\t%llu\nrl-period-ns:\t%llu\nrl-burst:\t%llu\n",
+		   s.params.rate, s.params.period, s.params.burst);
 	seq_printf(m, "rl-flags:\t0x%x\n",
 		   (s.params.unlimited ? (u32)RL_CONFIG_UNLIMITED : 0) |
 		   (s.params.fed ? (u32)RL_CONFIG_FED : 0));
-	seq_printf(m, "rl-available:\t%llu\n", s.available);
-	seq_printf(m, "rl-waiters:\t%llu\n", s.waiters);
-	seq_printf(m, "rl-granted:\t%llu\n", s.counters.granted);
-	seq_printf(m, "rl-concurrency:\t%llu\n", s.params.concurrency);
-	seq_printf(m, "rl-held:\t%llu\n", s.held);
-	seq_printf(m, "rl-dropped-late:\t%llu\n", s.counters.dropped_late);
+	seq_printf(m, "rl-available:\t%llu\nrl-waiters:\t%llu\nrl-granted:\t%llu\n",
+		   s.available, s.waiters, s.counters.granted);
+	seq_printf(m, "rl-concurrency:\t%llu\nrl-held:\t%llu\nrl-dropped-late:\t%llu\n",
+		   s.params.concurrency, s.held, s.counters.dropped_late);
 }
 
 static const struct file_operations rl_fops = {

@@ -1,19 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Named limiters: a registry of limiters that unrelated programs attach to
- * by name, with an owner and permission bits checked like a file's.
+ * by name, with an owner and permission bits checked like a file's; and
+ * what a name may be (uapi/linux/ratelimit_dev.h, "Named limiters").
  *
  * A name is in the registry exactly while its limiter has a sysfs
  * directory, which holds a reference to the limiter. Clients of a named
- * limiter attach and detach under the registry lock; the last one to
- * leave a limiter that is not persistent removes the name. So a limiter
- * found in the registry always has a reference to take, and a lookup never
- * finds a limiter on its way out. The lock order is at the top of
- * ratelimit.h.
- *
- * What a name may be (uapi/linux/ratelimit_dev.h, "Named limiters"), and
- * names read from user space, an ioctl's pointer or a sysfs write, are
- * here too (rl_name_from_user(), rl_name_from_sysfs()).
+ * limiter attach and detach under the registry lock; the last one to leave
+ * a limiter that is not persistent removes the name. So a limiter found in
+ * the registry always has a reference to take. Lock order: ratelimit.h.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -45,8 +40,7 @@ MODULE_PARM_DESC(max_named, "Most named limiters at once (default 1024)");
 
 static unsigned int max_named_per_user = 64;
 module_param(max_named_per_user, uint, 0644);
-MODULE_PARM_DESC(max_named_per_user,
-		 "Most named limiters one uid may own (default 64)");
+MODULE_PARM_DESC(max_named_per_user, "Most named limiters one uid may own (default 64)");
 
 /* Names of the global files in /sys/kernel/ratelimit/. */
 static const char *const rl_reserved_names[] = {
@@ -58,12 +52,10 @@ static bool rl_name_valid(const char *name)
 	const char *c;
 
 	if (!*name || *name == '.' ||
-	    match_string(rl_reserved_names, ARRAY_SIZE(rl_reserved_names),
-			 name) >= 0)
+	    match_string(rl_reserved_names, ARRAY_SIZE(rl_reserved_names), name) >= 0)
 		return false;
 	for (c = name; *c; c++)
-		if (!(isascii(*c) && isalnum(*c)) && *c != '.' && *c != '_' &&
-		    *c != '-')
+		if (!(isascii(*c) && isalnum(*c)) && *c != '.' && *c != '_' && *c != '-')
 			return false;
 	return true;
 }
@@ -74,19 +66,15 @@ static bool rl_name_valid(const char *name)
  * @uptr: user pointer to the NUL-terminated name
  *
  * Return: 0, -EFAULT, or -EINVAL for a name too long, with a character
- * outside [A-Za-z0-9._-], a leading '.', or reserved for a global sysfs
- * file.
+ * outside [A-Za-z0-9._-], a leading '.', or of a global sysfs file.
  */
 int rl_name_from_user(char *name, u64 uptr)
 {
-	long len;
+	long len = strncpy_from_user(name, u64_to_user_ptr(uptr), RL_NAME_MAX);
 
-	len = strncpy_from_user(name, u64_to_user_ptr(uptr), RL_NAME_MAX);
 	if (len < 0)
 		return len;
-	if (len == RL_NAME_MAX || !rl_name_valid(name))
-		return -EINVAL;
-	return 0;
+	return len == RL_NAME_MAX || !rl_name_valid(name) ? -EINVAL : 0;
 }
 
 /**
@@ -95,8 +83,7 @@ int rl_name_from_user(char *name, u64 uptr)
  * @buf:   the written text, one trailing newline allowed
  * @count: its length
  *
- * Return: 0, with "" in @name for an empty write, or -EINVAL for a name
- * rl_name_from_user() refuses.
+ * Return: 0, with "" in @name for an empty write, or -EINVAL.
  */
 int rl_name_from_sysfs(char *name, const char *buf, size_t count)
 {
@@ -111,26 +98,16 @@ int rl_name_from_sysfs(char *name, const char *buf, size_t count)
 
 /*
  * Guards the registry, the name fields of every limiter (persistent, node,
- * hnode, dir) and the attaching and detaching of the clients of named
- * limiters.
+ * hnode, dir) and the attaching and detaching of clients of named limiters.
  */
 static DEFINE_MUTEX(rl_registry_lock);
 /* Named limiters, by rl_limiter.node, for the unload; rl_registry_lock. */
 static LIST_HEAD(rl_registry);
 /* Entries of rl_registry; rl_registry_lock for writes. */
 static int rl_nr_named;
-
-/*
- * The same limiters by name (rl_limiter.hnode), for lookups: a resizable
- * hash table, so that a lookup costs the same with 10 names or max_named
- * of them. Changed under rl_registry_lock, and looked up under it too.
- */
+/* The same by name (rl_limiter.hnode), for lookups; rl_registry_lock. */
 static struct rhashtable rl_names;
-
-/*
- * Named limiters each uid owns, as xa_mk_value() counts by uid; an uid
- * that owns none has no entry. rl_registry_lock.
- */
+/* Named limiters each uid owns, xa_mk_value() counts, none no entry; rl_registry_lock. */
 static DEFINE_XARRAY(rl_owners);
 
 static u32 rl_name_hash(const void *data, u32 len, u32 seed)
@@ -174,9 +151,7 @@ int rl_named_init(void)
 }
 
 /**
- * rl_named_count() - number of named limiters
- *
- * Return: the number, read without the lock.
+ * rl_named_count() - number of named limiters, read without the lock
  */
 int rl_named_count(void)
 {
@@ -189,7 +164,6 @@ static struct rl_limiter *rl_lookup(const char *name)
 	return rhashtable_lookup_fast(&rl_names, name, rl_names_params);
 }
 
-/* Named limiters @uid owns. */
 static unsigned long rl_owned(kuid_t uid)
 {
 	void *entry = xa_load(&rl_owners, __kuid_val(uid));
@@ -203,8 +177,8 @@ static int rl_owner_charge(kuid_t uid)
 	void *old;
 
 	lockdep_assert_held(&rl_registry_lock);
-	old = xa_store(&rl_owners, __kuid_val(uid),
-		       xa_mk_value(rl_owned(uid) + 1), GFP_KERNEL_ACCOUNT);
+	old = xa_store(&rl_owners, __kuid_val(uid), xa_mk_value(rl_owned(uid) + 1),
+		       GFP_KERNEL_ACCOUNT);
 	return xa_err(old);
 }
 
@@ -220,8 +194,7 @@ static void rl_owner_uncharge(kuid_t uid)
 	if (n == 1)
 		xa_erase(&rl_owners, __kuid_val(uid));
 	else
-		xa_store(&rl_owners, __kuid_val(uid), xa_mk_value(n - 1),
-			 GFP_NOWAIT);
+		xa_store(&rl_owners, __kuid_val(uid), xa_mk_value(n - 1), GFP_NOWAIT);
 }
 
 /* May the current task do @mask (MAY_READ, MAY_WRITE) to @lim? */
@@ -237,37 +210,20 @@ static bool rl_permitted(const struct rl_limiter *lim, int mask)
 	return (mode & mask) == mask || capable(CAP_SYS_ADMIN);
 }
 
-/* Forget the name of @lim, with no children: it leaves the registry. */
-static void rl_name_drop(struct rl_limiter *lim)
-{
-	struct rl_dir *dir = lim->dir;
-
-	lockdep_assert_held(&rl_registry_lock);
-	list_del_init(&lim->node);
-	/* Cannot fail: @lim is in the table. */
-	rhashtable_remove_fast(&rl_names, &lim->hnode, rl_names_params);
-	rl_owner_uncharge(lim->uid);
-	lim->dir = NULL;
-	WRITE_ONCE(rl_nr_named, rl_nr_named - 1);
-	/* Drops the directory's reference: may free @lim. */
-	rl_sysfs_del(dir);
-}
-
-/* A parent kept only by its children: no fd, not persistent. */
+/* A name nothing keeps: no fd, no child, not persistent. */
 static bool rl_name_orphan(const struct rl_limiter *lim)
 {
-	return lim->dir && !lim->persistent && !lim->nclients &&
-	       !rl_tree_has_children(lim);
+	return lim->dir && !lim->persistent && !lim->nclients && !rl_tree_has_children(lim);
 }
 
 /*
- * Forget @lim's name: it leaves its parent, the registry and sysfs. A
- * parent left with no child, no fd and not persistent goes too, and so
- * on up (RL_HIER_DEPTH_MAX levels at most).
+ * Forget @lim's name: it leaves its parent, the registry and sysfs; so does
+ * a parent left orphan, and so on up (RL_HIER_DEPTH_MAX levels at most).
  */
 static void rl_name_remove(struct rl_limiter *lim)
 {
 	struct rl_limiter *parent;
+	struct rl_dir *dir;
 
 	lockdep_assert_held(&rl_registry_lock);
 	while (lim) {
@@ -275,22 +231,20 @@ static void rl_name_remove(struct rl_limiter *lim)
 		/* The parent's directory still holds a reference to it. */
 		if (parent)
 			rl_tree_set_parent(lim, NULL, 1, RL_TREE_FORCE);
-		rl_name_drop(lim);
+		list_del_init(&lim->node);
+		rhashtable_remove_fast(&rl_names, &lim->hnode, rl_names_params);
+		rl_owner_uncharge(lim->uid);
+		dir = lim->dir;
+		lim->dir = NULL;
+		WRITE_ONCE(rl_nr_named, rl_nr_named - 1);
+		/* Drops the directory's reference: may free @lim. */
+		rl_sysfs_del(dir);
 		lim = parent && rl_name_orphan(parent) ? parent : NULL;
 	}
 }
 
-static int rl_quota_check(void)
-{
-	lockdep_assert_held(&rl_registry_lock);
-	if (rl_nr_named >= max_named)
-		return -ENOSPC;
-	return rl_owned(current_fsuid()) >= max_named_per_user ? -EDQUOT : 0;
-}
-
 /* Create and register a named limiter, with a reference for the caller. */
-static struct rl_limiter *rl_named_create(const char *name,
-					  const struct rl_attach *at,
+static struct rl_limiter *rl_named_create(const char *name, const struct rl_attach *at,
 					  const struct rl_params *p)
 {
 	struct rl_limiter *lim;
@@ -298,7 +252,11 @@ static struct rl_limiter *rl_named_create(const char *name,
 	int ret;
 
 	lockdep_assert_held(&rl_registry_lock);
-	ret = rl_quota_check() ?: rl_owner_charge(current_fsuid());
+	if (rl_nr_named >= max_named)
+		return ERR_PTR(-ENOSPC);
+	if (rl_owned(current_fsuid()) >= max_named_per_user)
+		return ERR_PTR(-EDQUOT);
+	ret = rl_owner_charge(current_fsuid());
 	if (ret)
 		return ERR_PTR(ret);
 	lim = rl_limiter_create(p);
@@ -334,8 +292,7 @@ err_uncharge:
 }
 
 /* Find or create @name, with a reference for the caller. */
-static struct rl_limiter *rl_named_get(const char *name,
-				       const struct rl_attach *at,
+static struct rl_limiter *rl_named_get(const char *name, const struct rl_attach *at,
 				       const struct rl_params *p)
 {
 	struct rl_limiter *lim;
@@ -343,8 +300,8 @@ static struct rl_limiter *rl_named_get(const char *name,
 	lockdep_assert_held(&rl_registry_lock);
 	lim = rl_lookup(name);
 	if (!lim)
-		return at->flags & RL_ATTACH_CREATE ?
-		       rl_named_create(name, at, p) : ERR_PTR(-ENOENT);
+		return at->flags & RL_ATTACH_CREATE ? rl_named_create(name, at, p) :
+		       ERR_PTR(-ENOENT);
 	if (at->flags & RL_ATTACH_EXCL)
 		return ERR_PTR(-EEXIST);
 	if (!rl_permitted(lim, MAY_READ))
@@ -387,18 +344,14 @@ int rl_named_attach(struct rl_client *client, const char *name,
 }
 
 /**
- * rl_named_detach() - undo rl_named_attach()
- * @lim:    a named limiter
+ * rl_named_detach() - undo rl_named_attach(); the name goes with the last client
+ * @lim:    a named limiter, of which the caller still holds the client's reference
  * @client: its client, as for rl_limiter_detach()
- *
- * The name of a limiter that is not persistent goes with its last client.
- * The caller still holds the client's reference to @lim.
  */
 void rl_named_detach(struct rl_limiter *lim, struct rl_client *client)
 {
 	mutex_lock(&rl_registry_lock);
-	if (!rl_limiter_detach(lim, client) && lim->dir && !lim->persistent &&
-	    !rl_tree_has_children(lim))
+	if (!rl_limiter_detach(lim, client) && rl_name_orphan(lim))
 		rl_name_remove(lim);
 	mutex_unlock(&rl_registry_lock);
 }
@@ -413,55 +366,42 @@ void rl_named_detach(struct rl_limiter *lim, struct rl_client *client)
 int rl_named_unlink(const char *name)
 {
 	struct rl_limiter *lim;
+	int ret = 0;
 
 	mutex_lock(&rl_registry_lock);
 	lim = rl_lookup(name);
-	if (!lim) {
-		mutex_unlock(&rl_registry_lock);
-		return -ENOENT;
+	if (!lim)
+		ret = -ENOENT;
+	else if (!uid_eq(current_fsuid(), lim->uid) && !capable(CAP_SYS_ADMIN))
+		ret = -EPERM;
+	else if (rl_tree_has_children(lim))
+		ret = -EBUSY;
+	if (!ret) {
+		WRITE_ONCE(lim->persistent, false);
+		rl_name_remove(lim);
 	}
-	if (!uid_eq(current_fsuid(), lim->uid) && !capable(CAP_SYS_ADMIN)) {
-		mutex_unlock(&rl_registry_lock);
-		return -EPERM;
-	}
-	if (rl_tree_has_children(lim)) {
-		mutex_unlock(&rl_registry_lock);
-		return -EBUSY;
-	}
-	WRITE_ONCE(lim->persistent, false);
-	rl_name_remove(lim);
 	mutex_unlock(&rl_registry_lock);
-	return 0;
+	return ret;
 }
 
 /*
- * May the current task change @lim's owner and group at will: as chown(2)
- * asks of a file, CAP_CHOWN in a user namespace where they are mapped, or
- * CAP_SYS_ADMIN, which bypasses every check of the limiters.
+ * The rules of chmod(2) and chown(2): the owner gives the limiter to a group
+ * of its own; CAP_CHOWN where owner and group are mapped, or CAP_SYS_ADMIN,
+ * anything. 0 or -EPERM.
  */
-static bool rl_perm_admin(const struct rl_limiter *lim)
+static int rl_perm_check(const struct rl_limiter *lim, u32 flags, kuid_t uid, kgid_t gid)
 {
 	struct user_namespace *ns = current_user_ns();
-
-	lockdep_assert_held(&rl_registry_lock);
-	if (kuid_has_mapping(ns, lim->uid) && kgid_has_mapping(ns, lim->gid) &&
-	    ns_capable(ns, CAP_CHOWN))
-		return true;
-	return capable(CAP_SYS_ADMIN);
-}
-
-/* The rules of chmod(2) and chown(2): 0 or -EPERM. */
-static int rl_perm_check(const struct rl_limiter *lim, u32 flags, kuid_t uid,
-			 kgid_t gid)
-{
 	bool owner = uid_eq(current_fsuid(), lim->uid);
 
 	lockdep_assert_held(&rl_registry_lock);
 	if (owner && (!(flags & RL_PERM_UID) || uid_eq(uid, lim->uid)) &&
-	    (!(flags & RL_PERM_GID) || gid_eq(gid, lim->gid) ||
-	     in_group_p(gid)))
+	    (!(flags & RL_PERM_GID) || gid_eq(gid, lim->gid) || in_group_p(gid)))
 		return 0;
-	return rl_perm_admin(lim) ? 0 : -EPERM;
+	if (kuid_has_mapping(ns, lim->uid) && kgid_has_mapping(ns, lim->gid) &&
+	    ns_capable(ns, CAP_CHOWN))
+		return 0;
+	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
 }
 
 /**
@@ -472,15 +412,13 @@ static int rl_perm_check(const struct rl_limiter *lim, u32 flags, kuid_t uid,
  * @gid:   the new group, valid
  * @mode:  the new permission bits, at most 0777
  *
- * Checked as chmod(2) and chown(2) are (struct rl_perm); the files of the
- * limiter's sysfs directory change hands with it. Clients attached keep
- * the rights they got when they attached.
+ * Checked as chmod(2) and chown(2) are; the sysfs files change hands too.
+ * Clients attached keep the rights they got when they attached.
  *
  * Return: 0, -EINVAL if @lim's name was unlinked, -EPERM, or -ENOMEM;
  * nothing changed on error.
  */
-int rl_named_set_perm(struct rl_limiter *lim, u32 flags, kuid_t uid,
-		      kgid_t gid, umode_t mode)
+int rl_named_set_perm(struct rl_limiter *lim, u32 flags, kuid_t uid, kgid_t gid, umode_t mode)
 {
 	int ret;
 
@@ -520,8 +458,7 @@ out_unlock:
 }
 
 /* rl_named_set_parent(), under the registry lock. */
-static int rl_named_move(struct rl_limiter *lim, const char *pname,
-			 u32 weight, u64 self)
+static int rl_named_move(struct rl_limiter *lim, const char *pname, u32 weight, u64 self)
 {
 	struct rl_limiter *parent = NULL, *old;
 	int ret = 0;
@@ -539,7 +476,6 @@ static int rl_named_move(struct rl_limiter *lim, const char *pname,
 	old = lim->h.parent;
 	if (!ret)
 		ret = rl_tree_set_parent(lim, parent, weight, self);
-	/* A parent left with no child, no fd, not persistent, goes. */
 	if (!ret && old && old != parent && rl_name_orphan(old))
 		rl_name_remove(old);
 	return ret;
@@ -547,7 +483,7 @@ static int rl_named_move(struct rl_limiter *lim, const char *pname,
 
 /**
  * rl_named_set_parent() - move a named limiter under another one
- * @lim:    a named limiter, whose client may reconfigure it
+ * @lim:    a named limiter, whose client (the caller's fd) may reconfigure it
  * @pname:  name of the new parent, NULL to make @lim a root
  * @weight: share of @lim among its parent's children, 1..RL_WEIGHT_MAX
  *
@@ -555,13 +491,11 @@ static int rl_named_move(struct rl_limiter *lim, const char *pname,
  * parent, -EACCES without write permission on it, or an error of
  * rl_tree_set_parent(); nothing changed on error.
  */
-int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
-			u32 weight)
+int rl_named_set_parent(struct rl_limiter *lim, const char *pname, u32 weight)
 {
 	int ret;
 
 	mutex_lock(&rl_registry_lock);
-	/* The caller's fd is a client of @lim. */
 	ret = rl_named_move(lim, pname, weight, 1);
 	mutex_unlock(&rl_registry_lock);
 	return ret;
@@ -570,22 +504,17 @@ int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
 /**
  * rl_named_set_parent_sysfs() - rl_named_set_parent() for a sysfs store
  * @lim:    the limiter of the sysfs directory written to
- * @pname:  name of the new parent, "" to make @lim a root, NULL to keep
- *          its parent
- * @weight: share of @lim among its parent's children, 1..RL_WEIGHT_MAX,
- *          0 to keep its weight
+ * @pname:  name of the new parent, "" to make @lim a root, NULL to keep it
+ * @weight: share of @lim among its parent's children, 0 to keep it
  *
  * A sysfs callback may not wait for the registry lock: removing a name
  * holds it while waiting for the callbacks of its directory. So the lock
- * is only tried; when it is busy the write sleeps a little and is
- * restarted from scratch (as lock_device_hotplug_sysfs() does), which
- * lets a removal drain the callbacks meanwhile.
+ * is only tried; when busy, the write sleeps a little and restarts (as
+ * lock_device_hotplug_sysfs() does), letting a removal drain the callbacks.
  *
- * Return: as rl_named_set_parent(), or -ERESTARTNOINTR when the registry
- * is busy.
+ * Return: as rl_named_set_parent(), or -ERESTARTNOINTR when the registry is busy.
  */
-int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname,
-			      u32 weight)
+int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname, u32 weight)
 {
 	struct rl_limiter *parent;
 	int ret;
@@ -594,7 +523,6 @@ int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname,
 		usleep_range(1000, 5000);
 		return restart_syscall();
 	}
-	/* Stable under the registry lock, which all moves hold. */
 	parent = lim->h.parent;
 	if (!pname)
 		pname = parent ? parent->name : NULL;
@@ -619,9 +547,8 @@ static struct rl_limiter *rl_named_leaf(void)
 /**
  * rl_named_exit() - free the persistent limiters at module unload
  *
- * No file is open any more, so only the directories (and children, of
- * their parents) hold references. Children go before their parents.
- * Undoes rl_named_init().
+ * No file is open any more: only the directories (and children, of their
+ * parents) hold references. Children go before their parents.
  */
 void rl_named_exit(void)
 {

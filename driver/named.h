@@ -17,19 +17,15 @@ static inline bool rl_limiter_named(const struct rl_limiter *lim)
 	return lim->name[0];
 }
 
-/* named.c, with what a name may be */
 int rl_named_attach(struct rl_client *client, const char *name,
 		    const struct rl_attach *at, const struct rl_params *p);
 void rl_named_detach(struct rl_limiter *lim, struct rl_client *client);
 int rl_named_unlink(const char *name);
 int rl_name_from_user(char *name, u64 uptr);
 int rl_named_count(void);
-int rl_named_set_parent(struct rl_limiter *lim, const char *pname,
-			u32 weight);
-int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname,
-			      u32 weight);
-int rl_named_set_perm(struct rl_limiter *lim, u32 flags, kuid_t uid,
-		      kgid_t gid, umode_t mode);
+int rl_named_set_parent(struct rl_limiter *lim, const char *pname, u32 weight);
+int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname, u32 weight);
+int rl_named_set_perm(struct rl_limiter *lim, u32 flags, kuid_t uid, kgid_t gid, umode_t mode);
 int rl_name_from_sysfs(char *name, const char *buf, size_t count);
 int rl_named_init(void);
 void rl_named_exit(void);

@@ -7,8 +7,6 @@
 #ifndef _RL_SYSFS_H
 #define _RL_SYSFS_H
 
-#include <linux/kobject.h>
-#include <linux/sysfs.h>
 #include <linux/uidgid.h>
 
 struct rl_limiter;

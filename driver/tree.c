@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The shape of trees of limiters (Documentation/hierarchy.md): a new
- * limiter is a root; moving a limiter under another checks depth, cycles
- * and permissions and carries its subtree's locks, queued requests and
- * held permits over; what RL_IOC_GET_PARENT and the sysfs files read.
- * The order of service in a tree is the queue's (queue.c), serving it the
- * limiter's (rl_dispatch()).
+ * The shape of trees of limiters (Documentation/hierarchy.md): moving a
+ * limiter checks depth and cycles and carries its subtree's locks, queued
+ * requests and held permits over. Order of service: queue.c.
  *
  * One lock per tree: every limiter of a tree locks its root's lock
  * (rl_limiter.tlock). A move happens under the registry lock (which
@@ -94,8 +91,7 @@ static int rl_tree_check(struct rl_limiter *x, struct rl_limiter *parent)
 }
 
 /* Move @x under @parent (NULL: a root), with both trees locked. */
-static void rl_tree_move(struct rl_limiter *x, struct rl_limiter *parent,
-			 spinlock_t *l, u64 now)
+static void rl_tree_move(struct rl_limiter *x, struct rl_limiter *parent, spinlock_t *l, u64 now)
 {
 	struct rl_limiter *old = x->h.parent;
 
@@ -117,19 +113,16 @@ static void rl_tree_move(struct rl_limiter *x, struct rl_limiter *parent,
  * @self:   clients of @lim the caller speaks for (rl_move_busy()), or
  *          RL_TREE_FORCE for a move that must not fail
  *
- * Called under the registry lock, which serialises all moves. Sleeping
- * requests, permits held and tokens stay where they are; the counts of
- * the ancestors follow the subtree. The old parent's reference is dropped
- * and one is taken on the new one.
+ * Called under the registry lock. Sleeping requests, permits held and
+ * tokens stay where they are; the ancestors' counts follow the subtree. The
+ * reference on the old parent moves to the new one.
  *
  * Return: 0, -ELOOP if @parent is in the subtree of @lim, -EMLINK if a
  * limiter would get more than RL_HIER_DEPTH_MAX ancestors, -EBUSY if the
- * move would switch the subtree between a path that limits concurrency
- * and one that does not while other clients use it; nothing changed on
- * error.
+ * move would switch the subtree between a path that limits concurrency and
+ * one that does not while other clients use it; nothing changed on error.
  */
-int rl_tree_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
-		       u32 weight, u64 self)
+int rl_tree_set_parent(struct rl_limiter *lim, struct rl_limiter *parent, u32 weight, u64 self)
 {
 	struct rl_limiter *old = lim->h.parent;
 	spinlock_t *ol, *nl;
@@ -166,25 +159,11 @@ out_unlock:
 	else
 		__release(nl);
 	spin_unlock_irq(ol);
-	if (ret) {
-		if (parent)
-			rl_limiter_put(parent);
-		return ret;
-	}
+	if (ret)
+		old = parent;	/* its reference, taken above, goes instead */
 	if (old)
 		rl_limiter_put(old);
-	return 0;
-}
-
-/**
- * rl_tree_has_children() - does a limiter have children?
- * @lim: the limiter
- *
- * Return: the answer, stable under the registry lock.
- */
-bool rl_tree_has_children(const struct rl_limiter *lim)
-{
-	return !list_empty(&lim->h.children);
+	return ret;
 }
 
 /**
@@ -217,8 +196,8 @@ void rl_tree_get(struct rl_limiter *lim, struct rl_parent *rp, char *name)
  *        _CHILDREN (their names, one a line, up to a page)
  * @buf:  the page
  *
- * Takes only the tree's lock: a sysfs callback may not take the registry
- * lock, and the links change only under both.
+ * Takes only the tree's lock (links change under both it and the registry
+ * lock, which a sysfs callback may not take).
  *
  * Return: the length written.
  */
@@ -231,8 +210,7 @@ ssize_t rl_tree_show(struct rl_limiter *lim, int what, char *buf)
 	if (what == RL_TREE_SHOW_WEIGHT) {
 		len = sysfs_emit(buf, "%u\n", lim->h.weight);
 	} else if (what == RL_TREE_SHOW_PARENT) {
-		len = sysfs_emit(buf, "%s\n",
-				 lim->h.parent ? lim->h.parent->name : "");
+		len = sysfs_emit(buf, "%s\n", lim->h.parent ? lim->h.parent->name : "");
 	} else {
 		list_for_each_entry(kid, &lim->h.children, h.sibling) {
 			if (len + strlen(kid->name) + 2 > PAGE_SIZE)

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The shape of trees of limiters (tree.c): a named limiter may have a
- * parent, whose tokens and permits bound the sum of its children's. A
- * limiter without one is the root of a tree, of one node or more. Their
- * order of service is the queue's (queue.c).
+ * Trees of limiters (tree.c): a named limiter may have a parent, whose
+ * tokens and permits bound the sum of its children's.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -14,13 +12,16 @@
 
 struct rl_parent;
 
-/* registry side, under the registry lock (named.c) */
 /* rl_tree_set_parent()'s @self when the move must not fail: a name's end. */
 #define RL_TREE_FORCE	U64_MAX
-int rl_tree_set_parent(struct rl_limiter *lim, struct rl_limiter *parent,
-		       u32 weight, u64 self);
-bool rl_tree_has_children(const struct rl_limiter *lim);
-/* What rl_tree_show() shows. */
+int rl_tree_set_parent(struct rl_limiter *lim, struct rl_limiter *parent, u32 weight, u64 self);
+
+/* Does @lim have children? Stable under the registry lock. */
+static inline bool rl_tree_has_children(const struct rl_limiter *lim)
+{
+	return !list_empty(&lim->h.children);
+}
+
 enum { RL_TREE_SHOW_PARENT, RL_TREE_SHOW_WEIGHT, RL_TREE_SHOW_CHILDREN };
 ssize_t rl_tree_show(struct rl_limiter *lim, int what, char *buf);
 void rl_tree_get(struct rl_limiter *lim, struct rl_parent *rp, char *name);

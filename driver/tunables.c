@@ -1,11 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The tunables of a limiter, rl_tunables[], made from the table that
- * rlctl and the Python package's ABI test share (tunables.h, which says
- * how to add one): what struct rl_config carries, what "0" asks for, the
- * bounds, the sysfs file of a named limiter and the feature word.
- * RL_IOC_SET_CONFIG and RL_IOC_GET_CONFIG (main.c), the sysfs files
- * and the features line (sysfs.c) all walk it.
+ * rl_tunables[], made from the table in tunables.h, and its walks.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -21,11 +16,7 @@ static u64 rl_burst_default(const struct rl_params *p)
 	return rl_default_burst(p->rate, p->period);
 }
 
-/*
- * The rows of the table of tunables (tunables.h); every sysfs file of a
- * tunable is 0644 (the limiter's owner owns it). Ends with an entry of
- * NULL name.
- */
+/* Every sysfs file of a tunable is 0644 (the limiter's owner owns it); ends with a NULL name. */
 const struct rl_tunable rl_tunables[] = {
 #define RL_TUNABLE(_name, _param, _config, _flag, _min, _max, _dflt, _feat) \
 	{								\
@@ -52,30 +43,21 @@ static u64 rl_field_read(const void *base, size_t off, size_t size)
 {
 	const void *p = base + off;
 
-	switch (size) {
-	case sizeof(u8):
+	if (size == sizeof(u8))
 		return *(const u8 *)p;
-	case sizeof(u32):
-		return *(const u32 *)p;
-	default:
-		return *(const u64 *)p;
-	}
+	return size == sizeof(u32) ? *(const u32 *)p : *(const u64 *)p;
 }
 
 static void rl_field_write(void *base, size_t off, size_t size, u64 val)
 {
 	void *p = base + off;
 
-	switch (size) {
-	case sizeof(u8):
+	if (size == sizeof(u8))
 		*(u8 *)p = val;
-		break;
-	case sizeof(u32):
+	else if (size == sizeof(u32))
 		*(u32 *)p = val;
-		break;
-	default:
+	else
 		*(u64 *)p = val;
-	}
 }
 
 /**
@@ -91,12 +73,10 @@ u64 rl_tunable_get(const struct rl_tunable *t, const struct rl_params *p)
 }
 
 /**
- * rl_tunable_set() - set a tunable, alone
+ * rl_tunable_set() - set a tunable, checking its bounds only (not rl_params_check())
  * @t:   a row of rl_tunables
  * @p:   limits to change, with the fields before @t's in the table set
  * @val: the value, 0 asking for the default where @t has one
- *
- * Checks @t's bounds only: rl_params_check() checks @p as a whole.
  *
  * Return: 0, or -EINVAL with @p unchanged.
  */

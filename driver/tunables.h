@@ -1,36 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The tunables of a limiter: the one table of them. The driver's
- * rl_tunables[] (tunables.c), rlctl's rlctl_keys[] (tools/rlctl_keys.c)
- * and the Python package's ABI test (python/tests/abi_dump.c) are made
- * from it: each defines RL_TUNABLE() and includes this file, which has no
- * include guard for that reason. The bounds are the uapi header's
- * (uapi/linux/ratelimit_dev.h), defined there only.
+ * The one table of a limiter's tunables. The driver's rl_tunables[]
+ * (tunables.c), rlctl's rlctl_keys[] (tools/rlctl_keys.c) and the Python
+ * package's ABI test (python/tests/abi_dump.c) each define RL_TUNABLE() and
+ * include this file, hence no include guard. Bounds: the uapi header's.
  *
  *   RL_TUNABLE(name, param, config, flag, min, max, dflt, feature)
  *
- * @name:    its file in the sysfs directory of a named limiter, its key
- *           in "rlctl set" and in ratelimit.d(5) files
+ * @name:    its sysfs file, its key in "rlctl set" and ratelimit.d(5)
  * @param:   its field in struct rl_params (bucket.h)
- * @config:  its field in struct rl_config (the uapi header)
+ * @config:  its field in struct rl_config (uapi/linux/ratelimit_dev.h)
  * @flag:    the bit of rl_config.flags that it is, or 0 for a field
  * @min:     least value in force
  * @max:     largest value in force
- * @dflt:    what a 0 written asks for; 0 with @min above 0: 0 is refused;
- *           RL_TUNABLE_BURST_DEFAULT: what the rate and period (rows
- *           before it) give in 100 ms (rl_default_burst(), bucket.c)
+ * @dflt:    what a 0 written asks for (0 with @min above 0: 0 is refused);
+ *           RL_TUNABLE_BURST_DEFAULT: rl_default_burst() (bucket.c)
  * @feature: its word in /sys/kernel/ratelimit/features, or NULL
  *
- * Every bound fits the field of struct rl_params and of struct rl_config,
- * so a value in bounds is stored whole. A default may depend on the rows
- * before it: rl_params_from_config() (tunables.c) sets them in this
- * order, and "rlctl set" writes them in it.
+ * Every bound fits both fields. A default may depend on the rows before
+ * it: rl_params_from_config() (tunables.c) and "rlctl set" go in order.
  *
- * Adding a tunable: its field in struct rl_config (uapi) and in struct
- * rl_params (bucket.h), a row here, and rl_params_check() (bucket.c) if
- * it bounds other fields; rlctl's RLK_HOW_NAME (tools/rlctl_keys.c, how
- * rlctl writes and shows it) and its field in the Python package's
- * Config (python/ratelimit/_core.py); then its description in
+ * Adding one: fields in struct rl_config and struct rl_params, a row here,
+ * rl_params_check() (bucket.c) if it bounds others, rlctl's RLK_HOW_NAME
+ * (tools/rlctl_keys.c), Config in python/ratelimit/_core.py; and docs:
  * ratelimit(4), ratelimit.d(5), rlctl(8) and the sysfs ABI file.
  */
 #ifndef RL_TUNABLE_BURST_DEFAULT

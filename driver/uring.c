@@ -1,26 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Acquires through io_uring: an IORING_OP_URING_CMD of cmd_op
- * RL_URING_ACQUIRE on a /dev/ratelimit fd takes tokens as RL_IOC_ACQUIRE
- * does, and completes when they are granted instead of sleeping.
+ * Acquires through io_uring: an IORING_OP_URING_CMD RL_URING_ACQUIRE on a
+ * /dev/ratelimit fd takes tokens as RL_IOC_ACQUIRE does, and completes when
+ * they are granted instead of sleeping.
  *
- * A request that must wait is queued like a sleeping one (struct
- * rl_waiter, with no task), in the same order of service, and ends in one
- * of three ways: rl_dispatch() serves it (rl_uring_served()), its deadline
- * timer fires, or it is cancelled (RL_URING_CANCEL, or io_uring when its
- * ring or its task goes away). Whichever comes first, under the limiter
- * lock, sets ->ending and has rl_uring_end() run: io_uring's cancellation
- * runs it at once, the others ask io_uring to run it in the submitter's
- * context. It accounts for the request exactly as a sleeping request
- * accounts for itself when it wakes (rl_limiter_acquire_end(): served by
- * then, it keeps its tokens; else it gives everything back), writes the
- * results to user space and posts the completion.
+ * A request that must wait is queued like a sleeping one (struct rl_waiter
+ * with no task) and ends when rl_dispatch() serves it, its deadline timer
+ * fires, or it is cancelled (RL_URING_CANCEL, or io_uring when its ring or
+ * task goes away). Whichever comes first, under the limiter lock, sets
+ * ->ending and has rl_uring_end() run (at once for io_uring's cancellation,
+ * else in the submitter's context): it accounts for the request as a
+ * sleeper does when it wakes (rl_limiter_acquire_end()), writes the results
+ * and posts the completion.
  *
  * Issue, cancellation and rl_uring_end() all run under the ring's
- * uring_lock, in the task that submitted (an issue from io-wq is sent to
- * it first) or in io_uring's cancellation: none of them runs while
- * another does, so the issue may finish setting the request up after
- * queueing it.
+ * uring_lock, so none runs while another does: the issue may finish
+ * setting the request up after queueing it.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -37,17 +32,16 @@
 
 /**
  * struct rl_async - an acquire queued through io_uring
- * @w:         its entry in the limiter's queue
- * @req:       the request, then its results
- * @timer:     fires at the deadline, if any
- * @node:      entry in the client's rl_client.async; limiter lock
- * @cmd:       the io_uring command
- * @lim:       the limiter
- * @uptr:      the caller's struct rl_acquire, for the results
- * @start:     when it arrived
- * @why:       how it ends if not served by then: -ETIMEDOUT or
- *             -ECANCELED; limiter lock
- * @ending:    rl_uring_end() is on its way; limiter lock
+ * @w:      its entry in the limiter's queue
+ * @req:    the request, then its results
+ * @timer:  fires at the deadline, if any
+ * @node:   entry in the client's rl_client.async; limiter lock
+ * @cmd:    the io_uring command
+ * @lim:    the limiter
+ * @uptr:   the caller's struct rl_acquire, for the results
+ * @start:  when it arrived
+ * @why:    how it ends if not served: -ETIMEDOUT or -ECANCELED; limiter lock
+ * @ending: rl_uring_end() is on its way; limiter lock
  */
 struct rl_async {
 	struct rl_waiter w;
@@ -62,24 +56,15 @@ struct rl_async {
 	bool ending;
 };
 
-static struct rl_async **rl_uring_pdu(struct io_uring_cmd *cmd)
-{
-	return io_uring_cmd_to_pdu(cmd, struct rl_async *);
-}
-
 static bool rl_uring_task_gone(void)
 {
 	return current->flags & (PF_EXITING | PF_KTHREAD);
 }
 
-/*
- * Account for the request, report and complete it; in the submitter's
- * context, or in io_uring's cancellation (no results then when that runs
- * in a kernel thread or the exiting task).
- */
+/* Account, report and complete; no results from a kernel thread or exiting task. */
 static void rl_uring_end(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
-	struct rl_async *a = *rl_uring_pdu(cmd);
+	struct rl_async *a = *io_uring_cmd_to_pdu(cmd, struct rl_async *);
 	struct rl_limiter *lim = a->lim;
 	int ret;
 
@@ -104,10 +89,9 @@ static void rl_uring_finish(struct rl_async *a, int why)
 	io_uring_cmd_complete_in_task(a->cmd, rl_uring_end);
 }
 
-/* A queued request of io_uring is served: @w is all granted; limiter lock. */
+/* @w is all granted (no reason needed); limiter lock. */
 static void rl_uring_served(struct rl_waiter *w)
 {
-	/* Served: rl_limiter_acquire_end() has no use for a reason. */
 	rl_uring_finish(container_of(w, struct rl_async, w), 0);
 }
 
@@ -123,14 +107,13 @@ static enum hrtimer_restart rl_uring_deadline(struct hrtimer *timer)
 }
 
 /*
- * io_uring cancels the command: its ring or its task goes away. It asks
- * again and again until the command completes, so it is completed here,
- * not in a task work of the submitter (which may not run for a while),
- * unless that is on its way already.
+ * io_uring cancels the command (its ring or task goes away), and asks again
+ * until it completes: so it completes here, not in the submitter's task
+ * work, unless that is on its way already.
  */
 static void rl_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
-	struct rl_async *a = *rl_uring_pdu(cmd);
+	struct rl_async *a = *io_uring_cmd_to_pdu(cmd, struct rl_async *);
 	bool mine;
 
 	rl_lock_irq(a->lim);
@@ -146,24 +129,16 @@ static void rl_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags)
 }
 
 /* Complete an acquire that did not wait; -EAGAIN must not reach io_uring. */
-static int rl_uring_now(struct io_uring_cmd *cmd, struct rl_async *a,
-			int ret, unsigned int issue_flags)
+static int rl_uring_now(struct io_uring_cmd *cmd, struct rl_async *a, int ret,
+			unsigned int issue_flags)
 {
-	if ((!ret || ret == -EAGAIN || ret == -ETIMEDOUT) &&
-	    rl_acquire_write(a->uptr, &a->req))
+	if ((!ret || ret == -EAGAIN || ret == -ETIMEDOUT) && rl_acquire_write(a->uptr, &a->req))
 		ret = -EFAULT;
 	kfree(a);
 	if (ret != -EAGAIN)
 		return ret;
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
 	return -EIOCBQUEUED;
-}
-
-/* Watch the deadline of a queued request, as rl_sleep() does. */
-static void rl_uring_start_timer(struct rl_async *a)
-{
-	hrtimer_start_range_ns(&a->timer, ns_to_ktime(a->req.deadline_ns),
-			       current->timer_slack_ns, HRTIMER_MODE_ABS);
 }
 
 static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
@@ -185,31 +160,30 @@ static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		kfree(a);
 		return ret;
 	}
-	hrtimer_setup(&a->timer, rl_uring_deadline, CLOCK_MONOTONIC,
-		      HRTIMER_MODE_ABS);
-	*rl_uring_pdu(cmd) = a;
+	hrtimer_setup(&a->timer, rl_uring_deadline, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	*io_uring_cmd_to_pdu(cmd, struct rl_async *) = a;
 	/* Not the fd's O_NONBLOCK: the caller does not wait here anyway. */
 	nonblock = a->req.flags & RL_ACQUIRE_NONBLOCK;
-	ret = rl_limiter_acquire_async(a->lim, client, &a->req, nonblock,
-				       &a->w, rl_uring_served, &a->start);
+	ret = rl_limiter_acquire_async(a->lim, client, &a->req, nonblock, &a->w,
+				       rl_uring_served, &a->start);
 	if (ret != RL_QUEUED)
 		return rl_uring_now(cmd, a, ret, issue_flags);
-
 	/* Served already, it ends after this: see the top of this file. */
 	rl_lock_irq(a->lim);
 	if (!a->ending)
 		list_add_tail(&a->node, &client->async);
 	rl_unlock_irq(a->lim);
+	/* Watch the deadline, as rl_sleep() does. */
 	if (a->req.deadline_ns != RL_DEADLINE_NONE)
-		rl_uring_start_timer(a);
+		hrtimer_start_range_ns(&a->timer, ns_to_ktime(a->req.deadline_ns),
+				       current->timer_slack_ns, HRTIMER_MODE_ABS);
 	io_uring_cmd_mark_cancelable(cmd, issue_flags);
 	return -EIOCBQUEUED;
 }
 
 /*
- * RL_URING_CANCEL: cancel the acquires of this fd submitted to the same
- * ring with user_data sqe->addr. io_uring's own IORING_OP_ASYNC_CANCEL
- * does not reach commands of files.
+ * RL_URING_CANCEL: cancel this fd's acquires submitted to the same ring with
+ * user_data sqe->addr (IORING_OP_ASYNC_CANCEL does not reach file commands).
  */
 static int rl_uring_cancel_op(struct io_uring_cmd *cmd)
 {
@@ -247,8 +221,7 @@ static int rl_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 }
 
 /* An issue from io-wq, in the submitter's context and its ring's lock. */
-static void rl_uring_issue_tw(struct io_uring_cmd *cmd,
-			      unsigned int issue_flags)
+static void rl_uring_issue_tw(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
 	int ret = -ECANCELED;
 
