@@ -15,7 +15,6 @@
 /**
  * rl_params_check() - validate the limits of a bucket
  * @p: limits, with the burst already resolved (no 0 for "default")
- *
  * Return: 0 when @p keeps the bucket arithmetic exact, else -EINVAL.
  */
 int rl_params_check(const struct rl_params *p)
@@ -53,7 +52,6 @@ static u64 rl_mul_div_up(u64 a, u64 b, u64 d)
  * rl_default_burst() - bucket depth used when a config leaves it 0
  * @rate:   tokens per period
  * @period: period in ns, already validated
- *
  * Return: what @rate gives in RL_TOKENS_DEFAULT_BURST_NS rounded up, within
  * 1 .. what rl_params_check() accepts.
  */
@@ -106,7 +104,6 @@ void rl_bucket_give(struct rl_bucket *b, const struct rl_params *p, u64 n)
  * @b: bucket, refilled by the caller
  * @p: its limits
  * @n: tokens wanted, possibly more than the burst (taken as they come)
- *
  * Return: the earliest time, ns, @n tokens are there if nobody else takes
  * any; @b->stamp if now; U64_MAX if never or beyond the clock's range.
  */
@@ -172,7 +169,6 @@ void rl_bucket_reconfig(struct rl_bucket *b, const struct rl_params *old,
  * @b:   bucket, before the refill
  * @p:   its limits
  * @now: time of the refill, ns
- *
  * Return: the tokens earned after it fills, saturating at U64_MAX.
  */
 u64 rl_bucket_overflow(const struct rl_bucket *b, const struct rl_params *p, u64 now)

@@ -23,41 +23,24 @@
 #define RL_TOKENS_CATCHUP_MAX		RL_CATCHUP_MAX
 #define RL_TOKENS_FAIRNESS_MAX		RL_FAIRNESS_MAX
 
-/**
- * struct rl_params - limits of a bucket, and of the limiter around it
- * @rate:        tokens added per @period; 0 pauses refill.
- * @period:      length of a period in ns, 1 .. RL_TOKENS_PERIOD_MAX.
- * @burst:       bucket depth in tokens, >= 1.
- * @unlimited:   grant everything without taking tokens.
- * @fed:         time adds no tokens (RL_IOC_DEPOSIT does), as with @rate 0.
- * @concurrency: most tokens held at once, 0 for no limit.
- * @catchup:     per-mille catch-up pace: 0, or RL_TOKENS_CATCHUP_STRICT .. RL_TOKENS_CATCHUP_MAX.
- * @backlog:     most tokens kept for catching up, <= burst * 1000.
- * @fairness:    1 in @fairness grants serves a lower priority first (0: never),
- *               <= RL_TOKENS_FAIRNESS_MAX.
- */
+/* The limits of a bucket, and of the limiter around it. */
 struct rl_params {
-	u64 rate;
-	u64 period;
-	u64 burst;
-	bool unlimited;
-	bool fed;
-	u64 concurrency;
-	u32 catchup;
-	u64 backlog;
-	u32 fairness;
+	u64 rate;		/* tokens added per @period; 0 pauses refill */
+	u64 period;		/* ns, 1 .. RL_TOKENS_PERIOD_MAX */
+	u64 burst;		/* bucket depth in tokens, >= 1 */
+	bool unlimited;		/* grant everything without taking tokens */
+	bool fed;		/* time adds no tokens (RL_IOC_DEPOSIT does) */
+	u64 concurrency;	/* most tokens held at once, 0 for no limit */
+	u32 catchup;		/* per mille: 0, or RL_TOKENS_CATCHUP_STRICT .. RL_CATCHUP_MAX */
+	u64 backlog;		/* most tokens kept for catching up, <= burst * 1000 */
+	u32 fairness;		/* 1 in @fairness grants goes lowest first, 0: never */
 };
 
-/**
- * struct rl_bucket - state of a token bucket
- * @tokens: whole tokens available, 0 .. burst.
- * @units:  fraction of the next token, 0 .. period - 1; 0 when full.
- * @stamp:  time of the last refill, ns.
- */
+/* The state of a token bucket. */
 struct rl_bucket {
-	u64 tokens;
-	u64 units;
-	u64 stamp;
+	u64 tokens;		/* whole tokens available, 0 .. burst */
+	u64 units;		/* fraction of the next token, 0 .. period - 1; 0 when full */
+	u64 stamp;		/* time of the last refill, ns */
 };
 
 int rl_params_check(const struct rl_params *p);
@@ -106,7 +89,6 @@ static inline void rl_bucket_refill(struct rl_bucket *b, const struct rl_params 
  * rl_bucket_take() - take @n tokens if the bucket, refilled, holds enough
  * @b: bucket
  * @n: tokens wanted
- *
  * Return: true if @n tokens were taken, false if nothing was.
  */
 static inline bool rl_bucket_take(struct rl_bucket *b, u64 n)

@@ -908,7 +908,6 @@ static u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
  * @client:   the client asking, attached to @lim
  * @req:      validated request; wait_ns and ready_ns are filled in
  * @nonblock: fail with -EAGAIN instead of sleeping
- *
  * Return: 0 when granted; -EAGAIN, -ETIMEDOUT, -ERESTARTSYS or -EINVAL, nothing consumed.
  */
 int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
@@ -934,7 +933,6 @@ int rl_limiter_acquire(struct rl_limiter *lim, struct rl_client *client,
  * @w:        the request's entry in the queue, owned by the caller
  * @served:   called with @w under the limiter lock when it is served
  * @start:    set to the time the request arrived
- *
  * Return: 0 when granted; RL_QUEUED; -EAGAIN, -ETIMEDOUT or -EINVAL, nothing consumed.
  */
 int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
@@ -968,7 +966,6 @@ int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
  * @w:     its entry, served or still queued
  * @why:   if not served: -ETIMEDOUT, or -ECANCELED (counted as interrupted)
  * @start: the time it arrived
- *
  * Return: 0 if served (it keeps its tokens), else @why (it gives them back).
  */
 int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
@@ -990,7 +987,6 @@ int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
  * @req:      validated request, as for rl_limiter_acquire()
  * @nonblock: fail with -EAGAIN instead of sleeping
  * @released: set once the permits are given back
- *
  * Return: as rl_limiter_acquire(); -EINVAL with nothing done when @client holds fewer than
  * @release permits or @req can never be granted.
  */
@@ -1025,7 +1021,6 @@ out_unlock:
  * @lim:    the limiter
  * @client: the client holding them
  * @count:  permits, at most what @client holds
- *
  * Return: 0, or -EINVAL if @client holds fewer.
  */
 int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client, u64 count)
@@ -1049,7 +1044,6 @@ int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client, u64 cou
  * @lim:    the limiter
  * @client: the client that acquired them
  * @count:  tokens, at most what @client took and did not refund yet
- *
  * Return: 0, or -EINVAL if @client took fewer.
  */
 int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client, u64 count)
@@ -1282,7 +1276,6 @@ static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
 /**
  * rl_limiter_create() - allocate a limiter with a full bucket
  * @p: its limits, validated by rl_params_check()
- *
  * Return: the limiter, with one reference for the caller, or NULL.
  */
 struct rl_limiter *rl_limiter_create(const struct rl_params *p)
@@ -1293,7 +1286,6 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 		return NULL;
 	spin_lock_init(&lim->lock);
 	lim->tlock = &lim->lock;
-	rl_share_init(lim);
 	rl_queue_init(lim);
 	INIT_LIST_HEAD(&lim->clients);
 	INIT_LIST_HEAD(&lim->pollers);
@@ -1371,7 +1363,6 @@ void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
  * rl_limiter_detach() - undo rl_limiter_attach(); @client's permits and lease end
  * @lim:    the limiter
  * @client: the client, attached to @lim, not polled and with no request
- *
  * Return: the number of clients still attached.
  */
 u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
@@ -1402,7 +1393,6 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
  * @old:    its parent now, or NULL
  * @parent: its new parent, or NULL; that tree is locked too
  * @self:   clients of @lim the caller speaks for (rl_conc_switch_busy())
- *
  * Return: true if the move must be refused with -EBUSY.
  */
 bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
@@ -1421,7 +1411,6 @@ bool rl_move_busy(const struct rl_limiter *lim, const struct rl_limiter *old,
  * @lim:  the limiter
  * @p:    new limits, validated by rl_params_check()
  * @self: clients of @lim the caller speaks for (rl_conc_switch_busy())
- *
  * Return: 0, or -EBUSY with nothing changed (rl_conc_switch_busy()).
  */
 int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p, u64 self)
@@ -1454,7 +1443,6 @@ void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
  * @lim: the limiter
  * @t:   the limit, a row of rl_tunables
  * @val: its new value, with 0 meaning the default where @t has one
- *
  * Return: 0, -EINVAL if the result is invalid, or -EBUSY (rl_conc_switch_busy()).
  */
 int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t, u64 val)
@@ -1602,7 +1590,6 @@ void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
  * @lim: the limiter
  * @dep: dep->count tokens are added, up to the burst; dep->count becomes the
  *       excess, dep->available the tokens then
- *
  * Return: 0, or -EINVAL if @lim is not fed.
  */
 int rl_limiter_deposit(struct rl_limiter *lim, struct rl_deposit *dep)
@@ -1634,7 +1621,6 @@ out_unlock:
  * @p:       the limits until @expires
  * @fb:      the fallback applied at @expires (at once if 0 or past)
  * @expires: CLOCK_MONOTONIC, ns
- *
  * Return: 0, or -EBUSY with nothing changed (rl_conc_switch_busy()).
  */
 int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
@@ -1687,7 +1673,6 @@ void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d)
  * @lim:  the limiter
  * @left: set to the time until it ends, ns
  * @pid:  set to the process of the client that holds it
- *
  * Return: true if there is a lease, else false (and @left, @pid unset).
  */
 bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid)

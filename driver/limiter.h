@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What the other files call of the limiter (limiter.c), and its lock: its
- * tree's, through rl_limiter.tlock. Each function takes the lock itself but
- * rl_dispatch() and rl_move_busy(), which run under it.
+ * What the other files call of the limiter (limiter.c), and its lock (its
+ * tree's, rl_limiter.tlock), which each takes but rl_dispatch() and
+ * rl_move_busy(), called under it.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -14,42 +14,6 @@
 #include <linux/spinlock.h>
 
 #include "ratelimit.h"
-
-/*
- * Lock a limiter: its tree's lock (tree.c moves it), checked again once held.
- * The lock read may be that of a root just left, freed after an RCU grace
- * period: hence rcu_read_lock(), but for the limiter's own, which lives as
- * long as the caller's reference (the immediate grant's case).
- */
-static inline void rl_lock_irq(struct rl_limiter *lim)
-	__acquires(lim->tlock)
-{
-	spinlock_t *l = READ_ONCE(lim->tlock);
-
-	if (likely(l == &lim->lock)) {
-		spin_lock_irq(l);
-		if (likely(l == READ_ONCE(lim->tlock)))
-			return;
-		spin_unlock_irq(l);
-	}
-	for (;;) {
-		rcu_read_lock();
-		l = READ_ONCE(lim->tlock);
-		spin_lock_irq(l);
-		if (likely(l == READ_ONCE(lim->tlock))) {
-			rcu_read_unlock();
-			break;
-		}
-		spin_unlock_irq(l);
-		rcu_read_unlock();
-	}
-}
-
-static inline void rl_unlock_irq(struct rl_limiter *lim)
-	__releases(lim->tlock)
-{
-	spin_unlock_irq(lim->tlock);
-}
 
 static inline unsigned long rl_lock_irqsave(struct rl_limiter *lim)
 	__acquires(lim->tlock)
@@ -69,6 +33,33 @@ static inline unsigned long rl_lock_irqsave(struct rl_limiter *lim)
 		rcu_read_unlock();
 	}
 	return flags;
+}
+
+/*
+ * Lock a limiter: its tree's lock (tree.c moves it), checked again once
+ * held. The lock read may be that of a root just left, freed after an RCU
+ * grace period: hence rcu_read_lock(), but for the limiter's own, which
+ * lives as long as the caller's reference (the immediate grant's case).
+ * Interrupts are on when called: rl_unlock_irq() turns them on again.
+ */
+static inline void rl_lock_irq(struct rl_limiter *lim)
+	__acquires(lim->tlock)
+{
+	spinlock_t *l = READ_ONCE(lim->tlock);
+
+	if (likely(l == &lim->lock)) {
+		spin_lock_irq(l);
+		if (likely(l == READ_ONCE(lim->tlock)))
+			return;
+		spin_unlock_irq(l);
+	}
+	rl_lock_irqsave(lim);
+}
+
+static inline void rl_unlock_irq(struct rl_limiter *lim)
+	__releases(lim->tlock)
+{
+	spin_unlock_irq(lim->tlock);
 }
 
 static inline void rl_unlock_irqrestore(struct rl_limiter *lim, unsigned long flags)

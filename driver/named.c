@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Named limiters: a registry of limiters that unrelated programs attach to
- * by name, with an owner and permission bits checked like a file's; and
- * what a name may be (uapi/linux/ratelimit_dev.h, "Named limiters").
- *
- * A name is in the registry exactly while its limiter has a sysfs
- * directory, which holds a reference to the limiter. Clients of a named
- * limiter attach and detach under the registry lock; the last one to leave
- * a limiter that is not persistent removes the name. So a limiter found in
- * the registry always has a reference to take. Lock order: ratelimit.h.
+ * by name, with an owner and permission bits checked like a file's. A name
+ * is in the registry exactly while its limiter has a sysfs directory, which
+ * holds a reference. Clients attach and detach under the registry lock; the
+ * last to leave a limiter that is not persistent removes the name, so one
+ * found in the registry always has a reference to take.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -64,7 +61,6 @@ static bool rl_name_valid(const char *name)
  * rl_name_from_user() - copy in and check a limiter name
  * @name: buffer of RL_NAME_MAX bytes
  * @uptr: user pointer to the NUL-terminated name
- *
  * Return: 0, -EFAULT, or -EINVAL for a name too long, with a character
  * outside [A-Za-z0-9._-], a leading '.', or of a global sysfs file.
  */
@@ -82,7 +78,6 @@ int rl_name_from_user(char *name, u64 uptr)
  * @name:  buffer of RL_NAME_MAX bytes
  * @buf:   the written text, one trailing newline allowed
  * @count: its length
- *
  * Return: 0, with "" in @name for an empty write, or -EINVAL.
  */
 int rl_name_from_sysfs(char *name, const char *buf, size_t count)
@@ -317,7 +312,6 @@ static struct rl_limiter *rl_named_get(const char *name, const struct rl_attach 
  * @name:   valid name
  * @at:     validated request
  * @p:      limits for a limiter created now
- *
  * Return: 0, or a negative errno with nothing changed.
  */
 int rl_named_attach(struct rl_client *client, const char *name,
@@ -359,7 +353,6 @@ void rl_named_detach(struct rl_limiter *lim, struct rl_client *client)
 /**
  * rl_named_unlink() - remove a name
  * @name: valid name
- *
  * Return: 0, -ENOENT, -EPERM unless the caller owns the limiter or has
  * CAP_SYS_ADMIN, or -EBUSY if the limiter has children.
  */
@@ -486,7 +479,6 @@ static int rl_named_move(struct rl_limiter *lim, const char *pname, u32 weight, 
  * @lim:    a named limiter, whose client (the caller's fd) may reconfigure it
  * @pname:  name of the new parent, NULL to make @lim a root
  * @weight: share of @lim among its parent's children, 1..RL_WEIGHT_MAX
- *
  * Return: 0, -EINVAL if @lim's name was unlinked, -ENOENT for a missing
  * parent, -EACCES without write permission on it, or an error of
  * rl_tree_set_parent(); nothing changed on error.

@@ -1,25 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The queue of a limiter: the order of service of its sleeping requests,
- * and of the limiters under it with sleeping requests of their own. All
- * of it runs under the limiter's lock (its tree's).
- *
- * USER requests go first, then HIGH, MID and LOW, but one grant in
- * `fairness` takes the levels lowest first (RocksDB's GenericRateLimiter).
- * Within a level, clients (fds) are served by start-time fair queuing: the
- * requests of one client at one level form a flow, whose tag grows by
- * chunk / weight with every chunk granted; the smallest tag goes next. A
- * waking flow starts at the level's virtual time: idling earns no credit.
- * A flow over its client's cap (rl_cap_allows()) is parked, keeping its
- * tag, until the cap lets its head through, so a dispatch never looks at
- * it again before then (RL_DISPATCH_MAX bounds its work).
- *
- * Trees (Documentation/hierarchy.md): a child with sleeping requests in
- * its subtree is active at its parent, by a tag that grows by tokens /
- * weight with every grant in the subtree, immediate or not
- * (rl_share_charge()). A dispatch walks from the root: a limiter's own
- * requests, then the child with the smallest tag (rl_walk_pick()); a child
- * out of its own tokens or permits is parked until it has them.
+ * The queue of a limiter, under its tree's lock: the order of service of
+ * its sleeping requests, and of the limiters under it with sleepers.
+ * USER goes first, then HIGH, MID and LOW, but one grant in `fairness`
+ * takes the levels lowest first (RocksDB's GenericRateLimiter). In a
+ * level, clients (fds) get start-time fair queuing: a client's requests of
+ * one level form a flow, whose tag grows by chunk / weight per chunk; the
+ * smallest tag goes next, and a waking flow starts at the level's virtual
+ * time. A flow over its client's cap is parked, keeping its tag, until the
+ * cap lets its head through. Trees (Documentation/hierarchy.md) order the
+ * children with sleepers the same way, by tokens / weight granted in their
+ * subtrees (rl_share_charge()); a child out of its own tokens or permits
+ * is parked until it has them.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -38,7 +30,7 @@
 #define RL_TAG_CHUNK_MAX	BIT_ULL(50)
 
 /**
- * rl_queue_init() - empty the levels of a new limiter
+ * rl_queue_init() - empty queues for a new limiter, a root with no children
  * @lim: the limiter
  */
 void rl_queue_init(struct rl_limiter *lim)
@@ -48,6 +40,12 @@ void rl_queue_init(struct rl_limiter *lim)
 	for (i = 0; i < RL_NLEVELS; i++)
 		lim->levels[i].flows = RB_ROOT_CACHED;
 	lim->capped = RB_ROOT_CACHED;
+	INIT_LIST_HEAD(&lim->h.children);
+	INIT_LIST_HEAD(&lim->h.sibling);
+	lim->h.weight = 1;
+	lim->h.kids = RB_ROOT_CACHED;
+	lim->h.parked_kids = RB_ROOT_CACHED;
+	RB_CLEAR_NODE(&lim->h.knode);
 }
 
 /**
@@ -241,7 +239,6 @@ static struct rl_waiter *rl_pick_level(struct rl_limiter *lim,
  * @now:    current time, ns, for the clients' caps
  * @chunk:  set to the tokens to grant it now
  * @budget: flows it may park on the way; decremented for each
- *
  * Return: the request, or NULL when none is queued, every queued client
  * is at its cap, or @budget ran out (then it is 0).
  */
@@ -429,20 +426,6 @@ void rl_share_charge(struct rl_limiter *x, u64 count)
 		if (sorted)
 			rb_add_cached(&x->h.knode, &p->kids, rl_share_tag_less);
 	}
-}
-
-/**
- * rl_share_init() - a new limiter is a root with no children
- * @lim: the limiter
- */
-void rl_share_init(struct rl_limiter *lim)
-{
-	INIT_LIST_HEAD(&lim->h.children);
-	INIT_LIST_HEAD(&lim->h.sibling);
-	lim->h.weight = 1;
-	lim->h.kids = RB_ROOT_CACHED;
-	lim->h.parked_kids = RB_ROOT_CACHED;
-	RB_CLEAR_NODE(&lim->h.knode);
 }
 
 /**

@@ -38,7 +38,6 @@ u64 rl_cap_ready(const struct rl_limiter *lim, const struct rl_client *client,
 u64 rl_chunk_max(const struct rl_limiter *lim, const struct rl_client *client);
 
 /* The order of a tree's limiters */
-void rl_share_init(struct rl_limiter *lim);
 void rl_share_enqueue(struct rl_limiter *x);
 void rl_share_dequeue(struct rl_limiter *x);
 void rl_share_count(struct rl_limiter *x, u64 n, bool add);

@@ -37,44 +37,25 @@ struct rl_dir;
 /* Most ancestors a limiter may have: a tree has at most 5 levels. */
 #define RL_HIER_DEPTH_MAX	4
 
-/**
- * struct rl_hnode - a limiter's place in its tree
- * @parent:   the parent, NULL for a root; written under the registry lock
- *            and the tree's lock, read under either. A child holds a
- *            reference to its parent.
- * @children: its children (their @sibling)
- * @sibling:  entry in the parent's @children
- * @weight:   share among the parent's backlogged children, 1..RL_WEIGHT_MAX
- * @queued:   sleeping requests in its subtree (its own and its children's)
- * @vtag:     virtual time at which it is due at its parent
- * @ready:    while @parked, when it may be served again (U64_MAX: when a
- *            permit comes back in its subtree)
- * @kvtime:   tag of the child served last; activated children start no
- *            earlier
- * @knode:    entry in the parent's @kids while active and not @parked, in
- *            its @parked_kids while @parked
- * @kids:     children with sleeping requests, by @vtag
- * @parked_kids: children out of tokens or permits, by @ready
- * @active:   in one of the parent's trees
- * @parked:   in the parent's @parked_kids
- *
- * All but @parent, @children and @sibling are guarded by the tree's lock
- * alone; those three by both the registry lock and the tree's lock.
+/*
+ * A limiter's place in its tree. @parent, @children and @sibling are
+ * written under the registry lock and the tree's lock, read under either;
+ * the rest is guarded by the tree's lock.
  */
 struct rl_hnode {
-	struct rl_limiter *parent;
-	struct list_head children;
-	struct list_head sibling;
-	u32 weight;
-	bool active;
-	bool parked;
-	u64 queued;
-	u64 vtag;
-	u64 ready;
-	u64 kvtime;
-	struct rb_node knode;
-	struct rb_root_cached kids;
-	struct rb_root_cached parked_kids;
+	struct rl_limiter *parent;	/* NULL for a root; a child holds a reference */
+	struct list_head children;	/* of their @sibling */
+	struct list_head sibling;	/* entry in the parent's @children */
+	u32 weight;			/* share among backlogged siblings, 1..RL_WEIGHT_MAX */
+	bool active;			/* in one of the parent's trees */
+	bool parked;			/* in the parent's @parked_kids */
+	u64 queued;			/* sleeping requests in its subtree */
+	u64 vtag;			/* virtual time at which it is due at its parent */
+	u64 ready;			/* while @parked, when it may go on (U64_MAX: a permit) */
+	u64 kvtime;			/* tag of the child served last: none starts earlier */
+	struct rb_node knode;		/* entry in the parent's @kids, or @parked_kids */
+	struct rb_root_cached kids;	/* children with sleeping requests, by @vtag */
+	struct rb_root_cached parked_kids; /* children out of tokens or permits, by @ready */
 };
 
 /* Slack allowed to the refill timer, ns: lets the kernel batch expiries. */
@@ -130,201 +111,104 @@ struct rl_counters {
 	u64 dropped_late;
 };
 
-/**
- * struct rl_level - requests of one priority
- * @flows: flows with waiters, by virtual time tag (weighted fair queuing)
- * @vtime: tag of the flow served last; new flows start no earlier
- */
+/* The requests of one priority: weighted fair queuing between flows. */
 struct rl_level {
-	struct rb_root_cached flows;
-	u64 vtime;
+	struct rb_root_cached flows;	/* flows with waiters, by tag */
+	u64 vtime;			/* tag of the flow served last: none starts earlier */
 };
 
-/**
- * struct rl_flow - the requests of one client at one priority
- * @node:    entry in rl_level.flows while @waiters is not empty, or in
- *           rl_limiter.capped while @parked
- * @waiters: sleeping requests (struct rl_waiter), in arrival order
- * @vtag:    virtual time at which the head request is due: grows by
- *           tokens / weight with every chunk served
- * @ready:   while @parked, when the client's cap lets the head through
- * @level:   index in rl_limiter.levels
- * @parked:  the head request is over the client's cap (rl_cap_allows())
- *
- * Guarded by the limiter's lock.
- */
+/* The requests of one client at one priority; the limiter's lock. */
 struct rl_flow {
-	struct rb_node node;
-	struct list_head waiters;
-	u64 vtag;
-	u64 ready;
-	u8 level;
-	bool parked;
+	struct rb_node node;		/* in its level, or rl_limiter.capped while @parked */
+	struct list_head waiters;	/* struct rl_waiter, in arrival order */
+	u64 vtag;			/* when its head is due: + chunk / weight per chunk */
+	u64 ready;			/* while @parked, when its client's cap lets it on */
+	u8 level;			/* index in rl_limiter.levels */
+	bool parked;			/* the head is over the client's cap (rl_cap_allows()) */
 };
 
-/**
- * struct rl_global - a limiter's side of global limits: demand, lease
- * @busy_ns:     time with at least one request sleeping, until
- *               @busy_since while there is one
- * @busy_since:  when the current sleepers began, while there are some
- * @lease_end:   when the lease ends, ns; 0 without a lease
- * @fallback:    limits applied when it ends
- * @holder:      the client that set it last: closing it ends the lease
- * @holder_pid:  that client's process, for sysfs
- * @ending:      @lease_timer put the fallback's limits on the bucket and
- *               no other limits came since: @fallback_work is to apply
- *               @fallback in full
- * @lease_timer: fires at @lease_end
- * @fallback_work: applies @fallback after @lease_timer (rl_lease_work_fn())
- *
- * Guarded by the limiter's lock, but @lease_timer and @fallback_work.
+/*
+ * A limiter's side of global limits: its demand and its lease. Guarded by
+ * the limiter's lock, but @lease_timer and @fallback_work.
  */
 struct rl_global {
-	u64 busy_ns;
-	u64 busy_since;
-	u64 lease_end;
-	struct rl_params fallback;
-	struct rl_client *holder;
-	pid_t holder_pid;
-	bool ending;
-	struct hrtimer lease_timer;
-	struct work_struct fallback_work;
+	u64 busy_ns;			/* time with requests sleeping, until @busy_since */
+	u64 busy_since;			/* when the current sleepers began */
+	u64 lease_end;			/* when the lease ends, ns; 0 without one */
+	struct rl_params fallback;	/* limits applied when it ends */
+	struct rl_client *holder;	/* set it last: closing it ends the lease */
+	pid_t holder_pid;		/* that client's process, for sysfs */
+	/* @lease_timer put the fallback's limits on the bucket, none came since */
+	bool ending;			/* @fallback_work is due */
+	struct hrtimer lease_timer;	/* fires at @lease_end */
+	struct work_struct fallback_work; /* rl_lease_work_fn() */
 };
 
-/**
- * struct rl_limiter - a token bucket with a queue of sleeping requests
- * @lock:         the lock of the tree whose root this limiter is
- * @low_first:    the next grant serves the lowest priority first
- * @timer_spins:  expiries in a row for a time already past (rl_timer_fn())
- * @tlock:        the lock in force: guards @low_first, @timer_spins, the
- *                fields from @params to @nclients, and @h; &@lock, or the
- *                lock of its root when it has a parent (tree.c); lock
- *                with rl_lock_irq()
- * @params:       limits in force
- * @bucket:       tokens
- * @levels:       sleeping requests, by priority
- * @capped:       flows over their clients' caps (struct rl_flow.node), by
- *                the time the cap lets them through
- * @queued:       tokens the sleeping requests still wait for, modulo 2^64
- * @queued_hi:    times @queued wrapped: the sum is @queued_hi * 2^64 + @queued
- * @nwaiters:     sleeping requests
- * @held:         permits held by the clients (params.concurrency)
- * @backlog:      tokens kept for catching up (params.catchup)
- * @release:      the catch-up pace: tokens of @backlog that may go now
- * @clients:      attached clients (struct rl_client.node)
- * @pollers:      clients (struct rl_client.poll_node) whose poller found
- *                the limiter not ready: rl_dispatch() wakes them when it is
- * @late:         ns the bucket's time is behind because the last grants
- *                emptied the queue late: owed to the next request
- * @timer_expiry: time the timer was last started for, 0 if not started
- * @counters:     statistics
- * @hist:         waited grants by fls64() of their wait in ns (@tlock);
- *                NULL until a request first waits, then set once without
- *                the lock (rl_limiter_hist_alloc()): READ_ONCE()
- * @global:       demand, and the lease of global limits
- * @nclients:     entries of @clients; written with WRITE_ONCE() for the
- *                lockless read of sysfs
- * @timer:        fires when the next request (or a poller) can be served
- * @ref:          references: attached clients, a named limiter's sysfs
- *                directory
- * @name:         name of a named limiter, "" for a private one; constant
- * @uid:          owner of a named limiter; set at its creation, then
- *                written (WRITE_ONCE()) under the registry lock
- *                (RL_IOC_SET_PERM), read under it or with READ_ONCE()
- * @gid:          group of a named limiter; as @uid
- * @mode:         permission bits of a named limiter; as @uid
- * @persistent:   the name stays when the last client leaves; registry lock
- * @node:         entry in the registry; registry lock
- * @hnode:        entry in the registry's table of names; registry lock
- * @dir:          /sys/kernel/ratelimit/<name> while the name is in the
- *                registry, else NULL; registry lock
- * @h:            its place in a tree of limiters (tree.c, queue.c); @tlock, and
- *                the registry lock for its links
- * @rcu:          frees it after a grace period: rl_lock_irq() of a former
- *                child may still be looking at its lock
+/*
+ * A token bucket with a queue of sleeping requests. @tlock is the lock in
+ * force: &@lock, or its root's when it has a parent (tree.c); take it with
+ * rl_lock_irq(). It guards the fields from @low_first to @nclients and @h,
+ * but what says otherwise. @hist is NULL until a request first waits, then
+ * set once without the lock (rl_limiter_hist_alloc()): READ_ONCE(). The
+ * registry lock (named.c) guards the name's fields from @persistent to @dir
+ * and @h's links; @uid, @gid and @mode change under it with WRITE_ONCE().
  */
 struct rl_limiter {
-	spinlock_t lock;	/* see the kernel-doc above */
-	bool low_first;
-	u16 timer_spins;
-	spinlock_t *tlock;	/* see the kernel-doc above */
-	struct rl_params params;
-	struct rl_bucket bucket;
-	struct rl_level levels[RL_NLEVELS];
-	struct rb_root_cached capped;
-	u64 queued;
-	u64 queued_hi;
-	u64 nwaiters;
-	u64 held;
-	u64 backlog;
-	struct rl_bucket release;
-	struct list_head clients;
-	struct list_head pollers;
-	u64 late;
-	u64 timer_expiry;
-	struct rl_counters counters;
-	u64 *hist;
-	struct rl_global global;
-	u64 nclients;
-	struct hrtimer timer;
-	struct kref ref;
-	char name[RL_NAME_MAX];
-	kuid_t uid;
-	kgid_t gid;
-	umode_t mode;
-	bool persistent;
-	struct list_head node;
-	struct rhash_head hnode;
-	struct rl_dir *dir;
-	struct rl_hnode h;
-	struct rcu_head rcu;
+	spinlock_t lock;		/* the lock of the tree whose root it is */
+	bool low_first;			/* the next grant serves the lowest priority first */
+	u16 timer_spins;		/* expiries in a row for a past time (rl_timer_fn()) */
+	spinlock_t *tlock;		/* the lock in force, see above */
+	struct rl_params params;	/* limits in force */
+	struct rl_bucket bucket;	/* tokens */
+	struct rl_level levels[RL_NLEVELS]; /* sleeping requests, by priority */
+	struct rb_root_cached capped;	/* flows over their clients' caps, by when they fit */
+	u64 queued;			/* tokens the sleepers still want, modulo 2^64 */
+	u64 queued_hi;			/* times @queued wrapped */
+	u64 nwaiters;			/* sleeping requests */
+	u64 held;			/* permits held by the clients */
+	u64 backlog;			/* tokens kept for catching up (params.catchup) */
+	struct rl_bucket release;	/* the catch-up pace: what of @backlog may go now */
+	struct list_head clients;	/* attached clients (rl_client.node) */
+	struct list_head pollers;	/* clients whose poll found it not ready (poll_node) */
+	u64 late;			/* ns behind after late grants: owed to the next one */
+	u64 timer_expiry;		/* time the timer was last started for, or 0 */
+	struct rl_counters counters;	/* statistics */
+	u64 *hist;			/* waits by fls64(ns); set once unlocked: READ_ONCE() */
+	struct rl_global global;	/* demand, and the lease of global limits */
+	u64 nclients;			/* entries of @clients; WRITE_ONCE() for sysfs */
+	struct hrtimer timer;		/* fires when the next request can be served */
+	struct kref ref;		/* attached clients, a named one's sysfs directory */
+	char name[RL_NAME_MAX];		/* a named limiter's, "" if private; constant */
+	kuid_t uid;			/* owner; WRITE_ONCE() under the registry lock */
+	kgid_t gid;			/* group, as @uid */
+	umode_t mode;			/* permission bits, as @uid */
+	bool persistent;		/* the name stays when the last client leaves */
+	struct list_head node;		/* entry in the registry */
+	struct rhash_head hnode;	/* entry in the registry's table of names */
+	struct rl_dir *dir;		/* its sysfs directory while the name is registered */
+	struct rl_hnode h;		/* its place in a tree (tree.c, queue.c) */
+	struct rcu_head rcu;		/* a former child's rl_lock_irq() may look at @lock */
 };
 
-/**
- * struct rl_client - an open /dev/ratelimit file
- * @lim:    its limiter; NULL until the first RL_IOC_SET_CONFIG, then set
- *          once (cmpxchg) and constant until release
- * @pollq:  pollers of the file sleep here, from open() on, so that an fd
- *          added to epoll before it has a limiter is woken too
- * @node:   entry in the limiter's client list, guarded by its lock
- * @poll_node: entry in the limiter's pollers, guarded by its lock; empty
- *          when not there
- * @setup:  serialises giving the client a limiter
- * @may_config: RL_IOC_SET_CONFIG is allowed; written before @lim is set
- * @granted: tokens granted through this client, guarded by the limiter's
- *          lock
- * @tgid:   process that attached, for sysfs
- * @comm:   its command name then
- * @level:  priority level of its requests that ask for the default
- * @weight: share among the backlogged clients of a level
- * @cap:    most tokens per period of the limiter, 0 for no cap
- * @cap_bucket: tokens left under @cap
- * @held:   permits held
- * @refundable: tokens taken from the bucket and not refunded
- * @flows:  its sleeping requests, by level
- * @async:  its requests queued through io_uring (struct rl_async in
- *          uring.c)
- *
- * The fields from @granted on are guarded by the limiter's lock.
- */
+/* An open /dev/ratelimit file. From @granted on, the limiter's lock. */
 struct rl_client {
-	struct rl_limiter *lim;
-	wait_queue_head_t pollq;
-	struct list_head node;
-	struct list_head poll_node;
-	struct mutex setup;	/* see the kernel-doc above */
-	bool may_config;
-	u64 granted;
-	pid_t tgid;
-	char comm[TASK_COMM_LEN];
-	u8 level;
-	u32 weight;
-	u64 cap;
-	struct rl_bucket cap_bucket;
-	u64 held;
-	u64 refundable;
-	struct rl_flow flows[RL_NLEVELS];
-	struct list_head async;
+	struct rl_limiter *lim;		/* NULL, then set once (cmpxchg) until release */
+	wait_queue_head_t pollq;	/* pollers, from open() on (epoll before a limiter) */
+	struct list_head node;		/* in the limiter's clients; its lock */
+	struct list_head poll_node;	/* in the limiter's pollers, or empty; its lock */
+	struct mutex setup;		/* serialises giving the client a limiter */
+	bool may_config;		/* RL_IOC_SET_CONFIG allowed; set before @lim */
+	u64 granted;			/* tokens granted through this client */
+	pid_t tgid;			/* process that attached, for sysfs */
+	char comm[TASK_COMM_LEN];	/* its command name then */
+	u8 level;			/* priority of requests that ask for the default */
+	u32 weight;			/* share among the backlogged clients of a level */
+	u64 cap;			/* most tokens per period of the limiter, 0: none */
+	struct rl_bucket cap_bucket;	/* tokens left under @cap */
+	u64 held;			/* permits held */
+	u64 refundable;			/* tokens taken from the bucket, not refunded */
+	struct rl_flow flows[RL_NLEVELS]; /* its sleeping requests, by level */
+	struct list_head async;		/* its io_uring requests (rl_async, uring.c) */
 };
 
 /* The client's limiter, or NULL before its first SET_CONFIG or ATTACH. */
@@ -334,34 +218,19 @@ static inline struct rl_limiter *rl_client_limiter(struct rl_client *client)
 	return smp_load_acquire(&client->lim);
 }
 
-/**
- * struct rl_waiter - a request sleeping in a limiter
- * @node:   entry in its flow's waiters
- * @flow:   the flow of its client and priority
- * @client: the client asking
- * @task:   the sleeping task; NULL for a request of io_uring (uring.c)
- * @served: without @task, called under the limiter lock once all is granted
- * @want:   tokens still to be granted
- * @got:    tokens granted so far, in chunks
- * @taken:  of those, tokens taken from the bucket (not when unlimited)
- * @held:   permits taken, all at the first chunk
- * @at:     the instant the tokens of its last chunk existed (the bucket's
- *          time when it was granted)
- * @done:   all granted and off the queue; written under the limiter lock,
- *          read locklessly by the sleeper
- */
+/* A request sleeping in a limiter; the limiter's lock. */
 struct rl_waiter {
-	struct list_head node;
-	struct rl_flow *flow;
-	struct rl_client *client;
-	struct task_struct *task;
-	void (*served)(struct rl_waiter *w);
-	u64 want;
-	u64 got;
-	u64 taken;
-	u64 held;
-	u64 at;
-	bool done;
+	struct list_head node;		/* entry in its flow's waiters */
+	struct rl_flow *flow;		/* of its client and priority */
+	struct rl_client *client;	/* the client asking */
+	struct task_struct *task;	/* the sleeper; NULL for io_uring (uring.c) */
+	void (*served)(struct rl_waiter *w); /* without @task: once all is granted */
+	u64 want;			/* tokens still to be granted */
+	u64 got;			/* tokens granted so far, in chunks */
+	u64 taken;			/* of those, taken from the bucket (not unlimited) */
+	u64 held;			/* permits taken, all at the first chunk */
+	u64 at;				/* when the tokens of its last chunk existed */
+	bool done;			/* all granted and off the queue: read locklessly */
 };
 
 /* A limiter's limits, state and statistics, read at once under its lock. */
@@ -378,37 +247,20 @@ struct rl_snapshot {
 /* A look at one client, under the limiter's lock: false stops the walk. */
 typedef bool (*rl_client_fn)(const struct rl_client *client, void *arg);
 
-/**
- * struct rl_tunable - a tunable of a limiter (tunables.c)
- * @name:        its file in the sysfs directory of a named limiter
- * @param:       offsetof() its field in struct rl_params
- * @param_size:  sizeof() that field: 1, 4 or 8
- * @config:      offsetof() its field in struct rl_config
- * @config_size: sizeof() that field: 4 or 8
- * @config_flag: the bit of rl_config.flags that it is, or 0 for a field
- * @mode:        permission bits of its sysfs file (the limiter's owner
- *               owns it); RL_IOC_SET_CONFIG needs the right to
- *               reconfigure the limiter, as for every tunable
- * @min:         least value in force
- * @max:         largest value in force
- * @dflt:        what a 0 written asks for, when @default_fn is NULL
- * @default_fn:  what a 0 written asks for, given the fields before it
- * @feature:     word of /sys/kernel/ratelimit/features that announces it,
- *               or NULL
- */
+/* A tunable of a limiter (tunables.c). */
 struct rl_tunable {
-	const char *name;
-	size_t param;
-	size_t param_size;
-	size_t config;
-	size_t config_size;
-	u32 config_flag;
-	umode_t mode;
-	u64 min;
-	u64 max;
-	u64 dflt;
-	u64 (*default_fn)(const struct rl_params *p);
-	const char *feature;
+	const char *name;		/* its file in a named limiter's sysfs directory */
+	size_t param;			/* offsetof() its field in struct rl_params */
+	size_t param_size;		/* sizeof() that field: 1, 4 or 8 */
+	size_t config;			/* offsetof() its field in struct rl_config */
+	size_t config_size;		/* sizeof() that field: 4 or 8 */
+	u32 config_flag;		/* its bit of rl_config.flags, or 0 for a field */
+	umode_t mode;			/* its sysfs file's bits (the owner owns it) */
+	u64 min;			/* least value in force */
+	u64 max;			/* largest value in force */
+	u64 dflt;			/* what a 0 written asks for, without @default_fn */
+	u64 (*default_fn)(const struct rl_params *p); /* the same, from the fields before */
+	const char *feature;		/* its word of ratelimit/features in sysfs, or NULL */
 };
 
 /* tunables.c: ends with an entry of NULL name. */

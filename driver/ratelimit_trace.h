@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Tracepoints of the ratelimit module: the "ratelimit" event system in
- * tracefs (events/ratelimit/), for perf, bpftrace and ftrace. Disabled,
- * each costs a patched-out branch.
- *
- * Every event names its limiter by "limiter", the name of a named limiter
- * or "" for a private one, and "lim", its address (hashed when printed),
- * which tells private limiters apart.
+ * The "ratelimit" events of tracefs. Each names its limiter by "limiter",
+ * a named limiter's name or "" for a private one, and "lim", its address
+ * (hashed when printed), which tells private limiters apart.
  *
  * Copyright (C) 2026 The ratelimit authors
  */

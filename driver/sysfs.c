@@ -19,14 +19,10 @@
 #include "sysfs.h"
 #include "tree.h"
 
-/**
- * struct rl_dir - /sys/kernel/ratelimit/<name>
- * @kobj: the directory; its release frees this
- * @lim:  the named limiter shown, of which this holds a reference
- */
+/* /sys/kernel/ratelimit/<name> */
 struct rl_dir {
-	struct kobject kobj;
-	struct rl_limiter *lim;
+	struct kobject kobj;		/* the directory; its release frees this */
+	struct rl_limiter *lim;		/* the named limiter shown; a reference */
 };
 
 static inline struct rl_limiter *rl_kobj_limiter(struct kobject *kobj)
@@ -317,7 +313,6 @@ static const struct kobj_type rl_ktype = {
 /**
  * rl_sysfs_add() - create /sys/kernel/ratelimit/<name>, holding a reference to @lim
  * @lim: a new named limiter, its identity set
- *
  * Return: the directory, or an ERR_PTR() with @lim untouched.
  */
 struct rl_dir *rl_sysfs_add(struct rl_limiter *lim)
@@ -356,7 +351,6 @@ void rl_sysfs_del(struct rl_dir *dir)
  * @dir: the directory, kept by the registry lock held
  * @uid: its new owner
  * @gid: its new group
- *
  * Return: 0 or -ENOMEM, perhaps with some files changed: the caller changes
  * them back.
  */

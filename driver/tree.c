@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The shape of trees of limiters (Documentation/hierarchy.md): moving a
- * limiter checks depth and cycles and carries its subtree's locks, queued
- * requests and held permits over. Order of service: queue.c.
- *
- * One lock per tree: every limiter of a tree locks its root's lock
- * (rl_limiter.tlock). A move happens under the registry lock (which
- * serialises all moves) and both trees' locks, the second nested; it
- * repoints the tlock of the whole subtree, and a task spinning on the old
- * lock sees the change and locks the new one (rl_lock_irq()).
+ * The shape of trees of limiters (Documentation/hierarchy.md). A tree has
+ * one lock, its root's (rl_limiter.tlock). A move checks depth and cycles
+ * under the registry lock (which serialises moves) and both trees' locks,
+ * the second nested, and repoints the subtree's tlock: a task spinning on
+ * the old lock then locks the new one (rl_lock_irq()).
  *
  * Copyright (C) 2026 The ratelimit authors
  */

@@ -64,7 +64,6 @@ static void rl_field_write(void *base, size_t off, size_t size, u64 val)
  * rl_tunable_get() - read a tunable
  * @t: a row of rl_tunables
  * @p: limits
- *
  * Return: its value in @p.
  */
 u64 rl_tunable_get(const struct rl_tunable *t, const struct rl_params *p)
@@ -77,7 +76,6 @@ u64 rl_tunable_get(const struct rl_tunable *t, const struct rl_params *p)
  * @t:   a row of rl_tunables
  * @p:   limits to change, with the fields before @t's in the table set
  * @val: the value, 0 asking for the default where @t has one
- *
  * Return: 0, or -EINVAL with @p unchanged.
  */
 int rl_tunable_set(const struct rl_tunable *t, struct rl_params *p, u64 val)
@@ -96,7 +94,6 @@ int rl_tunable_set(const struct rl_tunable *t, struct rl_params *p, u64 val)
  * rl_params_from_config() - the limits a configuration asks for
  * @cfg: the configuration, its flags and reserved fields already checked
  * @p:   filled with the limits
- *
  * Return: 0, or -EINVAL if they are out of bounds.
  */
 int rl_params_from_config(const struct rl_config *cfg, struct rl_params *p)

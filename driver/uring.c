@@ -4,18 +4,13 @@
  * /dev/ratelimit fd takes tokens as RL_IOC_ACQUIRE does, and completes when
  * they are granted instead of sleeping.
  *
- * A request that must wait is queued like a sleeping one (struct rl_waiter
- * with no task) and ends when rl_dispatch() serves it, its deadline timer
- * fires, or it is cancelled (RL_URING_CANCEL, or io_uring when its ring or
- * task goes away). Whichever comes first, under the limiter lock, sets
- * ->ending and has rl_uring_end() run (at once for io_uring's cancellation,
- * else in the submitter's context): it accounts for the request as a
- * sleeper does when it wakes (rl_limiter_acquire_end()), writes the results
- * and posts the completion.
- *
- * Issue, cancellation and rl_uring_end() all run under the ring's
- * uring_lock, so none runs while another does: the issue may finish
- * setting the request up after queueing it.
+ * A request that must wait is queued as a sleeper is (struct rl_waiter with
+ * no task) and ends when rl_dispatch() serves it, its deadline timer fires,
+ * or it is cancelled (RL_URING_CANCEL, or io_uring when its ring or task
+ * goes away). Whichever comes first sets ->ending under the limiter lock
+ * and has rl_uring_end() account for it as a waking sleeper does, write the
+ * results and post the completion. Issue, cancellation and rl_uring_end()
+ * all run under the ring's uring_lock, so none runs while another does.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -30,30 +25,18 @@
 #include "ratelimit.h"
 #include "request.h"
 
-/**
- * struct rl_async - an acquire queued through io_uring
- * @w:      its entry in the limiter's queue
- * @req:    the request, then its results
- * @timer:  fires at the deadline, if any
- * @node:   entry in the client's rl_client.async; limiter lock
- * @cmd:    the io_uring command
- * @lim:    the limiter
- * @uptr:   the caller's struct rl_acquire, for the results
- * @start:  when it arrived
- * @why:    how it ends if not served: -ETIMEDOUT or -ECANCELED; limiter lock
- * @ending: rl_uring_end() is on its way; limiter lock
- */
+/* An acquire queued through io_uring. */
 struct rl_async {
-	struct rl_waiter w;
-	struct rl_acquire req;
-	struct hrtimer timer;
-	struct list_head node;
+	struct rl_waiter w;		/* its entry in the limiter's queue */
+	struct rl_acquire req;		/* the request, then its results */
+	struct hrtimer timer;		/* fires at the deadline, if any */
+	struct list_head node;		/* in rl_client.async; limiter lock */
 	struct io_uring_cmd *cmd;
 	struct rl_limiter *lim;
-	struct rl_acquire __user *uptr;
-	u64 start;
-	int why;
-	bool ending;
+	struct rl_acquire __user *uptr;	/* the caller's, for the results */
+	u64 start;			/* when it arrived */
+	int why;			/* -ETIMEDOUT or -ECANCELED if not served; limiter lock */
+	bool ending;			/* rl_uring_end() is on its way; limiter lock */
 };
 
 static bool rl_uring_task_gone(void)
@@ -235,7 +218,6 @@ static void rl_uring_issue_tw(struct io_uring_cmd *cmd, unsigned int issue_flags
  * rl_uring_cmd() - file_operations.uring_cmd of /dev/ratelimit
  * @cmd:         the command
  * @issue_flags: io_uring's flags for it
- *
  * Return: the result, or -EIOCBQUEUED when the command completes later.
  */
 int rl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
