@@ -309,7 +309,7 @@ static bool rl_list_poller(struct rl_limiter *lim, struct rl_client *client)
 	return first;
 }
 
-/* Refill to the instant @chunk tokens exist, if by @now: they are owed from then. Are they? */
+/* Are @chunk tokens there by @now? Refill to the instant they exist: they are owed from then. */
 static bool rl_tokens_by(struct rl_limiter *lim, u64 chunk, u64 now)
 {
 	u64 when;
