@@ -891,8 +891,8 @@ static noinline int rl_acquire_slow(struct rl_limiter *lim, struct rl_client *cl
 }
 
 /* Trace an arrival; the time if the limits need it, or 0 (a hint: see rl_clock()). */
-static u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
-			    const struct rl_acquire *req)
+static __always_inline u64 rl_acquire_start(struct rl_limiter *lim, struct rl_client *client,
+					    const struct rl_acquire *req)
 {
 	trace_ratelimit_acquire(lim, req->count,
 				req->priority ? req->priority - 1 : READ_ONCE(client->level),
