@@ -82,7 +82,12 @@ check "demand shift" "$ms >= 0 && $ms <= 1000" \
 # at their new share. rlsyncd(8): a host whose demand moves renews early
 # (R/4 on), lowering its limiter first; the others take the rest at their
 # next refresh. The old agent waited for h1's next refresh over a
-# half-old demand and its acknowledgment (R/2).
+# half-old demand and its acknowledgment (R/2). The release is bounded at
+# R/2, not R/4: the look itself comes up to R/4 after the stop, the
+# agent's wake-up and the limiter's write come on top on a loaded machine,
+# and a quarter after a saturated report waits for the refresh (single
+# samples of 118 and 195 ms here). Medians: 0.08-0.14 R here, also with
+# both cores busy; 0.28 R in one CI run.
 shifts='' frees='' back=''
 # first LOG-LINE-AFTER T0 [CONDITION on r["h1"] ...]: ms after T0, or -1
 first()
@@ -106,8 +111,8 @@ done
 median() { printf '%s\n' "$@" | sort -n | awk 'NR == 1 && $1 < 0 { print -1; exit } NR == 3'; }
 # shellcheck disable=SC2086 # the figures, one word each
 fm=$(median $frees) sm=$(median $shifts)
-check "demand shift, in refresh intervals" "$fm >= 0 && $sm >= 0 && $fm <= 25 && $sm <= 200" \
-	"h1 back at 500/s after$back ms, then stopped: at <= 100/s after$frees ms (median $(awk "BEGIN { printf \"%.2f\", $fm / 100 }") R, at most R/4; the old agent 0.4-0.6 R), h2, h3 at >= 2450 after$shifts ms (median $(awk "BEGIN { printf \"%.2f\", $sm / 100 }") R, at most 2 R; the old agent 1.2-1.9 R) (R = 100 ms)"
+check "demand shift, in refresh intervals" "$fm >= 0 && $sm >= 0 && $fm <= 50 && $sm <= 200" \
+	"h1 back at 500/s after$back ms, then stopped: at <= 100/s after$frees ms (median $(awk "BEGIN { printf \"%.2f\", $fm / 100 }") R, at most R/2; the old agent 0.4-0.6 R), h2, h3 at >= 2450 after$shifts ms (median $(awk "BEGIN { printf \"%.2f\", $sm / 100 }") R, at most 2 R; the old agent 1.2-1.9 R) (R = 100 ms)"
 
 tk=$(now)
 kill -9 "$p3"
