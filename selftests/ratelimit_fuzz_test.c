@@ -526,8 +526,8 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 	switch (op) {
 	case OP_FEATURES:
 		if (f->version != RL_ABI_VERSION ||
-		    f->flags & ~(__u32)RL_FEATURE_URING_CMD ||
-		    (~f->ioctls & 0x1ffff) || !zero(f->reserved, sizeof(f->reserved)))
+		    (f->flags & ~(__u32)RL_FEATURE_URING_CMD) != RL_FEATURE_QUEUED ||
+		    (~f->ioctls & 0x3dffff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;
 	case OP_GET_CONFIG:
