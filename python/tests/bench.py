@@ -21,8 +21,8 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [here, os.path.join(here, "..")]
 
-from ratelimit import Limiter  # noqa: E402
-from ratelimit.aio import AsyncLimiter  # noqa: E402
+from kratelimit import Limiter  # noqa: E402
+from kratelimit.aio import AsyncLimiter  # noqa: E402
 from util import tool  # noqa: E402
 
 

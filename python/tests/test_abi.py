@@ -3,7 +3,7 @@
 
 abi_dump.c, compiled at test time against uapi/ of this tree, prints what
 the compiler makes of the header; every size, offset, ioctl number and
-constant it prints must be what ratelimit._abi packs. It prints the rows
+constant it prints must be what kratelimit._abi packs. It prints the rows
 of the driver's table of tunables (driver/tunables.h) too: each one is a
 field of Config, or named in NOT_IN_CONFIG with the reason. Runs on the
 build machine (make check's host unit tests); skipped without a compiler.
@@ -17,8 +17,8 @@ import subprocess
 import tempfile
 import unittest
 
-from ratelimit import _abi
-from ratelimit._core import Config
+from kratelimit import _abi
+from kratelimit._core import Config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 UAPI = os.path.join(HERE, "..", "..", "uapi")

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""ratelimit.aio: the event loop keeps running, FIFO service, fairness,
+"""kratelimit.aio: the event loop keeps running, FIFO service, fairness,
 the rate bound, cancellation and async permits."""
 
 import asyncio
 import time
 import unittest
 
-from ratelimit import Config, Limiter
-from ratelimit.aio import AsyncLimiter
+from kratelimit import Config, Limiter
+from kratelimit.aio import AsyncLimiter
 from util import SEC, jain, need_device, need_socketpair, now
 
 

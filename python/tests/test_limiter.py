@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""Every call of ratelimit.Limiter, and its error paths, on the module."""
+"""Every call of kratelimit.Limiter, and its error paths, on the module."""
 
 import errno
 import os
 import time
 import unittest
 
-import ratelimit
-from ratelimit import Config, Limiter
+import kratelimit
+from kratelimit import Config, Limiter
 from util import SEC, in_child, name, need_device, now
 
 
@@ -70,7 +70,7 @@ class Private(unittest.TestCase):
             lim.configure(Config(rate=0, burst=1))
             g = lim.try_acquire()
             self.assertFalse(g)
-            self.assertEqual(g.ready_ns, ratelimit.DEADLINE_NONE)
+            self.assertEqual(g.ready_ns, kratelimit.DEADLINE_NONE)
 
     def test_blocking_acquire_waits(self):
         with Limiter.private(100, burst=1) as lim:
@@ -118,8 +118,8 @@ class Private(unittest.TestCase):
 
     def test_priority(self):
         with Limiter.private(100, burst=10) as lim:
-            for p in (ratelimit.PRIO_LOW, ratelimit.PRIO_MID,
-                      ratelimit.PRIO_HIGH, ratelimit.PRIO_USER):
+            for p in (kratelimit.PRIO_LOW, kratelimit.PRIO_MID,
+                      kratelimit.PRIO_HIGH, kratelimit.PRIO_USER):
                 self.assertTrue(lim.acquire(priority=p))
             with self.assertRaises(OSError) as cm:
                 lim.acquire(priority=9)
@@ -199,7 +199,7 @@ class Private(unittest.TestCase):
         with Limiter.private(100, burst=10) as lim:
             c = lim.client()
             self.assertEqual((c.priority, c.weight, c.cap), (2, 1, 0))
-            lim.set_client(ratelimit.PRIO_LOW, 3, 50)
+            lim.set_client(kratelimit.PRIO_LOW, 3, 50)
             lim.acquire(2)
             c = lim.client()
             self.assertEqual((c.priority, c.weight, c.cap, c.granted),
@@ -210,8 +210,8 @@ class Private(unittest.TestCase):
                 self.assertEqual(cm.exception.errno, errno.EINVAL)
 
     def test_features(self):
-        f = ratelimit.features()
-        self.assertEqual(f.version, ratelimit.ABI_VERSION)
+        f = kratelimit.features()
+        self.assertEqual(f.version, kratelimit.ABI_VERSION)
         for n in ("RL_IOC_ACQUIRE", "RL_IOC_REFUND", "RL_IOC_GET_CLIENT"):
             self.assertTrue(f.has_ioctl(n), n)
         self.assertEqual(f.acquire_flags, 3)
@@ -289,7 +289,7 @@ class Named(unittest.TestCase):
         with Limiter.attach(nm, Config(rate=5)):
             with open(f"/sys/kernel/ratelimit/{nm}/mode") as f:
                 self.assertEqual(f.read().strip(), "0644")
-        self.assertEqual(ratelimit.DEFAULT_MODE, 0o644)
+        self.assertEqual(kratelimit.DEFAULT_MODE, 0o644)
 
     def test_permissions(self):
         if os.geteuid() != 0:
@@ -318,7 +318,7 @@ def _as_nobody(nm: str) -> int:
         except PermissionError:
             pass
         try:
-            lim.set_client(priority=ratelimit.PRIO_HIGH)
+            lim.set_client(priority=kratelimit.PRIO_HIGH)
             return 2
         except PermissionError:
             pass

@@ -8,7 +8,7 @@ import threading
 import time
 import unittest
 
-from ratelimit import Config, Limiter
+from kratelimit import Config, Limiter
 from util import SEC, in_child, name, need_device, now, tool
 
 

@@ -33,8 +33,8 @@ mkdir -p "$root/usr/lib/${py##*/}/lib-dynload"
 # shellcheck disable=SC2086
 ldd "$py" $files 2>/dev/null | awk '/=> \//{ print $3 } /^[ \t]+\//{ print $1 }' |
 	sort -u | while read -r lib; do copy "$lib"; done
-mkdir -p "$root/python/tests" "$root/python/ratelimit"
-cp -p python/ratelimit/*.py python/ratelimit/py.typed "$root/python/ratelimit/"
+mkdir -p "$root/python/tests" "$root/python/kratelimit"
+cp -p python/kratelimit/*.py python/kratelimit/py.typed "$root/python/kratelimit/"
 cp -p python/tests/*.py "$root/python/tests/"
 echo "vm: python3 in the guest: $(du -sk "$root/usr" "$root/lib" "$root/lib64" \
 	"$root/python" 2>/dev/null | awk '{ s += $1 } END { print s }') KiB"

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0-only
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Limiter: one open file description of /dev/ratelimit, and its ioctls."""
 
 from __future__ import annotations

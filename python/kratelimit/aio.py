@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0-only
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """asyncio: acquires that never block the event loop.
 
 An AsyncLimiter keeps a FIFO of the loop's waiting tasks and serves its

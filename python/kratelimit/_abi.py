@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0-only
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The ABI of /dev/ratelimit (uapi/linux/ratelimit_dev.h) in struct formats.
 
 Every struct is packed native-endian with no padding ("=" formats): the

@@ -1,13 +1,13 @@
-# SPDX-License-Identifier: GPL-2.0-only
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """ratelimit: rate and concurrency limiters of the kernel's /dev/ratelimit.
 
-    import ratelimit
-    with ratelimit.Limiter.private(100) as lim:   # 100 tokens per second
+    import kratelimit
+    with kratelimit.Limiter.private(100) as lim:   # 100 tokens per second
         lim.acquire()                             # sleeps in the kernel
         with lim.permit(): ...
 
-    import ratelimit.aio                          # asyncio
-    alim = ratelimit.aio.AsyncLimiter(ratelimit.Limiter.attach("api"))
+    import kratelimit.aio                          # asyncio
+    alim = kratelimit.aio.AsyncLimiter(kratelimit.Limiter.attach("api"))
     await alim.acquire(5)
 
 Pure Python over fcntl.ioctl; see Documentation/python.md and
