@@ -18,7 +18,7 @@ import errno
 import time
 from typing import AsyncIterator, Deque, Optional
 
-from . import _abi
+from . import _lib
 from ._core import Grant, Limiter
 
 # After a wake-up by poll that still found the head unservable (it wants
@@ -219,7 +219,7 @@ class AsyncLimiter:
     def _wait(self, ready_ns: int, polled: bool) -> None:
         """Wake up at @ready_ns, or when the fd polls readable."""
         now = time.monotonic_ns()
-        if ready_ns != _abi.DEADLINE_NONE and ready_ns > now:
+        if ready_ns != _lib.DEADLINE_NONE and ready_ns > now:
             self._timer = self._loop.call_later((ready_ns - now) / 1e9,
                                                 self._serve, False)
         elif polled:

@@ -44,7 +44,7 @@ class Private(unittest.TestCase):
                 Limiter.private(cfg.rate, cfg.period_ns, burst=cfg.burst,
                                 catchup=cfg.catchup)
             self.assertEqual(cm.exception.errno, errno.EINVAL, cfg)
-            self.assertIn("RL_IOC_SET_CONFIG", str(cm.exception))
+            self.assertIn("rl_set_config", str(cm.exception))
 
     def test_try_acquire_and_ready_time(self):
         with Limiter.private(10, burst=5) as lim:
@@ -209,15 +209,6 @@ class Private(unittest.TestCase):
                     lim.set_client(**bad)
                 self.assertEqual(cm.exception.errno, errno.EINVAL)
 
-    def test_features(self):
-        f = kratelimit.features()
-        self.assertEqual(f.version, kratelimit.ABI_VERSION)
-        for n in ("RL_IOC_ACQUIRE", "RL_IOC_REFUND", "RL_IOC_GET_CLIENT"):
-            self.assertTrue(f.has_ioctl(n), n)
-        self.assertEqual(f.acquire_flags, 3)
-        self.assertEqual(f.attach_flags, 7)
-        self.assertEqual(f.config_flags, 3)  # UNLIMITED, FED
-
     def test_not_a_ratelimit_fd(self):
         with Limiter("/dev/null") as lim:
             with self.assertRaises(OSError) as cm:
@@ -225,10 +216,69 @@ class Private(unittest.TestCase):
             self.assertEqual(cm.exception.errno, errno.ENOTTY)
             self.assertIn("not a /dev/ratelimit fd", str(cm.exception))
 
-    def test_no_device(self):
-        with self.assertRaises(FileNotFoundError) as cm:
-            Limiter("/dev/no-such-ratelimit")
-        self.assertIn("module loaded", str(cm.exception))
+    def test_rate_strings(self):
+        with Limiter.private("100/s:10", concurrency=2) as lim:
+            c = lim.config()
+            self.assertEqual((c.rate, c.burst, c.concurrency), (100, 10, 2))
+            lim.configure("50/s:5")
+            self.assertEqual(str(lim.config()), "50/s:5")
+        with self.assertRaises(ValueError):
+            Limiter.private("fast")
+
+    def test_cycle(self):
+        with Limiter.private(unlimited=True, concurrency=2) as lim:
+            lim.acquire(2)
+            g = lim.cycle(1, 1)
+            self.assertTrue(g)
+            self.assertEqual(lim.client().held, 2)
+            with self.assertRaises(OSError) as cm:
+                lim.cycle(3, 1)
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
+            self.assertIn("rl_cycle_ex", str(cm.exception))
+            with self.assertRaises(TimeoutError):
+                lim.cycle(0, 1, timeout=0.05)
+            self.assertEqual(lim.client().held, 2)
+
+    def test_deposit(self):
+        with Limiter.private(Config(rate=0, burst=10, fed=True)) as lim:
+            self.assertTrue(lim.config().fed)
+            lim.try_acquire(lim.stats().available)  # starts full
+            self.assertFalse(lim.try_acquire())
+            self.assertEqual(lim.deposit(15), 5)
+            self.assertEqual(lim.stats().available, 10)
+            self.assertTrue(lim.try_acquire(10))
+        with Limiter.private(10) as lim:
+            with self.assertRaises(OSError) as cm:
+                lim.deposit(1)
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
+            self.assertIn("not fed", str(cm.exception))
+
+    def test_lease(self):
+        with Limiter.private("10/s") as lim:
+            lim.set_lease("100/s", "1/s", timeout=3600)
+            self.assertEqual(lim.config().rate, 100)
+            lim.set_lease("200/s", Config(rate=2), timeout=0)  # ends now
+            self.assertEqual(lim.config().rate, 2)
+            with self.assertRaises(ValueError):
+                lim.set_lease("1/s", "1/s")
+
+    def test_demand(self):
+        with Limiter.private(1, 10 * SEC, burst=1) as lim:
+            lim.acquire()
+            self.assertFalse(lim.try_acquire(1))
+            d = lim.demand()
+            self.assertEqual((d.asked, d.refused, d.queued), (2, 1, 0))
+            self.assertGreater(d.now_ns, 0)
+
+    def test_features(self):
+        f = kratelimit.features()
+        self.assertEqual(f.version, kratelimit.ABI_VERSION)
+        for n in ("RL_IOC_ACQUIRE", "RL_IOC_REFUND", "RL_IOC_GET_CLIENT",
+                  "RL_IOC_DEPOSIT", "RL_IOC_CYCLE", "RL_IOC_SET_PERM"):
+            self.assertTrue(f.has_ioctl(n), n)
+        self.assertEqual(f.acquire_flags, 3)
+        self.assertEqual(f.attach_flags, 7)
+        self.assertEqual(f.config_flags, 3)  # UNLIMITED, FED
 
 
 @need_device
@@ -276,6 +326,41 @@ class Named(unittest.TestCase):
             Limiter.attach(nm)
         with self.assertRaises(FileNotFoundError):
             Limiter.unlink(nm)
+
+    def test_rate_string_create(self):
+        nm = name("str")
+        with Limiter.attach(nm, "20/s:4") as lim:
+            self.assertEqual(str(lim.config()), "20/s:4")
+
+    def test_parent(self):
+        top, sub = name("top"), name("sub")
+        with Limiter.attach(top, "100/s") as t, \
+                Limiter.attach(sub, "50/s") as s:
+            self.assertEqual(s.parent(), kratelimit.Parent("", 1, 0, 0))
+            s.set_parent(top, weight=3)
+            self.assertEqual(s.parent(), kratelimit.Parent(top, 3, 1, 0))
+            self.assertEqual(t.parent().children, 1)
+            s.set_parent(None)
+            self.assertEqual(s.parent().name, "")
+            with self.assertRaises(FileNotFoundError) as cm:
+                s.set_parent(name("missing"))
+            self.assertIn("rl_set_parent", str(cm.exception))
+            with self.assertRaises(OSError) as cm:
+                t.set_parent(top)
+            self.assertIn(cm.exception.errno, (errno.ELOOP, errno.EINVAL))
+
+    def test_set_perm(self):
+        nm = name("chmod")
+        with Limiter.attach(nm, "5/s") as lim:
+            lim.set_perm(mode=0o600)
+            with open(f"/sys/kernel/ratelimit/{nm}/mode") as f:
+                self.assertEqual(f.read().strip(), "0600")
+            with self.assertRaises(ValueError):
+                lim.set_perm()
+        with Limiter.private(5) as lim:
+            with self.assertRaises(OSError) as cm:
+                lim.set_perm(mode=0o600)
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
 
     def test_non_persistent_dies_with_last_fd(self):
         nm = name("dies")

@@ -5,7 +5,8 @@
 # for the Python package's tests (selftests/ratelimit_python_test.sh): the
 # interpreter and its shared libraries, the stdlib modules the tests load
 # (python_files.py finds them; with their cached bytecode), and python/
-# (the package and its tests) as ROOT/python. run.sh calls it when that
+# (the package and its tests) as ROOT/python, build/lib's
+# libratelimit.so.1 as ROOT/usr/lib's. run.sh calls it when that
 # test is in the guest. Prints what it added.
 set -eu
 
@@ -24,7 +25,9 @@ copy()
 	done
 }
 
-files=$("$py" -S "$here/python_files.py" .)
+[ -f build/lib/libratelimit.so.1 ] ||
+	{ echo "python.sh: no build/lib/libratelimit.so.1 (make lib)" >&2; exit 1; }
+files=$(KRATELIMIT_LIBRARY=build/lib/libratelimit.so.1 "$py" -S "$here/python_files.py" .)
 # shellcheck disable=SC2086 # one file a word
 copy "$py" $files
 ln -sf "${py##*/}" "$root/usr/bin/python3"
@@ -33,6 +36,9 @@ mkdir -p "$root/usr/lib/${py##*/}/lib-dynload"
 # shellcheck disable=SC2086
 ldd "$py" $files 2>/dev/null | awk '/=> \//{ print $3 } /^[ \t]+\//{ print $1 }' |
 	sort -u | while read -r lib; do copy "$lib"; done
+# The package loads the tree's library as the system's libratelimit.so.1.
+mkdir -p "$root/usr/lib"
+cp -pL build/lib/libratelimit.so.1 "$root/usr/lib/"
 mkdir -p "$root/python/tests" "$root/python/kratelimit"
 cp -p python/kratelimit/*.py python/kratelimit/py.typed "$root/python/kratelimit/"
 cp -p python/tests/*.py "$root/python/tests/"
