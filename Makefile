@@ -317,7 +317,14 @@ $(COMPLETION_UNIT): selftests/unit/completion_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
-.PHONY: pystyle
+# mypy --strict on the package (py.typed: its types are its users'):
+# a static check of make check (selftests/vm/check.sh), Debian's mypy.
+.PHONY: pystyle mypy
+mypy:
+	@/usr/bin/python3 -c 'import mypy' 2>/dev/null || \
+		{ echo "mypy: not installed (make deps installs Debian's mypy)"; exit 1; }
+	cd python && /usr/bin/python3 -m mypy --strict --no-incremental kratelimit
+
 style: pystyle
 pystyle:
 	@/usr/bin/python3 -c 'import sys; [compile(open(f).read(), f, "exec") \

@@ -4,16 +4,26 @@ libratelimit.so.1 (lib/libratelimit.h)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import dataclasses
 import errno
+import functools
+import inspect
 import os
 import time
-from typing import Any, Dict, Iterator, Optional, Tuple, Union
+import weakref
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterator, Optional,
+                    Tuple, TypeVar, Union, cast)
 
 from . import _lib
 from ._lib import lib
+
+if TYPE_CHECKING:
+    from .aio import AsyncLimiter
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 DEVICE = "/dev/ratelimit"
 # The permission bits of a named limiter created without a mode, as the
@@ -296,6 +306,7 @@ class Limiter:
     """
 
     _fd = -1
+    _aios: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncLimiter]"
 
     def __init__(self, path: str = DEVICE) -> None:
         """Open @path (/dev/ratelimit); the fd has no limiter yet."""
@@ -310,6 +321,7 @@ class Limiter:
             raise OSError(-rc, f"open {path}: {os.strerror(-rc)}"
                           " (is the ratelimit module loaded?)", path)
         self._fd = int(rc)
+        self._aios = weakref.WeakKeyDictionary()
 
     @classmethod
     def private(cls, rate: Union[int, ConfigLike] = 0,
@@ -370,15 +382,67 @@ class Limiter:
             fd, self._fd = self._fd, -1
             lib.rl_close(fd)
 
-    def __enter__(self) -> "Limiter":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __del__(self) -> None:
         if self._fd >= 0:
             self.close()
+
+    # One token (and, with a concurrency limit, one permit) for a with
+    # block: "with limiter:" / "async with limiter:" / @limiter.limit().
+    def __enter__(self) -> Grant:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._done(1)
+
+    async def __aenter__(self) -> Grant:
+        return await self._aio().acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._aio().done(1)
+
+    def _aio(self) -> "AsyncLimiter":
+        """The AsyncLimiter of this Limiter and the running loop."""
+        from .aio import AsyncLimiter
+        loop = asyncio.get_running_loop()
+        alim = self._aios.get(loop)
+        if alim is None:
+            alim = self._aios[loop] = AsyncLimiter(self)
+        return alim
+
+    def _done(self, count: int) -> None:
+        """The end of a block that took @count tokens: its permits go
+        back if the limiter counts permits (a concurrency limit)."""
+        if self._fd >= 0 and self.config().concurrency:
+            self.release(count)
+
+    @contextlib.contextmanager
+    def permit(self, count: int = 1, **acquire: Any) -> Iterator[Grant]:
+        """Take @count tokens for a with block; with a concurrency limit
+        they are permits, released however the block ends (and by the
+        kernel should the process die inside it).
+
+        @acquire are acquire()'s keyword arguments.
+        """
+        grant = self.acquire(count, **acquire)
+        try:
+            yield grant
+        finally:
+            self._done(count)
+
+    def limit(self, count: Union[int, F] = 1, **acquire: Any) -> Any:
+        """A decorator: each call of the function takes @count tokens
+        first (and holds them as permits during the call, with a
+        concurrency limit). For a coroutine function the tokens come
+        from this loop's AsyncLimiter, never blocking the loop; for
+        others from acquire(). @acquire are acquire()'s keyword
+        arguments. @limiter.limit and @limiter.limit(5) both work."""
+        if not isinstance(count, int):
+            return _decorate(self, count, 1, acquire)
+        n = count
+
+        def deco(fn: F) -> F:
+            return _decorate(self, fn, n, acquire)
+        return deco
 
     def configure(self, config: ConfigLike) -> None:
         """Create the fd's private limiter, or change the limits in force.
@@ -508,20 +572,6 @@ class Limiter:
         return Grant(True, count, int(a.wait_ns), int(a.ready_ns),
                      int(a.lag_ns))
 
-    @contextlib.contextmanager
-    def permit(self, count: int = 1, **acquire: Any) -> Iterator[Grant]:
-        """Hold @count permits for a with block; released however it ends.
-
-        @acquire are acquire()'s keyword arguments. Should the process
-        die inside the block, the kernel releases them when it closes the
-        fd.
-        """
-        grant = self.acquire(count, **acquire)
-        try:
-            yield grant
-        finally:
-            self.release(count)
-
     def stats(self) -> Stats:
         """The limiter's counters, as of now."""
         st = _lib.rl_stats()
@@ -620,10 +670,34 @@ class Limiter:
             self.fileno(), uid or 0, gid or 0, mode or 0, flags))
 
 
+def _decorate(lim: Any, fn: F, count: int, acquire: Dict[str, Any]) -> F:
+    """@fn, taking @count tokens of @lim (a Limiter or AsyncLimiter)
+    around each call."""
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def acall(*args: Any, **kwargs: Any) -> Any:
+            alim = lim._aio() if isinstance(lim, Limiter) else lim
+            async with alim.permit(count, **acquire):
+                return await fn(*args, **kwargs)
+        return cast(F, acall)
+    if not isinstance(lim, Limiter):
+        raise TypeError("AsyncLimiter.limit() decorates coroutine "
+                        "functions (Limiter.limit() decorates both)")
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with lim.permit(count, **acquire):
+            return fn(*args, **kwargs)
+    return cast(F, call)
+
+
 def features() -> Features:
     """What the loaded module supports (opens /dev/ratelimit once)."""
-    with Limiter() as lim:
+    lim = Limiter()
+    try:
         return lim.features()
+    finally:
+        lim.close()
 
 
 def name_valid(name: str) -> bool:

@@ -16,10 +16,10 @@ import collections
 import contextlib
 import errno
 import time
-from typing import AsyncIterator, Deque, Optional
+from typing import Any, AsyncIterator, Deque, Optional, Union
 
 from . import _lib
-from ._core import Grant, Limiter
+from ._core import F, Grant, Limiter, _decorate
 
 # After a wake-up by poll that still found the head unservable (it wants
 # more than the one token or permit poll reports), wait this long before
@@ -33,7 +33,7 @@ class _Waiter:
 
     __slots__ = ("fut", "count", "prio", "taken", "chunk")
 
-    def __init__(self, fut: asyncio.Future, count: int, prio: int) -> None:
+    def __init__(self, fut: "asyncio.Future[Grant]", count: int, prio: int) -> None:
         self.fut = fut
         self.count = count
         self.prio = prio
@@ -54,7 +54,7 @@ class AsyncLimiter:
         self._queue: Deque[_Waiter] = collections.deque()
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._reader = False
-        self._timer: Optional[asyncio.TimerHandle] = None
+        self._timer: Optional[asyncio.Handle] = None
 
     async def acquire(self, count: int = 1, *, priority: int = 0,
                       timeout: Optional[float] = None) -> Grant:
@@ -132,15 +132,41 @@ class AsyncLimiter:
         self._schedule(0)
 
     @contextlib.asynccontextmanager
-    async def permit(self, count: int = 1, **acquire) -> AsyncIterator[Grant]:
-        """Hold @count permits for an async with block, released however
-        it ends (and by the kernel should the process die)."""
+    async def permit(self, count: int = 1,
+                     **acquire: Any) -> AsyncIterator[Grant]:
+        """Take @count tokens for an async with block; with a concurrency
+        limit they are permits, released however it ends (and by the
+        kernel should the process die)."""
         grant = await self.acquire(count, **acquire)
         try:
             yield grant
         finally:
+            self.done(count)
+
+    def done(self, count: int) -> None:
+        """The end of a block that took @count tokens: its permits go
+        back if the limiter counts permits (a concurrency limit)."""
+        if not self.limiter.closed and self.limiter.config().concurrency:
             self.limiter.release(count)
             self._schedule(0)
+
+    async def __aenter__(self) -> Grant:
+        return await self.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.done(1)
+
+    def limit(self, count: Union[int, F] = 1, **acquire: Any) -> Any:
+        """A decorator of coroutine functions: each call takes @count
+        tokens first (held as permits during the call, with a
+        concurrency limit). @alim.limit and @alim.limit(5) both work."""
+        if not isinstance(count, int):
+            return _decorate(self, count, 1, acquire)
+        n = count
+
+        def deco(fn: F) -> F:
+            return _decorate(self, fn, n, acquire)
+        return deco
 
     def _schedule(self, delay: float) -> None:
         """Serve the queue after @delay seconds (0: soon), once."""
@@ -158,7 +184,7 @@ class AsyncLimiter:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._reader:
+        if self._reader and self._loop is not None:
             self._loop.remove_reader(self.limiter.fileno())
             self._reader = False
 
@@ -218,6 +244,7 @@ class AsyncLimiter:
 
     def _wait(self, ready_ns: int, polled: bool) -> None:
         """Wake up at @ready_ns, or when the fd polls readable."""
+        assert self._loop is not None
         now = time.monotonic_ns()
         if ready_ns != _lib.DEADLINE_NONE and ready_ns > now:
             self._timer = self._loop.call_later((ready_ns - now) / 1e9,

@@ -3,6 +3,7 @@
 the rate bound, cancellation and async permits."""
 
 import asyncio
+from contextlib import closing
 import time
 import unittest
 
@@ -20,7 +21,7 @@ def run(coro):
 class Aio(unittest.TestCase):
     def test_immediate_and_waiting(self):
         async def main():
-            with Limiter.private(20, burst=2) as lim:
+            with closing(Limiter.private(20, burst=2)) as lim:
                 alim = AsyncLimiter(lim)
                 t = time.monotonic()
                 for _ in range(4):
@@ -41,7 +42,7 @@ class Aio(unittest.TestCase):
                 await asyncio.sleep(0.01)
 
         async def main():
-            with Limiter.private(10, burst=1) as lim:
+            with closing(Limiter.private(10, burst=1)) as lim:
                 alim = AsyncLimiter(lim)
                 stop, ticks = asyncio.Event(), []
                 tick = asyncio.create_task(ticker(stop, ticks))
@@ -56,7 +57,7 @@ class Aio(unittest.TestCase):
 
     def test_fifo(self):
         async def main():
-            with Limiter.private(50, burst=2) as lim:
+            with closing(Limiter.private(50, burst=2)) as lim:
                 alim = AsyncLimiter(lim)
                 order = []
 
@@ -69,7 +70,7 @@ class Aio(unittest.TestCase):
 
     def test_above_burst_in_chunks(self):
         async def main():
-            with Limiter.private(1000, burst=10) as lim:
+            with closing(Limiter.private(1000, burst=10)) as lim:
                 alim = AsyncLimiter(lim)
                 g = await alim.acquire(35)
                 return g, lim.stats()
@@ -85,7 +86,7 @@ class Aio(unittest.TestCase):
         window = 15.0
 
         async def main():
-            with Limiter.private(rate, burst=burst) as lim:
+            with closing(Limiter.private(rate, burst=burst)) as lim:
                 alim = AsyncLimiter(lim)
                 counts = [0] * ntasks
                 t0 = now()
@@ -123,7 +124,7 @@ class Aio(unittest.TestCase):
 
     def test_cancel_while_waiting_consumes_nothing(self):
         async def main():
-            with Limiter.private(1, 10 * SEC, burst=1) as lim:
+            with closing(Limiter.private(1, 10 * SEC, burst=1)) as lim:
                 alim = AsyncLimiter(lim)
                 await alim.acquire()
                 task = asyncio.create_task(alim.acquire())
@@ -140,7 +141,7 @@ class Aio(unittest.TestCase):
     def test_cancel_after_grant_gives_back(self):
         """Cancelled as its grant arrives: the tokens go back."""
         async def main():
-            with Limiter.private(1, 10 * SEC, burst=1) as lim:
+            with closing(Limiter.private(1, 10 * SEC, burst=1)) as lim:
                 alim = AsyncLimiter(lim)
                 await alim.acquire()
                 task = asyncio.create_task(alim.acquire())
@@ -157,7 +158,7 @@ class Aio(unittest.TestCase):
 
     def test_timeout_consumes_nothing(self):
         async def main():
-            with Limiter.private(1, 10 * SEC, burst=1) as lim:
+            with closing(Limiter.private(1, 10 * SEC, burst=1)) as lim:
                 alim = AsyncLimiter(lim)
                 await alim.acquire()
                 with self.assertRaises(asyncio.TimeoutError):
@@ -170,7 +171,7 @@ class Aio(unittest.TestCase):
 
     def test_cancel_big_request_gives_back_chunks(self):
         async def main():
-            with Limiter.private(20, burst=10) as lim:
+            with closing(Limiter.private(20, burst=10)) as lim:
                 alim = AsyncLimiter(lim)
                 with self.assertRaises(asyncio.TimeoutError):
                     await alim.acquire(50, timeout=0.3)
@@ -182,7 +183,7 @@ class Aio(unittest.TestCase):
 
     def test_async_permit(self):
         async def main():
-            with Limiter.private(unlimited=True, concurrency=1) as lim:
+            with closing(Limiter.private(unlimited=True, concurrency=1)) as lim:
                 alim = AsyncLimiter(lim)
                 inside, most = [0], [0]
 
@@ -201,9 +202,58 @@ class Aio(unittest.TestCase):
         self.assertEqual(most, 1)
         self.assertEqual((st.held, st.granted), (0, 6))
 
+    def test_async_with(self):
+        """async with limiter: (the Limiter's own AsyncLimiter for this
+        loop) and async with alim: take a token, and a permit only with
+        a concurrency limit."""
+        async def main():
+            with closing(Limiter.private("100/s:10")) as lim:
+                async with lim as g:
+                    self.assertEqual(g.count, 1)
+                async with AsyncLimiter(lim):
+                    pass
+                self.assertIs(lim._aio(), lim._aio())
+                rate = lim.stats()
+            with closing(Limiter.private(unlimited=True,
+                                         concurrency=1)) as lim:
+                async with lim:
+                    held = lim.client().held
+                return rate, held, lim.client().held
+        rate, held, after = run(main())
+        self.assertEqual((rate.granted, rate.held), (2, 0))
+        self.assertEqual((held, after), (1, 0))
+
+    def test_decorator(self):
+        async def main():
+            with closing(Limiter.private(unlimited=True,
+                                         concurrency=2)) as lim:
+                inside, most = [0], [0]
+
+                @lim.limit
+                async def one(i):
+                    inside[0] += 1
+                    most[0] = max(most[0], inside[0])
+                    await asyncio.sleep(0.01)
+                    inside[0] -= 1
+                    return i
+                got = await asyncio.gather(*(one(i) for i in range(6)))
+                alim = AsyncLimiter(lim)
+
+                @alim.limit(2)
+                async def two():
+                    return lim.client().held
+                held = await two()
+                with self.assertRaises(TypeError):
+                    alim.limit(lambda: None)
+                return got, most[0], held, lim.stats()
+        got, most, held, st = run(main())
+        self.assertEqual(got, list(range(6)))
+        self.assertEqual((most, held), (2, 2))
+        self.assertEqual((st.granted, st.held), (8, 0))
+
     def test_errors_reach_the_waiter(self):
         async def main():
-            with Limiter.private(10, burst=1) as lim:
+            with closing(Limiter.private(10, burst=1)) as lim:
                 alim = AsyncLimiter(lim)
                 await alim.acquire()
                 with self.assertRaises(OSError):

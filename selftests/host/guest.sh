@@ -413,8 +413,8 @@ stage2()
 	check "$user: python3 takes a token of $n (python3-kratelimit)" \
 		as $user python3 -c 'import sys
 from kratelimit import Limiter
-with Limiter.attach(sys.argv[1]) as lim:
-    lim.acquire(timeout=60)
+lim = Limiter.attach(sys.argv[1])
+lim.acquire(timeout=60)
 print("python3: one token of", sys.argv[1])' "$n"
 
 	reload_test
