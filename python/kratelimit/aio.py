@@ -1,12 +1,20 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """asyncio: acquires that never block the event loop.
 
-An AsyncLimiter keeps a FIFO of the loop's waiting tasks and serves its
-head with non-blocking acquires (RL_ACQUIRE_NONBLOCK): when one fails, it
-waits for the predicted grant time (loop.call_at) or, when only a permit
-or a reconfiguration can help, for the fd to poll readable
-(loop.add_reader). A task cancelled while it waits consumes nothing; one
-cancelled as its grant comes gives the tokens back.
+With the queued acquire (libratelimit's rl_submit(), rl_collect(),
+rl_cancel(); RL_FEATURE_QUEUED), a task's acquire takes its place in the
+kernel's queue, in the same order of service as a process sleeping in a
+blocking acquire, and returns at once; the fd polls readable when a
+request is granted (loop.add_reader) and the loop collects the grants.
+At most QUEUED_MAX requests are in the kernel per fd: the others wait in
+this AsyncLimiter's FIFO. A task cancelled while queued cancels its
+request (nothing consumed); one cancelled as its grant comes gives the
+tokens back.
+
+Without it (an older module or library), the loop's waiters form a FIFO
+whose head is served with non-blocking acquires (RL_ACQUIRE_NONBLOCK),
+waiting for the predicted grant time or for the fd to poll readable; the
+kernel then serves its sleepers first.
 """
 
 from __future__ import annotations
@@ -14,18 +22,50 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ctypes
 import errno
+import itertools
 import time
-from typing import Any, AsyncIterator, Deque, Optional, Union
+from typing import Any, AsyncIterator, Deque, Dict, Iterator, Optional, Union
 
 from . import _lib
-from ._core import F, Grant, Limiter, _decorate
+from ._core import F, Grant, Limiter, _decorate, _error
 
 # After a wake-up by poll that still found the head unservable (it wants
 # more than the one token or permit poll reports), wait this long before
 # the next try rather than spin on a readable fd.
 _POLL_BACKOFF = 0.001
 
+
+
+class _Ops:
+    """The queued acquire's library calls (queued_api: rl_submit,
+    rl_collect, rl_cancel), -errno returns; the tests put a simulation
+    of the kernel in their place."""
+
+    def submit(self, fd: int, q: _lib.rl_queued) -> int:
+        return int(_lib.lib.rl_submit(fd, ctypes.byref(q)))
+
+    def collect(self, fd: int, q: _lib.rl_queued) -> int:
+        return int(_lib.lib.rl_collect(fd, ctypes.byref(q)))
+
+    def cancel(self, fd: int, ticket: int) -> int:
+        return int(_lib.lib.rl_cancel(fd, ticket))
+
+
+class _Request:
+    """A task's queued acquire: in the FIFO (ticket 0) or in the kernel."""
+
+    __slots__ = ("fut", "count", "prio", "deadline", "uid", "ticket")
+
+    def __init__(self, fut: "asyncio.Future[Grant]", count: int, prio: int,
+                 deadline: int, uid: int) -> None:
+        self.fut = fut
+        self.count = count
+        self.prio = prio
+        self.deadline = deadline
+        self.uid = uid
+        self.ticket = 0
 
 
 class _Waiter:
@@ -55,24 +95,47 @@ class AsyncLimiter:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._reader = False
         self._timer: Optional[asyncio.Handle] = None
+        # The queued acquire's state: the library calls (None: not
+        # there), requests not submitted yet, requests in the kernel by
+        # user_data.
+        self._ops: Optional[_Ops] = None
+        if _lib.has_queued and limiter.features().queued:
+            self._ops = _Ops()
+        self._fifo: Deque[_Request] = collections.deque()
+        self._out: Dict[int, _Request] = {}
+        self._uids: Iterator[int] = itertools.count(1)
+
+    @property
+    def queued(self) -> bool:
+        """Do acquires take a place in the kernel's queue (the queued
+        acquire), rather than only non-blocking tries?"""
+        return self._ops is not None
 
     async def acquire(self, count: int = 1, *, priority: int = 0,
                       timeout: Optional[float] = None) -> Grant:
         """Take @count tokens; other tasks run meanwhile.
 
-        Waiters of this loop are served first come, first served. A
-        @count above the burst is served in chunks, all or nothing.
-        @timeout (seconds) raises TimeoutError with nothing consumed.
+        Requests of this loop are served in the kernel's order (first
+        come, first served at one priority; this fd is one flow beside
+        the limiter's other clients). A @count above the burst is
+        served in chunks, all or nothing. @timeout (seconds) raises
+        TimeoutError with nothing consumed.
         """
-        if timeout is not None:
-            return await asyncio.wait_for(
-                self.acquire(count, priority=priority), timeout)
         loop = asyncio.get_running_loop()
-        if self._loop is None or (self._loop.is_closed() and
-                                  not self._queue):
+        busy = bool(self._queue or self._fifo or self._out)
+        if self._loop is None or (self._loop.is_closed() and not busy):
             self._loop = loop
         elif self._loop is not loop:
             raise RuntimeError("AsyncLimiter used from two event loops")
+        if self._ops is not None:
+            deadline = _lib.DEADLINE_NONE
+            if timeout is not None:
+                deadline = time.monotonic_ns() + max(0, int(timeout * 1e9))
+            return await self._acquire_queued(loop, count, priority,
+                                              deadline)
+        if timeout is not None:
+            return await asyncio.wait_for(
+                self.acquire(count, priority=priority), timeout)
         start = time.monotonic_ns()
         if not self._queue:
             grant = self._fast(count, priority)
@@ -99,6 +162,144 @@ class AsyncLimiter:
             raise
         return Grant(True, count, time.monotonic_ns() - start,
                      got.ready_ns, got.lag_ns)
+
+    async def _acquire_queued(self, loop: asyncio.AbstractEventLoop,
+                              count: int, prio: int,
+                              deadline: int) -> Grant:
+        r = _Request(loop.create_future(), count, prio, deadline,
+                     next(self._uids))
+        if not self._fifo and len(self._out) < _lib.QUEUED_MAX:
+            self._submit(r)
+        else:
+            self._fifo.append(r)
+        now = r.fut.done()
+        try:
+            grant = await r.fut
+            if now:
+                # Granted at once: let the loop run, so that a task that
+                # takes grants in a loop cannot keep the others from it.
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            self._withdraw(r)
+            raise
+        return grant
+
+    def _submit(self, r: _Request) -> None:
+        """Hand @r to the kernel: granted at once, queued there, or back
+        to the head of the FIFO (the fd has QUEUED_MAX outstanding)."""
+        assert self._ops is not None
+        q = _lib.rl_queued(count=r.count, deadline_ns=r.deadline,
+                           priority=r.prio, user_data=r.uid)
+        rc = self._ops.submit(self.limiter.fileno(), q)
+        if rc == -errno.EBUSY:
+            self._fifo.appendleft(r)    # another loop's requests: later
+            self._watch()
+        elif rc < 0:
+            r.fut.set_exception(_error("rl_submit", -rc, f" of {r.count}"))
+        elif q.ticket == 0:
+            r.fut.set_result(Grant(True, r.count, int(q.wait_ns),
+                                   int(q.ready_ns), int(q.lag_ns)))
+        else:
+            r.ticket = int(q.ticket)
+            self._out[r.uid] = r
+            self._watch()
+
+    def _watch(self) -> None:
+        """Watch the fd while requests are in the kernel."""
+        if not self._reader and self._loop is not None:
+            self._loop.add_reader(self.limiter.fileno(), self._collect)
+            self._reader = True
+
+    def _collect(self) -> None:
+        """The fd is readable: collect the finished requests, then submit
+        what waits in the FIFO."""
+        assert self._ops is not None and self._loop is not None
+        fd = self.limiter.fileno()
+        got = 0
+        while True:
+            q = _lib.rl_queued()
+            rc = self._ops.collect(fd, q)
+            if rc == -errno.EAGAIN:
+                break
+            if rc < 0:
+                self._fail_all(_error("rl_collect", -rc))
+                return
+            got += 1
+            r = self._out.pop(int(q.user_data), None)
+            if r is None:
+                continue
+            if q.result == 0:
+                grant = Grant(True, r.count, int(q.wait_ns),
+                              int(q.ready_ns), int(q.lag_ns))
+                if r.fut.done():        # cancelled meanwhile
+                    self._give_back_queued(r.count)
+                else:
+                    r.fut.set_result(grant)
+            elif not r.fut.done():
+                r.fut.set_exception(_error("rl_collect", -int(q.result),
+                                           f" of {r.count}"))
+        self._refill()
+        if not self._out and self._reader:
+            self._loop.remove_reader(fd)
+            self._reader = False
+        elif not got and self._reader:
+            # Readable for the old reason (a token for a try) while this
+            # fd's requests wait for more: poll again a little later
+            # rather than spin.
+            self._loop.remove_reader(fd)
+            self._reader = False
+            self._loop.call_later(_POLL_BACKOFF, self._rewatch)
+
+    def _rewatch(self) -> None:
+        if self.limiter.closed:
+            return
+        self._refill()
+        if self._out or self._fifo:
+            self._watch()
+
+    def _refill(self) -> None:
+        while self._fifo and len(self._out) < _lib.QUEUED_MAX:
+            r = self._fifo.popleft()
+            if not r.fut.done():
+                self._submit(r)
+                if r in self._fifo:     # EBUSY: stop for now
+                    break
+
+    def _withdraw(self, r: _Request) -> None:
+        """A task cancelled: its request leaves the FIFO or the kernel's
+        queue; tokens it was granted go back."""
+        assert self._ops is not None
+        if r.ticket == 0:
+            with contextlib.suppress(ValueError):
+                self._fifo.remove(r)
+        elif self._out.pop(r.uid, None) is not None:
+            rc = self._ops.cancel(self.limiter.fileno(), r.ticket)
+            if rc == -errno.ENOENT:
+                # Finished, not collected yet: the collect gives it back.
+                self._out[r.uid] = r
+                return
+            if rc < 0:
+                raise _error("rl_cancel", -rc)
+            self._refill()
+            return
+        if r.fut.done() and not r.fut.cancelled() and \
+                r.fut.exception() is None:
+            self._give_back_queued(r.count)
+        self._refill()
+
+    def _give_back_queued(self, count: int) -> None:
+        cfg = self.limiter.config()
+        if not cfg.unlimited:
+            self.limiter.refund(count)
+        if cfg.concurrency:
+            self.limiter.release(count)
+
+    def _fail_all(self, e: OSError) -> None:
+        for r in list(self._out.values()) + list(self._fifo):
+            if not r.fut.done():
+                r.fut.set_exception(e)
+        self._out.clear()
+        self._fifo.clear()
 
     def _fast(self, count: int, prio: int) -> Optional[Grant]:
         """A grant at once, if nobody of this loop waits and it is there."""
@@ -148,7 +349,8 @@ class AsyncLimiter:
         back if the limiter counts permits (a concurrency limit)."""
         if not self.limiter.closed and self.limiter.config().concurrency:
             self.limiter.release(count)
-            self._schedule(0)
+            if self._ops is None:
+                self._schedule(0)
 
     async def __aenter__(self) -> Grant:
         return await self.acquire()
