@@ -129,7 +129,7 @@ class rl_queued(ctypes.Structure):
     _fields_ = [("ticket", _u64), ("count", _u64), ("deadline_ns", _u64),
                 ("flags", _u32), ("priority", _u32), ("result", _s32),
                 ("reserved0", _u32), ("wait_ns", _u64), ("ready_ns", _u64),
-                ("lag_ns", _u64), ("user_data", _u64)]
+                ("lag_ns", _u64), ("user_data", _u64), ("reserved", _u64)]
 
 
 # The structs test_abi.py checks, by their C names. (rl_release,
@@ -177,9 +177,9 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "rl_format_rate": (_int, [_P(rl_config), ctypes.c_char_p,
                               ctypes.c_size_t]),
 }
-# The queued acquire (RL_IOC_SUBMIT ...): in libratelimit from version
-# LIBRATELIMIT_1.1 on; a library without it leaves AsyncLimiter on
-# non-blocking acquires.
+# The queued acquire (RL_IOC_SUBMIT, COLLECT, CANCEL; rl_submit(3)): an
+# older libratelimit.so.1 without it leaves AsyncLimiter on non-blocking
+# acquires.
 QUEUED: Dict[str, Tuple[Any, List[Any]]] = {
     "rl_submit": (_int, [_int, _P(rl_queued)]),
     "rl_collect": (_int, [_int, _P(rl_queued)]),

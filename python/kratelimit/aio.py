@@ -39,8 +39,8 @@ _POLL_BACKOFF = 0.001
 
 
 class _Ops:
-    """The queued acquire's library calls (queued_api: rl_submit,
-    rl_collect, rl_cancel), -errno returns; the tests put a simulation
+    """The queued acquire's library calls (rl_submit, rl_collect,
+    rl_cancel), -errno returns; the tests put a simulation
     of the kernel in their place."""
 
     def submit(self, fd: int, q: _lib.rl_queued) -> int:

@@ -93,7 +93,7 @@ static void structs(void)
 	OFF(rl_queued, priority); OFF(rl_queued, result);
 	OFF(rl_queued, reserved0); OFF(rl_queued, wait_ns);
 	OFF(rl_queued, ready_ns); OFF(rl_queued, lag_ns);
-	OFF(rl_queued, user_data);
+	OFF(rl_queued, user_data); OFF(rl_queued, reserved);
 #endif
 }
 
