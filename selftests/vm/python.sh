@@ -42,5 +42,9 @@ cp -pL build/lib/libratelimit.so.1 "$root/usr/lib/"
 mkdir -p "$root/python/tests" "$root/python/kratelimit"
 cp -p python/kratelimit/*.py python/kratelimit/py.typed "$root/python/kratelimit/"
 cp -p python/tests/*.py "$root/python/tests/"
+# The docs whose Python examples test_docs.py runs.
+mkdir -p "$root/python/docs"
+cp -p python/README.md "$root/python/"
+cp -p README.md Documentation/python.md "$root/python/docs/"
 echo "vm: python3 in the guest: $(du -sk "$root/usr" "$root/lib" "$root/lib64" \
 	"$root/python" 2>/dev/null | awk '{ s += $1 } END { print s }') KiB"
