@@ -384,7 +384,10 @@ class Limiter:
 
     def __del__(self) -> None:
         if self._fd >= 0:
-            self.close()
+            # (at the interpreter's exit the library may be gone: the
+            # kernel closes the fd then anyway)
+            with contextlib.suppress(Exception):
+                self.close()
 
     # One token (and, with a concurrency limit, one permit) for a with
     # block: "with limiter:" / "async with limiter:" / @limiter.limit().

@@ -26,6 +26,7 @@ import ctypes
 import errno
 import itertools
 import time
+import weakref
 from typing import Any, AsyncIterator, Deque, Dict, Iterator, Optional, Union
 
 from . import _lib
@@ -51,6 +52,14 @@ class _Ops:
 
     def cancel(self, fd: int, ticket: int) -> int:
         return int(_lib.lib.rl_cancel(fd, ticket))
+
+
+# The requests' user_data, unique in the process: an fd may have several
+# AsyncLimiters (a loop per thread), and a collect returns any result of
+# the fd; it goes to the AsyncLimiter that submitted the request.
+_uids: Iterator[int] = itertools.count(1)
+_owners: "weakref.WeakValueDictionary[int, AsyncLimiter]" = \
+    weakref.WeakValueDictionary()
 
 
 class _Request:
@@ -103,7 +112,6 @@ class AsyncLimiter:
             self._ops = _Ops()
         self._fifo: Deque[_Request] = collections.deque()
         self._out: Dict[int, _Request] = {}
-        self._uids: Iterator[int] = itertools.count(1)
 
     @property
     def queued(self) -> bool:
@@ -167,7 +175,7 @@ class AsyncLimiter:
                               count: int, prio: int,
                               deadline: int) -> Grant:
         r = _Request(loop.create_future(), count, prio, deadline,
-                     next(self._uids))
+                     next(_uids))
         if not self._fifo and len(self._out) < _lib.QUEUED_MAX:
             self._submit(r)
         else:
@@ -202,6 +210,7 @@ class AsyncLimiter:
         else:
             r.ticket = int(q.ticket)
             self._out[r.uid] = r
+            _owners[r.uid] = self
             self._watch()
 
     def _watch(self) -> None:
@@ -225,19 +234,13 @@ class AsyncLimiter:
                 self._fail_all(_error("rl_collect", -rc))
                 return
             got += 1
-            r = self._out.pop(int(q.user_data), None)
-            if r is None:
-                continue
-            if q.result == 0:
-                grant = Grant(True, r.count, int(q.wait_ns),
-                              int(q.ready_ns), int(q.lag_ns))
-                if r.fut.done():        # cancelled meanwhile
-                    self._give_back_queued(r.count)
-                else:
-                    r.fut.set_result(grant)
-            elif not r.fut.done():
-                r.fut.set_exception(_error("rl_collect", -int(q.result),
-                                           f" of {r.count}"))
+            owner = _owners.pop(int(q.user_data), None)
+            if owner is None or owner is self:
+                self._deliver(q)
+            elif owner._loop is not None and not owner._loop.is_closed():
+                owner._loop.call_soon_threadsafe(owner._deliver, q)
+            elif q.result == 0:         # its loop is gone: give it back
+                self._give_back_queued(int(q.count))
         self._refill()
         if not self._out and self._reader:
             self._loop.remove_reader(fd)
@@ -249,6 +252,26 @@ class AsyncLimiter:
             self._loop.remove_reader(fd)
             self._reader = False
             self._loop.call_later(_POLL_BACKOFF, self._rewatch)
+
+    def _deliver(self, q: _lib.rl_queued) -> None:
+        """A collected result: to its task, or back to the limiter when
+        the task is gone."""
+        r = self._out.pop(int(q.user_data), None)
+        if r is None:
+            return
+        if q.result == 0:
+            if r.fut.done():            # cancelled meanwhile
+                self._give_back_queued(r.count)
+            else:
+                r.fut.set_result(Grant(True, r.count, int(q.wait_ns),
+                                       int(q.ready_ns), int(q.lag_ns)))
+        elif not r.fut.done():
+            r.fut.set_exception(_error("rl_collect", -int(q.result),
+                                       f" of {r.count}"))
+        if self._loop is not None and not self._out and self._reader:
+            self._loop.remove_reader(self.limiter.fileno())
+            self._reader = False
+        self._refill()
 
     def _rewatch(self) -> None:
         if self.limiter.closed:
@@ -278,6 +301,7 @@ class AsyncLimiter:
                 # Finished, not collected yet: the collect gives it back.
                 self._out[r.uid] = r
                 return
+            _owners.pop(r.uid, None)
             if rc < 0:
                 raise _error("rl_cancel", -rc)
             self._refill()

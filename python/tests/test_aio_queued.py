@@ -8,6 +8,7 @@ build machine and in the guest."""
 import asyncio
 import errno
 import os
+import threading
 import unittest
 
 from kratelimit import QUEUED_MAX, Config
@@ -28,9 +29,22 @@ class FakeKernel:
         self.most = 0
         self.calls = []
         self.refunded = 0
+        self.lock = threading.Lock()    # two loops' threads may call
 
     # the library calls (-errno returns)
     def submit(self, fd, q):
+        with self.lock:
+            return self._submit(fd, q)
+
+    def collect(self, fd, q):
+        with self.lock:
+            return self._collect(fd, q)
+
+    def cancel(self, fd, ticket):
+        with self.lock:
+            return self._cancel(fd, ticket)
+
+    def _submit(self, fd, q):
         self.calls.append(("submit", q.user_data))
         if len(self.queue) + len(self.done) >= QUEUED_MAX:
             return -errno.EBUSY
@@ -47,7 +61,7 @@ class FakeKernel:
         self.most = max(self.most, len(self.queue) + len(self.done))
         return 0
 
-    def collect(self, fd, q):
+    def _collect(self, fd, q):
         if not self.done:
             try:
                 os.read(self.rd, 4096)
@@ -59,7 +73,7 @@ class FakeKernel:
         q.result, q.user_data = r["result"], r["user_data"]
         return 0
 
-    def cancel(self, fd, ticket):
+    def _cancel(self, fd, ticket):
         self.calls.append(("cancel", ticket))
         for lst in (self.queue, self.done):
             for r in lst:
@@ -73,6 +87,10 @@ class FakeKernel:
     # the test's side
     def add(self, n):
         """@n tokens arrive: serve the queue in order."""
+        with self.lock:
+            self._add(n)
+
+    def _add(self, n):
         self.tokens += n
         while self.queue and self.queue[0]["count"] <= self.tokens:
             r = self.queue.pop(0)
@@ -275,4 +293,36 @@ class Queued(unittest.TestCase):
             return k, cm.exception
         k, e = asyncio.run(main())
         self.assertIn("rl_submit", str(e))
+        k.close()
+
+    def test_two_loops_one_fd(self):
+        """Two threads' loops on one fd: a collect may return the other
+        loop's result, which goes to the AsyncLimiter that submitted it."""
+        k = FakeKernel()
+        lim = FakeLimiter(k)
+        a1, a2 = AsyncLimiter(lim), AsyncLimiter(lim)
+        a1._ops = a2._ops = k
+        got = {}
+
+        def other():
+            async def main():
+                got["a1"] = await asyncio.wait_for(asyncio.gather(
+                    *(a1.acquire() for _ in range(5))), 10)
+            asyncio.run(main())
+        th = threading.Thread(target=other)
+        th.start()
+
+        async def main():
+            t = asyncio.gather(*(a2.acquire() for _ in range(5)))
+            for _ in range(500):
+                if len(k.queue) == 10:
+                    break
+                await asyncio.sleep(0.01)
+            self.assertEqual(len(k.queue), 10)
+            k.add(10)
+            return await asyncio.wait_for(t, 10)
+        got["a2"] = asyncio.run(main())
+        th.join(10)
+        self.assertEqual((len(got["a1"]), len(got["a2"])), (5, 5))
+        self.assertEqual((k.queue, k.done, k.tokens), ([], [], 0))
         k.close()
