@@ -289,7 +289,7 @@ $(B)/unit/%: selftests/unit/%.c $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) \
 # style, byte-compiles it and runs pyflakes where Debian's is installed.
 PY_SELFTEST := $(B)/selftests/ratelimit_python_test
 PY_UNIT := $(B)/unit/python_abi_test
-PY_SRCS = $(wildcard python/ratelimit/*.py python/tests/*.py) \
+PY_SRCS = $(wildcard python/kratelimit/*.py python/_build/*.py python/tests/*.py) \
 	selftests/vm/python_files.py selftests/vm/output_check.py \
 	selftests/vm/monitor.py scripts/namecheck.py
 selftests: $(PY_SELFTEST)
@@ -317,7 +317,14 @@ $(COMPLETION_UNIT): selftests/unit/completion_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
-.PHONY: pystyle
+# mypy --strict on the package (py.typed: its types are its users'):
+# a static check of make check (selftests/vm/check.sh), Debian's mypy.
+.PHONY: pystyle mypy
+mypy:
+	@/usr/bin/python3 -c 'import mypy' 2>/dev/null || \
+		{ echo "mypy: not installed (make deps installs Debian's mypy)"; exit 1; }
+	cd python && /usr/bin/python3 -m mypy --strict --no-incremental kratelimit
+
 style: pystyle
 pystyle:
 	@/usr/bin/python3 -c 'import sys; [compile(open(f).read(), f, "exec") \

@@ -8,7 +8,7 @@
 # are listed (build/deb/lintian.txt). LINTIAN=1 (make check-host, CI)
 # makes lintian required.
 #   ratelimit-dkms, libratelimit1, libratelimit-dev, ratelimit-tools,
-#   ratelimit-global, python3-ratelimit
+#   ratelimit-global, python3-kratelimit
 set -eu
 
 out=build/deb

@@ -31,7 +31,7 @@ set -eu
 
 base="gcc make libc6-dev perl linux-source-6.1
 qemu-system-x86 busybox-static sparse cpio kmod xz-utils gzip python3 python3-prometheus-client
-liburing-dev"
+liburing-dev mypy python3-venv"
 pkgs=
 builddep=
 root=$(cd "$(dirname "$0")/.." && pwd)

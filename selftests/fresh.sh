@@ -50,7 +50,7 @@ readme=README.md
 prereq='apt-get update && apt-get install -y git make'
 deb_cmd='make deb'
 user_cmd='apt-get install -y ./build/deb/libratelimit1_*.deb ./build/deb/ratelimit-tools_*.deb'
-opt_cmd='apt-get install -y ./build/deb/ratelimit-global_*.deb ./build/deb/python3-ratelimit_*.deb'
+opt_cmd='apt-get install -y ./build/deb/ratelimit-global_*.deb ./build/deb/python3-kratelimit_*.deb'
 devdoc=Documentation/development.md
 run_cmd='make run'
 check_cmd='make check'
@@ -377,7 +377,7 @@ steps()
 	step "$opt_cmd" inroot -u /root/ratelimit "$opt_cmd" || return
 	step "no $not_installed or linux-headers in the user's root" none_installed
 	step "every tool's --help" helps
-	step "python3 -c 'import ratelimit'" inroot -u / "python3 -c 'import ratelimit'"
+	step "python3 -c 'import kratelimit'" inroot -u / "python3 -c 'import kratelimit'"
 	step "$run_cmd" inclone "$run_cmd" build/vm/summary.txt || return
 	step "$check_cmd" inclone "$check_cmd" build/summary.txt
 	step "$tools_cmd" inroot /root/ratelimit "$tools_cmd" || return

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * abi_dump - what a C compiler makes of uapi/linux/ratelimit_dev.h: the
+ * abi_dump - what a C compiler makes of uapi/linux/ratelimit_dev.h and
+ * lib/libratelimit.h: the
  * size and field offsets of every struct, the ioctl numbers and the
  * constants, one "kind name value" line each; and the rows of the
  * driver's table of tunables (driver/tunables.h), "tunable NAME FIELD
- * FLAG". For test_abi.py to compare with the Python package's struct
- * formats, constants and Config.
+ * FLAG". For test_abi.py to compare with the Python package's ctypes
+ * Structures, constants and Config.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <stddef.h>
 #include <stdio.h>
 
-#include <linux/ratelimit_dev.h>
+#include <libratelimit.h>
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -32,6 +33,10 @@ static const struct {
 			       offsetof(struct s, f))
 #define IOC(n)		printf("ioctl %s %lu\n", #n, (unsigned long)(n))
 
+/*
+ * Every field of the structs the Python package declares in
+ * python/kratelimit/_lib.py: the test wants each of its fields here.
+ */
 static void structs(void)
 {
 	SIZE(rl_config);
@@ -46,27 +51,50 @@ static void structs(void)
 	OFF(rl_acquire, wait_ns); OFF(rl_acquire, ready_ns);
 	OFF(rl_acquire, lag_ns); OFF(rl_acquire, reserved);
 	SIZE(rl_stats);
-	OFF(rl_stats, flags); OFF(rl_stats, granted); OFF(rl_stats, timeouts);
-	OFF(rl_stats, interrupted); OFF(rl_stats, held);
+	OFF(rl_stats, flags); OFF(rl_stats, reserved0); OFF(rl_stats, granted);
+	OFF(rl_stats, requests); OFF(rl_stats, immediate);
+	OFF(rl_stats, waited); OFF(rl_stats, wait_ns_total);
+	OFF(rl_stats, wait_ns_max); OFF(rl_stats, timeouts);
+	OFF(rl_stats, interrupted); OFF(rl_stats, rejected);
+	OFF(rl_stats, waiters); OFF(rl_stats, available); OFF(rl_stats, held);
+	OFF(rl_stats, clients); OFF(rl_stats, backlog);
 	OFF(rl_stats, refunded);
-	SIZE(rl_release);
-	OFF(rl_release, count); OFF(rl_release, flags);
-	OFF(rl_release, reserved);
 	SIZE(rl_client_config);
 	OFF(rl_client_config, priority); OFF(rl_client_config, weight);
 	OFF(rl_client_config, cap); OFF(rl_client_config, flags);
-	OFF(rl_client_config, held); OFF(rl_client_config, granted);
-	OFF(rl_client_config, reserved);
+	OFF(rl_client_config, reserved0); OFF(rl_client_config, held);
+	OFF(rl_client_config, granted); OFF(rl_client_config, reserved);
 	SIZE(rl_features);
-	OFF(rl_features, version); OFF(rl_features, ioctls);
-	OFF(rl_features, attach_flags); OFF(rl_features, reserved);
-	SIZE(rl_attach);
-	OFF(rl_attach, name_ptr); OFF(rl_attach, flags); OFF(rl_attach, mode);
-	OFF(rl_attach, config); OFF(rl_attach, config.burst);
-	OFF(rl_attach, reserved);
-	SIZE(rl_unlink);
-	OFF(rl_unlink, name_ptr); OFF(rl_unlink, flags);
-	OFF(rl_unlink, reserved);
+	OFF(rl_features, version); OFF(rl_features, flags);
+	OFF(rl_features, ioctls); OFF(rl_features, config_flags);
+	OFF(rl_features, acquire_flags); OFF(rl_features, attach_flags);
+	OFF(rl_features, reserved);
+	SIZE(rl_lease);
+	OFF(rl_lease, expires_ns); OFF(rl_lease, flags);
+	OFF(rl_lease, reserved0); OFF(rl_lease, config);
+	OFF(rl_lease, fallback); OFF(rl_lease, reserved);
+	SIZE(rl_demand);
+	OFF(rl_demand, flags); OFF(rl_demand, reserved0); OFF(rl_demand, asked);
+	OFF(rl_demand, refused); OFF(rl_demand, queued);
+	OFF(rl_demand, busy_ns); OFF(rl_demand, now_ns);
+	OFF(rl_demand, reserved);
+	SIZE(rl_parent);
+	OFF(rl_parent, name_ptr); OFF(rl_parent, weight);
+	OFF(rl_parent, flags); OFF(rl_parent, depth);
+	OFF(rl_parent, children); OFF(rl_parent, reserved);
+	SIZE(rl_cycle);
+	OFF(rl_cycle, release); OFF(rl_cycle, flags);
+	OFF(rl_cycle, reserved0); OFF(rl_cycle, acquire);
+	OFF(rl_cycle, reserved);
+#ifdef RL_IOC_SUBMIT
+	SIZE(rl_queued);
+	OFF(rl_queued, ticket); OFF(rl_queued, count);
+	OFF(rl_queued, deadline_ns); OFF(rl_queued, flags);
+	OFF(rl_queued, priority); OFF(rl_queued, result);
+	OFF(rl_queued, reserved0); OFF(rl_queued, wait_ns);
+	OFF(rl_queued, ready_ns); OFF(rl_queued, lag_ns);
+	OFF(rl_queued, user_data); OFF(rl_queued, reserved);
+#endif
 }
 
 static void ioctls(void)
@@ -75,6 +103,12 @@ static void ioctls(void)
 	IOC(RL_IOC_GET_CONFIG); IOC(RL_IOC_ACQUIRE); IOC(RL_IOC_GET_STATS);
 	IOC(RL_IOC_ATTACH); IOC(RL_IOC_UNLINK); IOC(RL_IOC_RELEASE);
 	IOC(RL_IOC_REFUND); IOC(RL_IOC_SET_CLIENT); IOC(RL_IOC_GET_CLIENT);
+	IOC(RL_IOC_DEPOSIT); IOC(RL_IOC_SET_LEASE); IOC(RL_IOC_GET_DEMAND);
+	IOC(RL_IOC_SET_PARENT); IOC(RL_IOC_GET_PARENT); IOC(RL_IOC_CYCLE);
+	IOC(RL_IOC_SET_PERM);
+#ifdef RL_IOC_SUBMIT
+	IOC(RL_IOC_SUBMIT); IOC(RL_IOC_COLLECT); IOC(RL_IOC_CANCEL);
+#endif
 }
 
 static void constants(void)
@@ -103,6 +137,17 @@ static void constants(void)
 	printf("const FAIRNESS_DEFAULT %d\n", RL_FAIRNESS_DEFAULT);
 	printf("const FAIRNESS_MAX %d\n", RL_FAIRNESS_MAX);
 	printf("const WEIGHT_MAX %d\n", RL_WEIGHT_MAX);
+	printf("const DEPTH_MAX %d\n", RL_DEPTH_MAX);
+	printf("const RATE_STRLEN %d\n", RL_RATE_STRLEN);
+	printf("const PERM_UID %lu\n", (unsigned long)RL_PERM_UID);
+	printf("const PERM_GID %lu\n", (unsigned long)RL_PERM_GID);
+	printf("const PERM_MODE %lu\n", (unsigned long)RL_PERM_MODE);
+	printf("const FEATURE_URING_CMD %lu\n",
+	       (unsigned long)RL_FEATURE_URING_CMD);
+#ifdef RL_IOC_SUBMIT
+	printf("const FEATURE_QUEUED %lu\n", (unsigned long)RL_FEATURE_QUEUED);
+	printf("const QUEUED_MAX %d\n", RL_QUEUED_MAX);
+#endif
 }
 
 static void table(void)

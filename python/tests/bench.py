@@ -13,6 +13,7 @@ and prints them. Not a test: no assertions.
 """
 
 import asyncio
+from contextlib import closing
 import os
 import subprocess
 import sys
@@ -21,8 +22,8 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [here, os.path.join(here, "..")]
 
-from ratelimit import Limiter  # noqa: E402
-from ratelimit.aio import AsyncLimiter  # noqa: E402
+from kratelimit import Limiter  # noqa: E402
+from kratelimit.aio import AsyncLimiter  # noqa: E402
 from util import tool  # noqa: E402
 
 
@@ -70,7 +71,7 @@ def main() -> None:
     n = max(1000, int(20000 * float(sys.argv[2] if len(sys.argv) > 2
                                     else 1)))
     rows = [("c_rlpace", c_library(n))]
-    with Limiter.private(unlimited=True) as lim:
+    with closing(Limiter.private(unlimited=True)) as lim:
         rows.append(("python_acquire", per_call(lim.acquire, n)))
         rows.append(("python_try_acquire", per_call(lim.try_acquire, n)))
         rows.append(("python_async_acquire",

@@ -16,6 +16,11 @@ import unittest
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [here, os.path.join(here, "..")]
+# The tree's library (make lib) rather than an installed one, when there
+# is one: the guest has it as /usr/lib/libratelimit.so.1 (python.sh).
+_tree_lib = os.path.join(here, "..", "..", "build", "lib", "libratelimit.so.1")
+if "KRATELIMIT_LIBRARY" not in os.environ and os.path.exists(_tree_lib):
+    os.environ["KRATELIMIT_LIBRARY"] = os.path.abspath(_tree_lib)
 
 
 class Tap(unittest.TestResult):

@@ -2,13 +2,14 @@
 """Threads, signals, process death, and sharing with the C tool rlpace."""
 
 import os
+from contextlib import closing
 import signal
 import subprocess
 import threading
 import time
 import unittest
 
-from ratelimit import Config, Limiter
+from kratelimit import Config, Limiter
 from util import SEC, in_child, name, need_device, now, tool
 
 
@@ -22,7 +23,7 @@ class Blocking(unittest.TestCase):
             while not stop.is_set():
                 ticks[0] += 1
 
-        with Limiter.private(2, burst=1) as lim:
+        with closing(Limiter.private(2, burst=1)) as lim:
             lim.acquire()
             t = threading.Thread(target=spin)
             t.start()
@@ -34,7 +35,7 @@ class Blocking(unittest.TestCase):
         self.assertGreater(during, 1000)
 
     def test_keyboard_interrupt(self):
-        with Limiter.private(0, burst=1) as lim:  # paused: waits forever
+        with closing(Limiter.private(0, burst=1)) as lim:  # paused: waits forever
             lim.try_acquire()
             before = lim.stats()
             timer = threading.Timer(0.2, os.kill, (os.getpid(),
@@ -55,7 +56,7 @@ class Blocking(unittest.TestCase):
         got = []
         old = signal.signal(signal.SIGUSR1, lambda *a: got.append(1))
         try:
-            with Limiter.private(1, 10 * SEC, burst=1) as lim:
+            with closing(Limiter.private(1, 10 * SEC, burst=1)) as lim:
                 lim.acquire()
                 timer = threading.Timer(0.1, os.kill, (os.getpid(),
                                                        signal.SIGUSR1))
@@ -75,7 +76,7 @@ class Blocking(unittest.TestCase):
 
     def test_kernel_releases_permits_of_killed_process(self):
         nm = name("killed")
-        with Limiter.attach(nm, Config(unlimited=True, concurrency=2)) as lim:
+        with closing(Limiter.attach(nm, Config(unlimited=True, concurrency=2))) as lim:
             def child():
                 held = Limiter.attach(nm)
                 held.acquire(2)
@@ -98,7 +99,7 @@ class Rlpace(unittest.TestCase):
         they get no more than the token bucket allows, and both get some."""
         nm = name("pace")
         cfg = Config(rate=self.RATE, burst=self.BURST)
-        with Limiter.attach(nm, cfg, mode=0o666) as lim:
+        with closing(Limiter.attach(nm, cfg, mode=0o666)) as lim:
             t0 = now()
             pace = subprocess.Popen([tool("rlpace"), "-N", nm, "-n", "300",
                                      "-q"], stdout=subprocess.PIPE,

@@ -7,7 +7,7 @@ import socket
 import time
 import unittest
 
-import ratelimit
+import kratelimit
 
 SEC = 1_000_000_000
 _seq = [0]
@@ -15,7 +15,7 @@ _seq = [0]
 
 def need_device(cls):
     """Skip a TestCase where /dev/ratelimit is missing (no module)."""
-    if not os.path.exists(ratelimit.DEVICE):
+    if not os.path.exists(kratelimit.DEVICE):
         return unittest.skip("no /dev/ratelimit (module not loaded)")(cls)
     return cls
 

@@ -38,7 +38,7 @@ for arg in $(cat /proc/cmdline); do
 done
 
 # The userland packages, which install without DKMS, then the module's.
-user_pkgs="libratelimit1 libratelimit-dev ratelimit-tools ratelimit-global python3-ratelimit"
+user_pkgs="libratelimit1 libratelimit-dev ratelimit-tools ratelimit-global python3-kratelimit"
 pkgs="$user_pkgs ratelimit-dkms"
 user=rluser		# a normal user
 member=rlmember		# a normal user in group ratelimit
@@ -199,7 +199,7 @@ stage1()
 	for t in rlctl rlpace rlpipe rlrun rlsyncd; do
 		check "$t --help runs without the module" sh -c "$t --help >/dev/null"
 	done
-	check "python3 imports ratelimit without the module" python3 -c 'import ratelimit'
+	check "python3 imports ratelimit without the module" python3 -c 'import kratelimit'
 	check "the group ratelimit exists (sysusers)" getent group ratelimit
 	check "the system user rlsyncd exists, group ratelimit" \
 		sh -c '[ "$(id -gn rlsyncd)" = ratelimit ] && [ "$(id -u rlsyncd)" -lt 1000 ]'
@@ -408,13 +408,13 @@ stage2()
 	check "the packaged tools use libratelimit.so.1" \
 		sh -c "ldd /usr/bin/rlctl | grep -q 'libratelimit.so.1 => /lib/'"
 
-	# python3-ratelimit on the same limiter.
+	# python3-kratelimit on the same limiter.
 	# shellcheck disable=SC2016 # Python's code
-	check "$user: python3 takes a token of $n (python3-ratelimit)" \
+	check "$user: python3 takes a token of $n (python3-kratelimit)" \
 		as $user python3 -c 'import sys
-from ratelimit import Limiter
-with Limiter.attach(sys.argv[1]) as lim:
-    lim.acquire(timeout=60)
+from kratelimit import Limiter
+lim = Limiter.attach(sys.argv[1])
+lim.acquire(timeout=60)
 print("python3: one token of", sys.argv[1])' "$n"
 
 	reload_test

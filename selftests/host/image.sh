@@ -5,7 +5,7 @@
 # made with mmdebstrap from this machine's own apt sources (read here at
 # run time: /etc/apt/sources.list.d/*.sources and /etc/apt/sources.list),
 # with systemd, udev, DKMS, the compiler, pkg-config and Debian's 6.1
-# kernel and its headers, and what ratelimit-global and python3-ratelimit
+# kernel and its headers, and what ratelimit-global and python3-kratelimit
 # need (libhiredis, python3) with a redis-server for rlsyncd's test (its
 # unit masked: the test starts one of its own), since the guest has no
 # network. Cached outside

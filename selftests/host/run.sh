@@ -83,7 +83,7 @@ rm -rf "$out"
 mkdir -p "$out/share/debs"
 cp "$here/guest.sh" "$out/share/"
 for p in ratelimit-dkms libratelimit1 libratelimit-dev ratelimit-tools \
-	ratelimit-global python3-ratelimit; do
+	ratelimit-global python3-kratelimit; do
 	cp build/deb/"$p"_*.deb "$out/share/debs/"
 done
 mkfs.ext4 -q -F -L rltest -d "$out/share" "$out/share.img" 64M >/dev/null

@@ -20,7 +20,7 @@ exceptions='
 debian/changelog
 debian/copyright
 debian/source/format
-python/ratelimit/py.typed
+python/kratelimit/py.typed
 Documentation/ABI/testing/sysfs-kernel-ratelimit
 '
 # debian/changelog: dpkg-parsechangelog takes no comments.
@@ -103,7 +103,7 @@ fi
 # The license of each part, as the README states it.
 bad=0
 for part in "driver/*.c driver/*.h:GPL-2.0-only" \
-	"lib/*.c lib/*.h:LGPL-2.1-or-later" \
+	"lib/*.c lib/*.h python/kratelimit/*.py:LGPL-2.1-or-later" \
 	"uapi/linux/*.h:GPL-2.0-only WITH Linux-syscall-note"; do
 	id=${part#*:}
 	for f in ${part%%:*}; do
@@ -112,7 +112,7 @@ for part in "driver/*.c driver/*.h:GPL-2.0-only" \
 	done
 	grep -qF "\`$id\`" README.md || { echo "# README.md does not state $id"; bad=1; }
 done
-verdict "module, library and ABI header carry the README's licenses"
+verdict "module, library, ABI header and Python package carry the README's licenses"
 
 lines=$(wc -l < README.md)
 if [ "$lines" -le "$max_readme" ]; then
@@ -138,7 +138,7 @@ else
 fi
 
 # The README's install line of the optional parts names both packages.
-if grep -qx 'apt-get install -y ./build/deb/ratelimit-global_\*.deb ./build/deb/python3-ratelimit_\*.deb' README.md; then
+if grep -qx 'apt-get install -y ./build/deb/ratelimit-global_\*.deb ./build/deb/python3-kratelimit_\*.deb' README.md; then
 	result ok "README.md has the install line of the optional packages"
 else
 	result fail "README.md has the install line of the optional packages"

@@ -1,8 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The Python package's struct layouts and ioctl numbers against the C
-# header (python/tests/test_abi.py), on the build machine: a host unit
+# The Python package's tests that need no module, on the build machine:
+# its ctypes Structures against the C headers and the built library
+# (test_abi.py), rate strings and parsers (test_lib.py), the queued
+# asyncio path against a simulated kernel (test_aio_queued.py), and pip
+# install ./python offline in a plain venv (test_install.py). A host unit
 # test of make check, which runs it from the top of the tree. The
 # Makefile installs this as build/unit/python_abi_test.
-exec /usr/bin/python3 -B python/tests/run.py test_abi
+exec /usr/bin/python3 -B python/tests/run.py test_abi test_lib test_aio_queued test_install

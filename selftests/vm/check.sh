@@ -96,6 +96,7 @@ install_path()
 
 if [ -n "$first" ] && kernel "$first"; then
 	static "checkpatch clean" style
+	static "mypy --strict kratelimit clean" mypy
 	static "every exported library function has a man page" mancheck
 	static "sparse clean ($first)" sparse
 	install_path

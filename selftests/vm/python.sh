@@ -5,7 +5,8 @@
 # for the Python package's tests (selftests/ratelimit_python_test.sh): the
 # interpreter and its shared libraries, the stdlib modules the tests load
 # (python_files.py finds them; with their cached bytecode), and python/
-# (the package and its tests) as ROOT/python. run.sh calls it when that
+# (the package and its tests) as ROOT/python, build/lib's
+# libratelimit.so.1 as ROOT/usr/lib's. run.sh calls it when that
 # test is in the guest. Prints what it added.
 set -eu
 
@@ -24,7 +25,9 @@ copy()
 	done
 }
 
-files=$("$py" -S "$here/python_files.py" .)
+[ -f build/lib/libratelimit.so.1 ] ||
+	{ echo "python.sh: no build/lib/libratelimit.so.1 (make lib)" >&2; exit 1; }
+files=$(KRATELIMIT_LIBRARY=build/lib/libratelimit.so.1 "$py" -S "$here/python_files.py" .)
 # shellcheck disable=SC2086 # one file a word
 copy "$py" $files
 ln -sf "${py##*/}" "$root/usr/bin/python3"
@@ -33,8 +36,15 @@ mkdir -p "$root/usr/lib/${py##*/}/lib-dynload"
 # shellcheck disable=SC2086
 ldd "$py" $files 2>/dev/null | awk '/=> \//{ print $3 } /^[ \t]+\//{ print $1 }' |
 	sort -u | while read -r lib; do copy "$lib"; done
-mkdir -p "$root/python/tests" "$root/python/ratelimit"
-cp -p python/ratelimit/*.py python/ratelimit/py.typed "$root/python/ratelimit/"
+# The package loads the tree's library as the system's libratelimit.so.1.
+mkdir -p "$root/usr/lib"
+cp -pL build/lib/libratelimit.so.1 "$root/usr/lib/"
+mkdir -p "$root/python/tests" "$root/python/kratelimit"
+cp -p python/kratelimit/*.py python/kratelimit/py.typed "$root/python/kratelimit/"
 cp -p python/tests/*.py "$root/python/tests/"
+# The docs whose Python examples test_docs.py runs.
+mkdir -p "$root/python/docs"
+cp -p python/README.md "$root/python/"
+cp -p README.md Documentation/python.md "$root/python/docs/"
 echo "vm: python3 in the guest: $(du -sk "$root/usr" "$root/lib" "$root/lib64" \
 	"$root/python" 2>/dev/null | awk '{ s += $1 } END { print s }') KiB"

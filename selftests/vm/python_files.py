@@ -19,9 +19,9 @@ tree = sys.argv[1]
 sys.path[:0] = [os.path.join(tree, "python", "tests"),
                 os.path.join(tree, "python")]
 os.environ["CC"] = "/nonexistent"       # test_abi skips: no compiler there
-import ratelimit  # noqa: E402
+import kratelimit  # noqa: E402
 
-ratelimit.DEVICE = "/nonexistent"       # never this machine's module
+kratelimit.DEVICE = "/nonexistent"       # never this machine's module
 import run  # noqa: E402
 
 with contextlib.redirect_stdout(io.StringIO()):

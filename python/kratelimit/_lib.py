@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""libratelimit.so.1 through ctypes: the uapi structs, the constants and
+the library's functions (lib/libratelimit.h).
+
+The structs of uapi/linux/ratelimit_dev.h are ctypes Structures: the
+library takes them by pointer. python/tests/test_abi.py compares every
+size, field offset and constant here with what a C compiler makes of the
+header. The library is found as libratelimit.so.1 by the dynamic loader
+(Debian's libratelimit1), or at the path $KRATELIMIT_LIBRARY names (a
+build tree's build/lib/libratelimit.so.1).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+from typing import Any, Dict, List, Tuple, Type
+
+ABI_VERSION = 1
+DEADLINE_NONE = (1 << 64) - 1
+PERIOD_MAX_NS = 86400 * 1000000000
+BURST_PERIOD_MAX = 1 << 63
+NAME_MAX = 64
+DEPTH_MAX = 4
+RATE_STRLEN = 80
+
+CONFIG_UNLIMITED = 1 << 0
+CONFIG_FED = 1 << 1
+ACQUIRE_NONBLOCK = 1 << 0
+ACQUIRE_PREDICT = 1 << 1
+ATTACH_CREATE = 1 << 0
+ATTACH_EXCL = 1 << 1
+ATTACH_PERSIST = 1 << 2
+PERM_UID = 1 << 0
+PERM_GID = 1 << 1
+PERM_MODE = 1 << 2
+FEATURE_URING_CMD = 1 << 0
+FEATURE_QUEUED = 1 << 1
+QUEUED_MAX = 64
+
+PRIO_DEFAULT = 0
+PRIO_LOW = 1
+PRIO_MID = 2
+PRIO_HIGH = 3
+PRIO_USER = 4
+
+CATCHUP_STRICT = 1000
+CATCHUP_MAX = 100000
+FAIRNESS_DEFAULT = 10
+FAIRNESS_MAX = 1000000
+WEIGHT_MAX = 1000
+
+# The ioctl numbers' nr parts, for Features.has_ioctl() (the bits of
+# struct rl_features.ioctls).
+IOCTL_NR = {
+    "RL_IOC_GET_FEATURES": 0, "RL_IOC_SET_CONFIG": 1,
+    "RL_IOC_GET_CONFIG": 2, "RL_IOC_ACQUIRE": 3, "RL_IOC_GET_STATS": 4,
+    "RL_IOC_ATTACH": 5, "RL_IOC_UNLINK": 6, "RL_IOC_RELEASE": 7,
+    "RL_IOC_REFUND": 8, "RL_IOC_SET_CLIENT": 9, "RL_IOC_GET_CLIENT": 10,
+    "RL_IOC_DEPOSIT": 11, "RL_IOC_SET_LEASE": 12, "RL_IOC_GET_DEMAND": 13,
+    "RL_IOC_SET_PARENT": 14, "RL_IOC_GET_PARENT": 15, "RL_IOC_CYCLE": 16,
+    "RL_IOC_SET_PERM": 18, "RL_IOC_SUBMIT": 19, "RL_IOC_COLLECT": 20,
+    "RL_IOC_CANCEL": 21,
+}
+
+_u32 = ctypes.c_uint32
+_u64 = ctypes.c_uint64
+_s32 = ctypes.c_int32
+
+
+class rl_config(ctypes.Structure):
+    _fields_ = [("rate", _u64), ("period_ns", _u64), ("burst", _u64),
+                ("flags", _u32), ("catchup", _u32), ("concurrency", _u64),
+                ("backlog", _u64), ("fairness", _u32), ("reserved0", _u32),
+                ("reserved", _u64)]
+
+
+class rl_acquire(ctypes.Structure):
+    _fields_ = [("count", _u64), ("deadline_ns", _u64), ("flags", _u32),
+                ("priority", _u32), ("wait_ns", _u64), ("ready_ns", _u64),
+                ("lag_ns", _u64), ("reserved", _u64 * 2)]
+
+
+class rl_stats(ctypes.Structure):
+    _fields_ = [("flags", _u32), ("reserved0", _u32)] + [
+        (f, _u64) for f in ("granted", "requests", "immediate", "waited",
+                            "wait_ns_total", "wait_ns_max", "timeouts",
+                            "interrupted", "rejected", "waiters",
+                            "available", "held", "clients", "backlog",
+                            "refunded")]
+
+
+class rl_client_config(ctypes.Structure):
+    _fields_ = [("priority", _u32), ("weight", _u32), ("cap", _u64),
+                ("flags", _u32), ("reserved0", _u32), ("held", _u64),
+                ("granted", _u64), ("reserved", _u64 * 3)]
+
+
+class rl_features(ctypes.Structure):
+    _fields_ = [("version", _u32), ("flags", _u32), ("ioctls", _u64),
+                ("config_flags", _u64), ("acquire_flags", _u64),
+                ("attach_flags", _u64), ("reserved", _u64 * 3)]
+
+
+class rl_lease(ctypes.Structure):
+    _fields_ = [("expires_ns", _u64), ("flags", _u32), ("reserved0", _u32),
+                ("config", rl_config), ("fallback", rl_config),
+                ("reserved", _u64 * 2)]
+
+
+class rl_demand(ctypes.Structure):
+    _fields_ = [("flags", _u32), ("reserved0", _u32), ("asked", _u64),
+                ("refused", _u64), ("queued", _u64), ("busy_ns", _u64),
+                ("now_ns", _u64), ("reserved", _u64 * 4)]
+
+
+class rl_parent(ctypes.Structure):
+    _fields_ = [("name_ptr", _u64), ("weight", _u32), ("flags", _u32),
+                ("depth", _u32), ("children", _u32), ("reserved", _u64 * 2)]
+
+
+class rl_cycle(ctypes.Structure):
+    _fields_ = [("release", _u64), ("flags", _u32), ("reserved0", _u32),
+                ("acquire", rl_acquire), ("reserved", _u64 * 2)]
+
+
+class rl_queued(ctypes.Structure):
+    _fields_ = [("ticket", _u64), ("count", _u64), ("deadline_ns", _u64),
+                ("flags", _u32), ("priority", _u32), ("result", _s32),
+                ("reserved0", _u32), ("wait_ns", _u64), ("ready_ns", _u64),
+                ("lag_ns", _u64), ("user_data", _u64), ("reserved", _u64)]
+
+
+# The structs test_abi.py checks, by their C names. (rl_release,
+# rl_attach, rl_unlink, rl_deposit and rl_perm are the library's business:
+# no function takes them.)
+STRUCTS: Dict[str, Type[ctypes.Structure]] = {
+    c.__name__: c for c in (rl_config, rl_acquire, rl_stats,
+                            rl_client_config, rl_features, rl_lease,
+                            rl_demand, rl_parent, rl_cycle, rl_queued)}
+
+_P = ctypes.POINTER
+_int = ctypes.c_int
+_str = ctypes.c_char_p
+# name: (restype, argtypes). The io_uring calls (rl_*_async) take
+# liburing's rings, which Python has not; rl_batch_* keep per-thread state
+# for C programs that count nanoseconds; rl_open_named() is rl_open() and
+# rl_attach(), rl_acquire(), rl_try_acquire() and rl_acquire_timeout()
+# are rl_acquire_ex().
+PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
+    "rl_open": (_int, [_int]),
+    "rl_close": (_int, [_int]),
+    "rl_set_config": (_int, [_int, _P(rl_config)]),
+    "rl_get_config": (_int, [_int, _P(rl_config)]),
+    "rl_acquire_ex": (_int, [_int, _P(rl_acquire)]),
+    "rl_release": (_int, [_int, _u64]),
+    "rl_cycle_ex": (_int, [_int, _P(rl_cycle)]),
+    "rl_refund": (_int, [_int, _u64]),
+    "rl_set_client": (_int, [_int, _P(rl_client_config)]),
+    "rl_get_client": (_int, [_int, _P(rl_client_config)]),
+    "rl_get_stats": (_int, [_int, _P(rl_stats)]),
+    "rl_get_features": (_int, [_int, _P(rl_features)]),
+    "rl_deposit": (_int, [_int, _u64, _P(_u64)]),
+    "rl_set_lease": (_int, [_int, _P(rl_lease)]),
+    "rl_get_demand": (_int, [_int, _P(rl_demand)]),
+    "rl_name_valid": (_int, [_str]),
+    "rl_attach": (_int, [_int, _str, _u32, _u32, _P(rl_config)]),
+    "rl_unlink": (_int, [_int, _str]),
+    "rl_set_perm": (_int, [_int, _u32, _u32, _u32, _u32]),
+    "rl_set_parent": (_int, [_int, _str, _u32]),
+    "rl_get_parent": (_int, [_int, _P(rl_parent), ctypes.c_char_p]),
+    "rl_now_ns": (_u64, []),
+    "rl_parse_rate": (_int, [_str, _P(rl_config)]),
+    "rl_parse_amount": (_int, [_str, _P(_u64)]),
+    "rl_parse_priority": (_int, [_str]),
+    "rl_format_rate": (_int, [_P(rl_config), ctypes.c_char_p,
+                              ctypes.c_size_t]),
+}
+# The queued acquire (RL_IOC_SUBMIT, COLLECT, CANCEL; rl_submit(3)): an
+# older libratelimit.so.1 without it leaves AsyncLimiter on non-blocking
+# acquires.
+QUEUED: Dict[str, Tuple[Any, List[Any]]] = {
+    "rl_submit": (_int, [_int, _P(rl_queued)]),
+    "rl_collect": (_int, [_int, _P(rl_queued)]),
+    "rl_cancel": (_int, [_int, _u64]),
+}
+
+SONAME = "libratelimit.so.1"
+ENV = "KRATELIMIT_LIBRARY"
+
+
+def load() -> Any:
+    """The library, its functions typed; ImportError when missing."""
+    path = os.environ.get(ENV) or SONAME
+    try:
+        lib = ctypes.CDLL(path, use_errno=False)
+    except OSError as e:
+        found = ctypes.util.find_library("ratelimit")
+        if path != SONAME or not found:
+            raise ImportError(
+                f"kratelimit needs {SONAME} (Debian: apt install "
+                f"libratelimit1; from the source tree: make lib, then "
+                f"{ENV}=build/lib/{SONAME}): {e}") from None
+        lib = ctypes.CDLL(found)
+    for name, (res, args) in PROTOTYPES.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+    for name, (res, args) in QUEUED.items():
+        if hasattr(lib, name):
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = res, args
+    return lib
+
+
+lib = load()
+# Has the library the queued acquire's calls?
+has_queued = all(hasattr(lib, name) for name in QUEUED)
