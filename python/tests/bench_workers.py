@@ -25,6 +25,7 @@ header if rlbench did not run), writes OUTDIR/workers.csv (one line a
 run) and prints a table. Not a test: no assertions.
 """
 
+import importlib
 import os
 import signal
 import subprocess
@@ -40,17 +41,24 @@ SOCK = "/tmp/rl-workers-redis.sock"
 REDIS = os.environ.get("RL_REDIS_SERVER", "/redis/redis-server")
 
 
+def have_redis_client() -> bool:
+    """Import what the Redis workers use: are Debian's python3-limits
+    and python3-redis there?"""
+    try:
+        for mod in ("limits.storage", "limits.strategies", "redis"):
+            importlib.import_module(mod)
+    except ImportError:
+        return False
+    return True
+
+
 def files() -> None:
     """Print the files python3-limits and python3-redis need: their
     packages whole (limits reads its Lua scripts as package data) and the
     dist-packages and stdlib modules they import, with bytecode."""
     import sysconfig
     sys.path.append(DIST)
-    try:
-        import limits.storage  # noqa: F401
-        import limits.strategies  # noqa: F401
-        import redis  # noqa: F401
-    except ImportError:
+    if not have_redis_client():
         return                  # not installed: the section skips
     stdlib = sysconfig.get_paths()["stdlib"]
     tag = sys.implementation.cache_tag
@@ -240,16 +248,13 @@ def main() -> int:
     kinds = ["kratelimit"]
     redis = None
     sys.path.append(DIST)
-    try:
-        import limits.storage  # noqa: F401
-        import redis as _  # noqa: F401
-        if os.access(REDIS, os.X_OK):
-            kinds += ["redis_moving", "redis_fixed"]
-        else:
-            print("workers: no redis-server in the guest: kratelimit only")
-    except ImportError:
+    if not have_redis_client():
         print("workers: no python3-limits/python3-redis (scripts/deps.sh "
               "bench): kratelimit only")
+    elif not os.access(REDIS, os.X_OK):
+        print("workers: no redis-server in the guest: kratelimit only")
+    else:
+        kinds += ["redis_moving", "redis_fixed"]
     if len(kinds) > 1:
         redis = start_redis()
     res = []
