@@ -189,8 +189,7 @@ def run(kind: str, n: int, secs: float, redis_pid: int) -> dict:
         failed += os.waitpid(pid, 0)[1] != 0
     rcpu = proc_cpu(redis_pid) - rcpu0 if kind != "kratelimit" else 0.0
     if lim is not None:
-        lim.close()
-        Limiter.unlink(f"workers{n}")
+        lim.close()             # the name goes with its last fd
     if failed:
         raise RuntimeError(f"{failed} of {n} {kind} workers failed")
     cpu = 0.0
