@@ -10,7 +10,8 @@
 #   6.12-rt  its PREEMPT_RT flavour (linux-image-6.12-rt-amd64)
 #   debug    what scripts/kdebug.sh needs to build the debug kernel, and
 #            the source it builds (linux-source-6.12)
-#   bench    gnuplot-nox and redis-tools, for make bench
+#   bench    gnuplot-nox, redis-tools, python3-limits and python3-redis,
+#            for make bench
 #   deb      debian/control's Build-Depends and lintian, for make
 #            check-host and CI (with the rig's packages above)
 #   build-dep  debian/control's Build-Depends alone, with build-essential
@@ -43,7 +44,7 @@ for k in "${@:-6.1}"; do
 	6.12) pkgs="$pkgs linux-image-6.12-amd64 linux-headers-6.12-amd64" ;;
 	6.12-rt) pkgs="$pkgs linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64" ;;
 	debug) pkgs="$pkgs linux-source-6.12 bc flex bison libelf-dev libssl-dev" ;;
-	bench) pkgs="$pkgs gnuplot-nox redis-tools" ;;
+	bench) pkgs="$pkgs gnuplot-nox redis-tools python3-limits python3-redis" ;;
 	deb) pkgs="$pkgs lintian" builddep=1 ;;
 	build-dep) builddep=1 ;;
 	host) pkgs="$pkgs mmdebstrap qemu-utils e2fsprogs" ;;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# python.sh ROOT: put Debian's python3 into the QEMU rig's initramfs ROOT
+# python.sh ROOT [MODE]: put Debian's python3 into the QEMU rig's initramfs ROOT
 # for the Python package's tests (selftests/ratelimit_python_test.sh): the
 # interpreter and its shared libraries, the stdlib modules the tests load
 # (python_files.py finds them; with their cached bytecode), and python/
@@ -28,6 +28,11 @@ copy()
 [ -f build/lib/libratelimit.so.1 ] ||
 	{ echo "python.sh: no build/lib/libratelimit.so.1 (make lib)" >&2; exit 1; }
 files=$(KRATELIMIT_LIBRARY=build/lib/libratelimit.so.1 "$py" -S "$here/python_files.py" .)
+# make bench (MODE bench): its workers section's Redis client, Debian's
+# python3-limits and python3-redis, when installed (scripts/deps.sh bench)
+if [ "${2:-}" = bench ]; then
+	files="$files $("$py" -S python/tests/bench_workers.py --files)"
+fi
 # shellcheck disable=SC2086 # one file a word
 copy "$py" $files
 ln -sf "${py##*/}" "$root/usr/bin/python3"

@@ -82,7 +82,7 @@ done
 chmod 755 "$root/init" "$root"/guest/*.sh
 # The Python package's tests need Debian's python3 in the guest.
 if [ -f "$root/selftests/ratelimit_python_test" ]; then
-	"$here/python.sh" "$root" || die "no python3 for the guest"
+	"$here/python.sh" "$root" "$mode" || die "no python3 for the guest"
 fi
 # copy_bin FILE DEST: FILE at DEST in the guest, with the shared
 # libraries it needs at their own paths.

@@ -6,7 +6,9 @@
 # "@@rl file-begin NAME" and "@@rl file-end NAME" for run.sh to extract.
 # Kernel command line: rl.bench.scale=X scales durations and sample
 # counts; rl.bench.sections=a,b runs only those sections (global: the
-# global limits' section, global_bench.sh, after rlbench's).
+# global limits' section, global_bench.sh, after rlbench's; workers: N
+# Python worker processes sharing one limit through the module and
+# through Redis, python/tests/bench_workers.py).
 
 scale=1
 sections=
@@ -46,8 +48,9 @@ mkdir -p /tmp/bench
 : > /tmp/bench/rlbench.out
 tail -f /tmp/bench/rlbench.out &
 shown=$!
-# rlbench's sections: those asked for but global (none: all of them)
-rlsections=$(echo " $sections " | sed 's/ global / /g; s/^ *//; s/ *$//')
+# rlbench's sections: those asked for but global and workers (none: all)
+rlsections=$(echo " $sections " |
+	sed 's/ global / /g; s/ workers / /g; s/^ *//; s/ *$//')
 if [ -z "$sections" ] || [ -n "$rlsections" ]; then
 	# shellcheck disable=SC2086 # the list of sections is split on purpose
 	rlbench -s "$scale" -o /tmp/bench $rlsections >/tmp/bench/rlbench.out 2>&1 || rc=$?
@@ -68,6 +71,17 @@ esac
 if [ -x /usr/bin/python3 ] && [ -f /python/tests/bench.py ]; then
 	/usr/bin/python3 -S -B /python/tests/bench.py /tmp/bench "$scale" || rc=1
 fi
+# Worker processes sharing one limit, module vs Redis
+# (python/tests/bench_workers.py; workers.csv and rows of results.csv).
+case " ${sections:-workers} " in
+*" workers "*)
+	if [ -x /usr/bin/python3 ] && [ -f /python/tests/bench_workers.py ]; then
+		/usr/bin/python3 -S -B /python/tests/bench_workers.py /tmp/bench \
+			"$scale" || rc=1
+	else
+		echo "bench: workers: no python3 in the guest"
+	fi ;;
+esac
 for f in /tmp/bench/*; do
 	[ -f "$f" ] || continue
 	echo "@@rl file-begin ${f##*/}"
