@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// cluster workers sharing one named limiter, as a Node.js server scales:
+// four workers with many acquires each hold the limiter's bound over every
+// 1 s window and get a quarter of the rate each (within 5 %); a worker
+// killed with SIGKILL while it holds a permit gives it back.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const cluster = require('node:cluster');
+const path = require('node:path');
+const { once } = require('node:events');
+const { kratelimit, noDevice, uniqueName, sleep } = require('./common');
+const { Limiter } = kratelimit;
+
+cluster.setupPrimary({ exec: path.join(__dirname, 'fixtures', 'worker.js') });
+
+// msg(worker, type): the next message of that type from the worker.
+async function msg(w, type) {
+	for (;;) {
+		const [m] = await once(w, 'message');
+		if (m.type === type)
+			return m;
+		if (m.type === 'error')
+			throw new Error(`worker ${w.id}: ${m.message}`);
+	}
+}
+
+const RATE = 200, BURST = 20, WORKERS = 4, RUN_MS = 4000;
+
+test('4 cluster workers share 200/s: bound over every 1 s window, 1/4 each', { skip: noDevice, timeout: 40000 }, async (t) => {
+	const name = uniqueName('share');
+	const own = Limiter.attach(name, { create: true, config: `${RATE}/s:${BURST}` });
+	const ws = Array.from({ length: WORKERS }, () =>
+		cluster.fork({ KRL_MODE: 'share', KRL_NAME: name, KRL_INFLIGHT: '16' }));
+	try {
+		await Promise.all(ws.map((w) => msg(w, 'ready')));
+		const before = own.stats().granted;
+		const t0 = performance.now();
+		for (const w of ws)
+			w.send({ type: 'go' });
+		await sleep(RUN_MS);
+		const results = await Promise.all(ws.map(async (w) => {
+			w.send({ type: 'stop' });
+			return (await msg(w, 'times')).times;
+		}));
+		const elapsed = performance.now() - t0;
+		const granted = own.stats().granted - before;
+
+		// The kernel's own count over the whole run: the exact bound.
+		assert.ok(granted <= BURST + RATE * elapsed / 1000 + 1,
+			`${granted} granted in ${elapsed} ms`);
+		assert.ok(granted >= 0.8 * RATE * RUN_MS / 1000,
+			`only ${granted} granted in ${elapsed} ms`);
+
+		// Every 1 s window of the grants' times (taken in the workers
+		// after the grant, CLOCK_MONOTONIC in ms): at most burst + rate;
+		// 100 ms more of rate for times taken late.
+		const all = results.flat().sort((a, b) => a - b);
+		let worst = 0;
+		for (let i = 0, j = 0; i < all.length; i++) {
+			while (all[j] < all[i] - 1000)
+				j++;
+			worst = Math.max(worst, i - j + 1);
+		}
+		assert.ok(worst <= BURST + RATE * 1.1,
+			`${worst} grants in one 1 s window (bound ${BURST} + ${RATE})`);
+
+		// Shares while all four were backlogged: from 0.5 s after the
+		// first grant to the end of the shortest run.
+		const from = all[0] + 500;
+		const to = Math.min(...results.map((t) => t[t.length - 1]));
+		const counts = results.map((t) => t.filter((x) => x >= from && x <= to).length);
+		const total = counts.reduce((a, b) => a + b, 0);
+		assert.ok(total >= 100, `shares over ${total} grants only`);
+		for (const c of counts) {
+			assert.ok(Math.abs(c / total - 1 / WORKERS) <= 0.05 / WORKERS,
+				`shares ${counts.join(' / ')} of ${total}: not 1/4 each within 5 %`);
+		}
+		t.diagnostic(`window max ${worst}; shares ${counts.join(' / ')}`);
+	} finally {
+		for (const w of ws)
+			w.kill('SIGKILL');
+		own.close();
+	}
+});
+
+test('a worker killed with SIGKILL holding a permit gives it back', { skip: noDevice, timeout: 30000 }, async () => {
+	const name = uniqueName('kill');
+	const own = Limiter.attach(name, { create: true, config: { rate: 'unlimited', concurrency: 1 } });
+	const w = cluster.fork({ KRL_MODE: 'hold', KRL_NAME: name });
+	try {
+		await msg(w, 'held');
+		assert.strictEqual(own.stats().held, 1);
+		assert.strictEqual(own.tryAcquire(), false, 'the worker holds the only permit');
+		const waiting = own.acquire(1, { timeoutMs: 15000 });
+		await sleep(100);
+		w.process.kill('SIGKILL');
+		const p = await waiting;
+		assert.strictEqual(own.stats().held, 1, 'now held here');
+		p.release();
+		assert.strictEqual(own.stats().held, 0);
+	} finally {
+		w.process.kill('SIGKILL');
+		own.close();
+	}
+});
