@@ -32,16 +32,26 @@ test('rate strings parse as rl_parse_rate does, and print back', () => {
 });
 
 // `using x = ...` where the runtime has the syntax (Node.js 24): here a
-// block that disposes of x as `using` would, at its end.
+// block that disposes of x as `using` would, at its end (Symbol.dispose
+// from Node.js 20; before it, close() or release()).
+function end(x) {
+	if (Symbol.dispose)
+		x[Symbol.dispose]();
+	else if (x.close)
+		x.close();
+	else
+		x.release();
+}
+
 function using(x, fn) {
 	let r;
 	try {
 		r = fn(x);
 	} finally {
 		if (!(r instanceof Promise))
-			x[Symbol.dispose]();
+			end(x);
 	}
-	return r instanceof Promise ? r.finally(() => x[Symbol.dispose]()) : r;
+	return r instanceof Promise ? r.finally(() => end(x)) : r;
 }
 
 test('tryAcquire takes the burst, then is false', { skip: noDevice }, () => using(Limiter.create('10/s:3'), (l) => {
