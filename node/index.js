@@ -144,7 +144,7 @@ let nextId = 1;
 
 class Limiter {
 	#fd;
-	#queues = [new Fifo(), new Fifo(), new Fifo(), new Fifo(), new Fifo()];
+	#queues = [null, new Fifo(), new Fifo(), new Fifo(), new Fifo()];
 	#waiting = 0;			// requests in the FIFOs
 	#inKernel = new Map();		// id -> request submitted to the kernel
 	#poller = null;
@@ -298,7 +298,7 @@ class Limiter {
 		if (this.#fd < 0)
 			return;
 		const err = rlError(-E.ECANCELED, 'kratelimit', 'limiter closed');
-		for (const q of this.#queues) {
+		for (const q of this.#queues.slice(1)) {
 			while (q.length) {
 				const r = q.shift();
 				if (r.state === 'fifo')
@@ -337,7 +337,8 @@ class Limiter {
 	#wait(req) {
 		if (this.#queued) {
 			req.state = 'fifo';
-			this.#queues[req.prio].push(req);
+			// The fd's own priority (0) waits with MID, its default.
+			this.#queues[req.prio || 2].push(req);
 			this.#waiting++;
 			if (req.deadline >= 0)
 				req.timer = setTimeout(() => this.#fifoTimeout(req),
@@ -374,7 +375,7 @@ class Limiter {
 	// takes more.
 	#pump() {
 		const max = native.QUEUED_MAX;
-		for (let p = 4; p >= 0 && this.#inKernel.size < max; p--) {
+		for (let p = 4; p >= 1 && this.#inKernel.size < max; p--) {
 			const q = this.#queues[p];
 			while (q.length && this.#inKernel.size < max) {
 				const req = q.shift();
@@ -429,8 +430,17 @@ class Limiter {
 	#readable() {
 		if (this.#fd < 0)
 			return;
-		for (;;) {
+		for (let got = 0; ; got++) {
 			const res = native.collect(this.#fd);
+			if (res === -E.EAGAIN && got === 0 && this.#polling) {
+				// Readable with nothing to collect (the fd's other
+				// meaning, tokens there for a try): look again
+				// shortly rather than spin.
+				this.#poller.stop();
+				this.#polling = false;
+				setTimeout(() => this.#fd >= 0 && this.#watch(), 2);
+				return;
+			}
 			if (res === -E.EAGAIN)
 				break;
 			if (typeof res === 'number') {
