@@ -142,6 +142,12 @@ if (dispose)
 
 let nextId = 1;
 
+// A limiter dropped without close() closes its fd when collected. Its
+// poll handle holds it only weakly, so that it can be.
+const unclosed = new FinalizationRegistry((fd) => native.close(fd));
+// Limiters with requests in the kernel: held while those wait.
+const busy = new Set();
+
 class Limiter {
 	#fd;
 	#queues = [null, new Fifo(), new Fifo(), new Fifo(), new Fifo()];
@@ -154,6 +160,7 @@ class Limiter {
 	constructor(fd) {
 		this.#fd = fd;
 		this.name = null;
+		unclosed.register(this, fd, this);
 		let f = native.getFeatures(fd);
 		this.#queued = typeof native.submit === 'function' && f >= 0 &&
 			(f & native.FEATURE_QUEUED) !== 0 && !process.env.KRATELIMIT_NO_QUEUED;
@@ -312,6 +319,9 @@ class Limiter {
 		if (this.#poller)
 			this.#poller.close();
 		this.#poller = null;
+		this.#polling = false;
+		busy.delete(this);
+		unclosed.unregister(this);
 		native.close(this.#fd);
 		this.#fd = -1;
 	}
@@ -417,17 +427,24 @@ class Limiter {
 		const want = this.#inKernel.size > 0;
 		if (want === this.#polling)
 			return;
-		if (!this.#poller)
-			this.#poller = new native.Poller(this.#fd, () => this.#readable());
-		if (want)
+		if (!this.#poller) {
+			const self = new WeakRef(this);
+			this.#poller = new native.Poller(this.#fd,
+				() => self.deref()?._readable());
+		}
+		if (want) {
 			check(this.#poller.start(), 'uv_poll_start');
-		else
+			busy.add(this);
+		} else {
 			this.#poller.stop();
+			busy.delete(this);
+		}
 		this.#polling = want;
 	}
 
-	// The fd is readable: collect every finished request.
-	#readable() {
+	// The fd is readable: collect every finished request (called by the
+	// poll handle only).
+	_readable() {
 		if (this.#fd < 0)
 			return;
 		for (let got = 0; ; got++) {
@@ -438,6 +455,7 @@ class Limiter {
 				// shortly rather than spin.
 				this.#poller.stop();
 				this.#polling = false;
+				busy.delete(this);
 				setTimeout(() => this.#fd >= 0 && this.#watch(), 2);
 				return;
 			}
