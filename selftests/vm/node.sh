@@ -28,6 +28,13 @@ copy "$node"
 [ "$node" = /usr/bin/node ] || ln -sf "$node" "$root/usr/bin/node"
 ldd "$node" "$addon" 2>/dev/null | awk '/=> \//{ print $3 } /^[ \t]+\//{ print $1 }' |
 	sort -u | while read -r lib; do copy "$lib"; done
+# libratelimit.so.1 also where the guest's loader looks without the addon's
+# rpath, a host path that may be hidden there (the guest mounts /tmp).
+lib=$(ldd "$addon" | awk '/libratelimit\.so/{ print $3 }')
+libc=$(ldd "$node" | awk '/libc\.so/{ print $3 }')
+[ -n "$lib" ] || { echo "node.sh: $addon finds no libratelimit.so.1 (make lib)" >&2; exit 1; }
+mkdir -p "$root${libc%/*}"
+cp -L "$lib" "$root${libc%/*}/"
 mkdir -p "$root/node/build/Release" "$root/node/test/fixtures"
 cp -p node/package.json node/index.js "$root/node/"
 cp -p "$addon" "$root/node/build/Release/"
