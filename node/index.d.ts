@@ -80,6 +80,14 @@ export interface RateLimitError extends Error {
 export declare class Permit {
   readonly count: number;
   readonly released: boolean;
+  /**
+   * CLOCK_MONOTONIC ns at which the tokens existed on the limiter's
+   * schedule (the instant the bucket's bound holds for), as the kernel
+   * reports it; the time of the grant for a module without queued acquires.
+   */
+  readonly readyNs: number;
+  /** ns from the request to its collection, as the kernel reports it. */
+  readonly waitNs: number;
   /** Gives the permits back (once; a no-op without a concurrency limit). */
   release(): void;
   [Symbol.dispose](): void;

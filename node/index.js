@@ -121,10 +121,16 @@ const asyncDispose = Symbol.asyncDispose;
 // n permits held until release() (or scope exit with `using`).
 class Permit {
 	#limiter;
-	constructor(limiter, n) {
+	constructor(limiter, n, readyNs, waitNs) {
 		this.#limiter = limiter;
 		this.count = n;
 		this.released = false;
+		// The kernel's: the CLOCK_MONOTONIC ns at which the tokens
+		// existed on the limiter's schedule (the instant the bucket's
+		// bound holds for; rl_now_ns() at the grant of a try), and the
+		// ns from the request to its collection.
+		this.readyNs = readyNs;
+		this.waitNs = waitNs;
 	}
 
 	// Gives the permits back; a no-op on a limiter without a concurrency
@@ -155,6 +161,7 @@ class Limiter {
 	#inKernel = new Map();		// id -> request submitted to the kernel
 	#poller = null;
 	#polling = false;
+	#signals = new Map();		// AbortSignal -> its requests here
 	#queued;
 
 	constructor(fd) {
@@ -242,7 +249,7 @@ class Limiter {
 			deadline: opts.timeoutMs === undefined ? -1 :
 				performance.now() + opts.timeoutMs,
 			signal: opts.signal, ticket: 0, state: 'new', timer: null,
-			resolve: null, reject: null, onAbort: null,
+			resolve: null, reject: null,
 		};
 		this.#fdOrThrow();
 		if (req.signal?.aborted)
@@ -251,10 +258,8 @@ class Limiter {
 			req.resolve = resolve;
 			req.reject = reject;
 		});
-		if (req.signal) {
-			req.onAbort = () => this.#abort(req);
-			req.signal.addEventListener('abort', req.onAbort, { once: true });
-		}
+		if (req.signal)
+			this.#watchSignal(req);
 		this.#wait(req);
 		return p;
 	}
@@ -328,18 +333,44 @@ class Limiter {
 
 	// ---- internals ----
 
-	#settle(req, err) {
+	#settle(req, err, res) {
 		if (req.state === 'done')
 			return;
 		req.state = 'done';
 		if (req.timer)
 			clearTimeout(req.timer);
-		if (req.onAbort)
-			req.signal.removeEventListener('abort', req.onAbort);
+		if (req.signal)
+			this.#unwatchSignal(req);
 		if (err)
 			req.reject(err);
+		else if (res)
+			req.resolve(new Permit(this, req.n, res.readyNs, res.waitNs));
 		else
-			req.resolve(new Permit(this, req.n));
+			req.resolve(new Permit(this, req.n, native.now(), 0));
+	}
+
+	// One abort listener per signal, whatever the number of requests
+	// that share it.
+	#watchSignal(req) {
+		let w = this.#signals.get(req.signal);
+		if (!w) {
+			w = { reqs: new Set(), onAbort: null };
+			w.onAbort = () => {
+				for (const r of [...w.reqs])
+					this.#abort(r);
+			};
+			this.#signals.set(req.signal, w);
+			req.signal.addEventListener('abort', w.onAbort, { once: true });
+		}
+		w.reqs.add(req);
+	}
+
+	#unwatchSignal(req) {
+		const w = this.#signals.get(req.signal);
+		if (!w || !w.reqs.delete(req) || w.reqs.size)
+			return;
+		req.signal.removeEventListener('abort', w.onAbort);
+		this.#signals.delete(req.signal);
 	}
 
 	// The one way a request waits: queued in the kernel when it can,
@@ -410,10 +441,10 @@ class Limiter {
 		const rc = native.submit(this.#fd, req.n, timeout, req.prio, req.id);
 		if (rc === -E.EBUSY)
 			return false;
-		if (rc < 0) {
+		if (typeof rc === 'object') {
+			this.#settle(req, null, rc);
+		} else if (rc < 0) {
 			this.#settle(req, rlError(rc, 'rl_submit'));
-		} else if (rc === 0) {
-			this.#settle(req);
 		} else {
 			req.state = 'kernel';
 			req.ticket = rc;
@@ -473,7 +504,7 @@ class Limiter {
 			if (!req)
 				continue;
 			this.#inKernel.delete(res.userData);
-			this.#settle(req, res.result ? rlError(res.result, 'rl_collect') : null);
+			this.#settle(req, res.result ? rlError(res.result, 'rl_collect') : null, res);
 		}
 		this.#pump();
 	}

@@ -225,10 +225,11 @@ Napi::Value Now(const Napi::CallbackInfo &info)
 }
 
 #ifdef RL_IOC_SUBMIT
-// submit(fd, count, timeoutNs (negative: none), priority, userData):
-// 0 granted at once, the ticket (> 0), or -errno.
+// submit(fd, count, timeoutNs (negative: none), priority, userData): the
+// ticket (> 0), -errno, or when granted at once { readyNs, waitNs }.
 Napi::Value Submit(const Napi::CallbackInfo &info)
 {
+	Napi::Env env = info.Env();
 	struct rl_queued q = {};
 	double t = info[2].As<Napi::Number>().DoubleValue();
 	int rc;
@@ -239,10 +240,16 @@ Napi::Value Submit(const Napi::CallbackInfo &info)
 	q.priority = info[3].As<Napi::Number>().Uint32Value();
 	q.user_data = ArgU64(info, 4);
 	rc = rl_submit(ArgFd(info), &q);
-	return rc ? Errno(info.Env(), rc) : U64(info.Env(), q.ticket);
+	if (rc || q.ticket)
+		return rc ? Errno(env, rc) : U64(env, q.ticket);
+	Napi::Object o = Napi::Object::New(env);
+	o.Set("readyNs", U64(env, q.ready_ns));
+	o.Set("waitNs", U64(env, q.wait_ns));
+	return o;
 }
 
-// collect(fd): { ticket, userData, result, count, waitNs }, or -errno
+// collect(fd): { ticket, userData, result, count, waitNs, readyNs }, or
+// -errno
 // (-EAGAIN: nothing finished).
 Napi::Value Collect(const Napi::CallbackInfo &info)
 {
@@ -258,6 +265,7 @@ Napi::Value Collect(const Napi::CallbackInfo &info)
 	o.Set("result", Napi::Number::New(env, q.result));
 	o.Set("count", U64(env, q.count));
 	o.Set("waitNs", U64(env, q.wait_ns));
+	o.Set("readyNs", U64(env, q.ready_ns));
 	return o;
 }
 

@@ -14,7 +14,11 @@ const PENDING = 3000, RATE = 2000, MAX_GAP_MS = 250;
 
 test('3000 pending acquires keep the event loop ticking', { skip: noDevice, timeout: 30000 }, async (t) => {
 	const l = Limiter.create(`${RATE}/s:20`);
-	let last = performance.now(), gap = 0, ticks = 0;
+	let done = 0;
+	const all = Array.from({ length: PENDING }, () => l.acquire(1).then(() => done++));
+	// From here on, while they wait: the loop's own gaps.
+	const t0 = performance.now();
+	let last = t0, gap = 0, ticks = 0;
 	const iv = setInterval(() => {
 		const now = performance.now();
 		gap = Math.max(gap, now - last);
@@ -22,9 +26,6 @@ test('3000 pending acquires keep the event loop ticking', { skip: noDevice, time
 		ticks++;
 	}, 10);
 	try {
-		const t0 = performance.now();
-		let done = 0;
-		const all = Array.from({ length: PENDING }, () => l.acquire(1).then(() => done++));
 		await new Promise((r) => setTimeout(r, 200));
 		assert.ok(done < PENDING, 'still waiting after 200 ms');
 		await Promise.all(all);
