@@ -54,6 +54,16 @@ function using(x, fn) {
 	return r instanceof Promise ? r.finally(() => end(x)) : r;
 }
 
+test('an addon built with the queued acquire finds it in the module of its tree', { skip: noDevice }, () => {
+	const native = require('../build/Release/kratelimit.node');
+	const l = Limiter.create('1/s');
+	try {
+		assert.strictEqual(l.queued, typeof native.submit === 'function');
+	} finally {
+		l.close();
+	}
+});
+
 test('tryAcquire takes the burst, then is false', { skip: noDevice }, () => using(Limiter.create('10/s:3'), (l) => {
 	assert.strictEqual(l.rate(), '10/s:3');
 	assert.strictEqual(l.tryAcquire(2), true);

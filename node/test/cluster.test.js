@@ -10,7 +10,7 @@ const assert = require('node:assert');
 const cluster = require('node:cluster');
 const path = require('node:path');
 const { once } = require('node:events');
-const { kratelimit, noDevice, uniqueName, sleep } = require('./common');
+const { kratelimit, noDevice, noQueued, uniqueName, sleep } = require('./common');
 const { Limiter } = kratelimit;
 
 cluster.setupPrimary({ exec: path.join(__dirname, 'fixtures', 'worker.js') });
@@ -28,7 +28,7 @@ async function msg(w, type) {
 
 const RATE = 200, BURST = 20, WORKERS = 4, RUN_MS = 4000;
 
-test('4 cluster workers share 200/s: bound over every 1 s window, 1/4 each', { skip: noDevice, timeout: 40000 }, async (t) => {
+test('4 cluster workers share 200/s: bound over every 1 s window, 1/4 each', { skip: noQueued, timeout: 40000 }, async (t) => {
 	const name = uniqueName('share');
 	const own = Limiter.attach(name, { create: true, config: `${RATE}/s:${BURST}` });
 	const ws = Array.from({ length: WORKERS }, () =>
