@@ -980,6 +980,53 @@ int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 }
 
 /**
+ * rl_limiter_acquire_expire() - time out a request rl_limiter_acquire_async() queued
+ * @lim:   the limiter, locked (rl_lock_irqsave()); @w is still in its queue
+ * @req:   the request; ready_ns is filled in
+ * @w:     its entry, leaving the queue with what it got so far
+ * @start: the time it arrived
+ *
+ * For a deadline timer, which cannot wait for its caller to end the request: it leaves
+ * the queue now, so that it holds up no one behind it.
+ */
+void rl_limiter_acquire_expire(struct rl_limiter *lim, struct rl_acquire *req,
+			       struct rl_waiter *w, u64 start)
+{
+	rl_acquire_end(lim, req, w, -ETIMEDOUT, true, start);
+}
+
+/**
+ * rl_limiter_acquire_drop() - cancel a request rl_limiter_acquire_async() queued
+ * @lim:   the limiter
+ * @req:   the request
+ * @w:     its entry: still queued, or served and not yet ended
+ * @start: the time it arrived
+ *
+ * Whether it was served or not, everything it got goes back (tokens at every level,
+ * permits, its cap), and it counts as interrupted.
+ */
+void rl_limiter_acquire_drop(struct rl_limiter *lim, struct rl_acquire *req,
+			     struct rl_waiter *w, u64 start)
+{
+	u64 now;
+
+	rl_lock_irq(lim);
+	if (!w->done) {
+		rl_acquire_end(lim, req, w, -ECANCELED, true, start);
+		goto out_unlock;
+	}
+	now = ktime_get_ns();
+	/* Its permits are the client's since the grant: it may have released some. */
+	w->held = min(w->held, w->client->held);
+	rl_undo(lim, w, now);
+	lim->counters.interrupted++;
+	trace_ratelimit_interrupt(lim, req->count, now - start);
+	rl_dispatch(lim, now);
+out_unlock:
+	rl_unlock_irq(lim);
+}
+
+/**
  * rl_limiter_cycle() - give back permits and take tokens, atomically
  * @lim:      the limiter
  * @client:   the client, attached to @lim

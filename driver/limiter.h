@@ -98,6 +98,10 @@ int rl_limiter_acquire_async(struct rl_limiter *lim, struct rl_client *client,
 			     void (*served)(struct rl_waiter *w), u64 *start);
 int rl_limiter_acquire_end(struct rl_limiter *lim, struct rl_acquire *req,
 			   struct rl_waiter *w, int why, u64 start);
+void rl_limiter_acquire_expire(struct rl_limiter *lim, struct rl_acquire *req,
+			       struct rl_waiter *w, u64 start);
+void rl_limiter_acquire_drop(struct rl_limiter *lim, struct rl_acquire *req,
+			     struct rl_waiter *w, u64 start);
 int rl_limiter_cycle(struct rl_limiter *lim, struct rl_client *client, u64 release,
 		     struct rl_acquire *req, bool nonblock, bool *released);
 int rl_limiter_release(struct rl_limiter *lim, struct rl_client *client, u64 count);

@@ -25,6 +25,7 @@
 #include "ratelimit.h"
 #include "request.h"
 #include "sysfs.h"
+#include "ticket.h"
 #include "tree.h"
 
 #define CREATE_TRACE_POINTS
@@ -45,6 +46,7 @@ static_assert(sizeof(struct rl_perm) == 32);
 static_assert(sizeof(struct rl_deposit) == 40);
 static_assert(sizeof(struct rl_lease) == 160);
 static_assert(sizeof(struct rl_demand) == 80);
+static_assert(sizeof(struct rl_queued) == 80);
 /* rl_ioctl_get_counts() checks both through struct rl_stats. */
 static_assert(offsetof(struct rl_stats, flags) == offsetof(struct rl_demand, flags));
 static_assert(offsetof(struct rl_stats, reserved0) == offsetof(struct rl_demand, reserved0));
@@ -56,7 +58,8 @@ static_assert(offsetof(struct rl_stats, reserved0) == offsetof(struct rl_demand,
 			 RL_IOC_BIT(RELEASE) | RL_IOC_BIT(REFUND) | RL_IOC_BIT(SET_CLIENT) |	\
 			 RL_IOC_BIT(GET_CLIENT) | RL_IOC_BIT(DEPOSIT) | RL_IOC_BIT(SET_LEASE) |	\
 			 RL_IOC_BIT(GET_DEMAND) | RL_IOC_BIT(SET_PARENT) |		\
-			 RL_IOC_BIT(GET_PARENT) | RL_IOC_BIT(CYCLE) | RL_IOC_BIT(SET_PERM))
+			 RL_IOC_BIT(GET_PARENT) | RL_IOC_BIT(CYCLE) | RL_IOC_BIT(SET_PERM) |	\
+			 RL_IOC_BIT(SUBMIT) | RL_IOC_BIT(COLLECT) | RL_IOC_BIT(CANCEL))
 
 /* Flags and reserved fields here, the limits in rl_params_from_config(). */
 static int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)
@@ -70,7 +73,7 @@ static int rl_ioctl_get_features(void __user *argp)
 {
 	struct rl_features f = {
 		.version = RL_ABI_VERSION,
-		.flags = rl_uring_features(),
+		.flags = rl_uring_features() | RL_FEATURE_QUEUED,
 		.ioctls = RL_IOCTLS_ALL,
 		.config_flags = RL_CONFIG_FLAGS_ALL,
 		.acquire_flags = RL_ACQUIRE_FLAGS_ALL,
@@ -466,6 +469,12 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ioctl_cycle(client, file, argp);
 	case RL_IOC_SET_PERM:
 		return rl_ioctl_set_perm(lim, argp);
+	case RL_IOC_SUBMIT:
+		return rl_ticket_submit(client, argp);
+	case RL_IOC_COLLECT:
+		return rl_ticket_collect(client, argp);
+	case RL_IOC_CANCEL:
+		return rl_ticket_cancel(client, argp);
 	default:
 		return -ENOTTY;
 	}
@@ -482,7 +491,10 @@ static int rl_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&client->node);
 	INIT_LIST_HEAD(&client->poll_node);
 	INIT_LIST_HEAD(&client->async);
+	INIT_LIST_HEAD(&client->tickets);
+	INIT_LIST_HEAD(&client->done);
 	mutex_init(&client->setup);
+	mutex_init(&client->tmutex);
 	client->tgid = task_tgid_nr(current);
 	get_task_comm(client->comm, current);
 	file->private_data = client;
@@ -495,6 +507,7 @@ static int rl_release(struct inode *inode, struct file *file)
 	struct rl_limiter *lim = client->lim;
 
 	if (lim) {
+		rl_ticket_release(client);
 		/* Leaving a named limiter may remove its name. */
 		if (rl_limiter_named(lim))
 			rl_named_detach(lim, client);
@@ -502,6 +515,7 @@ static int rl_release(struct inode *inode, struct file *file)
 			rl_limiter_detach(lim, client);
 		rl_limiter_put(lim);
 	}
+	mutex_destroy(&client->tmutex);
 	mutex_destroy(&client->setup);
 	rl_client_free(client);
 	return 0;
@@ -514,7 +528,9 @@ static __poll_t rl_poll(struct file *file, poll_table *pt)
 
 	poll_wait(file, &client->pollq, pt);
 	lim = rl_client_limiter(client);
-	return lim ? rl_limiter_poll(lim, client) : EPOLLERR;
+	if (!lim)
+		return EPOLLERR;
+	return rl_ticket_poll(lim, client) ?: rl_limiter_poll(lim, client);
 }
 
 /* Describe the fd's limiter in /proc/<pid>/fdinfo. */

@@ -209,6 +209,11 @@ struct rl_client {
 	u64 refundable;			/* tokens taken from the bucket, not refunded */
 	struct rl_flow flows[RL_NLEVELS]; /* its sleeping requests, by level */
 	struct list_head async;		/* its io_uring requests (rl_async, uring.c) */
+	struct mutex tmutex;		/* serialises its tickets' SUBMIT, COLLECT, CANCEL */
+	struct list_head tickets;	/* its outstanding rl_ticket (ticket.c); @tmutex */
+	struct list_head done;		/* those finished, in order; the limiter's lock */
+	u64 next_ticket;		/* the last ticket number given; @tmutex */
+	unsigned int ntickets;		/* outstanding tickets; @tmutex */
 };
 
 /* The client's limiter, or NULL before its first SET_CONFIG or ATTACH. */
@@ -223,7 +228,7 @@ struct rl_waiter {
 	struct list_head node;		/* entry in its flow's waiters */
 	struct rl_flow *flow;		/* of its client and priority */
 	struct rl_client *client;	/* the client asking */
-	struct task_struct *task;	/* the sleeper; NULL for io_uring (uring.c) */
+	struct task_struct *task;	/* the sleeper; NULL for io_uring and tickets */
 	void (*served)(struct rl_waiter *w); /* without @task: once all is granted */
 	u64 want;			/* tokens still to be granted */
 	u64 got;			/* tokens granted so far, in chunks */

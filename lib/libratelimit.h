@@ -517,6 +517,50 @@ int rl_parse_priority(const char *arg);
 int rl_format_rate(const struct rl_config *cfg, char *buf, size_t len);
 
 /*
+ * Queued acquires (ratelimit(4), "Queued acquires"), for event loops that
+ * poll the fd (poll, epoll, asyncio, libuv): a request takes its place in
+ * the limiter's queue without sleeping, and the fd polls readable once it
+ * is finished. Every kernel the module supports has them.
+ */
+
+/**
+ * rl_submit() - take tokens now, or queue the request without sleeping
+ * @fd: client fd.
+ * @q:  the request: count, deadline_ns (absolute, or RL_DEADLINE_NONE),
+ *      flags (0 or RL_ACQUIRE_PREDICT), priority and user_data; other
+ *      fields zero. On return, q->ticket is 0 when the tokens were granted
+ *      at once (nothing to collect), else the ticket to collect or cancel.
+ *
+ * Return: 0; -EBUSY when RL_QUEUED_MAX requests of @fd are outstanding;
+ * -ETIMEDOUT when the deadline is past (or predicted late with
+ * RL_ACQUIRE_PREDICT); -EINVAL, -EPERM, -EBADFD or another -errno.
+ */
+int rl_submit(int fd, struct rl_queued *q);
+
+/**
+ * rl_collect() - the result of one finished request of rl_submit()
+ * @fd: client fd, readable (POLLIN) when one is finished.
+ * @q:  filled in: ticket, count, user_data, result (0 granted, or
+ *      -ETIMEDOUT), wait_ns, ready_ns and lag_ns.
+ *
+ * Return: 0, -EAGAIN when none is finished, or another -errno.
+ */
+int rl_collect(int fd, struct rl_queued *q);
+
+/**
+ * rl_cancel() - withdraw a request of rl_submit()
+ * @fd:     client fd.
+ * @ticket: its ticket, or 0 for every outstanding request of @fd.
+ *
+ * A queued request leaves the queue; a granted one not yet collected gives
+ * back its tokens and permits. Nothing is left to collect for it.
+ *
+ * Return: 0, -ENOENT when @ticket is not outstanding (collected already),
+ * or another -errno.
+ */
+int rl_cancel(int fd, uint64_t ticket);
+
+/*
  * Acquires through io_uring (ratelimit(4), "io_uring"): the request goes
  * to a ring of liburing and completes there, for event loops that wait for
  * tokens without a thread per waiter. The library does not link with

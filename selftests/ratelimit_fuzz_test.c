@@ -60,7 +60,7 @@ enum fz_op {
 	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL,
 	OP_DEPOSIT, OP_SET_LEASE, OP_GET_DEMAND,	/* fz_global() */
 	OP_HIER,	/* RL_IOC_SET_PARENT and RL_IOC_GET_PARENT (fz_hier()) */
-	OP_URING, OP_CYCLE, OP_PERM, OP_NR
+	OP_URING, OP_CYCLE, OP_PERM, OP_QUEUED, OP_NR
 };
 
 static const char *const fz_op_names[OP_NR] = {
@@ -70,7 +70,7 @@ static const char *const fz_op_names[OP_NR] = {
 	"fcntl", "poll", "read/write", "sysfs write", "sysfs read", "fork",
 	"signal",
 	"DEPOSIT", "SET_LEASE", "GET_DEMAND",
-	"SET/GET_PARENT", "io_uring", "CYCLE", "SET_PERM",
+	"SET/GET_PARENT", "io_uring", "CYCLE", "SET_PERM", "queued",
 };
 
 static const unsigned long fz_cmds[] = {
@@ -526,8 +526,8 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 	switch (op) {
 	case OP_FEATURES:
 		if (f->version != RL_ABI_VERSION ||
-		    f->flags & ~(__u32)RL_FEATURE_URING_CMD ||
-		    (~f->ioctls & 0x1ffff) || !zero(f->reserved, sizeof(f->reserved)))
+		    (f->flags & ~(__u32)RL_FEATURE_URING_CMD) != RL_FEATURE_QUEUED ||
+		    (~f->ioctls & 0x3dffff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;
 	case OP_GET_CONFIG:
@@ -868,6 +868,64 @@ static void fz_perm(struct fz_thread *t)
 	snprintf(what, sizeof(what), "fd %d SET_PERM arg %p", fd, arg);
 	fz_check(t, OP_PERM, ret, err, fz_ioctl_errs, what,
 		 arg == &p ? (void *)&p : NULL, sizeof(p));
+}
+
+/* A generated request for RL_IOC_SUBMIT, from gen_acquire()'s fields. */
+static void gen_queued(struct fz_thread *t, struct rl_queued *q)
+{
+	struct rl_acquire a;
+
+	gen_acquire(t, &a);
+	memset(q, POISON_BYTE, sizeof(*q));
+	q->count = a.count;
+	q->deadline_ns = a.deadline_ns;
+	/* Mostly a valid flag: NONBLOCK is refused here. */
+	q->flags = chance(t, 80) ? a.flags & RL_ACQUIRE_PREDICT : a.flags;
+	q->priority = a.priority;
+	q->reserved0 = chance(t, 3) ? rnd_u32(t) | 1 : 0;
+	q->reserved = chance(t, 3) ? rnd_u64(t) | 1 : 0;
+	q->user_data = rnd_u64(t);
+}
+
+/*
+ * Queued acquires: RL_IOC_SUBMIT of a generated request, RL_IOC_COLLECT
+ * (a result is 0 or -ETIMEDOUT, its reserved field zero), or RL_IOC_CANCEL
+ * of a small ticket or of all; requests left outstanding end with their fd.
+ */
+static void fz_queued(struct fz_thread *t)
+{
+	static const unsigned long cmds[] = { RL_IOC_SUBMIT, RL_IOC_COLLECT, RL_IOC_CANCEL };
+	unsigned int which = below(t, 3);
+	struct rl_queued q;
+	__u64 ticket;
+	void *arg = &q;
+	char what[64];
+	int fd = fz_fd(t), err;
+	long ret;
+
+	if (which == 0)
+		gen_queued(t, &q);
+	else
+		memset(&q, POISON_BYTE, sizeof(q));
+	ticket = chance(t, 30) ? 0 : below(t, 8);
+	if (which == 2)
+		arg = &ticket;
+	if (chance(t, 4))
+		arg = fz_bad_ptr(t, sizeof(q));
+	t->op = OP_QUEUED;
+	ret = ioctl(fd, cmds[which], arg);
+	err = errno;
+	snprintf(what, sizeof(what), "fd %d queued cmd %u arg %p", fd, which, arg);
+	fz_check(t, OP_QUEUED, ret, err, fz_ioctl_errs, what,
+		 arg == &q ? (void *)&q : NULL, sizeof(q));
+	if (arg != &q || ret || which == 2)
+		return;
+	if ((which == 1 && (q.reserved || (q.result && q.result != -ETIMEDOUT) ||
+			    !q.ticket)) ||
+	    (which == 0 && (q.result || q.ticket == POISON64)))
+		fz_fail(t->sh, "%s out: ticket %#llx result %d reserved %#llx",
+			which ? "COLLECT" : "SUBMIT", (unsigned long long)q.ticket,
+			q.result, (unsigned long long)q.reserved);
 }
 
 /* The generic ioctls of fs/ioctl.c: any other type reaches the driver. */
@@ -1437,8 +1495,10 @@ static void fz_one(struct fz_thread *t)
 		return;
 	}
 
-	if (r < 520)
+	if (r < 500)
 		fz_ioctl(t, below(t, OP_GET_CLIENT + 1));
+	else if (r < 520)
+		fz_queued(t);
 	else if (r < 540)
 		fz_cycle(t);
 	else if (r < 550)

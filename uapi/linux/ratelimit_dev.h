@@ -182,7 +182,9 @@ struct rl_acquire {
  *                 one, or one whose handler runs (-EINTR, or a restart
  *                 after the handler with SA_RESTART). A stop (SIGSTOP,
  *                 SIGTSTP...) or the freezer restarts the call unseen:
- *                 that counts once in @requests and not here.
+ *                 that counts once in @requests and not here. Also
+ *                 queued requests cancelled (RL_IOC_CANCEL, close,
+ *                 RL_URING_CANCEL).
  * @rejected:      non-blocking requests failed with -EAGAIN.
  * @waiters:       requests sleeping now.
  * @available:     tokens in the bucket now.
@@ -266,7 +268,7 @@ struct rl_client_config {
 /**
  * struct rl_features - what this module supports (RL_IOC_GET_FEATURES)
  * @version:       RL_ABI_VERSION of the module.
- * @flags:         RL_FEATURE_* bits: RL_FEATURE_URING_CMD.
+ * @flags:         RL_FEATURE_* bits: RL_FEATURE_URING_CMD, RL_FEATURE_QUEUED.
  * @ioctls:        bit N set when ioctl number N (_IOC_NR) is supported.
  * @config_flags:  supported struct rl_config flags.
  * @acquire_flags: supported struct rl_acquire flags.
@@ -502,6 +504,80 @@ struct rl_parent {
 #define RL_URING_ACQUIRE	_IOWR(0xBA, 3, struct rl_acquire)
 #define RL_URING_CANCEL		_IOW(0xBA, 17, __u64)
 
+/*
+ * Queued acquires, for event loops that poll the fd (every kernel; struct
+ * rl_features.flags has RL_FEATURE_QUEUED). RL_IOC_SUBMIT never sleeps: it
+ * grants a request at once when a non-blocking RL_IOC_ACQUIRE would, and
+ * otherwise puts it in the limiter's queue exactly where a sleeper would
+ * go (priorities, fair shares between fds, caps, trees, chunks, all or
+ * nothing) and returns its ticket. The fd polls readable (POLLIN) while a
+ * finished request waits to be collected, besides when a non-blocking
+ * acquire of one token would succeed; RL_IOC_COLLECT returns one finished
+ * request, RL_IOC_CANCEL withdraws one. At most RL_QUEUED_MAX requests of
+ * an fd are outstanding (queued, or finished and not collected); closing
+ * the fd, by exit or kill -9 too, cancels them. One fd is one client:
+ * its requests share its fair share, however many are queued.
+ */
+#define RL_FEATURE_QUEUED	_BITUL(1)	/* struct rl_features.flags */
+#define RL_QUEUED_MAX		64
+
+/**
+ * struct rl_queued - a queued acquire (RL_IOC_SUBMIT) and its result
+ *                    (RL_IOC_COLLECT)
+ * @ticket:      out: SUBMIT: 0 when granted at once (the outputs are final,
+ *               there is nothing to collect), else the request's number on
+ *               this fd, from 1 up; COLLECT: the ticket of the result.
+ * @count:       in (SUBMIT): tokens wanted, >= 1, as struct rl_acquire's
+ *               (above the burst: in chunks, all or nothing). Out
+ *               (COLLECT): the count asked.
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC time to give up at, or
+ *               RL_DEADLINE_NONE; at most S64_MAX otherwise.
+ * @flags:       in: 0 or RL_ACQUIRE_PREDICT (-ETIMEDOUT at once when the
+ *               predicted grant time is past @deadline_ns).
+ * @priority:    in: as struct rl_acquire's (RL_PRIO_DEFAULT: the fd's).
+ * @result:      out (COLLECT): 0 when granted, -ETIMEDOUT when the
+ *               deadline came first (nothing consumed). 0 from SUBMIT.
+ * @reserved0:   must be zero.
+ * @wait_ns:     out: time from SUBMIT to the grant.
+ * @ready_ns:    out: as struct rl_acquire's, on a grant or -ETIMEDOUT.
+ * @lag_ns:      out: as struct rl_acquire's, on a grant.
+ * @user_data:   in (SUBMIT): the caller's, given back by COLLECT.
+ * @reserved:    must be zero (SUBMIT); zeroed (COLLECT).
+ *
+ * RL_IOC_SUBMIT errors: -EINVAL (a field, a reserved field, a count that
+ * can never be granted), -EBADFD (no limiter), -EPERM (priority, as for
+ * RL_IOC_ACQUIRE), -EBUSY (RL_QUEUED_MAX outstanding on this fd),
+ * -ETIMEDOUT (the deadline is past, or predicted late with
+ * RL_ACQUIRE_PREDICT; nothing queued, @ready_ns written), -ENOMEM,
+ * -EFAULT (checked before anything is taken).
+ * RL_IOC_COLLECT: 0 with one finished request, in the order they
+ * finished; -EAGAIN when none has; -EFAULT (checked before the request
+ * is taken off the fd: it stays to be collected). Its input fields are
+ * ignored.
+ * RL_IOC_CANCEL (argument: a pointer to a ticket, or to 0 for all of this
+ * fd's): a queued request leaves the queue with what it got so far; a
+ * granted one that was not collected gives back its tokens and permits.
+ * Either way there is nothing to collect for it, and it counts as
+ * interrupted in struct rl_stats. 0, or -ENOENT when no such request is
+ * outstanding (it was collected, or never submitted).
+ * A collected grant is the fd's as an RL_IOC_ACQUIRE's is: permits held
+ * until RL_IOC_RELEASE or close, tokens refundable with RL_IOC_REFUND.
+ */
+struct rl_queued {
+	__u64 ticket;
+	__u64 count;
+	__u64 deadline_ns;
+	__u32 flags;
+	__u32 priority;
+	__s32 result;
+	__u32 reserved0;
+	__u64 wait_ns;
+	__u64 ready_ns;
+	__u64 lag_ns;
+	__u64 user_data;
+	__u64 reserved;
+};
+
 /**
  * struct rl_cycle - give back permits and take tokens in one call
  *                   (RL_IOC_CYCLE)
@@ -589,5 +665,8 @@ struct rl_perm {
 #define RL_IOC_CYCLE		_IOWR(RL_IOC_MAGIC, 16, struct rl_cycle)
 /* 17 is RL_URING_CANCEL's. */
 #define RL_IOC_SET_PERM		_IOW(RL_IOC_MAGIC, 18, struct rl_perm)
+#define RL_IOC_SUBMIT		_IOWR(RL_IOC_MAGIC, 19, struct rl_queued)
+#define RL_IOC_COLLECT		_IOWR(RL_IOC_MAGIC, 20, struct rl_queued)
+#define RL_IOC_CANCEL		_IOW(RL_IOC_MAGIC, 21, __u64)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */
