@@ -2,7 +2,7 @@
 //
 // Prints one of the directories binding.gyp needs: "include" (libratelimit.h
 // and linux/ratelimit_dev.h), "lib" (libratelimit.so) or "napi"
-// (node-addon-api's headers). In the source tree the library's own lib/,
+// (node-addon-api's headers); or "nodedir", the Node.js headers' prefix. In the source tree the library's own lib/,
 // uapi/ and build/lib/ (make lib); elsewhere nothing: the system's
 // (libratelimit-dev). KRATELIMIT_LIBDIR and KRATELIMIT_INCDIR override.
 'use strict';
@@ -40,8 +40,14 @@ case 'lib':
 case 'napi':
 	out = napi();
 	break;
+case 'nodedir':
+	// The prefix of this node's headers (include/node), for node-gyp's
+	// --nodedir: it then downloads none.
+	out = [path.resolve(process.execPath, '..', '..'), '/usr', '/usr/local'].find(
+		(d) => fs.existsSync(path.join(d, 'include', 'node', 'node_api.h'))) || '';
+	break;
 default:
-	process.stderr.write('usage: paths.js include|lib|napi\n');
+	process.stderr.write('usage: paths.js include|lib|napi|nodedir\n');
 	process.exit(2);
 }
 process.stdout.write(out + '\n');
