@@ -2,13 +2,17 @@
 //
 // cluster workers sharing one named limiter, as a Node.js server scales:
 // four workers with many acquires each hold the limiter's bound over every
-// 1 s window and get a quarter of the rate each (within 5 %); a worker
-// killed with SIGKILL while it holds a permit gives it back.
+// 1 s window and get a quarter of the rate each (within 5 %); two workers
+// beside two blocking C clients (rlpace) get a quarter each too: a queued
+// acquire waits in the same queue as a sleeper; a worker killed with
+// SIGKILL while it holds a permit gives it back.
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
 const cluster = require('node:cluster');
+const fs = require('node:fs');
 const path = require('node:path');
+const { spawn } = require('node:child_process');
 const { once } = require('node:events');
 const { kratelimit, noDevice, noQueued, uniqueName, sleep } = require('./common');
 const { Limiter } = kratelimit;
@@ -81,6 +85,54 @@ test('4 cluster workers share 200/s: bound over every 1 s window, 1/4 each', { s
 		}
 		t.diagnostic(`window max ${worst}; shares ${counts.join(' / ')}`);
 	} finally {
+		for (const w of ws)
+			w.kill('SIGKILL');
+		own.close();
+	}
+});
+
+// rlpace, a blocking C client (one fd, threads sleeping in the kernel):
+// on the guest's PATH (/tools), else the tree's build.
+const rlpace = ['/tools/rlpace', path.join(__dirname, '..', '..', 'build', 'tools', 'rlpace')]
+	.find((f) => fs.existsSync(f));
+
+test('2 cluster workers beside 2 blocking C clients get 1/4 of the rate each', { skip: noQueued || (!rlpace && 'no rlpace (make tools)'), timeout: 40000 }, async (t) => {
+	const name = uniqueName('mixed');
+	const own = Limiter.attach(name, { create: true, config: `${RATE}/s:${BURST}` });
+	const ws = Array.from({ length: 2 }, () =>
+		cluster.fork({ KRL_MODE: 'share', KRL_NAME: name, KRL_INFLIGHT: '16' }));
+	const cs = [];
+	try {
+		await Promise.all(ws.map((w) => msg(w, 'ready')));
+		for (let i = 0; i < 2; i++) {
+			cs.push(spawn(rlpace, ['-N', name, '-n', '100000000', '-t', '4', '-q'],
+				{ stdio: 'ignore' }));
+		}
+		await sleep(300);	// the C clients sleep in the queue
+		for (const w of ws)
+			w.send({ type: 'go' });
+		await sleep(RUN_MS);
+		const results = await Promise.all(ws.map(async (w) => {
+			w.send({ type: 'stop' });
+			return (await msg(w, 'times')).times;
+		}));
+		for (const c of cs)
+			assert.strictEqual(c.exitCode, null, 'rlpace still acquiring');
+		for (const r of results)
+			assert.ok(r.length > 0, 'a worker got nothing');
+		const from = Math.max(...results.map((x) => x[0])) + 200;
+		const to = Math.min(...results.map((x) => x[x.length - 1]));
+		const want = (to - from) / 1000 * RATE / 4;
+		const counts = results.map((x) => x.filter((v) => v >= from && v <= to).length);
+		assert.ok(want >= 100, `over ${want} grants only`);
+		for (const c of counts) {
+			assert.ok(Math.abs(c - want) <= 0.05 * want,
+				`workers got ${counts.join(' / ')}, a quarter of the rate is ${want.toFixed(1)}`);
+		}
+		t.diagnostic(`workers ${counts.join(' / ')}, a quarter ${want.toFixed(1)}`);
+	} finally {
+		for (const c of cs)
+			c.kill('SIGKILL');
 		for (const w of ws)
 			w.kill('SIGKILL');
 		own.close();
