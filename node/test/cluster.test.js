@@ -105,8 +105,11 @@ test('2 cluster workers beside 2 blocking C clients get 1/4 of the rate each', {
 	try {
 		await Promise.all(ws.map((w) => msg(w, 'ready')));
 		for (let i = 0; i < 2; i++) {
-			cs.push(spawn(rlpace, ['-N', name, '-n', '100000000', '-t', '4', '-q'],
-				{ stdio: 'ignore' }));
+			const c = spawn(rlpace, ['-N', name, '-n', '1000000', '-t', '4', '-q'],
+				{ stdio: ['ignore', 'ignore', 'pipe'] });
+			c.said = '';
+			c.stderr.on('data', (d) => { c.said += d; });
+			cs.push(c);
 		}
 		await sleep(300);	// the C clients sleep in the queue
 		for (const w of ws)
@@ -117,7 +120,7 @@ test('2 cluster workers beside 2 blocking C clients get 1/4 of the rate each', {
 			return (await msg(w, 'times')).times;
 		}));
 		for (const c of cs)
-			assert.strictEqual(c.exitCode, null, 'rlpace still acquiring');
+			assert.strictEqual(c.exitCode, null, `rlpace stopped: ${c.said}`);
 		for (const r of results)
 			assert.ok(r.length > 0, 'a worker got nothing');
 		const from = Math.max(...results.map((x) => x[0])) + 200;
