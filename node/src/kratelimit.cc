@@ -330,6 +330,9 @@ private:
 		// MakeCallback: the promises it settles run their reactions
 		// (microtasks) before control goes back to libuv.
 		p->cb_.MakeCallback(env.Global(), {}, p->ctx_);
+		// What it threw is uncaught, as from any other callback.
+		if (env.IsExceptionPending())
+			napi_fatal_exception(env, env.GetAndClearPendingException().Value());
 	}
 
 	// The handle is freed in its close callback, which may come after
