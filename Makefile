@@ -4,6 +4,8 @@
 #
 #   make            module (against KDIR), library, tools; make selftests unit:
 #                   the tests (they need linux-source: make ksrc)
+#   make node       the Node.js package's addon (node/, Documentation/node.md);
+#                   not part of make, which needs no Node.js; check builds it
 #   make check      all + static checks + unit tests + selftests in a QEMU guest
 #                   booting Debian's 6.1 kernel; KVER= picks the guest kernel(s):
 #                   6.1, 6.12, 6.12-rt (PREEMPT_RT), debug, or a list of them
@@ -301,6 +303,34 @@ $(PY_UNIT): selftests/unit/python_abi_test.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
+# The Node.js package (node/, Documentation/node.md). make node: its addon,
+# node/build/Release/kratelimit.node, built by node-gyp against the
+# installed Node.js headers (NODE_DIR/include/node: nothing downloaded) and
+# $(B)/lib's libratelimit.so.1 (scripts/deps.sh node installs the rest).
+# Not in make (all), which needs no Node.js; make check builds it with the
+# selftests and runs its tests (node/test, node --test) in the guest,
+# which selftests/vm/node.sh gives the node binary.
+NODE_DIR ?= $(firstword $(foreach d,/usr /usr/local,$(if \
+	$(wildcard $(d)/include/node/node_api.h),$(d))))
+NODE_GYP ?= $(firstword $(wildcard /usr/bin/node-gyp \
+	/usr/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js))
+NODE_ADDON := node/build/Release/kratelimit.node
+NODE_SELFTEST := $(B)/selftests/ratelimit_node_test
+.PHONY: node
+node: $(NODE_ADDON)
+selftests: $(NODE_SELFTEST) $(if $(NODE_DIR),$(NODE_ADDON))
+$(NODE_ADDON): node/src/kratelimit.cc node/binding.gyp node/scripts/paths.js \
+		lib/libratelimit.h uapi/linux/ratelimit_dev.h $(LIB_SO) \
+		$(B)/lib/libratelimit.so
+	$(if $(NODE_DIR),,$(error no Node.js headers (include/node/node_api.h): scripts/deps.sh node))
+	$(if $(NODE_GYP),,$(error no node-gyp: scripts/deps.sh node))
+	cd node && KRATELIMIT_LIBDIR=$(CURDIR)/$(B)/lib \
+		CXXFLAGS="$(if $(WERROR),-Werror)" node $(NODE_GYP) rebuild \
+		--nodedir=$(NODE_DIR) --loglevel=warn
+$(NODE_SELFTEST): selftests/ratelimit_node_test.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
 # The tree's SPDX lines and the README's promises (license per part,
 # length, package list): a host unit test too.
 DOCS_UNIT := $(B)/unit/docs_test
@@ -449,7 +479,7 @@ check-matrix: CHECK_KVERS = $(MATRIX)
 check-debug: CHECK_KVERS = debug
 check-all: CHECK_KVERS = $(MATRIX) debug
 check check-matrix check-debug check-all:
-	@scripts/deps.sh $(CHECK_KVERS) global
+	@scripts/deps.sh $(CHECK_KVERS) global node
 	@$(MAKE) --no-print-directory ksrc
 	@$(MAKE) --no-print-directory lib tools rlbench selftests unit WERROR=1 \
 		TOOLS_LINK=static
@@ -670,4 +700,4 @@ check-host:
 
 clean:
 	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)
-	rm -rf $(B) .checkpatch-camelcase.*
+	rm -rf $(B) node/build .checkpatch-camelcase.*

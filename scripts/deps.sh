@@ -25,6 +25,12 @@
 #   matrix   6.1 6.12 6.12-rt;  all  matrix and debug
 #   fresh    mmdebstrap and git alone, for make check-fresh (whose root
 #            installs the rest for itself)
+#   node     what make node builds the Node.js addon with: Debian's nodejs,
+#            node-gyp, node-addon-api and libnode-dev (the headers); where
+#            another vendor's Node.js is installed (NodeSource's, which
+#            ships its headers and npm's node-gyp, and which Debian's
+#            node-* packages cannot sit beside), only node-addon-api,
+#            by npm into /var/cache/ratelimit/npm
 # The 6.12 kernels come through their meta-packages, which apt resolves
 # to the current linux-image-6.12.N+deb12-* at install time (see
 # selftests/vm/kver.sh for the release they lead to).
@@ -35,6 +41,7 @@ qemu-system-x86 busybox-static sparse cpio kmod xz-utils gzip python3 python3-pr
 liburing-dev mypy python3-venv"
 pkgs=
 builddep=
+napi=
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 for k in "${@:-6.1}"; do
@@ -52,7 +59,14 @@ for k in "${@:-6.1}"; do
 	matrix) exec "$0" 6.1 6.12 6.12-rt ;;
 	all) exec "$0" 6.1 6.12 6.12-rt debug ;;
 	fresh) pkgs="$pkgs mmdebstrap git" ;;
-	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, deb, build-dep, host, global, matrix, all, fresh)" >&2
+	node)
+		if command -v node >/dev/null &&
+			! dpkg-query -W -f='${Version}' nodejs 2>/dev/null | grep -q dfsg; then
+			napi=/var/cache/ratelimit/npm
+		else
+			pkgs="$pkgs nodejs node-gyp node-addon-api libnode-dev"
+		fi ;;
+	*) echo "deps: unknown kernel $k (6.1, 6.12, 6.12-rt, debug, bench, deb, build-dep, host, global, matrix, all, fresh, node)" >&2
 	   exit 2 ;;
 	esac
 done
@@ -67,6 +81,13 @@ done
 if [ -n "$builddep" ] && command -v dpkg-checkbuilddeps >/dev/null &&
 	(cd "$root" && dpkg-checkbuilddeps) 2>/dev/null; then
 	builddep=
+fi
+# node-addon-api (headers only) for another vendor's Node.js, from npm.
+if [ -n "$napi" ] && [ ! -f "$napi/node_modules/node-addon-api/napi.h" ]; then
+	echo "deps: installing node-addon-api (npm) into $napi"
+	mkdir -p "$napi"
+	npm install --prefix "$napi" --no-save --no-package-lock --ignore-scripts \
+		--no-audit --no-fund node-addon-api@8 </dev/null
 fi
 [ -z "$missing" ] && [ -z "$builddep" ] && exit 0
 

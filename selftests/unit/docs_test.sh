@@ -21,11 +21,13 @@ debian/changelog
 debian/copyright
 debian/source/format
 python/kratelimit/py.typed
+node/package.json
 Documentation/ABI/testing/sysfs-kernel-ratelimit
 '
 # debian/changelog: dpkg-parsechangelog takes no comments.
 # debian/copyright: the machine-readable license statement itself.
 # debian/source/format: one line, "3.0 (native)" or the like.
+# package.json: JSON, which has no comments (its "license" field says it).
 # py.typed: PEP 561's marker, empty ("partial" would mean something).
 # The ABI file: the kernel's Documentation/ABI format, tags only.
 

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// What the tests share: the package, whether the module is there (the
+// tests that acquire skip without /dev/ratelimit: on a host they need the
+// QEMU guest of make check), and a limiter name unique to this run.
+'use strict';
+const fs = require('fs');
+
+const hasDevice = fs.existsSync('/dev/ratelimit');
+const noDevice = hasDevice ? false : 'no /dev/ratelimit (make check runs this in a guest)';
+let seq = 0;
+
+// Does the module queue acquires (RL_FEATURE_QUEUED)? Without, acquire()
+// tries and sleeps in the binding, and gets no fair share beside others.
+function queued() {
+	if (!hasDevice)
+		return false;
+	const l = require('..').Limiter.create('1/s');
+	try {
+		return l.queued;
+	} finally {
+		l.close();
+	}
+}
+const noQueued = noDevice || (queued() ? false : 'a module without the queued acquire');
+
+module.exports = {
+	kratelimit: require('..'),
+	noDevice,
+	noQueued,
+	uniqueName: (what) => `node-${what}-${process.pid}-${++seq}`,
+	sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+};
