@@ -26,6 +26,15 @@ copy()
 
 copy "$node"
 [ "$node" = /usr/bin/node ] || ln -sf "$node" "$root/usr/bin/node"
+# Debian's Node.js loads some builtins at start from files of other packages
+# (cjs-module-lexer, undici, acorn under /usr/share/nodejs): the ones its
+# library names. NodeSource's has them built in and names none.
+libnode=$(ldd "$node" | awk '/libnode\.so/{ print $3 }')
+for f in "$node" $libnode; do
+	strings -n 6 "$f" | grep -o '/usr/share/nodejs/[A-Za-z0-9@._/-]*\.js' || :
+done | sort -u | while read -r js; do
+	[ ! -f "$js" ] || copy "$js"
+done
 ldd "$node" "$addon" 2>/dev/null | awk '/=> \//{ print $3 } /^[ \t]+\//{ print $1 }' |
 	sort -u | while read -r lib; do copy "$lib"; done
 # libratelimit.so.1 also where the guest's loader looks without the addon's
