@@ -56,7 +56,11 @@ for p in $p1 $p2 $p3; do
 	i=0
 	until cli "$p" PING >/dev/null 2>&1; do
 		i=$((i + 1))
-		[ "$i" -lt 100 ] || { echo "not ok - cluster: no redis on $p"; exit 1; }
+		if [ "$i" -ge 200 ]; then
+			echo "not ok - cluster: no redis on $p after 10 s:"
+			tail -n 5 "$tmp/redis-$p.log" | sed 's/^/#   /'
+			exit 1
+		fi
 		sleep 0.05
 	done
 done
