@@ -42,27 +42,6 @@ static void req(struct rl_queued *q, __u64 count, __u64 deadline, __u64 data)
 	q->result = 12345;
 }
 
-/* A private limiter drained to @avail of @burst tokens (permits given back). */
-static int limiter(struct __test_metadata *_metadata, __u64 rate, __u64 period,
-		   __u64 burst, __u64 conc, __u64 avail)
-{
-	struct rl_config c = {
-		.rate = rate, .period_ns = period, .burst = burst,
-		.concurrency = conc,
-	};
-	struct rl_acquire a;
-	int fd = ks_open();
-
-	if (fd < 0)
-		return fd;
-	EXPECT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
-	if (burst > avail)
-		EXPECT_EQ(0, ks_acq(fd, burst - avail, 0, RL_ACQUIRE_NONBLOCK, &a));
-	if (conc && burst > avail)
-		EXPECT_EQ(0, ks_release(fd, burst - avail));
-	return fd;
-}
-
 /* Wait up to @ms for @fd to poll readable: 1, 0 if it did not, -1. */
 static int readable(int fd, int ms)
 {
@@ -154,7 +133,7 @@ TEST(granted_at_once)
 {
 	struct rl_queued q;
 	struct rl_stats s;
-	int fd = limiter(_metadata, 10, NS_PER_SEC, 2, 0, 2);
+	int fd = ks_drained(_metadata, 10, NS_PER_SEC, 2, 0, 2);
 
 	ASSERT_LE(0, fd);
 	req(&q, 2, RL_DEADLINE_NONE, 77);
@@ -177,7 +156,7 @@ TEST(queued_then_granted)
 {
 	struct rl_queued q;
 	struct rl_stats s;
-	int fd = limiter(_metadata, 5, NS_PER_SEC, 1, 0, 0);
+	int fd = ks_drained(_metadata, 5, NS_PER_SEC, 1, 0, 0);
 
 	ASSERT_LE(0, fd);
 	req(&q, 1, RL_DEADLINE_NONE, 0xfeed);
@@ -199,7 +178,7 @@ TEST(queued_then_granted)
 	EXPECT_EQ(-ENOENT, rl_cancel(fd, 1));
 	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(1, s.waited);
-	/* and the token limiter() took */
+	/* and the token ks_drained() took */
 	EXPECT_EQ(2, s.granted);
 	EXPECT_EQ(0, s.waiters);
 	/* Tickets count up per fd. */
@@ -215,7 +194,7 @@ TEST(epoll)
 {
 	struct epoll_event ev = { .events = EPOLLIN }, out;
 	struct rl_queued q;
-	int fd = limiter(_metadata, 5, NS_PER_SEC, 1, 0, 0), ep;
+	int fd = ks_drained(_metadata, 5, NS_PER_SEC, 1, 0, 0), ep;
 
 	ASSERT_LE(0, fd);
 	ep = epoll_create1(0);
@@ -239,7 +218,7 @@ TEST(order_among_blocking_waiters)
 	struct rl_queued q;
 
 	/* One token every 500 ms, none left. */
-	fd = limiter(_metadata, 2, NS_PER_SEC, 1, 0, 0);
+	fd = ks_drained(_metadata, 2, NS_PER_SEC, 1, 0, 0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, waiter_start_ordered(&wa, fd, 1, now_ns() + SAFETY_NS, 0, order, &len, 1));
 	ASSERT_EQ(0, ks_wait_waiters(fd, 1, WAIT_MS));
@@ -269,7 +248,7 @@ TEST(deadline)
 {
 	struct rl_queued q, q2;
 	struct rl_stats s;
-	int fd = limiter(_metadata, 10, NS_PER_SEC, 10, 0, 0);
+	int fd = ks_drained(_metadata, 10, NS_PER_SEC, 10, 0, 0);
 
 	ASSERT_LE(0, fd);
 	/* 10 tokens take 1 s; this one may wait 100 ms. */
@@ -309,7 +288,7 @@ TEST(cancel_queued)
 {
 	struct rl_queued q;
 	struct rl_stats s;
-	int fd = limiter(_metadata, 1, 10 * NS_PER_SEC, 1, 0, 0);
+	int fd = ks_drained(_metadata, 1, 10 * NS_PER_SEC, 1, 0, 0);
 
 	ASSERT_LE(0, fd);
 	req(&q, 1, RL_DEADLINE_NONE, 0);
@@ -322,7 +301,7 @@ TEST(cancel_queued)
 	ASSERT_EQ(0, ks_stats(fd, &s));
 	EXPECT_EQ(0, s.waiters);
 	EXPECT_EQ(1, s.interrupted);
-	/* only the token limiter() took */
+	/* only the token ks_drained() took */
 	EXPECT_EQ(1, s.granted);
 	close(fd);
 }
@@ -332,7 +311,7 @@ TEST(cancel_granted)
 {
 	struct rl_queued q;
 	struct rl_stats s;
-	int fd = limiter(_metadata, 5, NS_PER_SEC, 1, 1, 0);
+	int fd = ks_drained(_metadata, 5, NS_PER_SEC, 1, 1, 0);
 
 	ASSERT_LE(0, fd);
 	req(&q, 1, RL_DEADLINE_NONE, 0);
@@ -361,7 +340,7 @@ TEST(cancel_mid_chunk)
 	struct rl_queued q;
 	struct rl_stats s;
 	/* Paused, a full bucket of 10 and 100 permits: a chunk of 10, then nothing. */
-	int fd = limiter(_metadata, 0, NS_PER_SEC, 10, 100, 10);
+	int fd = ks_drained(_metadata, 0, NS_PER_SEC, 10, 100, 10);
 
 	ASSERT_LE(0, fd);
 	req(&q, 25, RL_DEADLINE_NONE, 0);
@@ -384,7 +363,7 @@ TEST(cancel_mid_chunk)
 TEST(bounded_per_fd)
 {
 	struct rl_queued q;
-	int fd = limiter(_metadata, 1, 100 * NS_PER_SEC, 1, 0, 0), i;
+	int fd = ks_drained(_metadata, 1, 100 * NS_PER_SEC, 1, 0, 0), i;
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < RL_QUEUED_MAX; i++) {

@@ -103,28 +103,6 @@ static int reap_pair(struct io_uring *ring, __u64 d1, int *r1, __u64 d2,
 	return 0;
 }
 
-/* A private limiter; drained to @avail of @burst tokens. */
-static int limiter(struct __test_metadata *_metadata, __u64 rate,
-		   __u64 period, __u64 burst, __u64 conc, __u64 avail)
-{
-	struct rl_config c = {
-		.rate = rate, .period_ns = period, .burst = burst,
-		.concurrency = conc,
-	};
-	struct rl_acquire a;
-	int fd = ks_open();
-
-	if (fd < 0)
-		return fd;
-	EXPECT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
-	if (burst > avail)
-		EXPECT_EQ(0, ks_acq(fd, burst - avail, 0,
-				    RL_ACQUIRE_NONBLOCK, &a));
-	if (conc && burst > avail)
-		EXPECT_EQ(0, ks_release(fd, burst - avail));
-	return fd;
-}
-
 /* Wait until the limiter has no waiter and no permit held. */
 static int settled(int fd, struct rl_stats *s)
 {
@@ -210,7 +188,7 @@ TEST_F(uring, immediate_results)
 
 	if (!self->supported)
 		SKIP(return, NO_REASON);
-	fd = limiter(_metadata, 10, NS_PER_SEC, 2, 0, 2);
+	fd = ks_drained(_metadata, 10, NS_PER_SEC, 2, 0, 2);
 	ASSERT_LE(0, fd);
 	ks_acq_req(&a, 2, soon(), 0);
 	ASSERT_EQ(0, submit(&self->ring, fd, &a, 1));
@@ -248,7 +226,7 @@ TEST_F(uring, io_wq_issue)
 	if (!self->supported)
 		SKIP(return, NO_REASON);
 	/* One token left; the next one 100 ms later. */
-	fd = limiter(_metadata, 10, NS_PER_SEC, 1, 0, 1);
+	fd = ks_drained(_metadata, 10, NS_PER_SEC, 1, 0, 1);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 2; i++) {
 		ks_acq_req(&a[i], 1, soon(), 0);
@@ -278,7 +256,7 @@ TEST_F(uring, order_among_blocking_waiters)
 	if (!self->supported)
 		SKIP(return, NO_REASON);
 	/* One token every 500 ms, none left. */
-	fd = limiter(_metadata, 2, NS_PER_SEC, 1, 0, 0);
+	fd = ks_drained(_metadata, 2, NS_PER_SEC, 1, 0, 0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, waiter_start_ordered(&wa, fd, 1, soon(), 0, order, &len, 1));
 	ASSERT_EQ(0, ks_wait_waiters(fd, 1, WAIT_MS));
@@ -309,7 +287,7 @@ TEST_F(uring, deadline)
 
 	if (!self->supported)
 		SKIP(return, NO_REASON);
-	fd = limiter(_metadata, 0, NS_PER_SEC, 1, 0, 0);
+	fd = ks_drained(_metadata, 0, NS_PER_SEC, 1, 0, 0);
 	ASSERT_LE(0, fd);
 	t0 = now_ns();
 	ks_acq_req(&a, 1, t0 + 200 * NS_PER_MS, 0);
@@ -368,7 +346,7 @@ TEST_F(uring, cancel_mid_chunk)
 
 	if (!self->supported)
 		SKIP(return, NO_REASON);
-	fd = limiter(_metadata, 20, NS_PER_SEC, 10, 100, 0);
+	fd = ks_drained(_metadata, 20, NS_PER_SEC, 10, 100, 0);
 	ASSERT_LE(0, fd);
 	mid_chunk_start(_metadata, fd, &self->ring, &a);
 	/* Another user_data: nothing to cancel. */
@@ -398,7 +376,7 @@ TEST_F(uring, async_cancel_op)
 
 	if (!self->supported)
 		SKIP(return, NO_REASON);
-	fd = limiter(_metadata, 20, NS_PER_SEC, 10, 100, 0);
+	fd = ks_drained(_metadata, 20, NS_PER_SEC, 10, 100, 0);
 	ASSERT_LE(0, fd);
 	mid_chunk_start(_metadata, fd, &self->ring, &a);
 	sqe = io_uring_get_sqe(&self->ring);
@@ -432,7 +410,7 @@ TEST_F(uring, ring_teardown)
 
 	if (!self->supported)
 		SKIP(return, NO_REASON);
-	fd = limiter(_metadata, 20, NS_PER_SEC, 10, 100, 0);
+	fd = ks_drained(_metadata, 20, NS_PER_SEC, 10, 100, 0);
 	ASSERT_LE(0, fd);
 	mid_chunk_start(_metadata, fd, &self->ring, &a);
 	io_uring_queue_exit(&self->ring);
@@ -455,7 +433,7 @@ TEST_F(uring, exit_with_queued_requests)
 	if (!self->supported)
 		SKIP(return, NO_REASON);
 	/* Paused, a full bucket: the first request gets a chunk of 10. */
-	fd = limiter(_metadata, 0, NS_PER_SEC, 10, 100, 10);
+	fd = ks_drained(_metadata, 0, NS_PER_SEC, 10, 100, 10);
 	ASSERT_LE(0, fd);
 	pid = fork();
 	ASSERT_LE(0, pid);

@@ -159,6 +159,27 @@ static inline int ks_refund(int fd, __u64 count)
 	return ks_give(fd, RL_IOC_REFUND, count);
 }
 
+/* A new fd's private limiter, drained to @avail of @burst tokens (permits given back). */
+static inline int ks_drained(struct __test_metadata *_metadata, __u64 rate,
+			     __u64 period, __u64 burst, __u64 conc, __u64 avail)
+{
+	struct rl_config c = {
+		.rate = rate, .period_ns = period, .burst = burst,
+		.concurrency = conc,
+	};
+	struct rl_acquire a;
+	int fd = ks_open();
+
+	if (fd < 0)
+		return fd;
+	EXPECT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
+	if (burst > avail)
+		EXPECT_EQ(0, ks_acq(fd, burst - avail, 0, RL_ACQUIRE_NONBLOCK, &a));
+	if (conc && burst > avail)
+		EXPECT_EQ(0, ks_release(fd, burst - avail));
+	return fd;
+}
+
 /* RL_IOC_SET_CLIENT: this fd's default priority, weight and cap. */
 static inline int ks_client(int fd, __u32 prio, __u32 weight, __u64 cap)
 {
