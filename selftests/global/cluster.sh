@@ -37,32 +37,52 @@ shared()
 		END { for (n in c) if (c[n] == 2) k++; print k + 0 }'
 }
 
-# three free ports (and their cluster bus ports, +10000)
-base=$((20000 + $$ % 20000))
-set --
-while [ $# -lt 3 ]; do
-	base=$((base + 1))
-	cli "$base" PING >/dev/null 2>&1 || cli $((base + 10000)) PING >/dev/null 2>&1 ||
-		set -- "$@" "$base"
-done
-p1=$1 p2=$2 p3=$3
-for p in $p1 $p2 $p3; do
-	redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
-		--cluster-config-file "$tmp/nodes-$p.conf" --dir "$tmp" \
-		--save '' --appendonly no --logfile "$tmp/redis-$p.log" &
-	rpids="$rpids $!"
-done
-for p in $p1 $p2 $p3; do
-	i=0
-	until cli "$p" PING >/dev/null 2>&1; do
-		i=$((i + 1))
-		if [ "$i" -ge 200 ]; then
-			echo "not ok - cluster: no redis on $p after 10 s:"
-			tail -n 5 "$tmp/redis-$p.log" | sed 's/^/#   /'
-			exit 1
-		fi
-		sleep 0.05
+# start_nodes TRY: three primaries on free ports (and their cluster bus
+# ports, +10000); 0 when all three answer, 1 when one could not bind
+# (a port taken since port_base looked), with every node stopped.
+start_nodes()
+{
+	port_seed=$(($$ + $1 * 1009))
+	base=$(port_base 0 1 2 10000 10001 10002)
+	p1=$base p2=$((base + 1)) p3=$((base + 2))
+	rpids=''
+	for p in $p1 $p2 $p3; do
+		redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
+			--cluster-config-file "$tmp/nodes-$p.conf" --dir "$tmp" \
+			--save '' --appendonly no --logfile "$tmp/redis-$p.log" &
+		rpids="$rpids $!"
 	done
+	# shellcheck disable=SC2086 # rpids: words
+	set -- $rpids
+	for p in $p1 $p2 $p3; do
+		i=0
+		until cli "$p" PING >/dev/null 2>&1; do
+			i=$((i + 1))
+			if ! kill -0 "$1" 2>/dev/null; then
+				# shellcheck disable=SC2086 # rpids: words
+				kill -9 $rpids 2>/dev/null
+				wait 2>/dev/null
+				failed=$tmp/redis-$p.log
+				return 1
+			fi
+			if [ "$i" -ge 200 ]; then
+				echo "not ok - cluster: no redis on $p after 10 s:"
+				tail -n 5 "$tmp/redis-$p.log" | sed 's/^/#   /'
+				exit 1
+			fi
+			sleep 0.05
+		done
+		shift
+	done
+}
+for try in 1 2 3 4; do
+	start_nodes "$try" && break
+	if [ "$try" = 4 ]; then
+		echo "not ok - cluster: redis-server exited 4 times:"
+		tail -n 5 "$failed" | sed 's/^/#   /'
+		exit 1
+	fi
+	rm -f "$tmp"/nodes-*.conf
 done
 if ! redis-cli --cluster create "127.0.0.1:$p1" "127.0.0.1:$p2" \
 	"127.0.0.1:$p3" --cluster-yes >"$tmp/create.out" 2>&1; then

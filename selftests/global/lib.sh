@@ -27,6 +27,9 @@ trap cleanup EXIT
 
 now() { date +%s%3N; }
 
+# shellcheck source=selftests/global/ports.sh
+. "$(dirname "$0")/ports.sh"
+
 # check NAME CONDITION(awk) FIGURES: one TAP line
 check()
 {

@@ -43,6 +43,8 @@ cleanup()
 trap cleanup EXIT
 
 now() { date +%s%3N; }
+# shellcheck source=selftests/global/ports.sh
+. "$(dirname "$0")/ports.sh"
 ok() { echo "ok - sentinel $1"; }
 notok() { echo "not ok - sentinel $1"; }
 # check NAME CONDITION(awk) FIGURES
@@ -52,15 +54,7 @@ check()
 }
 
 # Five free ports in a row: primary, replica, three sentinels.
-base=$((40000 + $$ % 20000))
-for _ in 1 2 3 4 5 6 7 8; do
-	free=1
-	for p in 0 1 2 3 4; do
-		! redis-cli -p $((base + p)) PING >/dev/null 2>&1 || free=0
-	done
-	[ "$free" = 0 ] || break
-	base=$((base + 7))
-done
+base=$(port_base 0 1 2 3 4)
 pp=$base rp=$((base + 1))
 s1=$((base + 2)) s2=$((base + 3)) s3=$((base + 4))
 sentinels="127.0.0.1:$s1, 127.0.0.1:$s2,127.0.0.1:$s3"
