@@ -22,6 +22,15 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 }
 #endif
 
+/* vm_flags_set() and vm_flags_clear() came in 6.3; before, mmap() wrote the flags. */
+#ifdef RL_HAVE_VM_FLAGS_SET
+#define rl_vm_flags_set(vma, flags)	vm_flags_set(vma, flags)
+#define rl_vm_flags_clear(vma, flags)	vm_flags_clear(vma, flags)
+#else
+#define rl_vm_flags_set(vma, flags)	((vma)->vm_flags |= (flags))
+#define rl_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
+#endif
+
 /* kobj_type.get_ownership() takes a const kobject since 6.2. */
 #ifdef RL_HAVE_CONST_KOBJ_OWNERSHIP
 #define rl_ownership_const const

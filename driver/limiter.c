@@ -22,6 +22,7 @@
 #include <linux/workqueue.h>
 
 #include "compat.h"
+#include "fast.h"
 #include "limiter.h"
 #include "queue.h"
 #include "ratelimit_trace.h"
@@ -76,12 +77,17 @@ static void rl_refill_catchup(struct rl_limiter *lim, u64 now)
 		lim->bucket.units = 0;
 }
 
-/* Refill the bucket; a fed limiter's backlog waits: its clock releases nothing. */
+/*
+ * Refill the bucket; a fed limiter's backlog waits: its clock releases
+ * nothing. With tokens reserved (fast.c), the burst is less what they may be.
+ */
 static inline void rl_refill(struct rl_limiter *lim, u64 now)
 {
 	const struct rl_params *p = &lim->params;
 
-	if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog || p->fed)
+	if (unlikely(lim->fast_out))
+		rl_fast_refill(lim, now);
+	else if (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog || p->fed)
 		rl_bucket_refill(&lim->bucket, p, now);
 	else
 		rl_refill_catchup(lim, now);
@@ -650,7 +656,17 @@ static __always_inline bool rl_grant_now(struct rl_limiter *lim, struct rl_clien
 		rl_share_charge(lim, n);
 	}
 	trace_ratelimit_grant(lim, n, 0, req->lag_ns);
+	if (unlikely(client->fast))
+		rl_fast_topup(lim, client);
 	return true;
+}
+
+/* Take back the tokens reserved in pages, then grant at once if they make it fit. */
+static noinline bool rl_grant_reclaimed(struct rl_limiter *lim, struct rl_client *client,
+					struct rl_acquire *req, u64 *now)
+{
+	rl_fast_reclaim(lim);
+	return rl_grant_now(lim, client, req, now);
 }
 
 /* More permits than a level has, or nonblocking, more tokens than a chunk may hold? */
@@ -685,7 +701,12 @@ static __always_inline int rl_acquire_now(struct rl_limiter *lim, struct rl_clie
 		rl_sync(lim, rl_clock(now));
 		lim->late = 0;	/* an arrival takes the credit of a late grant */
 	}
-	return rl_grant_now(lim, client, req, now) ? 0 : RL_MUST_WAIT;
+	if (rl_grant_now(lim, client, req, now))
+		return 0;
+	/* No request waits or fails while tokens are reserved. */
+	if (unlikely(lim->fast_out) && rl_grant_reclaimed(lim, client, req, now))
+		return 0;
+	return RL_MUST_WAIT;
 }
 
 static int rl_sleep(struct rl_waiter *w, u64 deadline)
@@ -1100,6 +1121,8 @@ int rl_limiter_refund(struct rl_limiter *lim, struct rl_client *client, u64 coun
 	int ret = -EINVAL;
 
 	rl_lock_irq(lim);
+	/* Room in the bucket for what comes back: none is reserved. */
+	rl_fast_reclaim(lim);
 	if (count <= client->refundable) {
 		client->refundable -= count;
 		lim->counters.refunded += count;
@@ -1174,6 +1197,7 @@ struct rl_client *rl_client_alloc(void)
  */
 void rl_client_free(struct rl_client *client)
 {
+	rl_fast_free(client);
 	kmem_cache_free(rl_client_cache, client);
 }
 
@@ -1208,6 +1232,7 @@ static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p, u
 {
 	lockdep_assert_held(lim->tlock);
 	rl_sync(lim, now);
+	rl_fast_reclaim(lim);
 	rl_bucket_reconfig(&lim->bucket, &lim->params, p, now);
 	lim->backlog = min(lim->backlog, p->backlog);
 	lim->release = (struct rl_bucket) { .stamp = now };
@@ -1336,6 +1361,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	rl_queue_init(lim);
 	INIT_LIST_HEAD(&lim->clients);
 	INIT_LIST_HEAD(&lim->pollers);
+	INIT_LIST_HEAD(&lim->fast_clients);
 	INIT_LIST_HEAD(&lim->node);
 	kref_init(&lim->ref);
 	lim->params = *p;
@@ -1421,6 +1447,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	list_del_init(&client->poll_node);
 	left = lim->nclients - 1;
 	WRITE_ONCE(lim->nclients, left);
+	rl_fast_leave(lim, client);
 	/* @client no longer counts among the clients. */
 	if (lim->global.lease_end && lim->global.holder == client)
 		rl_lease_end(lim, ktime_get_ns(), 0);
@@ -1517,6 +1544,7 @@ void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 {
 	rl_lock_irq(lim);
 	rl_sync(lim, ktime_get_ns());
+	rl_fast_sweep(lim);
 	s->params = lim->params;
 	s->counters = lim->counters;
 	s->waiters = lim->nwaiters;
@@ -1602,6 +1630,8 @@ void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 	struct rl_params cp;
 
 	rl_lock_irq(lim);
+	/* A cap or a higher priority takes the client's reservation away. */
+	rl_fast_reclaim(lim);
 	client->level = (cc->priority ?: RL_PRIO_MID) - 1;
 	client->weight = cc->weight ?: 1;
 	if (cc->cap != client->cap) {
@@ -1624,6 +1654,7 @@ void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 			   struct rl_client_config *cc)
 {
 	rl_lock_irq(lim);
+	rl_fast_sweep(lim);
 	cc->priority = client->level + 1;
 	cc->weight = client->weight;
 	cc->cap = client->cap;
@@ -1705,6 +1736,7 @@ void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d)
 	const struct rl_global *g = &lim->global;
 
 	rl_lock_irq(lim);
+	rl_fast_sweep(lim);
 	d->now_ns = ktime_get_ns();
 	d->asked = lim->counters.asked;
 	d->refused = lim->counters.refused;

@@ -20,6 +20,7 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
+#include "fast.h"
 #include "limiter.h"
 #include "named.h"
 #include "ratelimit.h"
@@ -73,7 +74,7 @@ static int rl_ioctl_get_features(void __user *argp)
 {
 	struct rl_features f = {
 		.version = RL_ABI_VERSION,
-		.flags = rl_uring_features() | RL_FEATURE_QUEUED,
+		.flags = rl_uring_features() | RL_FEATURE_QUEUED | RL_FEATURE_FAST,
 		.ioctls = RL_IOCTLS_ALL,
 		.config_flags = RL_CONFIG_FLAGS_ALL,
 		.acquire_flags = RL_ACQUIRE_FLAGS_ALL,
@@ -493,6 +494,7 @@ static int rl_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&client->async);
 	INIT_LIST_HEAD(&client->tickets);
 	INIT_LIST_HEAD(&client->done);
+	INIT_LIST_HEAD(&client->fast_node);
 	mutex_init(&client->setup);
 	mutex_init(&client->tmutex);
 	client->tgid = task_tgid_nr(current);
@@ -553,6 +555,18 @@ static void rl_show_fdinfo(struct seq_file *m, struct file *file)
 		   s.params.concurrency, s.held, s.counters.dropped_late);
 }
 
+/* The fd's reservation page (RL_FEATURE_FAST), for a client that may reconfigure. */
+static int rl_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct rl_client *client = file->private_data;
+
+	if (!rl_client_limiter(client))
+		return -EBADFD;
+	if (!client->may_config)
+		return -EACCES;
+	return rl_fast_map(client, vma);
+}
+
 static const struct file_operations rl_fops = {
 	.owner = THIS_MODULE,
 	.open = rl_open,
@@ -560,6 +574,7 @@ static const struct file_operations rl_fops = {
 	.unlocked_ioctl = rl_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.poll = rl_poll,
+	.mmap = rl_mmap,
 	.show_fdinfo = rl_show_fdinfo,
 	RL_URING_FOPS
 };

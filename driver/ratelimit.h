@@ -187,10 +187,15 @@ struct rl_limiter {
 	struct rhash_head hnode;	/* entry in the registry's table of names */
 	struct rl_dir *dir;		/* its sysfs directory while the name is registered */
 	struct rl_hnode h;		/* its place in a tree (tree.c, queue.c) */
+	struct list_head fast_clients;	/* clients with a reservation (rl_client.fast_node) */
+	u64 fast_out;			/* tokens they may hold: the bucket's burst is less */
 	struct rcu_head rcu;		/* a former child's rl_lock_irq() may look at @lock */
 };
 
-/* An open /dev/ratelimit file. From @granted on, the limiter's lock. */
+/*
+ * An open /dev/ratelimit file. From @granted on, the limiter's lock; what
+ * @fast holds, only with the atomics of fast.c.
+ */
 struct rl_client {
 	struct rl_limiter *lim;		/* NULL, then set once (cmpxchg) until release */
 	wait_queue_head_t pollq;	/* pollers, from open() on (epoll before a limiter) */
@@ -214,6 +219,11 @@ struct rl_client {
 	struct list_head done;		/* those finished, in order; the limiter's lock */
 	u64 next_ticket;		/* the last ticket number given; @tmutex */
 	unsigned int ntickets;		/* outstanding tickets; @tmutex */
+	struct rl_fast *fast;		/* its page (fast.c), set once under @setup */
+	struct list_head fast_node;	/* in the limiter's fast_clients, or empty */
+	u64 fast_out;			/* tokens put in @fast not known to be taken */
+	u64 fast_taken;			/* tokens known taken from @fast */
+	u64 fast_acq;			/* of @fast's acquires, those counted */
 };
 
 /* The client's limiter, or NULL before its first SET_CONFIG or ATTACH. */

@@ -372,7 +372,7 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr, c
 /* In the line's order of old; a tunable's word not among them follows them. */
 static const char *const rl_feature_words[] = {
 	"unlimited", "nonblock", "predict", "named", "sysfs", "priority",
-	"fair-share", "cap", "concurrency", "refund", "catchup", "queued",
+	"fair-share", "cap", "concurrency", "refund", "catchup", "queued", "fast",
 };
 
 static bool rl_feature_listed(const char *word, const struct rl_tunable *upto)

@@ -14,6 +14,7 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
+#include "fast.h"
 #include "limiter.h"
 #include "queue.h"
 #include "tree.h"
@@ -91,6 +92,10 @@ static void rl_tree_move(struct rl_limiter *x, struct rl_limiter *parent, spinlo
 {
 	struct rl_limiter *old = x->h.parent;
 
+	/* Neither keeps reservations: grants in a tree go through every level. */
+	rl_fast_reclaim(x);
+	if (parent)
+		rl_fast_reclaim(parent);
 	if (old)
 		rl_tree_cut(x);
 	rl_tree_set_lock(x, l);

@@ -36,7 +36,9 @@ int rl_acquire(int fd, uint64_t count)
 		.deadline_ns = RL_DEADLINE_NONE,
 	};
 
-	/* The hot path: straight to the ioctl. */
+	/* The hot path: the fd's reservation, else straight to the ioctl. */
+	if (rl_fast_take(fd, count))
+		return 0;
 	return rl_sys_ioctl(fd, RL_IOC_ACQUIRE, &req);
 }
 
@@ -49,6 +51,8 @@ int rl_try_acquire(int fd, uint64_t count, uint64_t *ready_ns)
 	};
 	int ret;
 
+	if (rl_fast_take(fd, count))
+		return 0;
 	ret = rl_acquire_ex(fd, &req);
 	if (ret == -EAGAIN && ready_ns)
 		*ready_ns = req.ready_ns;
@@ -77,6 +81,11 @@ int rl_acquire_timeout(int fd, uint64_t count, uint64_t timeout_ns,
 	};
 	int ret;
 
+	if (rl_fast_take(fd, count)) {
+		if (wait_ns)
+			*wait_ns = 0;
+		return 0;
+	}
 	ret = rl_acquire_ex(fd, &req);
 	if (!ret && wait_ns)
 		*wait_ns = req.wait_ns;

@@ -35,6 +35,8 @@ int rl_open(int flags)
 	fd = open(RL_DEVICE_PATH, O_RDWR | O_CLOEXEC | flags);
 	if (fd < 0)
 		fd = -errno;
+	else
+		rli_fast_opened(fd);
 	errno = saved;
 	return fd;
 }
@@ -44,6 +46,7 @@ int rl_close(int fd)
 	int saved = errno;
 	int ret;
 
+	rl_fast_unmap(fd);
 	ret = close(fd);
 	if (ret < 0)
 		ret = -errno;
@@ -53,9 +56,14 @@ int rl_close(int fd)
 
 int rl_set_config(int fd, const struct rl_config *cfg)
 {
+	int ret;
+
 	if (!cfg)
 		return -EINVAL;
-	return rl_sys_ioctl(fd, RL_IOC_SET_CONFIG, (void *)cfg);
+	ret = rl_sys_ioctl(fd, RL_IOC_SET_CONFIG, (void *)cfg);
+	if (!ret)
+		rli_fast_configured(fd);
+	return ret;
 }
 
 int rl_get_config(int fd, struct rl_config *cfg)

@@ -116,6 +116,46 @@ int rl_acquire_timeout(int fd, uint64_t count, uint64_t timeout_ns,
 		       uint64_t *wait_ns);
 
 /**
+ * rl_fast_map() - take tokens of @fd without a system call (RL_FEATURE_FAST)
+ * @fd: client fd with a limiter, that may reconfigure it.
+ *
+ * Maps the fd's reservation page: rl_acquire(), rl_try_acquire() and
+ * rl_acquire_timeout() take tokens from it, when the kernel put enough
+ * there, before they make the ioctl. Done by rl_set_config() and
+ * rl_attach() for an fd of rl_open() (unless the environment has
+ * RATELIMIT_FAST=0); close such an fd with rl_close() or rl_fast_unmap()
+ * it first, or its file stays open and a later fd of the same number would
+ * use its page. Mapping twice is 0.
+ *
+ * Return: 0, -EACCES for an fd that may only acquire, -EBADFD for an fd
+ * with no limiter yet, -ENODEV for a module without RL_FEATURE_FAST,
+ * -EBADF, or another -errno of mmap(2).
+ */
+int rl_fast_map(int fd);
+
+/**
+ * rl_fast_take() - take tokens from @fd's reservation page only
+ * @fd:    client fd.
+ * @count: tokens wanted.
+ *
+ * What rl_acquire() and rl_try_acquire() do first, for bindings that make
+ * the ioctl themselves: no system call, no wait.
+ *
+ * Return: 1 if @count tokens were taken from the page of @fd (mapped by
+ * rl_fast_map()), else 0: not mapped, @count 0, or fewer tokens there.
+ */
+int rl_fast_take(int fd, uint64_t count);
+
+/**
+ * rl_fast_unmap() - undo rl_fast_map(); the kernel takes back the tokens
+ * when the fd is closed
+ * @fd: client fd.
+ *
+ * Return: 0, or -ENOENT if it was not mapped.
+ */
+int rl_fast_unmap(int fd);
+
+/**
  * rl_acquire_ex() - the raw RL_IOC_ACQUIRE
  * @fd:  client fd.
  * @req: request, filled in by the caller (reserved fields zero); the

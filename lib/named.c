@@ -40,6 +40,7 @@ int rl_attach(int fd, const char *name, uint32_t flags, uint32_t mode,
 	      const struct rl_config *cfg)
 {
 	struct rl_attach req;
+	int ret;
 
 	if (!name)
 		return -EINVAL;
@@ -56,7 +57,10 @@ int rl_attach(int fd, const char *name, uint32_t flags, uint32_t mode,
 		 */
 		req.config.period_ns = NSEC_PER_SEC;
 	}
-	return rl_sys_ioctl(fd, RL_IOC_ATTACH, &req);
+	ret = rl_sys_ioctl(fd, RL_IOC_ATTACH, &req);
+	if (!ret)
+		rli_fast_configured(fd);
+	return ret;
 }
 
 int rl_open_named(const char *name, uint32_t flags, uint32_t mode,

@@ -8,6 +8,7 @@
 #define RL_INTERNAL_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
 
 #include "libratelimit.h"
@@ -29,5 +30,10 @@ static inline int rl_sys_ioctl(int fd, unsigned long cmd, void *arg)
 	errno = saved;
 	return ret;
 }
+
+/* fast.c: an fd of rl_open(), which rl_set_config() or rl_attach() maps. */
+void rli_fast_opened(int fd);
+/* fast.c: its limiter is set: map it if rl_open() opened it. */
+void rli_fast_configured(int fd);
 
 #endif /* RL_INTERNAL_H */

@@ -5,7 +5,8 @@
  * reserved bytes, extreme values, names, bad pointers) from several
  * threads of several processes, interleaved with open, close, dup, fork,
  * signals (with and without SA_RESTART), SIGKILL of children, poll, sysfs
- * writes and unlink. Every call must succeed or fail with one of the
+ * writes and unlink, and mappings of the reservation page taken from,
+ * written to and unmapped. Every call must succeed or fail with one of the
  * errnos the ABI documents; any other result fails the test. At the end
  * every file is closed, every named limiter the fuzzer created must be
  * gone, and nothing may hang.
@@ -60,7 +61,7 @@ enum fz_op {
 	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL,
 	OP_DEPOSIT, OP_SET_LEASE, OP_GET_DEMAND,	/* fz_global() */
 	OP_HIER,	/* RL_IOC_SET_PARENT and RL_IOC_GET_PARENT (fz_hier()) */
-	OP_URING, OP_CYCLE, OP_PERM, OP_QUEUED, OP_NR
+	OP_URING, OP_CYCLE, OP_PERM, OP_QUEUED, OP_FAST, OP_NR
 };
 
 static const char *const fz_op_names[OP_NR] = {
@@ -70,7 +71,7 @@ static const char *const fz_op_names[OP_NR] = {
 	"fcntl", "poll", "read/write", "sysfs write", "sysfs read", "fork",
 	"signal",
 	"DEPOSIT", "SET_LEASE", "GET_DEMAND",
-	"SET/GET_PARENT", "io_uring", "CYCLE", "SET_PERM", "queued",
+	"SET/GET_PARENT", "io_uring", "CYCLE", "SET_PERM", "queued", "mmap",
 };
 
 static const unsigned long fz_cmds[] = {
@@ -928,6 +929,59 @@ static void fz_queued(struct fz_thread *t)
 			q.result, (unsigned long long)q.reserved);
 }
 
+/* mmap() of a device without it, a closed or reused fd, or bad arguments. */
+static const int fz_mmap_errs[] = {
+	EINVAL, EACCES, EBADFD, EBADF, ENODEV, ENOMEM, EPERM, EAGAIN, 0
+};
+
+/*
+ * The reservation page: mapped, mostly with valid arguments; then tokens
+ * taken as the library does (a compare-and-swap), now and then a value
+ * written into it (the kernel must trust none beyond what it put there),
+ * and unmapped, or left for the fd's close.
+ */
+static void fz_fast(struct fz_thread *t)
+{
+	static const int prots[] = { PROT_READ | PROT_WRITE, PROT_READ,
+				     PROT_READ | PROT_EXEC, PROT_WRITE };
+	int fd = fz_fd(t), prot = PROT_READ | PROT_WRITE, flags = MAP_SHARED, err;
+	size_t len = RL_FAST_SIZE;
+	struct rl_fast *f;
+	char what[80];
+	off_t off = 0;
+	__u64 v, n;
+	int i;
+
+	if (chance(t, 10))
+		prot = prots[below(t, 4)];
+	if (chance(t, 5))
+		flags = MAP_PRIVATE;
+	if (chance(t, 5))
+		len = RL_FAST_SIZE * (1 + below(t, 3));
+	if (chance(t, 5))
+		off = (off_t)(RL_FAST_SIZE * below(t, 3));
+	t->op = OP_FAST;
+	f = mmap(NULL, len, prot, flags, fd, off);
+	err = errno;
+	snprintf(what, sizeof(what), "fd %d mmap len %zu prot %d flags %d off %lld",
+		 fd, len, prot, flags, (long long)off);
+	fz_check(t, OP_FAST, f == MAP_FAILED ? -1 : 0, err, fz_mmap_errs, what, NULL, 0);
+	if (f == MAP_FAILED)
+		return;
+	for (i = below(t, 20); i > 0 && prot & PROT_WRITE && flags == MAP_SHARED; i--) {
+		n = 1 + below(t, 4);
+		v = __atomic_load_n(&f->tokens, __ATOMIC_RELAXED);
+		if (v >= n && __atomic_compare_exchange_n(&f->tokens, &v, v - n, 0,
+							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			__atomic_fetch_add(&f->acquires, 1, __ATOMIC_RELAXED);
+		if (chance(t, 3))
+			__atomic_store_n(chance(t, 50) ? &f->tokens : &f->acquires,
+					 rnd_u64(t), __ATOMIC_RELAXED);
+	}
+	if (!chance(t, 10))
+		munmap(f, len);
+}
+
 /* The generic ioctls of fs/ioctl.c: any other type reaches the driver. */
 static bool fz_vfs_type(unsigned int type)
 {
@@ -1497,8 +1551,10 @@ static void fz_one(struct fz_thread *t)
 
 	if (r < 500)
 		fz_ioctl(t, below(t, OP_GET_CLIENT + 1));
-	else if (r < 520)
+	else if (r < 510)
 		fz_queued(t);
+	else if (r < 520)
+		fz_fast(t);
 	else if (r < 540)
 		fz_cycle(t);
 	else if (r < 550)

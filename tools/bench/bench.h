@@ -158,6 +158,8 @@ void bench_floor(void);
 
 /* contention.c */
 void bench_contention(void);
+/* fast.c */
+void bench_fast(void);
 
 /* accuracy.c */
 double acc_rate(const struct acc *a);

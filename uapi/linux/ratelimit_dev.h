@@ -268,7 +268,8 @@ struct rl_client_config {
 /**
  * struct rl_features - what this module supports (RL_IOC_GET_FEATURES)
  * @version:       RL_ABI_VERSION of the module.
- * @flags:         RL_FEATURE_* bits: RL_FEATURE_URING_CMD, RL_FEATURE_QUEUED.
+ * @flags:         RL_FEATURE_* bits: RL_FEATURE_URING_CMD, RL_FEATURE_QUEUED,
+ *                 RL_FEATURE_FAST.
  * @ioctls:        bit N set when ioctl number N (_IOC_NR) is supported.
  * @config_flags:  supported struct rl_config flags.
  * @acquire_flags: supported struct rl_acquire flags.
@@ -576,6 +577,52 @@ struct rl_queued {
 	__u64 lag_ns;
 	__u64 user_data;
 	__u64 reserved;
+};
+
+/*
+ * Acquires without a system call, where struct rl_features.flags has
+ * RL_FEATURE_FAST. mmap(NULL, RL_FAST_SIZE, PROT_READ | PROT_WRITE,
+ * MAP_SHARED, fd, 0) maps the fd's reservation: a page whose first bytes
+ * are a struct rl_fast, the same page for every mapping of the fd (and of
+ * its processes' forks). Only an fd that may reconfigure its limiter maps
+ * it (a private limiter's, or a named one's attached with write
+ * permission); others get -EACCES, and an fd with no limiter yet -EBADFD
+ * (a module without RL_FEATURE_FAST: -ENODEV).
+ * Offsets other than 0, sizes over RL_FAST_SIZE, MAP_PRIVATE and
+ * PROT_EXEC are -EINVAL.
+ *
+ * Once the fd is mapped, an RL_IOC_ACQUIRE of it that the kernel grants at
+ * once also moves up to a chunk of tokens (an eighth of the burst, at most
+ * half of those left) from the bucket into @tokens, if nobody waits and
+ * the limiter has none of what needs the kernel on every grant: it is a
+ * root of no tree, rate-limited and not unlimited, fed, paused, catching
+ * up with a backlog, under concurrency or under a lease, and the fd has no
+ * cap and a default priority of at most RL_PRIO_MID. The fd then takes n
+ * of them with a compare-and-swap of @tokens to @tokens - n, which is the
+ * grant, and adds 1 to @acquires. The kernel takes back what is left, with
+ * an exchange to 0, whenever a request of another fd would otherwise not
+ * be granted at once or would wait, when the limiter or the fd's settings
+ * change, and when the fd is closed (also by exit or kill -9): so a
+ * reserved token never waits while a request does, and none is lost. The
+ * limiter's bound holds with reserved tokens as taken: its bucket holds at
+ * most the burst less what is reserved. Tokens taken from @tokens count in
+ * struct rl_stats (granted, requests, immediate) and the fd's granted from
+ * the kernel's next look at the page (every read of the statistics). The
+ * page holds nothing but these counters.
+ */
+#define RL_FEATURE_FAST		_BITUL(2)	/* struct rl_features.flags */
+#define RL_FAST_SIZE		4096
+
+/**
+ * struct rl_fast - the reservation of an fd, at offset 0 of its mapping
+ * @tokens:   tokens reserved for this fd; taken by compare-and-swap.
+ * @acquires: requests served from @tokens, counted by the taker.
+ * @reserved: 0.
+ */
+struct rl_fast {
+	__u64 tokens;
+	__u64 acquires;
+	__u64 reserved[6];
 };
 
 /**

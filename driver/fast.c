@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Reservations: a client that maps its fd (RL_FEATURE_FAST) gets a page
+ * whose first word holds tokens the kernel moved out of its limiter's
+ * bucket; its process takes them with a compare-and-swap, no system call.
+ *
+ * The bound holds with reserved tokens counted as taken: the bucket may
+ * hold at most the burst less @fast_out, what the pages may still hold
+ * (rl_limiter.fast_out, the sum of the clients' @fast_out). The kernel
+ * learns what was taken by reading the pages (rl_fast_sweep(): when the
+ * bucket would fill up to that limit, and before statistics are read) and
+ * takes the rest back with an exchange (rl_fast_reclaim(): before a
+ * request would fail or wait, and on any change of the limits); a page is
+ * topped up only by a grant at once with nobody waiting. So while a
+ * request waits nothing is reserved, and a fast taker never overtakes it.
+ *
+ * A page is the client's: allocated at its first mmap(), freed with the
+ * client, whose file every mapping holds open. What a page says is
+ * trusted only up to what the kernel put there.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <linux/atomic.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+
+#include "compat.h"
+#include "fast.h"
+
+/*
+ * The kernel's view of struct rl_fast: the same words, as atomics, since
+ * the process updates them concurrently.
+ */
+struct rl_fast_page {
+	atomic64_t tokens;
+	atomic64_t acquires;
+};
+
+static_assert(offsetof(struct rl_fast, tokens) == offsetof(struct rl_fast_page, tokens));
+static_assert(offsetof(struct rl_fast, acquires) == offsetof(struct rl_fast_page, acquires));
+static_assert(sizeof(struct rl_fast) <= RL_FAST_SIZE && RL_FAST_SIZE <= PAGE_SIZE);
+
+/* A chunk is an eighth of the burst: a few kernel entries per burst. */
+#define RL_FAST_CHUNK_SHIFT	3
+
+/**
+ * rl_fast_map() - map @client's page into @vma, allocating it the first time
+ * @client: a client that may reconfigure its limiter
+ * @vma:    the mapping: shared, of one page at offset 0, not executable
+ * Return: 0, -EINVAL for another mapping, or -ENOMEM.
+ */
+int rl_fast_map(struct rl_client *client, struct vm_area_struct *vma)
+{
+	struct page *page;
+	int ret = 0;
+
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE ||
+	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
+		return -EINVAL;
+	mutex_lock(&client->setup);
+	if (!client->fast) {
+		page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		/* Set once: read by the grant path under the limiter's lock. */
+		if (page)
+			WRITE_ONCE(client->fast, page_address(page));
+		else
+			ret = -ENOMEM;
+	}
+	mutex_unlock(&client->setup);
+	if (ret)
+		return ret;
+	rl_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	rl_vm_flags_clear(vma, VM_MAYEXEC);
+	return vm_insert_page(vma, vma->vm_start, virt_to_page(client->fast));
+}
+
+/**
+ * rl_fast_free() - free @client's page, if it has one
+ * @client: a client being freed: its file, so every mapping, is gone
+ */
+void rl_fast_free(struct rl_client *client)
+{
+	if (client->fast)
+		free_page((unsigned long)client->fast);
+}
+
+static struct rl_fast_page *rl_fast_page(const struct rl_client *client)
+{
+	return (struct rl_fast_page *)client->fast;
+}
+
+/* Count what @client took from its page, which now holds @left (<= its @fast_out). */
+static void rl_fast_account(struct rl_limiter *lim, struct rl_client *client, u64 left)
+{
+	u64 taken = client->fast_out - left, acq;
+
+	client->fast_out = left;
+	lim->fast_out -= taken;
+	client->fast_taken += taken;
+	client->granted += taken;
+	client->refundable += taken;
+	lim->counters.granted += taken;
+	lim->counters.asked += taken;
+	/* Each request took a token at least; a count that goes back is ignored. */
+	acq = min_t(u64, atomic64_read(&rl_fast_page(client)->acquires), client->fast_taken);
+	if (acq > client->fast_acq) {
+		lim->counters.requests += acq - client->fast_acq;
+		lim->counters.immediate += acq - client->fast_acq;
+		client->fast_acq = acq;
+	}
+}
+
+/* What @client's page holds, as far as the kernel put it there. */
+static u64 rl_fast_left(struct rl_client *client, u64 seen)
+{
+	return min(seen, client->fast_out);
+}
+
+/**
+ * rl_fast_sweep() - count what the pages of @lim's clients gave out
+ * @lim: the limiter, locked
+ */
+void rl_fast_sweep(struct rl_limiter *lim)
+{
+	struct rl_client *client;
+	u64 seen;
+
+	lockdep_assert_held(lim->tlock);
+	list_for_each_entry(client, &lim->fast_clients, fast_node) {
+		seen = atomic64_read(&rl_fast_page(client)->tokens);
+		rl_fast_account(lim, client, rl_fast_left(client, seen));
+	}
+}
+
+/* Empty @client's page: what it held goes back to @lim's bucket. */
+static void rl_fast_empty(struct rl_limiter *lim, struct rl_client *client)
+{
+	u64 left;
+
+	if (!client->fast_out)
+		return;
+	left = rl_fast_left(client, atomic64_xchg(&rl_fast_page(client)->tokens, 0));
+	rl_fast_account(lim, client, left);
+	client->fast_out = 0;
+	lim->fast_out -= left;
+	/* The sum stayed within the burst: the bucket takes all of it back. */
+	rl_bucket_give(&lim->bucket, &lim->params, left);
+}
+
+/**
+ * rl_fast_reclaim() - take back every token reserved in @lim's pages
+ * @lim: the limiter, locked
+ */
+void rl_fast_reclaim(struct rl_limiter *lim)
+{
+	struct rl_client *client;
+
+	lockdep_assert_held(lim->tlock);
+	/* O(1) when none is reserved: the lease's hrtimer applies limits. */
+	if (!lim->fast_out)
+		return;
+	list_for_each_entry(client, &lim->fast_clients, fast_node)
+		rl_fast_empty(lim, client);
+}
+
+/**
+ * rl_fast_leave() - take back @client's reservation for good (it is closed)
+ * @lim:    its limiter, locked
+ * @client: the client
+ */
+void rl_fast_leave(struct rl_limiter *lim, struct rl_client *client)
+{
+	lockdep_assert_held(lim->tlock);
+	if (list_empty(&client->fast_node))
+		return;
+	rl_fast_empty(lim, client);
+	list_del_init(&client->fast_node);
+}
+
+/* May @client hold a reservation of @lim: nothing there needs the kernel at every grant? */
+static bool rl_fast_allowed(const struct rl_limiter *lim, const struct rl_client *client)
+{
+	const struct rl_params *p = &lim->params;
+
+	return p->rate && !p->unlimited && !p->fed && !p->concurrency &&
+	       (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog) &&
+	       !lim->h.parent && list_empty(&lim->h.children) && !lim->global.lease_end &&
+	       !lim->nwaiters && !client->cap && client->level <= RL_PRIO_MID - 1;
+}
+
+/**
+ * rl_fast_topup() - after a grant at once, fill @client's page up to a chunk
+ * @lim:    the limiter, locked
+ * @client: a mapped client of @lim
+ *
+ * At most half the tokens left, so that the bucket is not emptied into one page.
+ */
+void rl_fast_topup(struct rl_limiter *lim, struct rl_client *client)
+{
+	u64 chunk = max(lim->params.burst >> RL_FAST_CHUNK_SHIFT, 1ULL), add;
+	struct rl_fast_page *page = rl_fast_page(client);
+
+	lockdep_assert_held(lim->tlock);
+	if (!rl_fast_allowed(lim, client))
+		return;
+	if (list_empty(&client->fast_node))
+		list_add(&client->fast_node, &lim->fast_clients);
+	rl_fast_account(lim, client, rl_fast_left(client, atomic64_read(&page->tokens)));
+	if (client->fast_out >= chunk)
+		return;
+	add = min(chunk - client->fast_out, lim->bucket.tokens / 2);
+	if (!add)
+		return;
+	lim->bucket.tokens -= add;
+	lim->fast_out += add;
+	client->fast_out += add;
+	atomic64_add(add, &page->tokens);
+}
+
+/**
+ * rl_fast_refill() - refill @lim's bucket up to the burst less what is reserved
+ * @lim: a limiter with tokens reserved, locked; no backlog to catch up on
+ * @now: the time
+ *
+ * When that limit would be reached, the pages are read first: what their
+ * processes took since is room again.
+ */
+void rl_fast_refill(struct rl_limiter *lim, u64 now)
+{
+	struct rl_params cp = lim->params;
+	struct rl_bucket b = lim->bucket;
+
+	lockdep_assert_held(lim->tlock);
+	cp.burst -= lim->fast_out;
+	rl_bucket_refill(&b, &cp, now);
+	if (b.tokens < cp.burst || list_empty(&lim->fast_clients)) {
+		lim->bucket = b;
+		return;
+	}
+	rl_fast_sweep(lim);
+	cp.burst = lim->params.burst - lim->fast_out;
+	rl_bucket_refill(&lim->bucket, &cp, now);
+}

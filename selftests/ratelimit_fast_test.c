@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Selftests of /dev/ratelimit: acquires without a system call
+ * (RL_FEATURE_FAST): the reservation page an fd maps, and the library's
+ * rl_acquire() and rl_try_acquire() taking from it. The checks of mmap();
+ * that a grant at once tops the page up and what it takes counts in the
+ * statistics; that reserved tokens count as taken (the bucket refills to
+ * the burst less them); that a request that would wait or fail takes them
+ * back first, so a sleeper is never overtaken; that a change of limits, a
+ * cap, a tree, close and kill -9 give them back; that a value written into
+ * the page forges nothing; that an fd which may only acquire cannot map;
+ * and the limiter's bound with mapped and unmapped processes mixed.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+/* The harness has unused parameters (variant, ucontext) by design. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#include "ratelimit_util.h"
+#include "libratelimit.h"
+
+/* A period in which a test sees no token come. */
+#define HOUR	(3600 * NS_PER_SEC)
+
+/* The page of @fd, or MAP_FAILED with errno set. */
+static struct rl_fast *fmap(int fd)
+{
+	return mmap(NULL, RL_FAST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
+static __u64 page_tokens(const struct rl_fast *f)
+{
+	return __atomic_load_n(&f->tokens, __ATOMIC_ACQUIRE);
+}
+
+/* A private limiter of @rate per @period, burst @burst, mapped at *@f. */
+static int mapped(struct __test_metadata *_metadata, __u64 rate, __u64 period,
+		  __u64 burst, struct rl_fast **f)
+{
+	int fd = ks_open();
+
+	EXPECT_LE(0, fd);
+	EXPECT_EQ(0, ks_set(fd, rate, period, burst, 0));
+	*f = fmap(fd);
+	EXPECT_NE(MAP_FAILED, *f);
+	return fd;
+}
+
+/* Take @n from @f as the library does; 1 if taken. */
+static int take(struct rl_fast *f, __u64 n)
+{
+	__u64 t = page_tokens(f);
+
+	while (t >= n)
+		if (__atomic_compare_exchange_n(&f->tokens, &t, t - n, 1,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			__atomic_fetch_add(&f->acquires, 1, __ATOMIC_RELAXED);
+			return 1;
+		}
+	return 0;
+}
+
+TEST(feature)
+{
+	struct rl_features f;
+	char line[256] = "";
+	FILE *fp;
+	int fd = ks_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_get_features(fd, &f));
+	EXPECT_TRUE(f.flags & RL_FEATURE_FAST);
+	fp = fopen(KS_SYSFS "/features", "r");
+	ASSERT_NE(NULL, fp);
+	ASSERT_NE(NULL, fgets(line, sizeof(line), fp));
+	fclose(fp);
+	EXPECT_NE(NULL, strstr(line, " fast"));
+	close(fd);
+}
+
+TEST(map_errors)
+{
+	int fd = ks_open();
+	void *p;
+
+	ASSERT_LE(0, fd);
+	/* No limiter yet. */
+	EXPECT_EQ(MAP_FAILED, fmap(fd));
+	EXPECT_EQ(EBADFD, errno);
+	EXPECT_EQ(-EBADFD, rl_fast_map(fd));
+	ASSERT_EQ(0, ks_set(fd, 100, NS_PER_SEC, 10, 0));
+	p = mmap(NULL, RL_FAST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, RL_FAST_SIZE);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, 2 * RL_FAST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, RL_FAST_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, RL_FAST_SIZE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	p = mmap(NULL, RL_FAST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	/* Never executable later either. */
+	EXPECT_EQ(-1, mprotect(p, RL_FAST_SIZE, PROT_READ | PROT_EXEC));
+	/* Every mapping is the same page. */
+	EXPECT_EQ(0, rl_fast_map(fd));
+	EXPECT_EQ(0, rl_fast_map(fd));
+	EXPECT_EQ(0, rl_fast_unmap(fd));
+	EXPECT_EQ(-ENOENT, rl_fast_unmap(fd));
+	EXPECT_EQ(-EBADF, rl_fast_map(-1));
+	munmap(p, RL_FAST_SIZE);
+	close(fd);
+}
+
+/* A grant at once tops the page up to a chunk, at most half of what is left. */
+TEST(topup_and_stats)
+{
+	struct rl_fast *f, *g;
+	struct rl_stats s;
+	int fd, i;
+
+	fd = mapped(_metadata, 1, HOUR, 800, &f);
+	EXPECT_EQ(0, page_tokens(f));
+	EXPECT_EQ(0, rl_try_acquire(fd, 1, NULL));
+	/* A chunk is burst / 8. */
+	EXPECT_EQ(100, page_tokens(f));
+	EXPECT_EQ(699, ks_avail(fd));
+	/* The same page through a second mapping. */
+	g = fmap(fd);
+	ASSERT_NE(MAP_FAILED, g);
+	EXPECT_EQ(100, page_tokens(g));
+	/* rl_try_acquire() and rl_acquire() take from it: no ioctl, no request seen yet. */
+	ASSERT_EQ(0, rl_fast_map(fd));
+	for (i = 0; i < 30; i++)
+		ASSERT_EQ(0, rl_try_acquire(fd, 2, NULL));
+	EXPECT_EQ(0, rl_acquire(fd, 5));
+	EXPECT_EQ(35, page_tokens(f));
+	EXPECT_EQ(31, f->acquires);
+	/* Statistics read the page: 1 + 65 granted, 32 requests, all at once. */
+	ASSERT_EQ(0, ks_stats(fd, &s));
+	EXPECT_EQ(66, s.granted);
+	EXPECT_EQ(32, s.requests);
+	EXPECT_EQ(32, s.immediate);
+	/* Bucket 699: the next grant at once tops up to the chunk, half of it at most. */
+	EXPECT_EQ(0, rl_try_acquire(fd, 40, NULL));
+	EXPECT_EQ(100, page_tokens(f));
+	EXPECT_EQ(699 - 40 - 65, ks_avail(fd));
+	EXPECT_EQ(0, rl_fast_unmap(fd));
+	munmap(g, RL_FAST_SIZE);
+	munmap(f, RL_FAST_SIZE);
+	close(fd);
+}
+
+/* Reserved tokens are taken: the bucket refills to the burst less them. */
+TEST(reserved_count_as_taken)
+{
+	int fd, got = 0;
+	struct rl_fast *f;
+	__u64 t0, el;
+
+	fd = mapped(_metadata, 200, NS_PER_SEC, 80, &f);
+	/* 1 granted, a chunk of 10 reserved, then time fills the bucket. */
+	ASSERT_EQ(0, rl_try_acquire(fd, 1, NULL));
+	EXPECT_EQ(10, page_tokens(f));
+	sleep_ms(600);
+	EXPECT_EQ(70, ks_avail(fd));
+	/* Everything there now, through the ioctl and from the page: at most the burst. */
+	t0 = now_ns();
+	{
+		struct rl_acquire a;
+
+		while (!ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a))
+			got++;
+	}
+	while (take(f, 1))
+		got++;
+	el = now_ns() - t0;
+	EXPECT_GE(80 + 200 * el / NS_PER_SEC + 1, (__u64)got);
+	EXPECT_LE(70, got);
+	TH_LOG("%d tokens at once of a burst of 80 (%llu us)", got,
+	       (unsigned long long)(el / 1000));
+	munmap(f, RL_FAST_SIZE);
+	close(fd);
+}
+
+/* A named limiter "fast_NAME_PID", created: @rate per @period, and its fd. */
+static int named(const char *name, __u32 mode, __u64 rate, __u64 period, __u64 burst)
+{
+	char n[RL_NAME_MAX];
+
+	snprintf(n, sizeof(n), "fast_%s_%d", name, (int)getpid());
+	return ks_open_att(n, RL_ATTACH_CREATE, mode, rate, period, burst);
+}
+
+/* Another fd of the limiter named() made in process @pid. */
+static int named_again(const char *name, pid_t pid)
+{
+	char n[RL_NAME_MAX];
+
+	snprintf(n, sizeof(n), "fast_%s_%d", name, (int)pid);
+	return ks_open_att(n, 0, 0, 1, NS_PER_SEC, 1);
+}
+
+/* A sleeper takes the reservations back when it queues: no fast taker overtakes it. */
+TEST(sleeper_not_overtaken)
+{
+	struct rl_acquire a;
+	struct rl_fast *f;
+	struct waiter w;
+	int fd, fd2;
+
+	fd = named("sleep", 0600, 10, NS_PER_SEC, 80);
+	ASSERT_LE(0, fd);
+	fd2 = named_again("sleep", getpid());
+	ASSERT_LE(0, fd2);
+	f = fmap(fd);
+	ASSERT_NE(MAP_FAILED, f);
+	/* 1 granted, a chunk of 10 reserved; the other fd takes the 69 left. */
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(10, page_tokens(f));
+	ASSERT_EQ(0, ks_acq(fd2, 69, 0, RL_ACQUIRE_NONBLOCK, &a));
+	/* 15 for the other fd: the page's 10 come back, it still waits. */
+	ASSERT_EQ(0, waiter_start(&w, fd2, 15, RL_DEADLINE_NONE, 0));
+	EXPECT_EQ(0, ks_wait_waiters(fd, 1, 3000));
+	EXPECT_EQ(0, page_tokens(f));
+	EXPECT_EQ(0, take(f, 1));
+	/* The page's fd through the ioctl: behind the sleeper, and no top-up. */
+	EXPECT_ERRNO(EAGAIN, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, page_tokens(f));
+	EXPECT_EQ(0, waiter_join(&w, 5000));
+	EXPECT_EQ(0, w.ret);
+	munmap(f, RL_FAST_SIZE);
+	close(fd2);
+	close(fd);
+}
+
+/* A request that would fail takes the reservations back first. */
+TEST(try_takes_back)
+{
+	struct rl_acquire a;
+	struct rl_fast *f;
+	int fd, fd2;
+
+	fd = named("try", 0600, 1, HOUR, 16);
+	ASSERT_LE(0, fd);
+	fd2 = named_again("try", getpid());
+	ASSERT_LE(0, fd2);
+	f = fmap(fd);
+	ASSERT_NE(MAP_FAILED, f);
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(2, page_tokens(f));
+	/* 13 left in the bucket: 15 fit only with the page's 2. */
+	EXPECT_EQ(0, ks_acq(fd2, 15, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, page_tokens(f));
+	EXPECT_EQ(0, ks_avail(fd));
+	munmap(f, RL_FAST_SIZE);
+	close(fd2);
+	close(fd);
+}
+
+/* close() and kill -9 give the reservation back. */
+TEST(close_and_kill_give_back)
+{
+	struct rl_acquire a;
+	struct rl_fast *f;
+	int fd, fd2, pfd[2];
+	pid_t pid, me;
+	char c;
+
+	fd = named("close", 0600, 1, HOUR, 80);
+	ASSERT_LE(0, fd);
+	fd2 = named_again("close", getpid());
+	ASSERT_LE(0, fd2);
+	f = fmap(fd2);
+	ASSERT_NE(MAP_FAILED, f);
+	ASSERT_EQ(0, ks_acq(fd2, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(10, page_tokens(f));
+	EXPECT_EQ(69, ks_avail(fd));
+	/* The mapping keeps the file open: munmap and close end it. */
+	close(fd2);
+	EXPECT_EQ(69, ks_avail(fd));
+	munmap(f, RL_FAST_SIZE);
+	EXPECT_EQ(79, ks_avail(fd));
+
+	ASSERT_EQ(0, pipe(pfd));
+	me = getpid();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int cfd = named_again("close", me);
+		struct rl_fast *cf = cfd < 0 ? MAP_FAILED : fmap(cfd);
+
+		if (cf == MAP_FAILED || ks_acq(cfd, 1, 0, RL_ACQUIRE_NONBLOCK, &a))
+			_exit(1);
+		c = (char)page_tokens(cf);
+		if (write(pfd[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	ASSERT_EQ(1, read(pfd[0], &c, 1));
+	EXPECT_EQ(10, c);
+	EXPECT_EQ(79 - 1 - 10, ks_avail(fd));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	EXPECT_EQ(78, ks_avail(fd));
+	close(pfd[0]);
+	close(fd);
+}
+
+/* A change of limits, a cap, a priority or a tree takes the page back and stops top-ups. */
+TEST(kernel_only_settings)
+{
+	struct rl_acquire a;
+	struct rl_config c;
+	struct rl_fast *f, *pf;
+	int fd, parent;
+	char pn[RL_NAME_MAX];
+
+	fd = named("cfg", 0600, 1, HOUR, 800);
+	ASSERT_LE(0, fd);
+	f = fmap(fd);
+	ASSERT_NE(MAP_FAILED, f);
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(100, page_tokens(f));
+	/* New limits: taken back; plain limits again: topped up again. */
+	ASSERT_EQ(0, ks_set(fd, 1, HOUR, 800, 0));
+	EXPECT_EQ(0, page_tokens(f));
+	EXPECT_EQ(799, ks_avail(fd));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(100, page_tokens(f));
+	/* Concurrency: every grant is the kernel's. */
+	memset(&c, 0, sizeof(c));
+	c.rate = 1;
+	c.period_ns = HOUR;
+	c.burst = 800;
+	c.concurrency = 5;
+	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_CONFIG, &c));
+	EXPECT_EQ(0, page_tokens(f));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, page_tokens(f));
+	ASSERT_EQ(0, ks_release(fd, 1));
+	/* Unlimited, paused: none. */
+	ASSERT_EQ(0, ks_set(fd, 1, HOUR, 800, RL_CONFIG_UNLIMITED));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, page_tokens(f));
+	ASSERT_EQ(0, ks_set(fd, 0, HOUR, 800, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, page_tokens(f));
+	ASSERT_EQ(0, ks_set(fd, 1, HOUR, 800, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(100, page_tokens(f));
+	/* A cap, then a default priority above MID, on this fd. */
+	ASSERT_EQ(0, ks_client(fd, 0, 0, 1000));
+	EXPECT_EQ(0, page_tokens(f));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, page_tokens(f));
+	ASSERT_EQ(0, ks_client(fd, RL_PRIO_HIGH, 0, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, page_tokens(f));
+	ASSERT_EQ(0, ks_client(fd, RL_PRIO_LOW, 0, 0));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(100, page_tokens(f));
+	/* Under a parent: taken back, none while in the tree; the parent's too. */
+	parent = named("cfgp", 0600, 1, HOUR, 800);
+	ASSERT_LE(0, parent);
+	pf = fmap(parent);
+	ASSERT_NE(MAP_FAILED, pf);
+	ASSERT_EQ(0, ks_acq(parent, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(100, page_tokens(pf));
+	snprintf(pn, sizeof(pn), "fast_cfgp_%d", (int)getpid());
+	ASSERT_EQ(0, rl_set_parent(fd, pn, 1));
+	EXPECT_EQ(0, page_tokens(f));
+	EXPECT_EQ(0, page_tokens(pf));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(0, ks_acq(parent, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, page_tokens(f));
+	EXPECT_EQ(0, page_tokens(pf));
+	ASSERT_EQ(0, rl_set_parent(fd, NULL, 1));
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_NE(0, page_tokens(f));
+	munmap(pf, RL_FAST_SIZE);
+	munmap(f, RL_FAST_SIZE);
+	close(parent);
+	close(fd);
+}
+
+/* What a process writes into its page is trusted up to what the kernel put there. */
+TEST(forged_page)
+{
+	struct rl_acquire a;
+	struct rl_stats s;
+	struct rl_fast *f;
+	int fd;
+
+	fd = mapped(_metadata, 1, HOUR, 800, &f);
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(100, page_tokens(f));
+	__atomic_store_n(&f->tokens, 1ULL << 40, __ATOMIC_RELEASE);
+	__atomic_store_n(&f->acquires, 1ULL << 50, __ATOMIC_RELEASE);
+	/* The statistics see nothing taken; new limits take back 100, not more. */
+	ASSERT_EQ(0, ks_stats(fd, &s));
+	EXPECT_EQ(1, s.granted);
+	EXPECT_EQ(1, s.requests);
+	ASSERT_EQ(0, ks_set(fd, 1, HOUR, 800, 0));
+	EXPECT_EQ(799, ks_avail(fd));
+	/* Taking more than there was, then a write back down: counted as taken, at most 100. */
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(100, page_tokens(f));
+	__atomic_store_n(&f->tokens, 0, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, ks_stats(fd, &s));
+	EXPECT_EQ(102, s.granted);
+	EXPECT_GE(103, s.requests);
+	munmap(f, RL_FAST_SIZE);
+	close(fd);
+}
+
+/* An fd that may only acquire cannot map; its acquires still work. */
+TEST(reader_refused)
+{
+	struct rl_acquire a;
+	int fd, pfd[2];
+	pid_t pid, me = getpid();
+	char res = 0;
+
+	fd = named("reader", 0644, 1, HOUR, 80);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int rfd, r;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(1);
+		rfd = named_again("reader", me);
+		if (rfd < 0)
+			_exit(2);
+		r = fmap(rfd) == MAP_FAILED && errno == EACCES;
+		r = r && rl_fast_map(rfd) == -EACCES;
+		r = r && !ks_acq(rfd, 1, 0, RL_ACQUIRE_NONBLOCK, &a);
+		r = r && rl_try_acquire(rfd, 1, NULL) == 0;
+		res = r ? 'y' : 'n';
+		if (write(pfd[1], &res, 1) != 1)
+			_exit(3);
+		_exit(0);
+	}
+	close(pfd[1]);
+	ASSERT_EQ(1, read(pfd[0], &res, 1));
+	EXPECT_EQ('y', res);
+	waitpid(pid, NULL, 0);
+	EXPECT_EQ(78, ks_avail(fd));
+	close(pfd[0]);
+	close(fd);
+}
+
+/*
+ * The bound with fast and ioctl takers mixed: 8 processes on one limiter,
+ * half of them mapped, the other half not, each taking 1 or 2 tokens with
+ * rl_try_acquire() in a loop; limits changed and paused during the run.
+ * Each grant is known to lie between a time taken before the call and one
+ * after: a window holds for sure the grants both of whose times lie in
+ * it, and those must be at most burst + rate x window (of the limits in
+ * force: the highest here). Callers that sleep are not here: a sleeper
+ * served late is within the bound at its tokens' instants, which a fast
+ * grant has not (ratelimit(4), Bounds); sleeper_not_overtaken is theirs.
+ */
+#define BOUND_PROCS	8
+#define BOUND_MAX	20000
+#define BOUND_RATE	2000
+#define BOUND_BURST	64
+
+struct span {
+	__u64 s, e;
+};
+
+struct bound_run {
+	int n[BOUND_PROCS];
+	struct span g[BOUND_PROCS][BOUND_MAX];
+	int stop;
+};
+
+static void bound_child(struct bound_run *r, int i, int fd)
+{
+	struct span sp;
+	int k, ret;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE) && r->n[i] < BOUND_MAX) {
+		sp.s = now_ns();
+		ret = rl_try_acquire(fd, 1 + i % 2, NULL);
+		sp.e = now_ns();
+		if (ret == -EAGAIN)
+			continue;
+		if (ret)
+			_exit(1);
+		for (k = 0; k < 1 + i % 2 && r->n[i] < BOUND_MAX; k++)
+			r->g[i][r->n[i]++] = sp;
+	}
+	_exit(0);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	const __u64 *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+TEST(bound_mixed)
+{
+	struct bound_run *r;
+	struct span *all;
+	pid_t pid[BOUND_PROCS];
+	__u64 worst = 0, wa = 0, wb = 0, t0;
+	long excess = LONG_MIN;
+	int fd, i, j, k, tot = 0, fast = 0;
+	char name[RL_NAME_MAX];
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	fd = named("bound", 0600, BOUND_RATE, NS_PER_SEC, BOUND_BURST);
+	ASSERT_LE(0, fd);
+	snprintf(name, sizeof(name), "fast_bound_%d", (int)getpid());
+	for (i = 0; i < BOUND_PROCS; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i]) {
+			int cfd = rl_open(0);
+
+			if (cfd < 0 || rl_attach(cfd, name, 0, 0, NULL))
+				_exit(1);
+			/* rl_open()'s fds are mapped by rl_attach(): unmap half. */
+			if (i < BOUND_PROCS / 2 ? rl_fast_map(cfd) : rl_fast_unmap(cfd))
+				_exit(1);
+			bound_child(r, i, cfd);
+		}
+	}
+	/* Changes of limits and a pause while they run. */
+	t0 = now_ns();
+	sleep_ms(400);
+	ASSERT_EQ(0, ks_set(fd, BOUND_RATE / 2, NS_PER_SEC, BOUND_BURST, 0));
+	sleep_ms(300);
+	ASSERT_EQ(0, ks_set(fd, 0, NS_PER_SEC, BOUND_BURST, 0));
+	sleep_ms(200);
+	ASSERT_EQ(0, ks_set(fd, BOUND_RATE, NS_PER_SEC, BOUND_BURST, 0));
+	sleep_ms(600);
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < BOUND_PROCS; i++) {
+		int st = -1;
+
+		EXPECT_EQ(pid[i], waitpid(pid[i], &st, 0));
+		EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+		tot += r->n[i];
+		if (i < BOUND_PROCS / 2)
+			fast += r->n[i];
+	}
+	all = calloc(tot, sizeof(*all));
+	ASSERT_NE(NULL, all);
+	for (i = 0, k = 0; i < BOUND_PROCS; i++)
+		for (j = 0; j < r->n[i]; j++)
+			all[k++] = r->g[i][j];
+	qsort(all, tot, sizeof(*all), span_cmp);
+	/* For each start, the grants wholly inside [start, end], for every end. */
+	for (i = 0; i < tot; i++) {
+		__u64 ends[4096];
+		int ne = 0;
+		long allow;
+
+		for (j = i; j < tot && ne < 4096; j++)
+			if (all[j].e - all[i].s <= NS_PER_SEC / 2)
+				ends[ne++] = all[j].e;
+		qsort(ends, ne, sizeof(ends[0]), u64_cmp);
+		for (j = 0; j < ne; j++) {
+			/* The grants ending by ends[j]: j + 1, or more with ties. */
+			if (j + 1 < ne && ends[j + 1] == ends[j])
+				continue;
+			allow = BOUND_BURST +
+				(long)(BOUND_RATE * (ends[j] - all[i].s) / NS_PER_SEC);
+			if (j + 1 - allow > excess) {
+				excess = j + 1 - allow;
+				worst = j + 1;
+				wa = all[i].s;
+				wb = ends[j];
+			}
+		}
+	}
+	TH_LOG("%d grants (%d mapped), worst window %llu us at %lld ms: %llu grants, excess %ld",
+	       tot, fast, (unsigned long long)((wb - wa) / 1000),
+	       (long long)(wa - t0) / (long long)NS_PER_MS, (unsigned long long)worst, excess);
+	EXPECT_GE(0, excess);
+	EXPECT_LT(0, fast);
+	EXPECT_LT(0, tot - fast);
+	free(all);
+	munmap(r, sizeof(*r));
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
