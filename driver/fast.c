@@ -164,7 +164,7 @@ void rl_fast_reclaim(struct rl_limiter *lim)
 }
 
 /**
- * rl_fast_leave() - take back @client's reservation for good (it is closed)
+ * rl_fast_leave() - take back @client's reservation: it is closed or unmapped
  * @lim:    its limiter, locked
  * @client: the client
  */
@@ -201,7 +201,7 @@ void rl_fast_topup(struct rl_limiter *lim, struct rl_client *client)
 	struct rl_fast_page *page = rl_fast_page(client);
 
 	lockdep_assert_held(lim->tlock);
-	if (!rl_fast_allowed(lim, client))
+	if (!atomic_read(&client->fast_maps) || !rl_fast_allowed(lim, client))
 		return;
 	if (list_empty(&client->fast_node))
 		list_add(&client->fast_node, &lim->fast_clients);

@@ -1462,6 +1462,19 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 }
 
 /**
+ * rl_limiter_fast_unmapped() - the last mapping of @client's page is gone
+ * @lim:    its limiter
+ * @client: the client; its page's tokens go back to the bucket
+ */
+void rl_limiter_fast_unmapped(struct rl_limiter *lim, struct rl_client *client)
+{
+	rl_lock_irq(lim);
+	rl_fast_leave(lim, client);
+	rl_dispatch(lim, ktime_get_ns());
+	rl_unlock_irq(lim);
+}
+
+/**
  * rl_move_busy() - would moving a subtree switch its grants to or from permits under clients?
  * @lim:    the root of the subtree moved; its tree is locked
  * @old:    its parent now, or NULL
@@ -1548,7 +1561,8 @@ void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 	s->params = lim->params;
 	s->counters = lim->counters;
 	s->waiters = lim->nwaiters;
-	s->available = lim->bucket.tokens;
+	/* What a request can get now: a page's tokens come back for it. */
+	s->available = lim->bucket.tokens + lim->fast_out;
 	s->held = lim->held;
 	s->clients = lim->nclients;
 	s->backlog = lim->backlog;

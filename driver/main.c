@@ -555,16 +555,44 @@ static void rl_show_fdinfo(struct seq_file *m, struct file *file)
 		   s.params.concurrency, s.held, s.counters.dropped_late);
 }
 
+/* Mappings of a reservation page: none left, the kernel takes its tokens back. */
+static void rl_vm_open(struct vm_area_struct *vma)
+{
+	struct rl_client *client = vma->vm_private_data;
+
+	atomic_inc(&client->fast_maps);
+}
+
+static void rl_vm_close(struct vm_area_struct *vma)
+{
+	struct rl_client *client = vma->vm_private_data;
+
+	if (atomic_dec_and_test(&client->fast_maps))
+		rl_limiter_fast_unmapped(client->lim, client);
+}
+
+static const struct vm_operations_struct rl_vm_ops = {
+	.open = rl_vm_open,
+	.close = rl_vm_close,
+};
+
 /* The fd's reservation page (RL_FEATURE_FAST), for a client that may reconfigure. */
 static int rl_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct rl_client *client = file->private_data;
+	int ret;
 
 	if (!rl_client_limiter(client))
 		return -EBADFD;
 	if (!client->may_config)
 		return -EACCES;
-	return rl_fast_map(client, vma);
+	ret = rl_fast_map(client, vma);
+	if (ret)
+		return ret;
+	vma->vm_ops = &rl_vm_ops;
+	vma->vm_private_data = client;
+	atomic_inc(&client->fast_maps);
+	return 0;
 }
 
 static const struct file_operations rl_fops = {

@@ -147,8 +147,8 @@ int rl_fast_map(int fd);
 int rl_fast_take(int fd, uint64_t count);
 
 /**
- * rl_fast_unmap() - undo rl_fast_map(); the kernel takes back the tokens
- * when the fd is closed
+ * rl_fast_unmap() - undo rl_fast_map(); the kernel takes back the page's
+ * tokens when its last mapping goes
  * @fd: client fd.
  *
  * Return: 0, or -ENOENT if it was not mapped.

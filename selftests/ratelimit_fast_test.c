@@ -36,6 +36,13 @@ static struct rl_fast *fmap(int fd)
 	return mmap(NULL, RL_FAST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 }
 
+static __u64 ks_nclients(int fd)
+{
+	struct rl_stats s;
+
+	return ks_stats(fd, &s) ? POISON64 : s.clients;
+}
+
 static __u64 page_tokens(const struct rl_fast *f)
 {
 	return __atomic_load_n(&f->tokens, __ATOMIC_ACQUIRE);
@@ -134,7 +141,8 @@ TEST(topup_and_stats)
 	EXPECT_EQ(0, rl_try_acquire(fd, 1, NULL));
 	/* A chunk is burst / 8. */
 	EXPECT_EQ(100, page_tokens(f));
-	EXPECT_EQ(699, ks_avail(fd));
+	/* Available counts what a page holds: it comes back for any request. */
+	EXPECT_EQ(799, ks_avail(fd));
 	/* The same page through a second mapping. */
 	g = fmap(fd);
 	ASSERT_NE(MAP_FAILED, g);
@@ -154,7 +162,7 @@ TEST(topup_and_stats)
 	/* Bucket 699: the next grant at once tops up to the chunk, half of it at most. */
 	EXPECT_EQ(0, rl_try_acquire(fd, 40, NULL));
 	EXPECT_EQ(100, page_tokens(f));
-	EXPECT_EQ(699 - 40 - 65, ks_avail(fd));
+	EXPECT_EQ(799 - 40 - 65, ks_avail(fd));
 	EXPECT_EQ(0, rl_fast_unmap(fd));
 	munmap(g, RL_FAST_SIZE);
 	munmap(f, RL_FAST_SIZE);
@@ -173,7 +181,7 @@ TEST(reserved_count_as_taken)
 	ASSERT_EQ(0, rl_try_acquire(fd, 1, NULL));
 	EXPECT_EQ(10, page_tokens(f));
 	sleep_ms(600);
-	EXPECT_EQ(70, ks_avail(fd));
+	EXPECT_EQ(80, ks_avail(fd));
 	/* Everything there now, through the ioctl and from the page: at most the burst. */
 	t0 = now_ns();
 	{
@@ -285,11 +293,16 @@ TEST(close_and_kill_give_back)
 	ASSERT_NE(MAP_FAILED, f);
 	ASSERT_EQ(0, ks_acq(fd2, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	ASSERT_EQ(10, page_tokens(f));
-	EXPECT_EQ(69, ks_avail(fd));
-	/* The mapping keeps the file open: munmap and close end it. */
+	EXPECT_EQ(79, ks_avail(fd));
+	/* The mapping keeps the file open; munmap gives the page back, close the rest. */
 	close(fd2);
-	EXPECT_EQ(69, ks_avail(fd));
+	EXPECT_EQ(2, ks_nclients(fd));
 	munmap(f, RL_FAST_SIZE);
+	EXPECT_EQ(1, ks_nclients(fd));
+	/* All 79 for another fd: none stayed in a page. */
+	ASSERT_EQ(0, ks_acq(fd, 79, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_avail(fd));
+	ASSERT_EQ(0, ks_refund(fd, 79));
 	EXPECT_EQ(79, ks_avail(fd));
 
 	ASSERT_EQ(0, pipe(pfd));
@@ -311,12 +324,76 @@ TEST(close_and_kill_give_back)
 	close(pfd[1]);
 	ASSERT_EQ(1, read(pfd[0], &c, 1));
 	EXPECT_EQ(10, c);
-	EXPECT_EQ(79 - 1 - 10, ks_avail(fd));
+	EXPECT_EQ(78, ks_avail(fd));
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	EXPECT_EQ(78, ks_avail(fd));
+	EXPECT_EQ(1, ks_nclients(fd));
+	ASSERT_EQ(0, ks_acq(fd, 78, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(0, ks_avail(fd));
 	close(pfd[0]);
 	close(fd);
+}
+
+/* Without a mapping, no top-up: munmap takes the page back, the fd still open. */
+TEST(unmapped_no_topup)
+{
+	struct rl_acquire a;
+	struct rl_fast *f;
+	int fd;
+
+	fd = mapped(_metadata, 1, HOUR, 800, &f);
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(100, page_tokens(f));
+	munmap(f, RL_FAST_SIZE);
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	f = fmap(fd);
+	ASSERT_NE(MAP_FAILED, f);
+	EXPECT_EQ(0, page_tokens(f));
+	EXPECT_EQ(798, ks_avail(fd));
+	/* Mapped again: topped up again. */
+	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	EXPECT_EQ(100, page_tokens(f));
+	munmap(f, RL_FAST_SIZE);
+	close(fd);
+}
+
+/* rl_submit() takes from the page: granted at once, nothing to collect. */
+TEST(submit_from_page)
+{
+	struct rl_config c = { .rate = 1, .period_ns = HOUR, .burst = 800 };
+	struct rl_queued q;
+	struct rl_stats s;
+	struct rl_fast *f;
+	int fd = rl_open(0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set_config(fd, &c));
+	f = fmap(fd);
+	ASSERT_NE(MAP_FAILED, f);
+	memset(&q, 0, sizeof(q));
+	q.count = 1;
+	ASSERT_EQ(0, rl_submit(fd, &q));
+	EXPECT_EQ(0, q.ticket);
+	ASSERT_EQ(100, page_tokens(f));
+	memset(&q, 0, sizeof(q));
+	q.count = 7;
+	q.wait_ns = POISON64;
+	ASSERT_EQ(0, rl_submit(fd, &q));
+	EXPECT_EQ(0, q.ticket);
+	EXPECT_EQ(0, q.result);
+	EXPECT_EQ(0, q.wait_ns);
+	EXPECT_EQ(93, page_tokens(f));
+	/* A request with a priority goes to the kernel, which tops the page up. */
+	memset(&q, 0, sizeof(q));
+	q.count = 1;
+	q.priority = RL_PRIO_HIGH;
+	ASSERT_EQ(0, rl_submit(fd, &q));
+	EXPECT_EQ(100, page_tokens(f));
+	ASSERT_EQ(0, ks_stats(fd, &s));
+	EXPECT_EQ(9, s.granted);
+	EXPECT_EQ(3, s.requests);
+	munmap(f, RL_FAST_SIZE);
+	EXPECT_EQ(0, rl_close(fd));
 }
 
 /* A change of limits, a cap, a priority or a tree takes the page back and stops top-ups. */

@@ -124,7 +124,7 @@ TEST(features_words)
 	static const char *const words[] = {
 		"unlimited", "nonblock", "predict", "named", "sysfs",
 		"priority", "fair-share", "cap", "concurrency", "refund",
-		"catchup", "queued",
+		"catchup", "queued", "fast",
 	};
 	char buf[256], padded[260], w[64];
 	const char *at;

@@ -157,7 +157,8 @@ TEST(feature_matches_behaviour)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 10, 0));
 	ASSERT_EQ(0, rl_get_features(fd, &f));
-	EXPECT_EQ(0, f.flags & ~(__u32)(RL_FEATURE_URING_CMD | RL_FEATURE_QUEUED));
+	EXPECT_EQ(0, f.flags & ~(__u32)(RL_FEATURE_URING_CMD | RL_FEATURE_QUEUED |
+					 RL_FEATURE_FAST));
 	ASSERT_EQ(0, io_uring_queue_init(8, &ring, 0));
 	ks_acq_req(&a, 1, soon(), 0);
 	ASSERT_EQ(0, submit(&ring, fd, &a, 7));
@@ -502,6 +503,37 @@ TEST_F(uring, wait_histogram)
 }
 
 /* 10,000 requests outstanding from one thread, all granted at once. */
+/*
+ * A request a mapped fd's reservation page holds completes at once, as a
+ * no-op the library submits, on every kernel (RL_FEATURE_FAST).
+ */
+TEST(fast_page)
+{
+	struct rl_config c = { .rate = 1, .period_ns = 3600 * NS_PER_SEC, .burst = 800 };
+	struct io_uring ring;
+	struct rl_acquire a;
+	struct rl_stats s;
+	int fd = rl_open(0), res;
+	__u64 data;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_set_config(fd, &c));
+	/* Through the ioctl: the page gets a chunk, burst / 8. */
+	ASSERT_EQ(0, rl_try_acquire(fd, 1, NULL));
+	ASSERT_EQ(0, io_uring_queue_init(8, &ring, 0));
+	ks_acq_req(&a, 5, soon(), 0);
+	ASSERT_EQ(0, submit(&ring, fd, &a, 9));
+	ASSERT_EQ(0, reap(&ring, WAIT_MS, &data, &res));
+	EXPECT_EQ(9, data);
+	EXPECT_EQ(0, res);
+	EXPECT_EQ(0, a.wait_ns);
+	ASSERT_EQ(0, ks_stats(fd, &s));
+	EXPECT_EQ(6, s.granted);
+	EXPECT_EQ(2, s.requests);
+	io_uring_queue_exit(&ring);
+	EXPECT_EQ(0, rl_close(fd));
+}
+
 TEST(many_outstanding)
 {
 	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,

@@ -287,6 +287,11 @@ class Features:
         """Has the module the queued acquire (RL_FEATURE_QUEUED)?"""
         return bool(self.flags & _lib.FEATURE_QUEUED)
 
+    @property
+    def fast(self) -> bool:
+        """Has the module reservation pages (RL_FEATURE_FAST)?"""
+        return bool(self.flags & _lib.FEATURE_FAST)
+
 
 def _deadline(timeout: Optional[float], deadline_ns: Optional[int]) -> int:
     if timeout is not None and deadline_ns is not None:

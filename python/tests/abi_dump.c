@@ -148,6 +148,9 @@ static void constants(void)
 	printf("const FEATURE_QUEUED %lu\n", (unsigned long)RL_FEATURE_QUEUED);
 	printf("const QUEUED_MAX %d\n", RL_QUEUED_MAX);
 #endif
+#ifdef RL_FEATURE_FAST
+	printf("const FEATURE_FAST %lu\n", (unsigned long)RL_FEATURE_FAST);
+#endif
 }
 
 static void table(void)

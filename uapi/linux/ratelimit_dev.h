@@ -187,7 +187,9 @@ struct rl_acquire {
  *                 RL_URING_CANCEL).
  * @rejected:      non-blocking requests failed with -EAGAIN.
  * @waiters:       requests sleeping now.
- * @available:     tokens in the bucket now.
+ * @available:     tokens in the bucket now, with those reserved in fds'
+ *                 pages (RL_FEATURE_FAST), which come back for any
+ *                 request that needs them.
  * @held:          permits held now (see rl_config.concurrency).
  * @clients:       fds attached to the limiter.
  * @backlog:       tokens kept for catching up now.
@@ -602,13 +604,15 @@ struct rl_queued {
  * grant, and adds 1 to @acquires. The kernel takes back what is left, with
  * an exchange to 0, whenever a request of another fd would otherwise not
  * be granted at once or would wait, when the limiter or the fd's settings
- * change, and when the fd is closed (also by exit or kill -9): so a
+ * change, when the last mapping of the page goes, and when the fd is
+ * closed (also by exit or kill -9); an unmapped page gets none: so a
  * reserved token never waits while a request does, and none is lost. The
  * limiter's bound holds with reserved tokens as taken: its bucket holds at
  * most the burst less what is reserved. Tokens taken from @tokens count in
  * struct rl_stats (granted, requests, immediate) and the fd's granted from
- * the kernel's next look at the page (every read of the statistics). The
- * page holds nothing but these counters.
+ * the kernel's next look at the page (every read of the statistics), and
+ * struct rl_stats.available counts what pages hold. The page holds
+ * nothing but these counters.
  */
 #define RL_FEATURE_FAST		_BITUL(2)	/* struct rl_features.flags */
 #define RL_FAST_SIZE		4096
