@@ -61,7 +61,8 @@ TEST(features)
 	memset(&f, POISON_BYTE, sizeof(f));
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
-	EXPECT_EQ((__u32)(RL_FEATURE_QUEUED | RL_FEATURE_FAST), f.flags & ~(__u32)RL_FEATURE_URING_CMD);
+	EXPECT_EQ((__u32)(RL_FEATURE_QUEUED | RL_FEATURE_FAST),
+		  f.flags & ~(__u32)RL_FEATURE_URING_CMD);
 	EXPECT_EQ(RL_TEST_IOCTLS, f.ioctls);
 	EXPECT_EQ((__u64)RL_CONFIG_FLAGS_ALL, f.config_flags);
 	EXPECT_EQ((__u64)RL_ACQUIRE_FLAGS_ALL, f.acquire_flags);
