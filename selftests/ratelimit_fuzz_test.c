@@ -527,7 +527,8 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 	switch (op) {
 	case OP_FEATURES:
 		if (f->version != RL_ABI_VERSION ||
-		    (f->flags & ~(__u32)RL_FEATURE_URING_CMD) != (RL_FEATURE_QUEUED | RL_FEATURE_FAST) ||
+		    (f->flags & ~(__u32)RL_FEATURE_URING_CMD) !=
+		    (RL_FEATURE_QUEUED | RL_FEATURE_FAST) ||
 		    (~f->ioctls & 0x3dffff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;
