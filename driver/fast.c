@@ -52,23 +52,18 @@ static_assert(sizeof(struct rl_fast) <= RL_FAST_SIZE && RL_FAST_SIZE <= PAGE_SIZ
 int rl_fast_map(struct rl_client *client, struct vm_area_struct *vma)
 {
 	struct page *page;
-	int ret = 0;
 
 	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE ||
 	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
 		return -EINVAL;
-	mutex_lock(&client->setup);
-	if (!client->fast) {
+	/* No mutex under the mmap lock: the first of two mappings sets it. */
+	if (!READ_ONCE(client->fast)) {
 		page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		/* Set once: read by the grant path under the limiter's lock. */
-		if (page)
-			WRITE_ONCE(client->fast, page_address(page));
-		else
-			ret = -ENOMEM;
+		if (!page)
+			return -ENOMEM;
+		if (cmpxchg(&client->fast, NULL, page_address(page)))
+			__free_page(page);
 	}
-	mutex_unlock(&client->setup);
-	if (ret)
-		return ret;
 	rl_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	rl_vm_flags_clear(vma, VM_MAYEXEC);
 	return vm_insert_page(vma, vma->vm_start, virt_to_page(client->fast));

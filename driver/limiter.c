@@ -656,7 +656,7 @@ static __always_inline bool rl_grant_now(struct rl_limiter *lim, struct rl_clien
 		rl_share_charge(lim, n);
 	}
 	trace_ratelimit_grant(lim, n, 0, req->lag_ns);
-	if (unlikely(client->fast))
+	if (unlikely(READ_ONCE(client->fast)))
 		rl_fast_topup(lim, client);
 	return true;
 }
