@@ -1333,6 +1333,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 		return NULL;
 	spin_lock_init(&lim->lock);
 	lim->tlock = &lim->lock;
+	lim->name = "";
 	rl_queue_init(lim);
 	INIT_LIST_HEAD(&lim->clients);
 	INIT_LIST_HEAD(&lim->pollers);
@@ -1364,6 +1365,8 @@ static void rl_limiter_free_rcu(struct rcu_head *rcu)
 
 	if (lim->hist)
 		kmem_cache_free(rl_hist_cache, lim->hist);
+	if (lim->name[0])
+		kfree(lim->name);
 	kmem_cache_free(rl_limiter_cache, lim);
 }
 

@@ -177,8 +177,8 @@ struct rl_limiter {
 	struct rl_global global;	/* demand, and the lease of global limits */
 	u64 nclients;			/* entries of @clients; WRITE_ONCE() for sysfs */
 	struct hrtimer timer;		/* fires when the next request can be served */
+	const char *name;		/* a named limiter's (its length, kmalloc()ed), "" if private; constant */
 	struct kref ref;		/* attached clients, a named one's sysfs directory */
-	char name[RL_NAME_MAX];		/* a named limiter's, "" if private; constant */
 	kuid_t uid;			/* owner; WRITE_ONCE() under the registry lock */
 	kgid_t gid;			/* group, as @uid */
 	umode_t mode;			/* permission bits, as @uid */
