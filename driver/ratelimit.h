@@ -128,12 +128,13 @@ struct rl_flow {
 };
 
 /*
- * A limiter's side of global limits: its demand and its lease. Guarded by
- * the limiter's lock, but @lease_timer and @fallback_work.
+ * A limiter's lease of global limits, allocated by its first
+ * RL_IOC_SET_LEASE (rl_limiter_lease()) and kept until the limiter is
+ * freed. Guarded by the limiter's lock, but @lim, @lease_timer and
+ * @fallback_work.
  */
-struct rl_global {
-	u64 busy_ns;			/* time with requests sleeping, until @busy_since */
-	u64 busy_since;			/* when the current sleepers began */
+struct rl_lease_state {
+	struct rl_limiter *lim;		/* the limiter whose lease it is */
 	u64 lease_end;			/* when the lease ends, ns; 0 without one */
 	struct rl_params fallback;	/* limits applied when it ends */
 	struct rl_client *holder;	/* set it last: closing it ends the lease */
@@ -142,6 +143,12 @@ struct rl_global {
 	bool ending;			/* @fallback_work is due */
 	struct hrtimer lease_timer;	/* fires at @lease_end */
 	struct work_struct fallback_work; /* rl_lease_work_fn() */
+};
+
+/* A limiter's side of global limits: its demand. The limiter's lock. */
+struct rl_global {
+	u64 busy_ns;			/* time with requests sleeping, until @busy_since */
+	u64 busy_since;			/* when the current sleepers began */
 };
 
 /*
@@ -174,7 +181,8 @@ struct rl_limiter {
 	u64 timer_expiry;		/* time the timer was last started for, or 0 */
 	struct rl_counters counters;	/* statistics */
 	u64 *hist;			/* waits by fls64(ns); set once unlocked: READ_ONCE() */
-	struct rl_global global;	/* demand, and the lease of global limits */
+	struct rl_global global;	/* demand for global limits */
+	struct rl_lease_state *lease;	/* NULL until a lease is first set; WRITE_ONCE() */
 	u64 nclients;			/* entries of @clients; WRITE_ONCE() for sysfs */
 	struct hrtimer timer;		/* fires when the next request can be served */
 	const char *name;		/* a named limiter's (its length, kmalloc()ed), "" if private; constant */
