@@ -1490,20 +1490,20 @@ void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
 }
 
 /**
- * rl_limiter_set_param() - change one limit atomically, for sysfs
- * @lim: the limiter
- * @t:   the limit, a row of rl_tunables
- * @val: its new value, with 0 meaning the default where @t has one
+ * rl_limiter_set_tunables() - change some limits at once, for sysfs
+ * @lim:   the limiter
+ * @vals:  their new values by row of rl_tunables, 0 meaning the default
+ * @given: bit i set for each row i to change (rl_tunables_set())
  * Return: 0, -EINVAL if the result is invalid, or -EBUSY (rl_conc_switch_busy()).
  */
-int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t, u64 val)
+int rl_limiter_set_tunables(struct rl_limiter *lim, const u64 *vals, unsigned long given)
 {
 	struct rl_params p;
 	int ret;
 
 	rl_lock_irq(lim);
 	p = lim->params;
-	ret = rl_tunable_set(t, &p, val) ?: rl_params_check(&p);
+	ret = rl_tunables_set(&p, vals, given);
 	if (!ret && rl_conc_switch_busy(lim, &p, 0))
 		ret = -EBUSY;
 	if (!ret)

@@ -262,13 +262,12 @@ typedef bool (*rl_client_fn)(const struct rl_client *client, void *arg);
 
 /* A tunable of a limiter (tunables.c). */
 struct rl_tunable {
-	const char *name;		/* its file in a named limiter's sysfs directory */
+	const char *name;		/* its key in a named limiter's sysfs file config */
 	size_t param;			/* offsetof() its field in struct rl_params */
 	size_t param_size;		/* sizeof() that field: 1, 4 or 8 */
 	size_t config;			/* offsetof() its field in struct rl_config */
 	size_t config_size;		/* sizeof() that field: 4 or 8 */
 	u32 config_flag;		/* its bit of rl_config.flags, or 0 for a field */
-	umode_t mode;			/* its sysfs file's bits (the owner owns it) */
 	u64 min;			/* least value in force */
 	u64 max;			/* largest value in force */
 	u64 dflt;			/* what a 0 written asks for, without @default_fn */
@@ -280,6 +279,7 @@ struct rl_tunable {
 extern const struct rl_tunable rl_tunables[];
 u64 rl_tunable_get(const struct rl_tunable *t, const struct rl_params *p);
 int rl_tunable_set(const struct rl_tunable *t, struct rl_params *p, u64 val);
+int rl_tunables_set(struct rl_params *p, const u64 *vals, unsigned long given);
 int rl_params_from_config(const struct rl_config *cfg, struct rl_params *p);
 void rl_params_to_config(const struct rl_params *p, struct rl_config *cfg);
 
