@@ -185,7 +185,7 @@ struct rl_limiter {
 	struct rl_lease_state *lease;	/* NULL until a lease is first set; WRITE_ONCE() */
 	u64 nclients;			/* entries of @clients; WRITE_ONCE() for sysfs */
 	struct hrtimer timer;		/* fires when the next request can be served */
-	const char *name;		/* a named limiter's (its length, kmalloc()ed), "" if private; constant */
+	const char *name;		/* a named limiter's (kmalloc), "" if private; constant */
 	struct kref ref;		/* attached clients, a named one's sysfs directory */
 	kuid_t uid;			/* owner; WRITE_ONCE() under the registry lock */
 	kgid_t gid;			/* group, as @uid */

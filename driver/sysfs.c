@@ -92,8 +92,10 @@ static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr, char
 
 	rl_limiter_get_stats(lim, &st);
 	rl_limiter_get_demand(lim, &d);
-	if (!rl_limiter_get_lease(lim, &left, &pid))
-		left = pid = 0;
+	if (!rl_limiter_get_lease(lim, &left, &pid)) {
+		left = 0;
+		pid = 0;
+	}
 	for (l = rl_stat_lines; l < rl_stat_lines + ARRAY_SIZE(rl_stat_lines); l++)
 		len += sysfs_emit_at(buf, len, "%s %llu\n", l->key,
 				     *(u64 *)((l->demand ? (char *)&d : (char *)&st) + l->off));
@@ -263,7 +265,7 @@ static ssize_t wait_histogram_show(struct kobject *kobj, struct kobj_attribute *
 /*
  * Five files, each a kernfs node of 128 bytes and a copy of its name
  * (Documentation/performance.md, "many"). All are root's but config,
- * which rl_sysfs_give() hands to the limiter's owner and group.
+ * which rl_sysfs_chown() hands to the limiter's owner and group.
  */
 RL_ATTR_RO(stat);
 RL_ATTR(config, 0644, config_show, config_store, 0);

@@ -233,7 +233,7 @@ TEST(stat_lines)
 	unsigned long long v;
 	unsigned int i = 0;
 	char *line, *save;
-	int fd;
+	int fd, n;
 
 	NAME(name, "st");
 	fd = new_named(name, 0, 0640, 100, NS_PER_SEC, 10);
@@ -242,7 +242,8 @@ TEST(stat_lines)
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save), i++) {
 		ASSERT_GT(ARRAY_SIZE(stat_keys), i);
-		ASSERT_EQ(2, sscanf(line, "%63s %llu", key, &v));
+		n = sscanf(line, "%63s %llu", key, &v);
+		ASSERT_EQ(2, n);
 		EXPECT_STREQ(stat_keys[i], key);
 	}
 	EXPECT_EQ(ARRAY_SIZE(stat_keys), i);

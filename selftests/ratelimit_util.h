@@ -536,6 +536,7 @@ static inline const char *sysfs_path(char *buf, size_t len, const char *name,
 static const char *const ks_sysfs_files[] = {
 	"stat", "config", "children", "client_list", "wait_histogram", NULL,
 };
+
 static const char *const ks_config_keys[] = {
 	"rate", "period_ns", "burst", "unlimited", "concurrency", "fairness",
 	"catchup", "backlog", "fed", "weight", "parent", NULL,
