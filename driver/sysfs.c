@@ -203,10 +203,10 @@ static ssize_t config_store(struct kobject *kobj, struct kobj_attribute *attr,
 		return -ENOMEM;
 	for (; !ret && line < end; line = eol + 1) {
 		eol = memchr(line, '\n', end - line) ?: end;
-		if (eol > line)
-			ret = rl_config_line(w, line, eol - line);
+		/* An empty line, or a write of none, is none of the ABI's. */
+		ret = eol > line ? rl_config_line(w, line, eol - line) : -EINVAL;
 	}
-	if (!ret && !w->given && !w->parent && !w->weight)
+	if (!count)
 		ret = -EINVAL;
 	if (!ret && w->given) {
 		rl_limiter_get_params(lim, &p);

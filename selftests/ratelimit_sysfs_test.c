@@ -310,6 +310,8 @@ TEST(config_write_several)
 	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate\t7"));
 	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate 7\nweight 0"));
 	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "\n"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate 7\n\n"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "\nrate 7"));
 	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "7"));
 	/* Valid lines, an invalid whole: burst * period_ns past 2^63. */
 	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config",
@@ -1011,7 +1013,7 @@ TEST(directory_follows_name)
 	fd = new_named(name, 0, 0600, 111, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd);
 	/* A sysfs file held open across the unlink. */
-	sfd = open(sysfs_path(path, sizeof(path), name, "rate"),
+	sfd = open(sysfs_path(path, sizeof(path), name, "config"),
 		   O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, sfd);
 	ASSERT_EQ(0, ks_unl_name(name));
