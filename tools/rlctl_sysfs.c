@@ -145,7 +145,14 @@ int check_limiter(const char *name)
 		return name_error(name, -ENAMETOOLONG);
 	if (stat(path, &sb) || !S_ISDIR(sb.st_mode))
 		return name_error(name, -ENOENT);
-	return 0;
+	/* A module of before stat and config has a file per value. */
+	if (attr_path(path, sizeof(path), name, "stat") || !stat(path, &sb) ||
+	    errno != ENOENT)
+		return 0;
+	if (attr_path(path, sizeof(path), name, NULL) || stat(path, &sb))
+		return name_error(name, -ENOENT);
+	return fail("%s/%s has no file stat: the loaded module is older than rlctl (reload it)",
+		    sysfs_root, name);
 }
 
 /* Every attribute of @name, from stat and config; -ENOENT when it disappeared meanwhile. */

@@ -342,6 +342,21 @@ TEST_F(tree, export_errors)
 	EXPECT_HAS(self->r.err, "invalid name 'a/b'");
 }
 
+/* A directory of files per value (a module of before stat): one line says so. */
+TEST_F(tree, old_module)
+{
+	static const char *const args[] = { "show", "old", NULL };
+	char dir[PATH_LEN];
+
+	snprintf(dir, sizeof(dir), "%s/old", self->root);
+	ASSERT_EQ(0, mkdir(dir, 0755));
+	ASSERT_EQ(0, put_file(dir, "rate", "5\n"));
+	ASSERT_EQ(0, run_tool("rlctl", args, self->root, &self->r));
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_HAS(self->r.err, "/old has no file stat: the loaded module is older than rlctl (reload it)\n");
+	EXPECT_STREQ("", self->r.out);
+}
+
 /*
  * A limiter that rlsyncd(8) links: show prints its state file
  * (RLCTL_RLSYNCD_DIR), text and JSON; without one, nothing of it.
