@@ -30,20 +30,9 @@ static inline struct rl_limiter *rl_kobj_limiter(struct kobject *kobj)
 	return container_of(kobj, struct rl_dir, kobj)->lim;
 }
 
-/* A file of a limiter's directory; @arg tells files of one show apart. */
-struct rl_attr {
-	struct kobj_attribute kattr;
-	size_t arg;
-};
-
-#define RL_ATTR(_name, _mode, _show, _store, _arg)			\
-static struct rl_attr rl_attr_##_name = {				\
-	.kattr = __ATTR(_name, _mode, _show, _store),			\
-	.arg = _arg,							\
-}
-
-#define RL_ATTR_RO(_name)	RL_ATTR(_name, 0444, _name##_show, NULL, 0)
-#define RL_A(_name)		(&rl_attr_##_name.kattr.attr)
+/* A file, its kobj_attribute rl_attr_<name>. */
+#define RL_ATTR_RO(_name)	static struct kobj_attribute rl_attr_##_name = __ATTR_RO(_name)
+#define RL_A(_name)		(&rl_attr_##_name.attr)
 
 /* The tunables, by row of tunables.h, and their number. */
 enum {
@@ -268,7 +257,7 @@ static ssize_t wait_histogram_show(struct kobject *kobj, struct kobj_attribute *
  * which rl_sysfs_chown() hands to the limiter's owner and group.
  */
 RL_ATTR_RO(stat);
-RL_ATTR(config, 0644, config_show, config_store, 0);
+static struct kobj_attribute rl_attr_config = __ATTR(config, 0644, config_show, config_store);
 RL_ATTR_RO(children);
 RL_ATTR_RO(client_list);
 RL_ATTR_RO(wait_histogram);
@@ -361,7 +350,7 @@ void rl_sysfs_del(struct rl_dir *dir)
  */
 int rl_sysfs_chown(struct rl_dir *dir, kuid_t uid, kgid_t gid)
 {
-	return sysfs_file_change_owner(&dir->kobj, rl_attr_config.kattr.attr.name, uid, gid);
+	return sysfs_file_change_owner(&dir->kobj, rl_attr_config.attr.name, uid, gid);
 }
 
 static ssize_t count_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
