@@ -179,7 +179,8 @@ static bool rl_fast_allowed(const struct rl_limiter *lim, const struct rl_client
 
 	return p->rate && !p->unlimited && !p->fed && !p->concurrency &&
 	       (p->catchup <= RL_TOKENS_CATCHUP_STRICT || !p->backlog) &&
-	       !lim->h.parent && list_empty(&lim->h.children) && !lim->global.lease_end &&
+	       !lim->h.parent && list_empty(&lim->h.children) &&
+	       (!lim->lease || !lim->lease->lease_end) &&
 	       !lim->nwaiters && !client->cap && client->level <= RL_PRIO_MID - 1;
 }
 

@@ -1238,7 +1238,8 @@ static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p, u
 	lim->release = (struct rl_bucket) { .stamp = now };
 	lim->params = *p;
 	/* limits of their own: no lease's fallback is to follow */
-	lim->global.ending = false;
+	if (lim->lease)
+		lim->lease->ending = false;
 	trace_ratelimit_reconfigure(lim);
 }
 
@@ -1270,7 +1271,7 @@ static void rl_apply_params(struct rl_limiter *lim, const struct rl_params *p, u
 /* End the lease (driver.md); fallback *@fb keeps the concurrency if a switch strands clients. */
 static void rl_lease_stop(struct rl_limiter *lim, u64 self, struct rl_params *fb)
 {
-	struct rl_global *g = &lim->global;
+	struct rl_lease_state *g = lim->lease;
 
 	lockdep_assert_held(lim->tlock);
 	g->lease_end = 0;
@@ -1314,8 +1315,8 @@ static void rl_lease_interim(const struct rl_limiter *lim, const struct rl_param
 /* The fallback in full, unless other limits came first (rl_apply_limits()). */
 static void rl_lease_work_fn(struct work_struct *work)
 {
-	struct rl_limiter *lim = container_of(work, struct rl_limiter, global.fallback_work);
-	struct rl_global *g = &lim->global;
+	struct rl_lease_state *g = container_of(work, struct rl_lease_state, fallback_work);
+	struct rl_limiter *lim = g->lim;
 
 	rl_lock_irq(lim);
 	if (g->ending)
@@ -1325,8 +1326,8 @@ static void rl_lease_work_fn(struct work_struct *work)
 
 static enum hrtimer_restart rl_lease_timer_fn(struct hrtimer *timer)
 {
-	struct rl_limiter *lim = container_of(timer, struct rl_limiter, global.lease_timer);
-	struct rl_global *g = &lim->global;
+	struct rl_lease_state *g = container_of(timer, struct rl_lease_state, lease_timer);
+	struct rl_limiter *lim = g->lim;
 	u64 now = ktime_get_ns();
 	struct rl_params fb, ip;
 	unsigned long flags;
@@ -1358,6 +1359,7 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 		return NULL;
 	spin_lock_init(&lim->lock);
 	lim->tlock = &lim->lock;
+	lim->name = "";
 	rl_queue_init(lim);
 	INIT_LIST_HEAD(&lim->clients);
 	INIT_LIST_HEAD(&lim->pollers);
@@ -1369,9 +1371,6 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	lim->release.stamp = lim->bucket.stamp;
 	/* Hard irq, as timerfd's (Documentation/performance.md); RL_DISPATCH_MAX bounds it. */
 	hrtimer_setup(&lim->timer, rl_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	hrtimer_setup(&lim->global.lease_timer, rl_lease_timer_fn, CLOCK_MONOTONIC,
-		      HRTIMER_MODE_ABS);
-	INIT_WORK(&lim->global.fallback_work, rl_lease_work_fn);
 	return lim;
 }
 
@@ -1390,6 +1389,9 @@ static void rl_limiter_free_rcu(struct rcu_head *rcu)
 
 	if (lim->hist)
 		kmem_cache_free(rl_hist_cache, lim->hist);
+	kfree(lim->lease);
+	if (lim->name[0])
+		kfree(lim->name);
 	kmem_cache_free(rl_limiter_cache, lim);
 }
 
@@ -1401,8 +1403,10 @@ static void rl_limiter_free(struct kref *ref)
 	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
 		     lim->h.parent || !list_empty(&lim->h.children));
 	/* The lease's timer first: it queues the work, which can start the other. */
-	hrtimer_cancel(&lim->global.lease_timer);
-	cancel_work_sync(&lim->global.fallback_work);
+	if (lim->lease) {
+		hrtimer_cancel(&lim->lease->lease_timer);
+		cancel_work_sync(&lim->lease->fallback_work);
+	}
 	hrtimer_cancel(&lim->timer);
 	/* A former child may be in rl_lock_irq() on our lock. */
 	call_rcu(&lim->rcu, rl_limiter_free_rcu);
@@ -1449,7 +1453,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 	WRITE_ONCE(lim->nclients, left);
 	rl_fast_leave(lim, client);
 	/* @client no longer counts among the clients. */
-	if (lim->global.lease_end && lim->global.holder == client)
+	if (lim->lease && lim->lease->lease_end && lim->lease->holder == client)
 		rl_lease_end(lim, ktime_get_ns(), 0);
 	if (client->held) {
 		rl_path_release(lim, client->held);
@@ -1526,20 +1530,20 @@ void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p)
 }
 
 /**
- * rl_limiter_set_param() - change one limit atomically, for sysfs
- * @lim: the limiter
- * @t:   the limit, a row of rl_tunables
- * @val: its new value, with 0 meaning the default where @t has one
+ * rl_limiter_set_tunables() - change some limits at once, for sysfs
+ * @lim:   the limiter
+ * @vals:  their new values by row of rl_tunables, 0 meaning the default
+ * @given: bit i set for each row i to change (rl_tunables_set())
  * Return: 0, -EINVAL if the result is invalid, or -EBUSY (rl_conc_switch_busy()).
  */
-int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t, u64 val)
+int rl_limiter_set_tunables(struct rl_limiter *lim, const u64 *vals, unsigned long given)
 {
 	struct rl_params p;
 	int ret;
 
 	rl_lock_irq(lim);
 	p = lim->params;
-	ret = rl_tunable_set(t, &p, val) ?: rl_params_check(&p);
+	ret = rl_tunables_set(&p, vals, given);
 	if (!ret && rl_conc_switch_busy(lim, &p, 0))
 		ret = -EBUSY;
 	if (!ret)
@@ -1713,17 +1717,37 @@ out_unlock:
  * @p:       the limits until @expires
  * @fb:      the fallback applied at @expires (at once if 0 or past)
  * @expires: CLOCK_MONOTONIC, ns
- * Return: 0, or -EBUSY with nothing changed (rl_conc_switch_busy()).
+ *
+ * The first allocates the limiter's struct rl_lease_state: most limiters never
+ * have one.
+ *
+ * Return: 0, -ENOMEM, or -EBUSY with nothing changed (rl_conc_switch_busy()).
  */
 int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 		     const struct rl_params *p, const struct rl_params *fb, u64 expires)
 {
-	struct rl_global *g = &lim->global;
-	u64 now = ktime_get_ns();
+	struct rl_lease_state *g, *new = NULL;
+	u64 now;
 
+	if (!READ_ONCE(lim->lease)) {
+		new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+		if (!new)
+			return -ENOMEM;
+		new->lim = lim;
+		hrtimer_setup(&new->lease_timer, rl_lease_timer_fn, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_ABS);
+		INIT_WORK(&new->fallback_work, rl_lease_work_fn);
+	}
+	now = ktime_get_ns();
 	rl_lock_irq(lim);
+	if (!lim->lease) {
+		WRITE_ONCE(lim->lease, new);
+		new = NULL;
+	}
+	g = lim->lease;
 	if (rl_conc_switch_busy(lim, fb, 1) || (expires > now && rl_conc_switch_busy(lim, p, 1))) {
 		rl_unlock_irq(lim);
+		kfree(new);
 		return -EBUSY;
 	}
 	g->fallback = *fb;
@@ -1737,6 +1761,7 @@ int rl_limiter_lease(struct rl_limiter *lim, struct rl_client *client,
 		rl_apply_params(lim, p, now);
 	}
 	rl_unlock_irq(lim);
+	kfree(new);
 	return 0;
 }
 
@@ -1770,12 +1795,13 @@ void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d)
  */
 bool rl_limiter_get_lease(struct rl_limiter *lim, u64 *left, pid_t *pid)
 {
-	const struct rl_global *g = &lim->global;
+	const struct rl_lease_state *g;
 	u64 now = ktime_get_ns();
 	bool ret;
 
 	rl_lock_irq(lim);
-	ret = g->lease_end;
+	g = lim->lease;
+	ret = g && g->lease_end;
 	if (ret) {
 		*left = g->lease_end - min(now, g->lease_end);
 		*pid = g->holder_pid;

@@ -80,7 +80,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client);
 void rl_limiter_fast_unmapped(struct rl_limiter *lim, struct rl_client *client);
 int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p, u64 self);
 void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p);
-int rl_limiter_set_param(struct rl_limiter *lim, const struct rl_tunable *t, u64 val);
+int rl_limiter_set_tunables(struct rl_limiter *lim, const u64 *vals, unsigned long given);
 void rl_limiter_set_client(struct rl_limiter *lim, struct rl_client *client,
 			   const struct rl_client_config *cc);
 void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,

@@ -128,7 +128,6 @@ static int rl_name_cmp(struct rhashtable_compare_arg *arg, const void *obj)
 
 static const struct rhashtable_params rl_names_params = {
 	.head_offset = offsetof(struct rl_limiter, hnode),
-	.key_offset = offsetof(struct rl_limiter, name),
 	.hashfn = rl_name_hash,
 	.obj_hashfn = rl_name_obj_hash,
 	.obj_cmpfn = rl_name_cmp,
@@ -259,7 +258,13 @@ static struct rl_limiter *rl_named_create(const char *name, const struct rl_atta
 		ret = -ENOMEM;
 		goto err_uncharge;
 	}
-	strscpy(lim->name, name, sizeof(lim->name));
+	/* At its length: freed with the limiter, which frees no "". */
+	lim->name = kstrdup(name, GFP_KERNEL_ACCOUNT);
+	if (!lim->name) {
+		lim->name = "";
+		ret = -ENOMEM;
+		goto err_put_limiter;
+	}
 	lim->uid = current_fsuid();
 	lim->gid = current_fsgid();
 	lim->mode = at->mode;

@@ -128,12 +128,13 @@ struct rl_flow {
 };
 
 /*
- * A limiter's side of global limits: its demand and its lease. Guarded by
- * the limiter's lock, but @lease_timer and @fallback_work.
+ * A limiter's lease of global limits, allocated by its first
+ * RL_IOC_SET_LEASE (rl_limiter_lease()) and kept until the limiter is
+ * freed. Guarded by the limiter's lock, but @lim, @lease_timer and
+ * @fallback_work.
  */
-struct rl_global {
-	u64 busy_ns;			/* time with requests sleeping, until @busy_since */
-	u64 busy_since;			/* when the current sleepers began */
+struct rl_lease_state {
+	struct rl_limiter *lim;		/* the limiter whose lease it is */
 	u64 lease_end;			/* when the lease ends, ns; 0 without one */
 	struct rl_params fallback;	/* limits applied when it ends */
 	struct rl_client *holder;	/* set it last: closing it ends the lease */
@@ -142,6 +143,12 @@ struct rl_global {
 	bool ending;			/* @fallback_work is due */
 	struct hrtimer lease_timer;	/* fires at @lease_end */
 	struct work_struct fallback_work; /* rl_lease_work_fn() */
+};
+
+/* A limiter's side of global limits: its demand. The limiter's lock. */
+struct rl_global {
+	u64 busy_ns;			/* time with requests sleeping, until @busy_since */
+	u64 busy_since;			/* when the current sleepers began */
 };
 
 /*
@@ -174,11 +181,12 @@ struct rl_limiter {
 	u64 timer_expiry;		/* time the timer was last started for, or 0 */
 	struct rl_counters counters;	/* statistics */
 	u64 *hist;			/* waits by fls64(ns); set once unlocked: READ_ONCE() */
-	struct rl_global global;	/* demand, and the lease of global limits */
+	struct rl_global global;	/* demand for global limits */
+	struct rl_lease_state *lease;	/* NULL until a lease is first set; WRITE_ONCE() */
 	u64 nclients;			/* entries of @clients; WRITE_ONCE() for sysfs */
 	struct hrtimer timer;		/* fires when the next request can be served */
+	const char *name;		/* a named limiter's (kmalloc), "" if private; constant */
 	struct kref ref;		/* attached clients, a named one's sysfs directory */
-	char name[RL_NAME_MAX];		/* a named limiter's, "" if private; constant */
 	kuid_t uid;			/* owner; WRITE_ONCE() under the registry lock */
 	kgid_t gid;			/* group, as @uid */
 	umode_t mode;			/* permission bits, as @uid */
@@ -265,13 +273,12 @@ typedef bool (*rl_client_fn)(const struct rl_client *client, void *arg);
 
 /* A tunable of a limiter (tunables.c). */
 struct rl_tunable {
-	const char *name;		/* its file in a named limiter's sysfs directory */
+	const char *name;		/* its key in a named limiter's sysfs file config */
 	size_t param;			/* offsetof() its field in struct rl_params */
 	size_t param_size;		/* sizeof() that field: 1, 4 or 8 */
 	size_t config;			/* offsetof() its field in struct rl_config */
 	size_t config_size;		/* sizeof() that field: 4 or 8 */
 	u32 config_flag;		/* its bit of rl_config.flags, or 0 for a field */
-	umode_t mode;			/* its sysfs file's bits (the owner owns it) */
 	u64 min;			/* least value in force */
 	u64 max;			/* largest value in force */
 	u64 dflt;			/* what a 0 written asks for, without @default_fn */
@@ -283,6 +290,7 @@ struct rl_tunable {
 extern const struct rl_tunable rl_tunables[];
 u64 rl_tunable_get(const struct rl_tunable *t, const struct rl_params *p);
 int rl_tunable_set(const struct rl_tunable *t, struct rl_params *p, u64 val);
+int rl_tunables_set(struct rl_params *p, const u64 *vals, unsigned long given);
 int rl_params_from_config(const struct rl_config *cfg, struct rl_params *p);
 void rl_params_to_config(const struct rl_params *p, struct rl_config *cfg);
 

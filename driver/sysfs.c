@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * /sys/kernel/ratelimit/: global files, and one directory per named limiter
- * owned by its owner; formats: Documentation/ABI/testing/sysfs-kernel-ratelimit.
+ * /sys/kernel/ratelimit/: global files, and one directory of five files per
+ * named limiter; formats: Documentation/ABI/testing/sysfs-kernel-ratelimit.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -30,128 +30,188 @@ static inline struct rl_limiter *rl_kobj_limiter(struct kobject *kobj)
 	return container_of(kobj, struct rl_dir, kobj)->lim;
 }
 
-/* A file of a limiter's directory; @arg tells files of one show apart. */
-struct rl_attr {
-	struct kobj_attribute kattr;
-	size_t arg;
-};
+/* A file, its kobj_attribute rl_attr_<name>. */
+#define RL_ATTR_RO(_name)	static struct kobj_attribute rl_attr_##_name = __ATTR_RO(_name)
+#define RL_A(_name)		(&rl_attr_##_name.attr)
 
-static size_t rl_attr_arg(struct kobj_attribute *attr)
-{
-	return container_of(attr, struct rl_attr, kattr)->arg;
-}
-
-#define RL_ATTR(_name, _mode, _show, _store, _arg)			\
-static struct rl_attr rl_attr_##_name = {				\
-	.kattr = __ATTR(_name, _mode, _show, _store),			\
-	.arg = _arg,							\
-}
-
-#define RL_ATTR_RO(_name)	RL_ATTR(_name, 0444, _name##_show, NULL, 0)
-#define RL_A(_name)		(&rl_attr_##_name.kattr.attr)
-/* A u64 field of struct rl_stats (stat) or struct rl_demand (demand). */
-#define RL_U64_ATTR(_name, _kind, _field)				\
-	RL_ATTR(_name, 0444, rl_##_kind##_show, NULL, offsetof(struct rl_##_kind, _field))
-
-/* The tunables: one file per row of tunables.h, told apart by the row. */
+/* The tunables, by row of tunables.h, and their number. */
 enum {
 #define RL_TUNABLE(_name, ...)	RL_ROW_##_name,
 #include "tunables.h"
 #undef RL_TUNABLE
+	RL_NTUNABLES
 };
 
-static ssize_t rl_param_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	struct rl_params p;
+/* A line of stat: a u64 field of struct rl_stats, or of struct rl_demand. */
+struct rl_stat_line {
+	const char *key;
+	bool demand;
+	size_t off;
+};
 
-	rl_limiter_get_params(rl_kobj_limiter(kobj), &p);
-	return sysfs_emit(buf, "%llu\n", rl_tunable_get(&rl_tunables[rl_attr_arg(attr)], &p));
+#define RL_STAT(_key, _field)	{ #_key, false, offsetof(struct rl_stats, _field) }
+#define RL_DEMAND(_key)		{ #_key, true, offsetof(struct rl_demand, _key) }
+
+static const struct rl_stat_line rl_stat_lines[] = {
+	RL_STAT(granted, granted), RL_STAT(requests, requests),
+	RL_STAT(immediate, immediate), RL_STAT(waited, waited),
+	RL_STAT(wait_ns_total, wait_ns_total), RL_STAT(wait_ns_max, wait_ns_max),
+	RL_STAT(timeouts, timeouts), RL_STAT(interrupted, interrupted),
+	RL_STAT(rejected, rejected), RL_STAT(waiters, waiters),
+	RL_STAT(available, available), RL_STAT(held, held),
+	RL_STAT(refunded, refunded), RL_STAT(backlog_tokens, backlog),
+	RL_DEMAND(asked), RL_DEMAND(refused), RL_DEMAND(queued), RL_DEMAND(busy_ns),
+};
+
+/*
+ * stat: the counters and the state, a "KEY VALUE" line each, as the
+ * ABI file lists them. Owner, group, mode and persistent change under the
+ * registry lock, not taken here: removing the name holds it while waiting
+ * for sysfs readers.
+ */
+static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	struct rl_limiter *lim = rl_kobj_limiter(kobj);
+	const struct rl_stat_line *l;
+	struct rl_stats st = {};
+	struct rl_demand d = {};
+	u64 left = 0;
+	pid_t pid = 0;
+	int len = 0;
+
+	rl_limiter_get_stats(lim, &st);
+	rl_limiter_get_demand(lim, &d);
+	if (!rl_limiter_get_lease(lim, &left, &pid)) {
+		left = 0;
+		pid = 0;
+	}
+	for (l = rl_stat_lines; l < rl_stat_lines + ARRAY_SIZE(rl_stat_lines); l++)
+		len += sysfs_emit_at(buf, len, "%s %llu\n", l->key,
+				     *(u64 *)((l->demand ? (char *)&d : (char *)&st) + l->off));
+	return len + sysfs_emit_at(buf, len,
+				   "clients %llu\nowner %u\ngroup %u\nmode %04o\npersistent %d\n"
+				   "lease_ns %llu\nlease_pid %d\n",
+				   READ_ONCE(lim->nclients),
+				   from_kuid_munged(&init_user_ns, READ_ONCE(lim->uid)),
+				   from_kgid_munged(&init_user_ns, READ_ONCE(lim->gid)),
+				   READ_ONCE(lim->mode), READ_ONCE(lim->persistent), left, pid);
 }
 
-static ssize_t rl_param_store(struct kobject *kobj, struct kobj_attribute *attr,
-			      const char *buf, size_t count)
+/* config: the tunables, then weight and, for a child, parent. */
+static ssize_t config_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
-	u64 val;
-	int ret;
+	struct rl_limiter *lim = rl_kobj_limiter(kobj);
+	struct rl_parent rp = {};
+	char name[RL_NAME_MAX];
+	const struct rl_tunable *t;
+	struct rl_params p;
+	int len = 0;
 
-	/* Digits only, as the ABI says: kstrtou64() would take a '+'. */
-	if (!isdigit(buf[0]) || kstrtou64(buf, 10, &val))
+	rl_limiter_get_params(lim, &p);
+	for (t = rl_tunables; t->name; t++)
+		len += sysfs_emit_at(buf, len, "%s %llu\n", t->name, rl_tunable_get(t, &p));
+	rl_tree_get(lim, &rp, name);
+	len += sysfs_emit_at(buf, len, "weight %u\n", rp.weight);
+	if (name[0])
+		len += sysfs_emit_at(buf, len, "parent %s\n", name);
+	return len;
+}
+
+/* What a write of config asks for. */
+struct rl_config_write {
+	u64 vals[RL_NTUNABLES];		/* by row of rl_tunables */
+	unsigned long given;		/* bit i: row i written */
+	u32 weight;			/* 0: not written */
+	bool parent;			/* @pname written */
+	char pname[RL_NAME_MAX];	/* the new parent, "" for a root */
+};
+
+/* A decimal u64 of @len characters at @s: digits only, as the ABI says. */
+static int rl_parse_u64(const char *s, size_t len, u64 *val)
+{
+	char num[24];
+
+	if (!len || len >= sizeof(num) || !isdigit(s[0]))
 		return -EINVAL;
-	ret = rl_limiter_set_param(rl_kobj_limiter(kobj), &rl_tunables[rl_attr_arg(attr)], val);
+	memcpy(num, s, len);
+	num[len] = '\0';
+	return kstrtou64(num, 10, val) ? -EINVAL : 0;
+}
+
+/* One line "KEY VALUE" of @len characters (no newline) into @w. */
+static int rl_config_line(struct rl_config_write *w, const char *line, size_t len)
+{
+	const char *sp = memchr(line, ' ', len);
+	const struct rl_tunable *t;
+	size_t klen = sp ? sp - line : len, vlen = sp ? len - klen - 1 : 0;
+	const char *v = sp ? sp + 1 : line + len;
+	u64 val;
+
+	if (klen == 6 && !memcmp(line, "parent", 6)) {
+		if (w->parent)
+			return -EINVAL;
+		w->parent = true;
+		return rl_name_from_sysfs(w->pname, v, vlen);
+	}
+	if (!sp || rl_parse_u64(v, vlen, &val))
+		return -EINVAL;
+	if (klen == 6 && !memcmp(line, "weight", 6)) {
+		if (w->weight || !val || val > RL_WEIGHT_MAX)
+			return -EINVAL;
+		w->weight = val;
+		return 0;
+	}
+	for (t = rl_tunables; t->name; t++) {
+		if (strlen(t->name) != klen || memcmp(t->name, line, klen))
+			continue;
+		if (w->given & BIT(t - rl_tunables))
+			return -EINVAL;
+		w->given |= BIT(t - rl_tunables);
+		w->vals[t - rl_tunables] = val;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/*
+ * Lines "KEY VALUE": all checked before anything changes, parent and
+ * weight moved first (a busy registry restarts the write), then the
+ * tunables at once.
+ */
+static ssize_t config_store(struct kobject *kobj, struct kobj_attribute *attr,
+			    const char *buf, size_t count)
+{
+	struct rl_limiter *lim = rl_kobj_limiter(kobj);
+	const char *line = buf, *end = buf + count, *eol;
+	struct rl_config_write *w;
+	struct rl_params p;
+	int ret = 0;
+
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return -ENOMEM;
+	for (; !ret && line < end; line = eol + 1) {
+		eol = memchr(line, '\n', end - line) ?: end;
+		/* An empty line, or a write of none, is none of the ABI's. */
+		ret = eol > line ? rl_config_line(w, line, eol - line) : -EINVAL;
+	}
+	if (!count)
+		ret = -EINVAL;
+	if (!ret && w->given) {
+		rl_limiter_get_params(lim, &p);
+		ret = rl_tunables_set(&p, w->vals, w->given);
+	}
+	if (!ret && (w->parent || w->weight))
+		ret = rl_named_set_parent_sysfs(lim, w->parent ? w->pname : NULL, w->weight);
+	if (!ret && w->given)
+		ret = rl_limiter_set_tunables(lim, w->vals, w->given);
+	kfree(w);
 	return ret ?: count;
 }
 
-/* Mode 0000 here: each file has its row's (rl_param_mode()). */
-static struct rl_attr rl_param_files[] = {
-#define RL_TUNABLE(_name, ...)						\
-	[RL_ROW_##_name] = {						\
-		.kattr = __ATTR(_name, 0000, rl_param_show, rl_param_store),	\
-		.arg = RL_ROW_##_name,					\
-	},
-#include "tunables.h"
-#undef RL_TUNABLE
-};
-
-static struct attribute *rl_param_attrs[] = {
-#define RL_TUNABLE(_name, ...)	(&rl_param_files[RL_ROW_##_name].kattr.attr),
-#include "tunables.h"
-#undef RL_TUNABLE
-	NULL,
-};
-
-static umode_t rl_param_mode(struct kobject *kobj, struct attribute *attr, int i)
+static ssize_t children_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
-	return rl_tunables[i].mode;
-}
-
-static const struct attribute_group rl_param_group = {
-	.attrs = rl_param_attrs,
-	.is_visible = rl_param_mode,
-};
-
-static ssize_t rl_stats_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	struct rl_stats st = {};
-
-	rl_limiter_get_stats(rl_kobj_limiter(kobj), &st);
-	return sysfs_emit(buf, "%llu\n", *(u64 *)((char *)&st + rl_attr_arg(attr)));
-}
-
-static ssize_t rl_demand_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	struct rl_demand d = {};
-
-	rl_limiter_get_demand(rl_kobj_limiter(kobj), &d);
-	return sysfs_emit(buf, "%llu\n", *(u64 *)((char *)&d + rl_attr_arg(attr)));
-}
-
-RL_U64_ATTR(granted, stats, granted);
-RL_U64_ATTR(requests, stats, requests);
-RL_U64_ATTR(immediate, stats, immediate);
-RL_U64_ATTR(waited, stats, waited);
-RL_U64_ATTR(wait_ns_total, stats, wait_ns_total);
-RL_U64_ATTR(wait_ns_max, stats, wait_ns_max);
-RL_U64_ATTR(timeouts, stats, timeouts);
-RL_U64_ATTR(interrupted, stats, interrupted);
-RL_U64_ATTR(rejected, stats, rejected);
-RL_U64_ATTR(waiters, stats, waiters);
-RL_U64_ATTR(available, stats, available);
-RL_U64_ATTR(held, stats, held);
-RL_U64_ATTR(refunded, stats, refunded);
-RL_U64_ATTR(backlog_tokens, stats, backlog);
-RL_U64_ATTR(asked, demand, asked);
-RL_U64_ATTR(refused, demand, refused);
-RL_U64_ATTR(queued, demand, queued);
-RL_U64_ATTR(busy_ns, demand, busy_ns);
-
-static ssize_t lease_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	u64 left;
-	pid_t pid;
-
-	if (!rl_limiter_get_lease(rl_kobj_limiter(kobj), &left, &pid))
-		return sysfs_emit(buf, "none\n");
-	return sysfs_emit(buf, "%llu %d\n", left, pid);
+	return rl_tree_show_children(rl_kobj_limiter(kobj), buf);
 }
 
 struct rl_client_list {
@@ -191,85 +251,19 @@ static ssize_t wait_histogram_show(struct kobject *kobj, struct kobj_attribute *
 	return len;
 }
 
-enum { RL_SHOW_CLIENTS, RL_SHOW_OWNER, RL_SHOW_GROUP, RL_SHOW_MODE, RL_SHOW_PERSISTENT };
-
 /*
- * One number of the limiter. Owner, group, mode and persistent change under
- * the registry lock, not taken here: removing the name holds it while
- * waiting for sysfs readers.
+ * Five files, each a kernfs node of 128 bytes and a copy of its name
+ * (Documentation/performance.md, "many"). All are root's but config,
+ * which rl_sysfs_chown() hands to the limiter's owner and group.
  */
-static ssize_t rl_field_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	struct rl_limiter *lim = rl_kobj_limiter(kobj);
-
-	switch (rl_attr_arg(attr)) {
-	case RL_SHOW_CLIENTS:
-		return sysfs_emit(buf, "%llu\n", READ_ONCE(lim->nclients));
-	case RL_SHOW_OWNER:
-		return sysfs_emit(buf, "%u\n",
-				  from_kuid_munged(&init_user_ns, READ_ONCE(lim->uid)));
-	case RL_SHOW_GROUP:
-		return sysfs_emit(buf, "%u\n",
-				  from_kgid_munged(&init_user_ns, READ_ONCE(lim->gid)));
-	case RL_SHOW_MODE:
-		return sysfs_emit(buf, "%04o\n", READ_ONCE(lim->mode));
-	default:
-		return sysfs_emit(buf, "%d\n", READ_ONCE(lim->persistent));
-	}
-}
-
-/* parent, weight and children: a limiter's place in its tree. */
-static ssize_t rl_tree_attr_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	return rl_tree_show(rl_kobj_limiter(kobj), rl_attr_arg(attr), buf);
-}
-
-/* A name moves the limiter under that one, keeping its weight; "" to a root. */
-static ssize_t parent_store(struct kobject *kobj, struct kobj_attribute *attr,
-			    const char *buf, size_t count)
-{
-	char name[RL_NAME_MAX];
-	int ret;
-
-	ret = rl_name_from_sysfs(name, buf, count);
-	if (!ret)
-		ret = rl_named_set_parent_sysfs(rl_kobj_limiter(kobj), name, 0);
-	return ret ?: count;
-}
-
-/* A new weight, 1..RL_WEIGHT_MAX, digits only, under the same parent. */
-static ssize_t weight_store(struct kobject *kobj, struct kobj_attribute *attr,
-			    const char *buf, size_t count)
-{
-	u32 weight;
-	int ret;
-
-	if (!isdigit(buf[0]) || kstrtou32(buf, 10, &weight) || !weight || weight > RL_WEIGHT_MAX)
-		return -EINVAL;
-	ret = rl_named_set_parent_sysfs(rl_kobj_limiter(kobj), NULL, weight);
-	return ret ?: count;
-}
-
-RL_ATTR(parent, 0644, rl_tree_attr_show, parent_store, RL_TREE_SHOW_PARENT);
-RL_ATTR(weight, 0644, rl_tree_attr_show, weight_store, RL_TREE_SHOW_WEIGHT);
-RL_ATTR(children, 0444, rl_tree_attr_show, NULL, RL_TREE_SHOW_CHILDREN);
-RL_ATTR(clients, 0444, rl_field_show, NULL, RL_SHOW_CLIENTS);
-RL_ATTR(owner, 0444, rl_field_show, NULL, RL_SHOW_OWNER);
-RL_ATTR(group, 0444, rl_field_show, NULL, RL_SHOW_GROUP);
-RL_ATTR(mode, 0444, rl_field_show, NULL, RL_SHOW_MODE);
-RL_ATTR(persistent, 0444, rl_field_show, NULL, RL_SHOW_PERSISTENT);
+RL_ATTR_RO(stat);
+static struct kobj_attribute rl_attr_config = __ATTR(config, 0644, config_show, config_store);
+RL_ATTR_RO(children);
 RL_ATTR_RO(client_list);
 RL_ATTR_RO(wait_histogram);
-RL_ATTR_RO(lease);
 
 static struct attribute *rl_limiter_attrs[] = {
-	RL_A(granted), RL_A(requests), RL_A(immediate), RL_A(waited),
-	RL_A(wait_ns_total), RL_A(wait_ns_max), RL_A(timeouts), RL_A(interrupted),
-	RL_A(rejected), RL_A(waiters), RL_A(available), RL_A(held), RL_A(refunded),
-	RL_A(backlog_tokens), RL_A(wait_histogram), RL_A(clients), RL_A(client_list),
-	RL_A(owner), RL_A(group), RL_A(mode), RL_A(persistent),
-	RL_A(asked), RL_A(refused), RL_A(queued), RL_A(busy_ns), RL_A(lease),
-	RL_A(parent), RL_A(weight), RL_A(children),
+	RL_A(stat), RL_A(config), RL_A(children), RL_A(client_list), RL_A(wait_histogram),
 	NULL,
 };
 
@@ -278,7 +272,6 @@ static const struct attribute_group rl_limiter_group = {
 };
 
 static const struct attribute_group *rl_limiter_groups[] = {
-	&rl_param_group,
 	&rl_limiter_group,
 	NULL,
 };
@@ -294,20 +287,10 @@ static void rl_kobj_release(struct kobject *kobj)
 	kfree(dir);
 }
 
-/* The files of a limiter belong to its owner; asked under the registry lock. */
-static void rl_kobj_get_ownership(rl_ownership_const struct kobject *kobj, kuid_t *uid, kgid_t *gid)
-{
-	const struct rl_dir *dir = container_of(kobj, struct rl_dir, kobj);
-
-	*uid = dir->lim->uid;
-	*gid = dir->lim->gid;
-}
-
 static const struct kobj_type rl_ktype = {
 	.release = rl_kobj_release,
 	.sysfs_ops = &kobj_sysfs_ops,
 	.default_groups = rl_limiter_groups,
-	.get_ownership = rl_kobj_get_ownership,
 };
 
 /**
@@ -326,11 +309,19 @@ struct rl_dir *rl_sysfs_add(struct rl_limiter *lim)
 	rl_limiter_get(lim);
 	dir->lim = lim;
 	ret = kobject_init_and_add(&dir->kobj, &rl_ktype, rl_root, "%s", lim->name);
-	if (!ret)
-		return dir;
-	/* Its release drops the reference and frees @dir. */
-	kobject_put(&dir->kobj);
-	return ERR_PTR(ret);
+	if (ret) {
+		/* Its release drops the reference and frees @dir. */
+		kobject_put(&dir->kobj);
+		return ERR_PTR(ret);
+	}
+	/* Root's files need no attributes: leave them be. */
+	if (!uid_eq(lim->uid, GLOBAL_ROOT_UID) || !gid_eq(lim->gid, GLOBAL_ROOT_GID))
+		ret = rl_sysfs_chown(dir, lim->uid, lim->gid);
+	if (ret) {
+		rl_sysfs_del(dir);
+		return ERR_PTR(ret);
+	}
+	return dir;
 }
 
 /**
@@ -347,16 +338,19 @@ void rl_sysfs_del(struct rl_dir *dir)
 }
 
 /**
- * rl_sysfs_chown() - give a limiter's directory and files to a new owner
+ * rl_sysfs_chown() - give a limiter's file config to its owner and group
  * @dir: the directory, kept by the registry lock held
- * @uid: its new owner
- * @gid: its new group
- * Return: 0 or -ENOMEM, perhaps with some files changed: the caller changes
- * them back.
+ * @uid: the limiter's owner
+ * @gid: its group
+ *
+ * The directory and the other files stay root's: an owner other than root
+ * costs kernfs 88 bytes of attributes per node it owns.
+ *
+ * Return: 0 or -ENOMEM, with nothing changed.
  */
 int rl_sysfs_chown(struct rl_dir *dir, kuid_t uid, kgid_t gid)
 {
-	return sysfs_change_owner(&dir->kobj, uid, gid);
+	return sysfs_file_change_owner(&dir->kobj, rl_attr_config.attr.name, uid, gid);
 }
 
 static ssize_t count_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)

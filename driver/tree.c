@@ -168,7 +168,7 @@ out_unlock:
 }
 
 /**
- * rl_tree_get() - a limiter's place in its tree, for RL_IOC_GET_PARENT
+ * rl_tree_get() - a limiter's place in its tree, for RL_IOC_GET_PARENT and sysfs config
  * @lim:  the limiter
  * @rp:   its weight, depth and number of children are filled in
  * @name: set to its parent's name, "" for a root
@@ -191,10 +191,8 @@ void rl_tree_get(struct rl_limiter *lim, struct rl_parent *rp, char *name)
 }
 
 /**
- * rl_tree_show() - a sysfs file of a limiter's place in its tree
+ * rl_tree_show_children() - sysfs children: their names, one a line, up to a page
  * @lim:  the limiter
- * @what: RL_TREE_SHOW_PARENT (its name, empty for a root), _WEIGHT, or
- *        _CHILDREN (their names, one a line, up to a page)
  * @buf:  the page
  *
  * Takes only the tree's lock (links change under both it and the registry
@@ -202,22 +200,16 @@ void rl_tree_get(struct rl_limiter *lim, struct rl_parent *rp, char *name)
  *
  * Return: the length written.
  */
-ssize_t rl_tree_show(struct rl_limiter *lim, int what, char *buf)
+ssize_t rl_tree_show_children(struct rl_limiter *lim, char *buf)
 {
 	struct rl_limiter *kid;
 	int len = 0;
 
 	rl_lock_irq(lim);
-	if (what == RL_TREE_SHOW_WEIGHT) {
-		len = sysfs_emit(buf, "%u\n", lim->h.weight);
-	} else if (what == RL_TREE_SHOW_PARENT) {
-		len = sysfs_emit(buf, "%s\n", lim->h.parent ? lim->h.parent->name : "");
-	} else {
-		list_for_each_entry(kid, &lim->h.children, h.sibling) {
-			if (len + strlen(kid->name) + 2 > PAGE_SIZE)
-				break;
-			len += sysfs_emit_at(buf, len, "%s\n", kid->name);
-		}
+	list_for_each_entry(kid, &lim->h.children, h.sibling) {
+		if (len + strlen(kid->name) + 2 > PAGE_SIZE)
+			break;
+		len += sysfs_emit_at(buf, len, "%s\n", kid->name);
 	}
 	rl_unlock_irq(lim);
 	return len;

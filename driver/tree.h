@@ -22,8 +22,7 @@ static inline bool rl_tree_has_children(const struct rl_limiter *lim)
 	return !list_empty(&lim->h.children);
 }
 
-enum { RL_TREE_SHOW_PARENT, RL_TREE_SHOW_WEIGHT, RL_TREE_SHOW_CHILDREN };
-ssize_t rl_tree_show(struct rl_limiter *lim, int what, char *buf);
+ssize_t rl_tree_show_children(struct rl_limiter *lim, char *buf);
 void rl_tree_get(struct rl_limiter *lim, struct rl_parent *rp, char *name);
 
 #endif /* _RL_TREE_H */

@@ -4,6 +4,7 @@
  *
  * Copyright (C) 2026 The ratelimit authors
  */
+#include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/limits.h>
@@ -16,7 +17,7 @@ static u64 rl_burst_default(const struct rl_params *p)
 	return rl_default_burst(p->rate, p->period);
 }
 
-/* Every sysfs file of a tunable is 0644 (the limiter's owner owns it); ends with a NULL name. */
+/* A row per tunable, a line each of sysfs config; ends with a NULL name. */
 const struct rl_tunable rl_tunables[] = {
 #define RL_TUNABLE(_name, _param, _config, _flag, _min, _max, _dflt, _feat) \
 	{								\
@@ -26,7 +27,6 @@ const struct rl_tunable rl_tunables[] = {
 		.config = offsetof(struct rl_config, _config),		\
 		.config_size = sizeof_field(struct rl_config, _config),	\
 		.config_flag = _flag,					\
-		.mode = 0644,						\
 		.min = _min,						\
 		.max = _max,						\
 		.dflt = (_dflt) == RL_TUNABLE_BURST_DEFAULT ? 0 : (_dflt), \
@@ -88,6 +88,28 @@ int rl_tunable_set(const struct rl_tunable *t, struct rl_params *p, u64 val)
 		return -EINVAL;
 	rl_field_write(p, t->param, t->param_size, val);
 	return 0;
+}
+
+/**
+ * rl_tunables_set() - set some tunables, in the table's order, and check the result
+ * @p:     limits to change
+ * @vals:  new values by row of rl_tunables, 0 asking for the default
+ * @given: bit i set for each row i to change
+ * Return: 0, or -EINVAL (rl_tunable_set(), rl_params_check()), @p then undefined.
+ */
+int rl_tunables_set(struct rl_params *p, const u64 *vals, unsigned long given)
+{
+	const struct rl_tunable *t;
+	int ret;
+
+	for (t = rl_tunables; t->name; t++) {
+		if (!(given & BIT(t - rl_tunables)))
+			continue;
+		ret = rl_tunable_set(t, p, vals[t - rl_tunables]);
+		if (ret)
+			return ret;
+	}
+	return rl_params_check(p);
 }
 
 /**

@@ -7,7 +7,7 @@
  *
  *   RL_TUNABLE(name, param, config, flag, min, max, dflt, feature)
  *
- * @name:    its sysfs file, its key in "rlctl set" and ratelimit.d(5)
+ * @name:    its line of sysfs config, its key in "rlctl set" and ratelimit.d(5)
  * @param:   its field in struct rl_params (bucket.h)
  * @config:  its field in struct rl_config (uapi/linux/ratelimit_dev.h)
  * @flag:    the bit of rl_config.flags that it is, or 0 for a field

@@ -96,7 +96,8 @@ static const int fz_rw_errs[] = {
 
 /* sysfs: the directory may vanish, files may be read-only or invalid. */
 static const int fz_sysfs_errs[] = {
-	EINVAL, ENOENT, ENODEV, EACCES, EPERM, EBADF, ENOMEM, EINTR, EBUSY, 0
+	EINVAL, ENOENT, ENODEV, EACCES, EPERM, EBADF, ENOMEM, EINTR, EBUSY,
+	ELOOP, EMLINK, 0
 };
 
 static const int fz_fork_errs[] = { EAGAIN, ENOMEM, 0 };
@@ -1211,15 +1212,17 @@ static void fz_rw(struct fz_thread *t)
 	fz_check(t, OP_RW, ret, errno, fz_rw_errs, "read/write", NULL, 0);
 }
 
+/* A limiter's files, config first, and one that is not there. */
 static const char *const fz_sysfs_files[] = {
+	"config", "stat", "client_list", "wait_histogram", "children",
+	"nonexistent",
+};
+
+/* The keys a write of config may name: the tunables first, then others. */
+static const char *const fz_sysfs_keys[] = {
 	"rate", "period_ns", "burst", "unlimited", "concurrency", "fairness",
-	"catchup", "backlog",	/* the tunables first */
-	"granted", "requests", "immediate", "waited", "wait_ns_total",
-	"wait_ns_max", "timeouts", "interrupted", "rejected", "waiters",
-	"available", "held", "clients", "owner", "group", "mode",
-	"persistent", "client_list", "wait_histogram", "backlog_tokens",
-	"refunded", "parent", "weight", "children", "nonexistent",
-	"fed", "asked", "refused", "queued", "busy_ns", "lease",
+	"catchup", "backlog", "fed", "weight", "parent", "granted", "",
+	"nonexistent",
 };
 
 static const char *const fz_sysfs_values[] = {
@@ -1244,13 +1247,13 @@ static void fz_sysfs_path(struct fz_thread *t, char *path, size_t len,
 		return;
 	}
 	snprintf(path, len, KS_SYSFS "/%s/%s", name,
-		 fz_sysfs_files[tunable && chance(t, 90) ? below(t, 8) :
+		 fz_sysfs_files[tunable && chance(t, 90) ? 0 :
 				below(t, nfiles)]);
 }
 
 static void fz_sysfs_write(struct fz_thread *t)
 {
-	char path[160], val[32];
+	char path[160], val[32], line[64];
 	const char *v = val;
 	int fd, err;
 	long ret;
@@ -1262,6 +1265,13 @@ static void fz_sysfs_write(struct fz_thread *t)
 		snprintf(val, sizeof(val), "%llu",
 			 (unsigned long long)(chance(t, 50) ? below(t, 3000) :
 					      rnd_u64(t)));
+	/* Mostly "KEY VALUE", a tunable's most of the time; else the value alone. */
+	if (chance(t, 90)) {
+		snprintf(line, sizeof(line), "%s %s",
+			 fz_sysfs_keys[chance(t, 90) ? below(t, 9) :
+				       below(t, ARRAY_SIZE(fz_sysfs_keys))], v);
+		v = line;
+	}
 	t->op = OP_SYSFS_W;
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	err = errno;

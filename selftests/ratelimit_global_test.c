@@ -413,27 +413,29 @@ TEST(deposit_needs_write)
 /* At expiry the fallback is in force; a renewal before keeps the lease. */
 TEST(lease_expiry_and_renewal)
 {
-	char name[RL_NAME_MAX], buf[64];
+	char name[RL_NAME_MAX];
+	__u64 left;
 	int fd;
 
 	NAME(name, "exp");
 	fd = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
 			 1, NS_PER_SEC, 10);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, sysfs_read(name, "lease", buf, sizeof(buf)));
-	EXPECT_STREQ("none", buf);
+	EXPECT_EQ(0ULL, sysfs_u64(name, "lease_ns"));
+	EXPECT_EQ(0ULL, sysfs_u64(name, "lease_pid"));
 	ASSERT_EQ(0, lease(fd, now_ns() + 400 * NS_PER_MS, 500, 7));
 	EXPECT_EQ(500ULL, rate_of(fd));
-	ASSERT_EQ(0, sysfs_read(name, "lease", buf, sizeof(buf)));
-	EXPECT_EQ(getpid(), atoi(strchr(buf, ' ') ? strchr(buf, ' ') : "0"));
-	EXPECT_GE(400 * NS_PER_MS, strtoull(buf, NULL, 10));
+	EXPECT_EQ((__u64)getpid(), sysfs_u64(name, "lease_pid"));
+	left = sysfs_u64(name, "lease_ns");
+	EXPECT_GE(400 * NS_PER_MS, left);
+	EXPECT_LT(0ULL, left);
 	sleep_ms(200);
 	ASSERT_EQ(0, lease(fd, now_ns() + 1000 * NS_PER_MS, 600, 8));
 	sleep_ms(400);	/* past the first lease's end */
 	EXPECT_EQ(600ULL, rate_of(fd));
 	EXPECT_EQ(8ULL, wait_rate(fd, 8, 3000));
-	ASSERT_EQ(0, sysfs_read(name, "lease", buf, sizeof(buf)));
-	EXPECT_STREQ("none", buf);
+	EXPECT_EQ(0ULL, sysfs_u64(name, "lease_ns"));
+	EXPECT_EQ(0ULL, sysfs_u64(name, "lease_pid"));
 	close(fd);
 }
 
@@ -576,12 +578,12 @@ TEST(lease_expiry_stops_at_once)
 	l.fallback.period_ns = 100 * NS_PER_MS;
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_SET_LEASE, &l));
 	for (ms = 0; ms < 3000; ms++) {
-		ASSERT_EQ(0, sysfs_read(name, "lease", buf, sizeof(buf)));
-		if (!strcmp(buf, "none"))
+		ASSERT_EQ(0, sysfs_read(name, "lease_pid", buf, sizeof(buf)));
+		if (!strcmp(buf, "0"))
 			break;
 		sleep_ms(1);
 	}
-	ASSERT_STREQ("none", buf);
+	ASSERT_STREQ("0", buf);
 	while (!ks_acq(fd, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, &a))
 		n++;
 	EXPECT_EQ(EAGAIN, errno);

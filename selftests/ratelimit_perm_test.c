@@ -543,8 +543,7 @@ TEST_F(perm, root_bypasses)
 TEST_F(perm, ownership_in_sysfs)
 {
 	static const char *const files[] = {
-		"rate", "period_ns", "burst", "unlimited", "granted", "mode",
-		"owner", "group", "clients", "client_list", "persistent",
+		"stat", "children", "client_list", "wait_histogram",
 	};
 	char buf[16], want[16], path[256];
 	struct stat st;
@@ -556,14 +555,23 @@ TEST_F(perm, ownership_in_sysfs)
 	ASSERT_EQ(0, sysfs_read(self->name, "mode", buf, sizeof(buf)));
 	EXPECT_STREQ(want, buf);
 	EXPECT_EQ(1ULL, sysfs_u64(self->name, "persistent"));
-	/* The files belong to the limiter's owner. */
+	/* config belongs to the limiter's owner, the rest to root. */
+	sysfs_path(path, sizeof(path), self->name, "config");
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(variant->lim.uid, st.st_uid);
+	EXPECT_EQ(variant->lim.gid, st.st_gid);
+	EXPECT_EQ(0644U, st.st_mode & 07777);
+	ASSERT_EQ(0, stat(sysfs_path(path, sizeof(path), self->name, NULL), &st));
+	EXPECT_EQ(0U, st.st_uid);
+	EXPECT_EQ(0U, st.st_gid);
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		sysfs_path(path, sizeof(path), self->name, files[i]);
 		ASSERT_EQ(0, stat(path, &st));
-		if (st.st_uid != variant->lim.uid || st.st_gid != variant->lim.gid)
+		if (st.st_uid || st.st_gid)
 			TH_LOG("%s: %u:%u", files[i], st.st_uid, st.st_gid);
-		EXPECT_EQ(variant->lim.uid, st.st_uid);
-		EXPECT_EQ(variant->lim.gid, st.st_gid);
+		EXPECT_EQ(0U, st.st_uid);
+		EXPECT_EQ(0U, st.st_gid);
+		EXPECT_EQ(0444U, st.st_mode & 07777);
 	}
 }
 
@@ -720,21 +728,24 @@ static int ks_perm(int fd, __u32 uid, __u32 gid, __u32 mode, __u32 flags)
 	return ioctl(fd, RL_IOC_SET_PERM, &p);
 }
 
-/* The sysfs files of @name belong to @uid:@gid: 0, else -1. */
+/* sysfs config of @name belongs to @uid:@gid, the rest to root: 0, else -1. */
 static int files_owned(const char *name, uid_t uid, gid_t gid)
 {
-	static const char *const files[] = { "rate", "mode", "owner" };
+	static const char *const files[] = { "stat", "client_list" };
 	char path[256];
 	struct stat st;
 	unsigned int i;
 
 	if (stat(sysfs_path(path, sizeof(path), name, NULL), &st) ||
-	    st.st_uid != uid || st.st_gid != gid)
+	    st.st_uid || st.st_gid)
 		return -1;
 	for (i = 0; i < ARRAY_SIZE(files); i++)
 		if (stat(sysfs_path(path, sizeof(path), name, files[i]), &st) ||
-		    st.st_uid != uid || st.st_gid != gid)
+		    st.st_uid || st.st_gid)
 			return -1;
+	if (stat(sysfs_path(path, sizeof(path), name, "config"), &st) ||
+	    st.st_uid != uid || st.st_gid != gid)
+		return -1;
 	return 0;
 }
 

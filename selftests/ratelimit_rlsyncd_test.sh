@@ -87,13 +87,15 @@ now() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 msleep() { sleep "$(awk "BEGIN { print $1 / 1000 }")"; }
 # st NAME KEY: KEY of NAME's state file (rlsyncd(8)); 0 if none
 st() { v=$(sed -n "s/^$2=//p" "$STATE/$1" 2>/dev/null); echo "${v:-0}"; }
-granted() { cat "$SYS/$1/granted" 2>/dev/null || echo 0; }
+# kkey NAME KEY: line KEY of the limiter's sysfs config or stat
+kkey() { sed -n "s/^$2 //p" "$SYS/$1/config" "$SYS/$1/stat" 2>/dev/null; }
+granted() { v=$(kkey "$1" granted); echo "${v:-0}"; }
 # krate NAME: tokens per second the kernel limiter is set to
 krate()
 {
-	awk 'NR == 1 { r = $1 } NR == 2 { p = $1 }
+	awk '$1 == "rate" { r = $2 } $1 == "period_ns" { p = $2 }
 	     END { printf "%.3f", p ? r * 1e9 / p : 0 }' \
-		"$SYS/$1/rate" "$SYS/$1/period_ns" 2>/dev/null
+		"$SYS/$1/config" 2>/dev/null
 }
 
 REDIS=${GLOBAL_REDIS:-unix:$T/r.sock}
@@ -175,10 +177,10 @@ jain() { awk "BEGIN { s = $1 + $2; q = $1 * $1 + $2 * $2; printf \"%.4f\", q ? s
 snap()
 {
 	f=''
-	for l; do f="$f $SYS/$l/granted"; done
+	for l; do f="$f $SYS/$l/stat"; done
 	# shellcheck disable=SC2086 # the files, one word each
 	awk 'FILENAME == "/proc/uptime" { ms = int($1 * 1000); next }
-	     { g[++k] = $1; s += $1 }
+	     $1 == "granted" { g[++k] = $2; s += $2 }
 	     END { printf "%d %d", ms, s
 		   for (i = 1; i <= k; i++) printf " %d", g[i]
 		   print "" }' /proc/uptime $f
@@ -263,7 +265,7 @@ kill_agent()
 	g3=$(granted api.h3)
 	msleep $((3 * REFRESH))
 	d3=$(($(granted api.h3) - g3))
-	burst=$(cat $SYS/api.h3/burst)
+	burst=$(kkey api.h3 burst)
 	if [ "$(st api.h3 kernel_lease)" = 1 ]; then
 		check "agent killed: kernel fallback at once" "$k == 0 && $d3 <= $burst" \
 			"api.h3 at $k/s $dt ms after kill -9 of its agent (pessimistic: 0); then $d3 tokens in $((3 * REFRESH)) ms (burst $burst)"
@@ -303,7 +305,7 @@ safe_mode()
 	sleep 1
 	r=$(($(granted safe.h4) - g))
 	ms=$(($(now) - t0))
-	check "safe mode: kernel fallback to the safe rate" "$before > 100 && $k == 100 && $r <= 100 * $ms / 1000 + $(cat $SYS/safe.h4/burst)" \
+	check "safe mode: kernel fallback to the safe rate" "$before > 100 && $k == 100 && $r <= 100 * $ms / 1000 + $(kkey safe.h4 burst)" \
 		"has $before/s, agent killed: the kernel at $k/s at once (safe 100/s); $r tokens granted in the next $ms ms"
 	finish
 }
@@ -325,7 +327,7 @@ kill_redis()
 	g=$(snap api.h1 api.h2)
 	sleep 0.5
 	down=$(($(snap api.h1 api.h2 | cut -d' ' -f2) - $(echo "$g" | cut -d' ' -f2)))
-	bursts=$(($(cat $SYS/api.h1/burst) + $(cat $SYS/api.h2/burst)))
+	bursts=$(($(kkey api.h1 burst) + $(kkey api.h2 burst)))
 	check "redis killed: leases held, then safe" "$held >= $LEASE / 2 && $held <= $LEASE + $REFRESH && $down <= $bursts" \
 		"h2 kept its share $held ms after Redis died (lease $LEASE ms, less margins, + a refresh interval of polling), then 0 (pessimistic); $down tokens on h1, h2 in the next 500 ms (N x safe = 0, bursts $bursts)"
 	start_redis
@@ -433,8 +435,8 @@ batch()
 		e = 100 * (g / (r * ms / 1000) - 1)
 		printf "%d %.3f %.2f %d\n", g, e, 100 * c / (g / 2), c }' >"$T/batch"
 	read -r g err rt c <"$T/batch"
-	held=$(cat $SYS/bat.b1/available $SYS/bat.b2/available \
-		$SYS/bat.b3/available | awk '{ s += $1 } END { print s }')
+	held=$(cat $SYS/bat.b1/stat $SYS/bat.b2/stat $SYS/bat.b3/stat |
+		awk '$1 == "available" { s += $2 } END { print s }')
 	# 1 % plus one batch (B/4: 250 ms of the rate) in Redis at an end
 	slack=$(awk -v ms=$((tb - ta)) -v r=$B 'BEGIN {
 		printf "%.3f\n", 1 + 100 * (r / 4) / (r * ms / 1000) }')
@@ -565,7 +567,7 @@ two_guests()
 	b=$(snap two.g)
 	# shellcheck disable=SC2086 # the figures, one word each
 	set -- $a $b
-	echo "@@rl two $ID $(($5 - $2)) $(($4 - $1)) $(st two.g has) $(cat $SYS/two.g/burst)"
+	echo "@@rl two $ID $(($5 - $2)) $(($4 - $1)) $(st two.g has) $(kkey two.g burst)"
 	sleep 4	# the other guest may still measure: keep sharing
 	finish
 }

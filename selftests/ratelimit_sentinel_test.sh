@@ -172,12 +172,12 @@ done
 (
 	while :; do
 		awk 'FILENAME == "/proc/uptime" { ms = int($1 * 1000); next }
-		     FILENAME ~ /granted$/ { g[++k] = $1; s += $1; next }
-		     { b += $1 }
+		     FILENAME ~ /stat$/ && $1 == "granted" { g[++k] = $2; s += $2; next }
+		     FILENAME ~ /config$/ && $1 == "burst" { b += $2 }
 		     END { printf "%d %d %d %d %d %d\n", ms, s, g[1], g[2], g[3], b }' \
-			/proc/uptime $SYS/sen.h1/granted $SYS/sen.h2/granted \
-			$SYS/sen.h3/granted $SYS/sen.h1/burst $SYS/sen.h2/burst \
-			$SYS/sen.h3/burst
+			/proc/uptime $SYS/sen.h1/stat $SYS/sen.h2/stat \
+			$SYS/sen.h3/stat $SYS/sen.h1/config $SYS/sen.h2/config \
+			$SYS/sen.h3/config
 		sleep 0.02
 	done
 ) >"$T/samples" &

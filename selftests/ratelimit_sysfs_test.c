@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Selftests of /sys/kernel/ratelimit/: the top-level files, one directory
- * per named limiter, its files' modes, values that agree with GET_CONFIG
+ * of five files per named limiter, their modes, the lines of stat and
+ * config, several tunables in one write, values that agree with GET_CONFIG
  * and GET_STATS, writes that reconfigure (and wake waiters), writes that
  * must fail and change nothing, and client_list.
  *
@@ -37,25 +38,25 @@
 	EXPECT_EQ((__u32)(f), __c.flags);			\
 } while (0)
 
-/* Every writable file of a limiter: sysfs_writable_files checks it. */
+/* The tunables, config's lines: sysfs_invalid_writes writes each. */
 static const char *const rw_files[] = {
 	"rate", "period_ns", "burst", "unlimited", "concurrency", "fairness",
 	"catchup", "backlog",
 	"fed",
 };
 
-/*
- * Writable too, but a limiter's place in a tree, not a number: their
- * writes are tested in ratelimit_hier_test.c.
- */
-static const char *const tree_files[] = { "parent", "weight" };
-
-static const char *const ro_files[] = {
+/* The lines of stat, in their order. */
+static const char *const stat_keys[] = {
 	"granted", "requests", "immediate", "waited", "wait_ns_total",
 	"wait_ns_max", "timeouts", "interrupted", "rejected", "waiters",
-	"available", "clients", "owner", "group", "mode", "persistent",
-	"client_list",
-	"asked", "refused", "queued", "busy_ns", "lease",
+	"available", "held", "refunded", "backlog_tokens",
+	"asked", "refused", "queued", "busy_ns", "clients", "owner", "group",
+	"mode", "persistent", "lease_ns", "lease_pid",
+};
+
+/* The files of a limiter's directory: config, then the read-only ones. */
+static const char *const dir_files[] = {
+	"config", "stat", "children", "client_list", "wait_histogram",
 };
 
 static int new_named(const char *name, __u32 flags, __u32 mode, __u64 rate,
@@ -173,8 +174,10 @@ TEST(count_tracks_limiters)
 TEST(limiter_files_and_modes)
 {
 	char name[RL_NAME_MAX], path[256];
+	struct dirent *de;
 	struct stat st;
-	unsigned int i;
+	unsigned int i, n = 0;
+	DIR *d;
 	int fd;
 
 	NAME(name, "f");
@@ -182,29 +185,25 @@ TEST(limiter_files_and_modes)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, stat(sysfs_path(path, sizeof(path), name, NULL), &st));
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
-	for (i = 0; i < ARRAY_SIZE(rw_files); i++) {
+	EXPECT_EQ(0755, st.st_mode & 07777);
+	for (i = 0; i < ARRAY_SIZE(dir_files); i++) {
 		ASSERT_EQ(0, stat(sysfs_path(path, sizeof(path), name,
-					     rw_files[i]), &st));
-		if ((st.st_mode & 07777) != 0644)
-			TH_LOG("%s: %04o", rw_files[i], st.st_mode & 07777);
+					     dir_files[i]), &st));
+		if ((st.st_mode & 07777) != (i ? 0444 : 0644))
+			TH_LOG("%s: %04o", dir_files[i], st.st_mode & 07777);
 		EXPECT_TRUE(S_ISREG(st.st_mode));
-		EXPECT_EQ(0644, st.st_mode & 07777);
+		EXPECT_EQ(i ? 0444 : 0644, st.st_mode & 07777);
 		EXPECT_EQ(0U, st.st_uid);
 		EXPECT_EQ(0U, st.st_gid);
 	}
-	for (i = 0; i < ARRAY_SIZE(tree_files); i++) {
-		ASSERT_EQ(0, stat(sysfs_path(path, sizeof(path), name,
-					     tree_files[i]), &st));
-		EXPECT_EQ(0644, st.st_mode & 07777);
-	}
-	for (i = 0; i < ARRAY_SIZE(ro_files); i++) {
-		ASSERT_EQ(0, stat(sysfs_path(path, sizeof(path), name,
-					     ro_files[i]), &st));
-		if ((st.st_mode & 07777) != 0444)
-			TH_LOG("%s: %04o", ro_files[i], st.st_mode & 07777);
-		EXPECT_TRUE(S_ISREG(st.st_mode));
-		EXPECT_EQ(0444, st.st_mode & 07777);
-	}
+	/* These five, nothing else: each file is a kernfs node of 128 B. */
+	d = opendir(sysfs_path(path, sizeof(path), name, NULL));
+	ASSERT_NE(NULL, d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	EXPECT_EQ(ARRAY_SIZE(dir_files), n);
 	close(fd);
 }
 
@@ -217,13 +216,116 @@ TEST(read_only_files_reject_writes)
 	NAME(name, "ro");
 	fd = new_named(name, 0, 0600, SLOW_RATE, SLOW_PERIOD, 3);
 	ASSERT_LE(0, fd);
-	for (i = 0; i < ARRAY_SIZE(ro_files); i++) {
-		sysfs_path(path, sizeof(path), name, ro_files[i]);
+	for (i = 1; i < ARRAY_SIZE(dir_files); i++) {
+		sysfs_path(path, sizeof(path), name, dir_files[i]);
 		/* Even root: a 0444 sysfs file has no store method. */
-		EXPECT_ERRNO(EACCES, file_write(path, "0"));
+		EXPECT_ERRNO(EACCES, file_write(path, "granted 0"));
 	}
 	EXPECT_EQ(3ULL, sysfs_u64(name, "available"));
 	EXPECT_EQ(1ULL, sysfs_u64(name, "clients"));
+	close(fd);
+}
+
+/* stat: every key once, in the ABI's order, "KEY VALUE" lines. */
+TEST(stat_lines)
+{
+	char name[RL_NAME_MAX], text[4096], key[64];
+	unsigned long long v;
+	unsigned int i = 0;
+	char *line, *save;
+	int fd, n;
+
+	NAME(name, "st");
+	fd = new_named(name, 0, 0640, 100, NS_PER_SEC, 10);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, sysfs_read(name, "stat", text, sizeof(text)));
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), i++) {
+		ASSERT_GT(ARRAY_SIZE(stat_keys), i);
+		n = sscanf(line, "%63s %llu", key, &v);
+		ASSERT_EQ(2, n);
+		EXPECT_STREQ(stat_keys[i], key);
+	}
+	EXPECT_EQ(ARRAY_SIZE(stat_keys), i);
+	EXPECT_EQ(10ULL, sysfs_u64(name, "available"));
+	close(fd);
+}
+
+/* config: the tunables in order, then weight; parent only for a child. */
+TEST(config_lines)
+{
+	char name[RL_NAME_MAX], kid[RL_NAME_MAX], text[4096], want[1024];
+	int fd, fd2;
+
+	NAME(name, "cl");
+	NAME(kid, "clk");
+	fd = new_named(name, 0, 0600, 100, NS_PER_SEC, 10);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, sysfs_read(name, "config", text, sizeof(text)));
+	EXPECT_STREQ("rate 100\nperiod_ns 1000000000\nburst 10\n"
+		     "unlimited 0\nconcurrency 0\nfairness 10\n"
+		     "catchup 1000\nbacklog 0\nfed 0\nweight 1", text);
+	fd2 = new_named(kid, 0, 0600, 5, NS_PER_SEC, 1);
+	ASSERT_LE(0, fd2);
+	snprintf(want, sizeof(want), "parent %s\nweight 3\n", name);
+	EXPECT_EQ(0, sysfs_write(kid, "config", want));
+	ASSERT_EQ(0, sysfs_read(kid, "config", text, sizeof(text)));
+	snprintf(want, sizeof(want), "rate 5\nperiod_ns 1000000000\nburst 1\n"
+		 "unlimited 0\nconcurrency 0\nfairness 10\ncatchup 1000\n"
+		 "backlog 0\nfed 0\nweight 3\nparent %s", name);
+	EXPECT_STREQ(want, text);
+	/* "parent" with no value: a root again, its weight kept. */
+	EXPECT_EQ(0, sysfs_write(kid, "config", "parent\n"));
+	ASSERT_EQ(0, sysfs_read(kid, "config", text, sizeof(text)));
+	EXPECT_EQ(NULL, strstr(text, "parent"));
+	EXPECT_EQ(3ULL, sysfs_u64(kid, "weight"));
+	close(fd2);
+	close(fd);
+}
+
+/* Several lines in one write: all at once, or none on an error. */
+TEST(config_write_several)
+{
+	char name[RL_NAME_MAX];
+	struct rl_config want;
+	int fd;
+
+	NAME(name, "cw");
+	fd = new_named(name, 0, 0600, 100, NS_PER_SEC, 10);
+	ASSERT_LE(0, fd);
+	/* Rate, period and burst in one write. */
+	EXPECT_EQ(0, sysfs_write(name, "config",
+				 "period_ns 10000000\nrate 2\nburst 4\n"));
+	EXPECT_CONFIG(fd, 2, 10 * NS_PER_MS, 4, 0);
+	/* Applied in the table's order: burst 0 follows the new rate. */
+	EXPECT_EQ(0, sysfs_write(name, "config", "burst 0\nrate 1000"));
+	EXPECT_CONFIG(fd, 1000, 10 * NS_PER_MS, 10000, 0);
+	ASSERT_EQ(0, ks_get(fd, &want));
+	/* One bad line: nothing changes. */
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate 7\nburst x\n"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate 7\nnope 1\n"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate 7\nrate 8\n"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate 7\nburst\n"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate 7 burst 3"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate\t7"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate 7\nweight 0"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "\n"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "rate 7\n\n"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "\nrate 7"));
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config", "7"));
+	/* Valid lines, an invalid whole: burst * period_ns past 2^63. */
+	EXPECT_ERRNO(EINVAL, sysfs_write(name, "config",
+					 "rate 7\nperiod_ns 86400000000000\n"
+					 "burst 18446744073709551615\n"));
+	EXPECT_ERRNO(ENOENT, sysfs_write(name, "config",
+					 "rate 7\nparent rlt-none-such"));
+	EXPECT_CONFIG(fd, want.rate, want.period_ns, want.burst, want.flags);
+	/* What config reads, config takes back. */
+	EXPECT_EQ(0, sysfs_write(name, "config",
+				 "rate 1000\nperiod_ns 10000000\nburst 10000\n"
+				 "unlimited 0\nconcurrency 0\nfairness 10\n"
+				 "catchup 1000\nbacklog 0\nfed 0\nweight 1\n"));
+	EXPECT_CONFIG(fd, want.rate, want.period_ns, want.burst, want.flags);
 	close(fd);
 }
 
@@ -457,44 +559,6 @@ TEST(sysfs_invalid_writes)
 			 &want, 2);
 	expect_bad_write(_metadata, fd, name, "unlimited", "2", &want, 2);
 	expect_bad_write(_metadata, fd, name, "unlimited", "-1", &want, 2);
-	close(fd);
-}
-
-/* The files of @name's directory with a write bit: rw_files, tree_files. */
-TEST(sysfs_writable_files)
-{
-	char name[RL_NAME_MAX], path[512];
-	unsigned int i, n = 0;
-	struct dirent *de;
-	struct stat st;
-	int known;
-	DIR *d;
-	int fd;
-
-	NAME(name, "wf");
-	fd = new_named(name, 0, 0600, 1, NS_PER_SEC, 0);
-	ASSERT_LE(0, fd);
-	d = opendir(sysfs_path(path, sizeof(path), name, NULL));
-	ASSERT_NE(NULL, d);
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		ASSERT_EQ(0, stat(sysfs_path(path, sizeof(path), name,
-					     de->d_name), &st));
-		if (!(st.st_mode & 0222))
-			continue;
-		known = 0;
-		for (i = 0; i < ARRAY_SIZE(rw_files); i++)
-			known |= !strcmp(de->d_name, rw_files[i]);
-		for (i = 0; i < ARRAY_SIZE(tree_files); i++)
-			known |= !strcmp(de->d_name, tree_files[i]);
-		if (!known)
-			TH_LOG("%s is writable but not in rw_files", de->d_name);
-		EXPECT_TRUE(known);
-		n++;
-	}
-	closedir(d);
-	EXPECT_EQ(ARRAY_SIZE(rw_files) + ARRAY_SIZE(tree_files), n);
 	close(fd);
 }
 
@@ -949,7 +1013,7 @@ TEST(directory_follows_name)
 	fd = new_named(name, 0, 0600, 111, NS_PER_SEC, 0);
 	ASSERT_LE(0, fd);
 	/* A sysfs file held open across the unlink. */
-	sfd = open(sysfs_path(path, sizeof(path), name, "rate"),
+	sfd = open(sysfs_path(path, sizeof(path), name, "config"),
 		   O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, sfd);
 	ASSERT_EQ(0, ks_unl_name(name));

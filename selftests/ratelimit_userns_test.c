@@ -122,7 +122,7 @@ static void try_root_owned(void *arg, int *out)
 	out[1] = ks_open_att(name, 0, 0, 1, NS_PER_SEC, 0) < 0 ? errno : 0;
 	out[2] = ks_unl_name(name) ? errno : 0;
 	out[3] = open_write_err(sysfs_path(path, sizeof(path), name,
-					   "rate"));
+					   "config"));
 	out[4] = open_write_err(KS_PARAMS "/max_named");
 	out[5] = open_write_err(KS_PARAMS "/max_named_per_user");
 }

@@ -528,29 +528,92 @@ static inline const char *sysfs_path(char *buf, size_t len, const char *name,
 	return buf;
 }
 
+/*
+ * The files of a limiter's directory. The helpers below take any other
+ * @file as a key of one of them: of config for the tunables, weight and
+ * parent (ks_config_keys), of stat for the rest.
+ */
+static const char *const ks_sysfs_files[] = {
+	"stat", "config", "children", "client_list", "wait_histogram", NULL,
+};
+
+static const char *const ks_config_keys[] = {
+	"rate", "period_ns", "burst", "unlimited", "concurrency", "fairness",
+	"catchup", "backlog", "fed", "weight", "parent", NULL,
+};
+
+static inline int ks_listed(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, s))
+			return 1;
+	return 0;
+}
+
+/*
+ * The value of line "@key VALUE" of sysfs file stat or config of @name,
+ * as sysfs_read(): 0 or -1 (errno; ENOENT for a key not there). A root's
+ * config has no parent line: its parent reads as "".
+ */
+static inline int sysfs_key(const char *name, const char *key, char *buf,
+			    size_t len)
+{
+	const char *file = ks_listed(ks_config_keys, key) ? "config" : "stat";
+	size_t klen = strlen(key);
+	char path[256], text[4096];
+	char *line, *save = NULL;
+
+	if (file_read(sysfs_path(path, sizeof(path), name, file), text,
+		      sizeof(text)))
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, key, klen) || line[klen] != ' ')
+			continue;
+		snprintf(buf, len, "%s", line + klen + 1);
+		return 0;
+	}
+	if (!strcmp(key, "parent")) {
+		snprintf(buf, len, "%s", "");
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
 static inline int sysfs_read(const char *name, const char *file, char *buf,
 			     size_t len)
 {
 	char path[256];
 
+	if (!ks_listed(ks_sysfs_files, file))
+		return sysfs_key(name, file, buf, len);
 	return file_read(sysfs_path(path, sizeof(path), name, file), buf, len);
 }
 
+/* A write of @s to @file, or of the line "@file @s" to config. */
 static inline int sysfs_write(const char *name, const char *file,
 			      const char *s)
 {
-	char path[256];
+	char path[256], line[512];
 
-	return file_write(sysfs_path(path, sizeof(path), name, file), s);
+	if (ks_listed(ks_sysfs_files, file))
+		return file_write(sysfs_path(path, sizeof(path), name, file), s);
+	snprintf(line, sizeof(line), "%s %s", file, s);
+	return file_write(sysfs_path(path, sizeof(path), name, "config"), line);
 }
 
-/* A decimal sysfs value, or POISON64 on error. */
+/* A decimal value of stat or config, or POISON64 on error. */
 static inline __u64 sysfs_u64(const char *name, const char *file)
 {
-	char path[256];
-	__u64 v;
+	unsigned long long v;
+	char buf[64], *end;
 
-	if (file_u64(sysfs_path(path, sizeof(path), name, file), &v))
+	if (sysfs_key(name, file, buf, sizeof(buf)))
+		return POISON64;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (!buf[0] || *end || errno)
 		return POISON64;
 	return v;
 }

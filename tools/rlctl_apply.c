@@ -46,18 +46,24 @@
 
 /* --- what the module has -------------------------------------------- */
 
-/* A sysfs attribute of limiter @name, in @base; -errno on failure. */
+/* A line of limiter @name's sysfs stat, in @base; -errno on failure. */
 static int read_attr(const struct apply *a, const char *name,
 		     const char *key, int base, unsigned long long *val)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], buf[64], *text;
 	uint64_t v = 0;
 	int ret;
 
-	if (snprintf(path, sizeof(path), "%s/%s/%s", a->sysfs, name, key) >=
+	if (snprintf(path, sizeof(path), "%s/%s/stat", a->sysfs, name) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	ret = sysfile_read_u64(path, base, &v);
+	text = sysfile_read_all(path, &ret);
+	if (!text)
+		return ret;
+	ret = sysfile_key(text, key, buf, sizeof(buf));
+	free(text);
+	if (!ret)
+		ret = sysfile_parse_u64(buf, base, &v) ? -EIO : 0;
 	if (!ret)
 		*val = v;
 	return ret;

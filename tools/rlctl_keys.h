@@ -48,7 +48,7 @@ enum rlk_kind {
 
 /**
  * struct rlk - a tunable of a limiter
- * @name:    its sysfs file, its key in "rlctl set" and in ratelimit.d(5)
+ * @name:    its line of sysfs config, its key in "rlctl set" and in ratelimit.d(5)
  *           files, its option of "rlctl create" (kinds RLK_AMOUNT and
  *           RLK_U64)
  * @off:     offsetof() its field in struct rl_config

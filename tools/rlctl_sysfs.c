@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * rlctl_sysfs.c - the limiters' files under /sys/kernel/ratelimit (or
- * RLCTL_SYSFS): reading, writing, and what they say together.
+ * RLCTL_SYSFS): reading, writing, and what they say together. A
+ * limiter's directory has five files: stat and config, of lines
+ * "KEY VALUE" (config: the tunables, weight and parent), and children,
+ * client_list and wait_histogram.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -61,27 +64,65 @@ static int attr_path(char *buf, size_t len, const char *name, const char *key)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int read_attr(const char *name, const char *key, uint64_t *val)
+/* Is @key a line of config (else of stat, or a file)? */
+static bool config_key(const char *key)
 {
-	char path[4096];
-	int ret;
+	size_t i;
 
-	ret = attr_path(path, sizeof(path), name, key);
-	if (ret)
-		return ret;
-	return sysfile_read_u64(path, strcmp(key, "mode") ? 10 : 8, val);
+	for (i = 0; i < rlctl_nkeys; i++)
+		if (!strcmp(key, rlctl_keys[i].name))
+			return true;
+	return !strcmp(key, "weight") || !strcmp(key, "parent");
 }
 
+static bool file_key(const char *key)
+{
+	static const char *const files[] = {
+		"stat", "config", "children", "client_list", "wait_histogram",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		if (!strcmp(key, files[i]))
+			return true;
+	return false;
+}
+
+/* The value of @key in file stat or config of @name into @buf; 0 or -errno. */
+static int read_key(const char *name, const char *key, char *buf, size_t len)
+{
+	char path[4096], *text;
+	int ret;
+
+	ret = attr_path(path, sizeof(path), name,
+			config_key(key) ? "config" : "stat");
+	if (ret)
+		return ret;
+	text = sysfile_read_all(path, &ret);
+	if (!text)
+		return ret;
+	ret = sysfile_key(text, key, buf, len);
+	free(text);
+	/* A root's config has no parent line. */
+	if (ret == -ENOENT && !strcmp(key, "parent")) {
+		buf[0] = '\0';
+		ret = 0;
+	}
+	return ret;
+}
+
+/* The line "@key @val" to config: the tunables, weight. */
 int write_attr(const char *name, const char *key, uint64_t val)
 {
-	char path[4096], text[32];
+	char path[4096], text[96];
 	ssize_t n;
 	int fd, ret, len;
 
-	ret = attr_path(path, sizeof(path), name, key);
+	ret = attr_path(path, sizeof(path), name, "config");
 	if (ret)
 		return ret;
-	len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)val);
+	len = snprintf(text, sizeof(text), "%s %llu\n", key,
+		       (unsigned long long)val);
 	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -104,26 +145,46 @@ int check_limiter(const char *name)
 		return name_error(name, -ENAMETOOLONG);
 	if (stat(path, &sb) || !S_ISDIR(sb.st_mode))
 		return name_error(name, -ENOENT);
-	return 0;
+	/* A module of before stat and config has a file per value. */
+	if (attr_path(path, sizeof(path), name, "stat") || !stat(path, &sb) ||
+	    errno != ENOENT)
+		return 0;
+	if (attr_path(path, sizeof(path), name, NULL) || stat(path, &sb))
+		return name_error(name, -ENOENT);
+	return fail("%s/%s has no file stat: the loaded module is older than rlctl (reload it)",
+		    sysfs_root, name);
 }
 
-/* Every attribute of @name; -ENOENT when it disappeared meanwhile. */
+/* Every attribute of @name, from stat and config; -ENOENT when it disappeared meanwhile. */
 int load_info(const char *name, struct info *info)
 {
+	static const char *const files[] = { "stat", "config" };
+	char path[4096], *text[2] = { NULL, NULL }, buf[64];
 	struct attr a;
 	size_t i;
-	int ret;
+	int ret = 0;
 
 	memset(info, 0, sizeof(*info));
-	for (i = 0; i < nattrs(); i++) {
-		a = attr_at(i);
-		ret = read_attr(name, a.key, FIELD(info, &a));
-		if (ret == -ENOENT && (a.flags & A_OPT))
-			info->missing |= 1ULL << i;
-		else if (ret)
-			return ret;
+	for (i = 0; i < 2 && !ret; i++) {
+		ret = attr_path(path, sizeof(path), name, files[i]);
+		if (!ret)
+			text[i] = sysfile_read_all(path, &ret);
 	}
-	return 0;
+	for (i = 0; i < nattrs() && !ret; i++) {
+		a = attr_at(i);
+		ret = sysfile_key(text[config_key(a.key)], a.key, buf,
+				  sizeof(buf));
+		if (!ret && sysfile_parse_u64(buf, strcmp(a.key, "mode") ? 10 : 8,
+					      FIELD(info, &a)))
+			ret = -EIO;
+		if (ret == -ENOENT && (a.flags & A_OPT)) {
+			info->missing |= 1ULL << i;
+			ret = 0;
+		}
+	}
+	free(text[0]);
+	free(text[1]);
+	return ret;
 }
 
 int info_error(const char *name, int err)
@@ -165,11 +226,26 @@ double target_rate(const struct info *info)
 	return period ? info->key[RLK_RATE] * 1e9 / period : 0;
 }
 
-/* A sysfs file of @name as text; NULL (and *err) when unreadable. */
+/*
+ * A file of @name as text, or the value of a key of stat or config with
+ * a newline; NULL (and *err) when unreadable.
+ */
 char *read_text(const char *name, const char *key, int *err)
 {
-	char path[4096];
+	char path[4096], buf[256], *text;
 
+	if (!file_key(key)) {
+		*err = read_key(name, key, buf, sizeof(buf));
+		if (*err)
+			return NULL;
+		text = malloc(strlen(buf) + 2);
+		if (!text) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		sprintf(text, "%s\n", buf);
+		return text;
+	}
 	*err = attr_path(path, sizeof(path), name, key);
 	return *err ? NULL : sysfile_read_all(path, err);
 }

@@ -12,6 +12,16 @@ from kratelimit import Config, Limiter
 from util import SEC, in_child, name, need_device, now
 
 
+def sysfs_key(nm: str, key: str) -> str:
+    """Line KEY of limiter NM's sysfs stat, its value."""
+    with open(f"/sys/kernel/ratelimit/{nm}/stat") as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition(" ")
+            if k == key:
+                return v
+    raise KeyError(key)
+
+
 @need_device
 class Private(unittest.TestCase):
     def test_fresh_fd_has_no_limiter(self):
@@ -403,8 +413,7 @@ class Named(unittest.TestCase):
         nm = name("chmod")
         with closing(Limiter.attach(nm, "5/s")) as lim:
             lim.set_perm(mode=0o600)
-            with open(f"/sys/kernel/ratelimit/{nm}/mode") as f:
-                self.assertEqual(f.read().strip(), "0600")
+            self.assertEqual(sysfs_key(nm, "mode"), "0600")
             with self.assertRaises(ValueError):
                 lim.set_perm()
         with closing(Limiter.private(5)) as lim:
@@ -422,8 +431,7 @@ class Named(unittest.TestCase):
         # The default of every entry point (ratelimit(4)), as the tools'.
         nm = name("mode")
         with closing(Limiter.attach(nm, Config(rate=5))):
-            with open(f"/sys/kernel/ratelimit/{nm}/mode") as f:
-                self.assertEqual(f.read().strip(), "0644")
+            self.assertEqual(sysfs_key(nm, "mode"), "0644")
         self.assertEqual(kratelimit.DEFAULT_MODE, 0o644)
 
     def test_permissions(self):

@@ -103,8 +103,8 @@ files()
 
 loaded() { grep -q '^ratelimit ' /proc/modules; }
 
-# attr NAME FILE: a sysfs attribute of a named limiter.
-attr() { cat "$sys/$1/$2" 2>/dev/null; }
+# attr NAME KEY: line KEY of a named limiter's sysfs config or stat.
+attr() { sed -n "s/^$2 //p" "$sys/$1/config" "$sys/$1/stat" 2>/dev/null; }
 
 # The limiters of the files in $conf, one name a line.
 conf_names() { sed -n 's/^[[:space:]]*\[[[:space:]]*\([^]#[:space:]]*\)[[:space:]]*\].*/\1/p' "$conf"/*.conf; }
@@ -434,7 +434,7 @@ rlsyncd_test()
 		$g $g $port > $conf/70-$g.conf
 	gid=$(getent group ratelimit | cut -d: -f3)
 	check "systemctl reload ratelimit creates $g, group ratelimit, mode 0664" \
-		sh -c "systemctl reload ratelimit && [ \"\$(cat $sys/$g/group) \$(cat $sys/$g/mode)\" = '$gid 0664' ]"
+		sh -c "systemctl reload ratelimit && [ \"\$(sed -n 's/^group //p; s/^mode //p' $sys/$g/stat | tr '\\n' ' ')\" = '$gid 0664 ' ]"
 	redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no \
 		--dir /tmp --daemonize yes --logfile /tmp/rlredis.log
 	check "a redis-server listens on port $port" \

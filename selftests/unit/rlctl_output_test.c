@@ -24,9 +24,9 @@
 #define SEC		1000000000ULL
 #define FFFD3		"\\ufffd\\ufffd\\ufffd"
 
-/* The attributes every limiter has, and their values in a fake one. */
+/* The lines of stat every limiter has, all 0 in a fake one but mode. */
 static const char *const plain_attrs[] = {
-	"burst", "unlimited", "concurrency", "owner", "group", "persistent",
+	"owner", "group", "persistent",
 	"clients", "granted", "requests", "immediate", "waited",
 	"wait_ns_total", "wait_ns_max", "timeouts", "interrupted",
 	"rejected", "waiters", "available", "held",
@@ -55,20 +55,23 @@ static int fake_limiter(const char *root, const char *name, uint64_t rate,
 			uint64_t period_ns, const char *clients,
 			const char *hist)
 {
-	char dir[PATH_LEN], num[32];
+	char dir[PATH_LEN], text[1024];
 	size_t i;
+	int len = 0;
 
 	snprintf(dir, sizeof(dir), "%s/%s", root, name);
 	if (mkdir(dir, 0755))
 		return -1;
 	for (i = 0; i < ARRAY_SIZE(plain_attrs); i++)
-		if (put_file(dir, plain_attrs[i], "0\n"))
-			return -1;
-	snprintf(num, sizeof(num), "%llu\n", (unsigned long long)rate);
-	if (put_file(dir, "rate", num))
+		len += snprintf(text + len, sizeof(text) - len, "%s 0\n",
+				plain_attrs[i]);
+	snprintf(text + len, sizeof(text) - len, "mode 0644\n");
+	if (put_file(dir, "stat", text))
 		return -1;
-	snprintf(num, sizeof(num), "%llu\n", (unsigned long long)period_ns);
-	if (put_file(dir, "period_ns", num) || put_file(dir, "mode", "644\n"))
+	snprintf(text, sizeof(text),
+		 "rate %llu\nperiod_ns %llu\nburst 0\nunlimited 0\nconcurrency 0\nweight 1\n",
+		 (unsigned long long)rate, (unsigned long long)period_ns);
+	if (put_file(dir, "config", text))
 		return -1;
 	return put_file(dir, "client_list", clients) ||
 	       put_file(dir, "wait_histogram", hist) ? -1 : 0;
@@ -337,6 +340,22 @@ TEST_F(tree, export_errors)
 	ASSERT_EQ(0, run_tool("rlctl", bad_name, self->root, &self->r));
 	EXPECT_EQ(2, self->r.status);
 	EXPECT_HAS(self->r.err, "invalid name 'a/b'");
+}
+
+/* A directory of files per value (a module of before stat): one line says so. */
+TEST_F(tree, old_module)
+{
+	static const char *const args[] = { "show", "old", NULL };
+	char dir[PATH_LEN];
+
+	snprintf(dir, sizeof(dir), "%s/old", self->root);
+	ASSERT_EQ(0, mkdir(dir, 0755));
+	ASSERT_EQ(0, put_file(dir, "rate", "5\n"));
+	ASSERT_EQ(0, run_tool("rlctl", args, self->root, &self->r));
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_HAS(self->r.err, "/old has no file stat: the loaded module is older than rlctl");
+	EXPECT_HAS(self->r.err, " (reload it)\n");
+	EXPECT_STREQ("", self->r.out);
 }
 
 /*

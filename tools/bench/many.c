@@ -8,8 +8,8 @@
  * tracepoint). max_named and max_named_per_user are raised for the run.
  * Then where the memory of an idle named limiter goes, slab cache by slab
  * cache (/proc/slabinfo; boot with slab_nomerge to see each cache under
- * its own name), owned by root and by another user (whose sysfs files
- * need the attributes that say so).
+ * its own name), 1000 and 100 000 of them owned by root and by another
+ * user (uid 1000).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -362,8 +362,10 @@ void bench_many(void)
 		row("many", name, c.slab, "B", NULL, 0, NULL, V_INFO);
 	}
 	many_clients(MANY_CLIENTS);
-	many_slabs(10000, 0);
-	many_slabs(10000, 1000);
+	for (i = 0; i < 2; i++) {
+		many_slabs(scaled(i ? 100000 : 1000, 100), 0);
+		many_slabs(scaled(i ? 100000 : 1000, 100), 1000);
+	}
 	old[0][strcspn(old[0], "\n")] = '\0';
 	old[1][strcspn(old[1], "\n")] = '\0';
 	if (old[0][0])

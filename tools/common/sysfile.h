@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -116,6 +117,30 @@ static inline int sysfile_parse_u64(const char *s, int base, uint64_t *val)
 		return -EINVAL;
 	*val = v;
 	return 0;
+}
+
+/*
+ * In @text, lines "KEY VALUE" (a limiter's sysfs stat or config): the
+ * VALUE of @key into @buf of @len bytes, without its newline. 0, or
+ * -ENOENT when no line has @key.
+ */
+static inline int sysfile_key(const char *text, const char *key, char *buf,
+			      size_t len)
+{
+	size_t klen = strlen(key), vlen;
+	const char *line = text;
+
+	while (*line) {
+		vlen = strcspn(line, "\n");
+		if (vlen > klen && !strncmp(line, key, klen) &&
+		    line[klen] == ' ') {
+			snprintf(buf, len, "%.*s", (int)(vlen - klen - 1),
+				 line + klen + 1);
+			return 0;
+		}
+		line += vlen + (line[vlen] == '\n');
+	}
+	return -ENOENT;
 }
 
 /*

@@ -54,10 +54,10 @@ wait
 rlrun -n jobs -- sleep 60 &
 holder=$!
 sleep 1
-echo "held while a job runs: $(cat /sys/kernel/ratelimit/jobs/held)"
+echo "held while a job runs: $(sed -n 's/^held //p' /sys/kernel/ratelimit/jobs/stat)"
 kill -9 $holder
 wait $holder 2>/dev/null || true
-echo "held after kill -9 of its holder: $(cat /sys/kernel/ratelimit/jobs/held)"
+echo "held after kill -9 of its holder: $(sed -n 's/^held //p' /sys/kernel/ratelimit/jobs/stat)"
 rlctl rm jobs
 
 echo
@@ -68,7 +68,7 @@ head -c 262144 /dev/zero | rlpipe -n uplink > /tmp/p2 &
 sleep 1
 rlctl show uplink | grep -A3 PID
 wait
-echo "copied $(cat /tmp/p1 /tmp/p2 | wc -c) bytes; granted $(cat /sys/kernel/ratelimit/uplink/granted)"
+echo "copied $(cat /tmp/p1 /tmp/p2 | wc -c) bytes; granted $(sed -n 's/^granted //p' /sys/kernel/ratelimit/uplink/stat)"
 rlctl rm uplink
 echo
 echo "demo: done"

@@ -60,8 +60,8 @@ hosts()
 snap()
 {
 	awk 'FILENAME == "/proc/uptime" { ms = int($1 * 1000); next }
-	     { s += $1 } END { printf "%d %d\n", ms, s }' /proc/uptime \
-		$SYS/"$1".h1/granted $SYS/"$1".h2/granted $SYS/"$1".h3/granted
+	     $1 == "granted" { s += $2 } END { printf "%d %d\n", ms, s }' /proc/uptime \
+		$SYS/"$1".h1/stat $SYS/"$1".h2/stat $SYS/"$1".h3/stat
 }
 
 echo "mode,refresh_ms,rate_per_s,tokens,grants,round_trips,round_trips_per_grant_pct,overshoot_tokens,overshoot_pct_of_1s" >"$csv"
