@@ -59,7 +59,8 @@ static int rl_acquire_fast(struct io_uring *ring, int fd, struct rl_acquire *req
 {
 	struct io_uring_sqe *sqe;
 
-	if (req->flags || req->priority || req->reserved[0] || req->reserved[1])
+	if (!rli_fast_mapped(fd) || req->flags || req->priority || req->reserved[0] ||
+	    req->reserved[1])
 		return 0;
 	sqe = io_uring_get_sqe(ring);
 	if (!sqe)

@@ -135,6 +135,11 @@ int rl_fast_unmap(int fd)
 	return old > RL_FAST_OURS ? 0 : -ENOENT;
 }
 
+int rli_fast_mapped(int fd)
+{
+	return rl_fast_get(fd) > RL_FAST_OURS;
+}
+
 int rl_fast_take(int fd, uint64_t count)
 {
 	uintptr_t e = rl_fast_get(fd);

@@ -15,8 +15,8 @@ int rl_submit(int fd, struct rl_queued *q)
 	if (!q)
 		return -EINVAL;
 	/* The fd's reservation: granted at once, nothing to collect. */
-	if (!q->flags && !q->priority && !q->reserved0 && !q->reserved &&
-	    rl_fast_take(fd, q->count)) {
+	if (rli_fast_mapped(fd) && !q->flags && !q->priority && !q->reserved0 &&
+	    !q->reserved && rl_fast_take(fd, q->count)) {
 		q->ticket = 0;
 		q->result = 0;
 		q->wait_ns = 0;

@@ -35,5 +35,10 @@ static inline int rl_sys_ioctl(int fd, unsigned long cmd, void *arg)
 void rli_fast_opened(int fd);
 /* fast.c: its limiter is set: map it if rl_open() opened it. */
 void rli_fast_configured(int fd);
+/*
+ * fast.c: is @fd's page mapped? Asked before a request is read: for
+ * another fd, a bad pointer still reaches the kernel (-EFAULT).
+ */
+int rli_fast_mapped(int fd);
 
 #endif /* RL_INTERNAL_H */
