@@ -33,6 +33,35 @@ class Private(unittest.TestCase):
                 self.assertIn("configure() or attach() first",
                               str(cm.exception))
 
+    def test_fast_page(self):
+        # The fd's reservation page (RL_FEATURE_FAST): acquire() and
+        # try_acquire() take from it, without a system call. One token an
+        # hour, so that none comes during the test.
+        if not kratelimit.features().fast:
+            self.skipTest("no reservation pages (RL_FEATURE_FAST)")
+        import mmap
+        import struct
+        with closing(Limiter.private(1, 3600 * SEC, burst=800)) as lim:
+            page = mmap.mmap(lim.fileno(), 4096)
+
+            def tokens() -> int:
+                return struct.unpack_from("<Q", page, 0)[0]
+            self.assertEqual(tokens(), 0)
+            lim.acquire()               # the ioctl: a chunk, burst / 8
+            self.assertEqual(tokens(), 100)
+            g = lim.try_acquire(3)
+            self.assertTrue(g)
+            self.assertEqual((g.wait_ns, g.ready_ns), (0, 0))
+            lim.acquire(2)
+            self.assertEqual(tokens(), 95)
+            st = lim.stats()
+            self.assertEqual((st.granted, st.requests), (6, 3))
+            # A priority goes to the kernel (which tops the page up).
+            lim.acquire(1, priority=kratelimit.PRIO_HIGH)
+            self.assertEqual(tokens(), 100)
+            self.assertEqual(lim.stats().requests, 4)
+            page.close()
+
     def test_configure_and_config(self):
         with closing(Limiter.private(50, burst=7, concurrency=3)) as lim:
             c = lim.config()
