@@ -172,6 +172,7 @@ struct rl_limiter {
 	u64 queued;			/* tokens the sleepers still want, modulo 2^64 */
 	u64 queued_hi;			/* times @queued wrapped */
 	u64 nwaiters;			/* sleeping requests */
+	u64 fast_out;			/* tokens @fast_clients' pages may hold: not in the burst */
 	u64 held;			/* permits held by the clients */
 	u64 backlog;			/* tokens kept for catching up (params.catchup) */
 	struct rl_bucket release;	/* the catch-up pace: what of @backlog may go now */
@@ -196,7 +197,6 @@ struct rl_limiter {
 	struct rl_dir *dir;		/* its sysfs directory while the name is registered */
 	struct rl_hnode h;		/* its place in a tree (tree.c, queue.c) */
 	struct list_head fast_clients;	/* clients with a reservation (rl_client.fast_node) */
-	u64 fast_out;			/* tokens they may hold: the bucket's burst is less */
 	struct rcu_head rcu;		/* a former child's rl_lock_irq() may look at @lock */
 };
 
@@ -211,6 +211,7 @@ struct rl_client {
 	struct list_head poll_node;	/* in the limiter's pollers, or empty; its lock */
 	struct mutex setup;		/* serialises giving the client a limiter */
 	bool may_config;		/* RL_IOC_SET_CONFIG allowed; set before @lim */
+	struct rl_fast *fast;		/* its page (fast.c), set once (cmpxchg) */
 	u64 granted;			/* tokens granted through this client */
 	pid_t tgid;			/* process that attached, for sysfs */
 	char comm[TASK_COMM_LEN];	/* its command name then */
@@ -227,7 +228,6 @@ struct rl_client {
 	struct list_head done;		/* those finished, in order; the limiter's lock */
 	u64 next_ticket;		/* the last ticket number given; @tmutex */
 	unsigned int ntickets;		/* outstanding tickets; @tmutex */
-	struct rl_fast *fast;		/* its page (fast.c), set once (cmpxchg) */
 	atomic_t fast_maps;		/* mappings of @fast: none, no top-up */
 	struct list_head fast_node;	/* in the limiter's fast_clients, or empty */
 	u64 fast_out;			/* tokens put in @fast not known to be taken */

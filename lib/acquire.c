@@ -37,7 +37,7 @@ int rl_acquire(int fd, uint64_t count)
 	};
 
 	/* The hot path: the fd's reservation, else straight to the ioctl. */
-	if (rl_fast_take(fd, count))
+	if (rli_fast_try(fd, count))
 		return 0;
 	return rl_sys_ioctl(fd, RL_IOC_ACQUIRE, &req);
 }
@@ -51,7 +51,7 @@ int rl_try_acquire(int fd, uint64_t count, uint64_t *ready_ns)
 	};
 	int ret;
 
-	if (rl_fast_take(fd, count))
+	if (rli_fast_try(fd, count))
 		return 0;
 	ret = rl_acquire_ex(fd, &req);
 	if (ret == -EAGAIN && ready_ns)
@@ -81,7 +81,7 @@ int rl_acquire_timeout(int fd, uint64_t count, uint64_t timeout_ns,
 	};
 	int ret;
 
-	if (rl_fast_take(fd, count)) {
+	if (rli_fast_try(fd, count)) {
 		if (wait_ns)
 			*wait_ns = 0;
 		return 0;

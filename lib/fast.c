@@ -30,6 +30,7 @@
 #define RL_FAST_OURS	((uintptr_t)1)
 
 static uintptr_t *rl_fast_table[RL_FAST_CHUNKS];
+int rli_fast_any;
 static pthread_mutex_t rl_fast_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The entry of @fd, allocating its chunk if @make; NULL if there is none. */
@@ -116,6 +117,7 @@ int rl_fast_map(int fd)
 	if (!__atomic_compare_exchange_n(slot, &old, (uintptr_t)page, 0,
 					 __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
 		munmap(page, RL_FAST_SIZE);
+	__atomic_store_n(&rli_fast_any, 1, __ATOMIC_RELAXED);
 	errno = saved;
 	return 0;
 }

@@ -31,6 +31,19 @@ static inline int rl_sys_ioctl(int fd, unsigned long cmd, void *arg)
 	return ret;
 }
 
+/*
+ * fast.c: set once any fd of the process is mapped, never cleared: the
+ * acquires of a process without a page pay one load for the fast path.
+ */
+extern int rli_fast_any;
+
+/* Take from @fd's page if the process has any: rl_fast_take(), inline. */
+static inline int rli_fast_try(int fd, uint64_t count)
+{
+	return __builtin_expect(__atomic_load_n(&rli_fast_any, __ATOMIC_RELAXED), 0) &&
+	       rl_fast_take(fd, count);
+}
+
 /* fast.c: an fd of rl_open(), which rl_set_config() or rl_attach() maps. */
 void rli_fast_opened(int fd);
 /* fast.c: its limiter is set: map it if rl_open() opened it. */
