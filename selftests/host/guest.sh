@@ -497,7 +497,7 @@ reload_test()
 	# 1000 s.
 	as $user rlpace -N $t -n 2 > $work/pace.txt 2>&1 &
 	pace=$!
-	check "a waiter sleeps on $t" wait_for 120 sh -c "[ \"\$(cat $sys/$t/waiters)\" = 1 ]"
+	check "a waiter sleeps on $t" wait_for 120 sh -c "[ \"\$(sed -n 's/^waiters //p' $sys/$t/stat)\" = 1 ]"
 	granted=$(attr $t granted)
 	sed -i 's|^rate = .*|rate = 100/s|' $conf/50-$t.conf
 	check "systemctl reload ratelimit after the edit" systemctl reload ratelimit
@@ -534,7 +534,7 @@ reload_test()
 	rm -f $conf/60-broken.conf
 	check "systemctl reload ratelimit works again without the broken file" \
 		sh -c "systemctl reload ratelimit &&
-			[ \"\$(cat $sys/$t/rate)/\$(cat $sys/$t/period_ns)\" = 5/1000000000 ]"
+			[ \"\$(sed -n 's/^rate //p; s/^period_ns //p' $sys/$t/config | tr '\\n' /)\" = 5/1000000000/ ]"
 }
 
 # The documented override: /dev/ratelimit for group ratelimit only.
