@@ -158,6 +158,8 @@ void bench_floor(void);
 
 /* contention.c */
 void bench_contention(void);
+double race_start(struct race *r, int n, bool procs, void (*worker)(int idx),
+		  uint64_t dur);
 /* fast.c */
 void bench_fast(void);
 

@@ -34,22 +34,29 @@ static void race_worker(int idx)
 	rl_close(c.fdr);
 }
 
+static void (*race_fn)(int idx);
+
 static void *race_thread(void *arg)
 {
-	race_worker((int)(intptr_t)arg);
+	race_fn((int)(intptr_t)arg);
 	return NULL;
 }
 
-/* Aggregate calls per second of @n threads or processes. */
-static double race_run(int n, bool procs, enum kind k, uint64_t dur)
+/*
+ * Aggregate calls per second of @n threads or processes running @worker:
+ * each counts @r->ready, waits for @r->go, runs until @r->stop and leaves
+ * its calls in @r->count[its index]. @r is shared_alloc()'s.
+ */
+double race_start(struct race *r, int n, bool procs, void (*worker)(int idx),
+		  uint64_t dur)
 {
 	pthread_t th[MAX_WORKERS];
 	pid_t pid[MAX_WORKERS];
 	uint64_t t0, t1, sum = 0;
 	int i;
 
-	memset(race, 0, sizeof(*race));
-	race_kind = k;
+	memset(r, 0, sizeof(*r));
+	race_fn = worker;
 	for (i = 0; i < n; i++) {
 		if (!procs) {
 			pthread_create(&th[i], NULL, race_thread,
@@ -60,16 +67,16 @@ static double race_run(int n, bool procs, enum kind k, uint64_t dur)
 		if (pid[i] < 0)
 			die("fork", errno);
 		if (!pid[i]) {
-			race_worker(i);
+			worker(i);
 			_exit(0);
 		}
 	}
-	while (atomic_load(&race->ready) < n)
+	while (atomic_load(&r->ready) < n)
 		sleep_ns(NSEC_PER_MSEC);
 	t0 = rl_now_ns();
-	atomic_store(&race->go, 1);
+	atomic_store(&r->go, 1);
 	sleep_ns(dur);
-	atomic_store(&race->stop, 1);
+	atomic_store(&r->stop, 1);
 	t1 = rl_now_ns();
 	for (i = 0; i < n; i++) {
 		if (procs)
@@ -78,8 +85,15 @@ static double race_run(int n, bool procs, enum kind k, uint64_t dur)
 			pthread_join(th[i], NULL);
 	}
 	for (i = 0; i < n; i++)
-		sum += race->count[i];
+		sum += r->count[i];
 	return (double)sum * NSEC_PER_SEC / (double)(t1 - t0);
+}
+
+/* Aggregate calls per second of @n threads or processes doing @k. */
+static double race_run(int n, bool procs, enum kind k, uint64_t dur)
+{
+	race_kind = k;
+	return race_start(race, n, procs, race_worker, dur);
 }
 
 #define CONT_REPS	5

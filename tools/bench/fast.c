@@ -150,52 +150,6 @@ static void fast_worker(int idx)
 	rl_close(fd);
 }
 
-static void *fast_thread(void *arg)
-{
-	fast_worker((int)(intptr_t)arg);
-	return NULL;
-}
-
-/* Aggregate acquires per second of @n threads or processes. */
-static double fast_run(int n, bool procs, uint64_t dur)
-{
-	pthread_t th[MAX_WORKERS];
-	pid_t pid[MAX_WORKERS];
-	uint64_t t0, t1, sum = 0;
-	int i;
-
-	memset(fast_race, 0, sizeof(*fast_race));
-	for (i = 0; i < n; i++) {
-		if (!procs) {
-			pthread_create(&th[i], NULL, fast_thread, (void *)(intptr_t)i);
-			continue;
-		}
-		pid[i] = fork();
-		if (pid[i] < 0)
-			die("fork", errno);
-		if (!pid[i]) {
-			fast_worker(i);
-			_exit(0);
-		}
-	}
-	while (atomic_load(&fast_race->ready) < n)
-		sleep_ns(NSEC_PER_MSEC);
-	t0 = rl_now_ns();
-	atomic_store(&fast_race->go, 1);
-	sleep_ns(dur);
-	atomic_store(&fast_race->stop, 1);
-	t1 = rl_now_ns();
-	for (i = 0; i < n; i++) {
-		if (procs)
-			waitpid(pid[i], NULL, 0);
-		else
-			pthread_join(th[i], NULL);
-	}
-	for (i = 0; i < n; i++)
-		sum += fast_race->count[i];
-	return (double)sum * NSEC_PER_SEC / (double)(t1 - t0);
-}
-
 static void fast_contended(void)
 {
 	struct rl_config cfg = {
@@ -214,7 +168,8 @@ static void fast_contended(void)
 	for (r = 0; r < FAST_REPS; r++)
 		for (p = 0; p < 2; p++)
 			for (i = 0; i < 3; i++)
-				rep[p][i][r] = fast_run(ns[i], p, dur);
+				rep[p][i][r] = race_start(fast_race, ns[i], p,
+							  fast_worker, dur);
 	for (p = 0; p < 2; p++)
 		for (i = 0; i < 3; i++) {
 			qsort(rep[p][i], FAST_REPS, sizeof(double), fast_cmp);
