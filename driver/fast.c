@@ -14,15 +14,23 @@
  * topped up only by a grant at once with nobody waiting. So while a
  * request waits nothing is reserved, and a fast taker never overtakes it.
  *
- * A page is the client's: allocated at its first mmap(), freed with the
- * client, whose file every mapping holds open. What a page says is
- * trusted only up to what the kernel put there.
+ * A page is the client's: allocated at its first mmap() and dropped when
+ * the client is freed. A mapping refers to the page, not to the client's
+ * file: the vma's file is one kernel-internal shmem file of the module's
+ * (rl_fast_file), so close(2) of the last fd ends the client as if it had
+ * never been mapped, and what a process keeps mapped after that is a page
+ * the kernel emptied and never reads again, which pins nothing (the page
+ * itself lives on, by its reference count, until its last mapping goes).
+ * What a page says is trusted only up to what the kernel put there.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <linux/atomic.h>
+#include <linux/err.h>
+#include <linux/file.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
+#include <linux/shmem_fs.h>
 
 #include "compat.h"
 #include "fast.h"
@@ -34,24 +42,65 @@
 struct rl_fast_page {
 	atomic64_t tokens;
 	atomic64_t acquires;
+	atomic64_t closes;
 };
 
 static_assert(offsetof(struct rl_fast, tokens) == offsetof(struct rl_fast_page, tokens));
 static_assert(offsetof(struct rl_fast, acquires) == offsetof(struct rl_fast_page, acquires));
+static_assert(offsetof(struct rl_fast, closes) == offsetof(struct rl_fast_page, closes));
 static_assert(sizeof(struct rl_fast) <= RL_FAST_SIZE && RL_FAST_SIZE <= PAGE_SIZE);
 
 /* A chunk is an eighth of the burst: a few kernel entries per burst. */
 #define RL_FAST_CHUNK_SHIFT	3
 
+/*
+ * The file of every mapping of a page: an empty shmem file, so that neither
+ * a client's file nor this module is held by a mapping (its operations are
+ * the kernel's own). The pages are inserted into the mappings, never in
+ * its page cache.
+ */
+static struct file *rl_fast_file;
+
+/**
+ * rl_fast_init() - create the file that mappings of pages refer to
+ * Return: 0 or -errno.
+ */
+int rl_fast_init(void)
+{
+	struct file *file = shmem_file_setup("ratelimit-reservation", 0, VM_NORESERVE);
+
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	rl_fast_file = file;
+	return 0;
+}
+
+/**
+ * rl_fast_exit() - drop the module's reference to that file
+ *
+ * Mappings left in processes keep the file and their pages, no code of
+ * the module.
+ */
+void rl_fast_exit(void)
+{
+	fput(rl_fast_file);
+}
+
 /**
  * rl_fast_map() - map @client's page into @vma, allocating it the first time
  * @client: a client that may reconfigure its limiter
  * @vma:    the mapping: shared, of one page at offset 0, not executable
+ *
+ * The mapping then refers to the page and rl_fast_file, no longer to the
+ * client's file; its vm_operations are the kernel's default (the page is
+ * inserted, VM_MIXEDMAP, so fork() copies it).
+ *
  * Return: 0, -EINVAL for another mapping, or -ENOMEM.
  */
 int rl_fast_map(struct rl_client *client, struct vm_area_struct *vma)
 {
 	struct page *page;
+	int ret;
 
 	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE ||
 	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
@@ -66,22 +115,51 @@ int rl_fast_map(struct rl_client *client, struct vm_area_struct *vma)
 	}
 	rl_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	rl_vm_flags_clear(vma, VM_MAYEXEC);
-	return vm_insert_page(vma, vma->vm_start, virt_to_page(client->fast));
-}
-
-/**
- * rl_fast_free() - free @client's page, if it has one
- * @client: a client being freed: its file, so every mapping, is gone
- */
-void rl_fast_free(struct rl_client *client)
-{
-	if (client->fast)
-		free_page((unsigned long)client->fast);
+	ret = vm_insert_page(vma, vma->vm_start, virt_to_page(client->fast));
+	if (ret)
+		return ret;
+	vma_set_file(vma, rl_fast_file);
+	return 0;
 }
 
 static struct rl_fast_page *rl_fast_page(const struct rl_client *client)
 {
 	return (struct rl_fast_page *)client->fast;
+}
+
+/**
+ * rl_fast_free() - drop @client's page, if it has one
+ * @client: a client being freed, detached (rl_fast_leave() took the page back)
+ *
+ * A mapping left behind keeps the page, empty: it holds no token and gets none.
+ */
+void rl_fast_free(struct rl_client *client)
+{
+	if (!client->fast)
+		return;
+	atomic64_set(&rl_fast_page(client)->tokens, 0);
+	put_page(virt_to_page(client->fast));
+}
+
+/**
+ * rl_fast_closed() - an fd of @client's file was closed (by any process)
+ * @client: the client
+ *
+ * Counted in the page, for processes that mapped it: the fd number they
+ * mapped may now be another file's (struct rl_fast.closes).
+ */
+void rl_fast_closed(struct rl_client *client)
+{
+	struct rl_fast *fast = READ_ONCE(client->fast);
+
+	if (fast)
+		atomic64_inc(&((struct rl_fast_page *)fast)->closes);
+}
+
+/* Does any process map @client's page? Racy, harmlessly: see rl_fast_sweep(). */
+static bool rl_fast_mapped(const struct rl_client *client)
+{
+	return page_mapped(virt_to_page(client->fast));
 }
 
 /* Count what @client took from its page, which now holds @left (<= its @fast_out). */
@@ -109,22 +187,6 @@ static void rl_fast_account(struct rl_limiter *lim, struct rl_client *client, u6
 static u64 rl_fast_left(struct rl_client *client, u64 seen)
 {
 	return min(seen, client->fast_out);
-}
-
-/**
- * rl_fast_sweep() - count what the pages of @lim's clients gave out
- * @lim: the limiter, locked
- */
-void rl_fast_sweep(struct rl_limiter *lim)
-{
-	struct rl_client *client;
-	u64 seen;
-
-	lockdep_assert_held(lim->tlock);
-	list_for_each_entry(client, &lim->fast_clients, fast_node) {
-		seen = atomic64_read(&rl_fast_page(client)->tokens);
-		rl_fast_account(lim, client, rl_fast_left(client, seen));
-	}
 }
 
 /* Empty @client's page: what it held goes back to @lim's bucket. */
@@ -172,6 +234,32 @@ void rl_fast_leave(struct rl_limiter *lim, struct rl_client *client)
 	list_del_init(&client->fast_node);
 }
 
+/**
+ * rl_fast_sweep() - count what the pages of @lim's clients gave out
+ * @lim: the limiter, locked
+ *
+ * A page no process maps any more (munmap(), exec, exit) is emptied and
+ * leaves the list: the kernel learns of the last unmap here, not when it
+ * happens (no vm_operations of the module's: they would pin it). Until
+ * then its tokens stay reserved, as any page's, and rl_fast_reclaim() takes
+ * them back before a request would wait or fail.
+ */
+void rl_fast_sweep(struct rl_limiter *lim)
+{
+	struct rl_client *client, *next;
+	u64 seen;
+
+	lockdep_assert_held(lim->tlock);
+	list_for_each_entry_safe(client, next, &lim->fast_clients, fast_node) {
+		if (!rl_fast_mapped(client)) {
+			rl_fast_leave(lim, client);
+			continue;
+		}
+		seen = atomic64_read(&rl_fast_page(client)->tokens);
+		rl_fast_account(lim, client, rl_fast_left(client, seen));
+	}
+}
+
 /* May @client hold a reservation of @lim: nothing there needs the kernel at every grant? */
 static bool rl_fast_allowed(const struct rl_limiter *lim, const struct rl_client *client)
 {
@@ -197,7 +285,7 @@ void rl_fast_topup(struct rl_limiter *lim, struct rl_client *client)
 	struct rl_fast_page *page = rl_fast_page(client);
 
 	lockdep_assert_held(lim->tlock);
-	if (!atomic_read(&client->fast_maps) || !rl_fast_allowed(lim, client))
+	if (!rl_fast_mapped(client) || !rl_fast_allowed(lim, client))
 		return;
 	if (list_empty(&client->fast_node))
 		list_add(&client->fast_node, &lim->fast_clients);

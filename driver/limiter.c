@@ -1466,19 +1466,6 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 }
 
 /**
- * rl_limiter_fast_unmapped() - the last mapping of @client's page is gone
- * @lim:    its limiter
- * @client: the client; its page's tokens go back to the bucket
- */
-void rl_limiter_fast_unmapped(struct rl_limiter *lim, struct rl_client *client)
-{
-	rl_lock_irq(lim);
-	rl_fast_leave(lim, client);
-	rl_dispatch(lim, ktime_get_ns());
-	rl_unlock_irq(lim);
-}
-
-/**
  * rl_move_busy() - would moving a subtree switch its grants to or from permits under clients?
  * @lim:    the root of the subtree moved; its tree is locked
  * @old:    its parent now, or NULL

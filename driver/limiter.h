@@ -77,7 +77,6 @@ void rl_limiter_get(struct rl_limiter *lim);
 void rl_limiter_put(struct rl_limiter *lim);
 void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client);
 u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client);
-void rl_limiter_fast_unmapped(struct rl_limiter *lim, struct rl_client *client);
 int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p, u64 self);
 void rl_limiter_get_params(struct rl_limiter *lim, struct rl_params *p);
 int rl_limiter_set_tunables(struct rl_limiter *lim, const u64 *vals, unsigned long given);

@@ -555,43 +555,25 @@ static void rl_show_fdinfo(struct seq_file *m, struct file *file)
 		   s.params.concurrency, s.held, s.counters.dropped_late);
 }
 
-/* Mappings of a reservation page: none left, the kernel takes its tokens back. */
-static void rl_vm_open(struct vm_area_struct *vma)
-{
-	struct rl_client *client = vma->vm_private_data;
-
-	atomic_inc(&client->fast_maps);
-}
-
-static void rl_vm_close(struct vm_area_struct *vma)
-{
-	struct rl_client *client = vma->vm_private_data;
-
-	if (atomic_dec_and_test(&client->fast_maps))
-		rl_limiter_fast_unmapped(client->lim, client);
-}
-
-static const struct vm_operations_struct rl_vm_ops = {
-	.open = rl_vm_open,
-	.close = rl_vm_close,
-};
-
-/* The fd's reservation page (RL_FEATURE_FAST), for a client that may reconfigure. */
+/*
+ * The fd's reservation page (RL_FEATURE_FAST), for a client that may
+ * reconfigure. The mapping does not hold the file (fast.c).
+ */
 static int rl_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct rl_client *client = file->private_data;
-	int ret;
 
 	if (!rl_client_limiter(client))
 		return -EBADFD;
 	if (!client->may_config)
 		return -EACCES;
-	ret = rl_fast_map(client, vma);
-	if (ret)
-		return ret;
-	vma->vm_ops = &rl_vm_ops;
-	vma->vm_private_data = client;
-	atomic_inc(&client->fast_maps);
+	return rl_fast_map(client, vma);
+}
+
+/* Any close of an fd of @file (close(2), dup2(), exec, exit): told to its page. */
+static int rl_flush(struct file *file, fl_owner_t id)
+{
+	rl_fast_closed(file->private_data);
 	return 0;
 }
 
@@ -603,6 +585,7 @@ static const struct file_operations rl_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.poll = rl_poll,
 	.mmap = rl_mmap,
+	.flush = rl_flush,
 	.show_fdinfo = rl_show_fdinfo,
 	RL_URING_FOPS
 };
@@ -626,11 +609,16 @@ static int __init rl_init(void)
 	ret = rl_sysfs_init();
 	if (ret)
 		goto err_named;
-	ret = misc_register(&rl_misc);
+	ret = rl_fast_init();
 	if (ret)
 		goto err_sysfs;
+	ret = misc_register(&rl_misc);
+	if (ret)
+		goto err_fast;
 	return 0;
 
+err_fast:
+	rl_fast_exit();
 err_sysfs:
 	rl_sysfs_exit();
 err_named:
@@ -643,6 +631,7 @@ err_limiter:
 static void __exit rl_exit(void)
 {
 	misc_deregister(&rl_misc);
+	rl_fast_exit();
 	rl_named_exit();
 	rl_sysfs_exit();
 	rl_limiter_exit();

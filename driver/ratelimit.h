@@ -228,7 +228,6 @@ struct rl_client {
 	struct list_head done;		/* those finished, in order; the limiter's lock */
 	u64 next_ticket;		/* the last ticket number given; @tmutex */
 	unsigned int ntickets;		/* outstanding tickets; @tmutex */
-	atomic_t fast_maps;		/* mappings of @fast: none, no top-up */
 	struct list_head fast_node;	/* in the limiter's fast_clients, or empty */
 	u64 fast_out;			/* tokens put in @fast not known to be taken */
 	u64 fast_taken;			/* tokens known taken from @fast */

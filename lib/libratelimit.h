@@ -123,9 +123,10 @@ int rl_acquire_timeout(int fd, uint64_t count, uint64_t timeout_ns,
  * rl_acquire_timeout() take tokens from it, when the kernel put enough
  * there, before they make the ioctl. Done by rl_set_config() and
  * rl_attach() for an fd of rl_open() (unless the environment has
- * RATELIMIT_FAST=0); close such an fd with rl_close() or rl_fast_unmap()
- * it first, or its file stays open and a later fd of the same number would
- * use its page. Mapping twice is 0.
+ * RATELIMIT_FAST=0). The mapping does not keep the fd's file: close(2)
+ * ends the client as rl_close() does, and a later take of the same fd
+ * number (closed, dup2()ed over, opened again) maps what it names now, or
+ * takes nothing. Mapping twice is 0.
  *
  * Return: 0, -EACCES for an fd that may only acquire, -EBADFD for an fd
  * with no limiter yet, -ENODEV for a module without RL_FEATURE_FAST,
@@ -148,7 +149,7 @@ int rl_fast_take(int fd, uint64_t count);
 
 /**
  * rl_fast_unmap() - undo rl_fast_map(); the kernel takes back the page's
- * tokens when its last mapping goes
+ * tokens at its next look at the page
  * @fd: client fd.
  *
  * Return: 0, or -ENOENT if it was not mapped.

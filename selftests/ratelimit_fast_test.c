@@ -14,7 +14,9 @@
  * Copyright (C) 2026 The ratelimit authors
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,11 +296,13 @@ TEST(close_and_kill_give_back)
 	ASSERT_EQ(0, ks_acq(fd2, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	ASSERT_EQ(10, page_tokens(f));
 	EXPECT_EQ(79, ks_avail(fd));
-	/* The mapping keeps the file open; munmap gives the page back, close the rest. */
+	/* The mapping does not keep the file: close ends the client, the page is emptied. */
 	close(fd2);
-	EXPECT_EQ(2, ks_nclients(fd));
-	munmap(f, RL_FAST_SIZE);
 	EXPECT_EQ(1, ks_nclients(fd));
+	EXPECT_EQ(0, page_tokens(f));
+	EXPECT_EQ(0, take(f, 1));
+	EXPECT_EQ(79, ks_avail(fd));
+	munmap(f, RL_FAST_SIZE);
 	/* All 79 for another fd: none stayed in a page. */
 	ASSERT_EQ(0, ks_acq(fd, 79, 0, RL_ACQUIRE_NONBLOCK, &a));
 	EXPECT_EQ(0, ks_avail(fd));
@@ -334,7 +338,10 @@ TEST(close_and_kill_give_back)
 	close(fd);
 }
 
-/* Without a mapping, no top-up: munmap takes the page back, the fd still open. */
+/*
+ * Without a mapping, no top-up: the kernel's next look at the pages (a
+ * statistics read) takes an unmapped page back, the fd still open.
+ */
 TEST(unmapped_no_topup)
 {
 	struct rl_acquire a;
@@ -345,6 +352,7 @@ TEST(unmapped_no_topup)
 	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	ASSERT_EQ(100, page_tokens(f));
 	munmap(f, RL_FAST_SIZE);
+	EXPECT_EQ(799, ks_avail(fd));
 	ASSERT_EQ(0, ks_acq(fd, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
 	f = fmap(fd);
 	ASSERT_NE(MAP_FAILED, f);
@@ -355,6 +363,325 @@ TEST(unmapped_no_topup)
 	EXPECT_EQ(100, page_tokens(f));
 	munmap(f, RL_FAST_SIZE);
 	close(fd);
+}
+
+/* A stats field of @fd's limiter, or POISON64. */
+#define stat_of(fd, field) ({ struct rl_stats _s;			\
+	ks_stats(fd, &_s) ? POISON64 : (__u64)_s.field; })
+
+/* "fast_NAME_PID" for the library's rl_open_named(). */
+static const char *lname(char *buf, const char *name)
+{
+	snprintf(buf, RL_NAME_MAX, "fast_%s_%d", name, (int)getpid());
+	return buf;
+}
+
+/* rl_open_named() of a limiter of @rate per @period, burst @burst, @conc permits. */
+static int lib_named(const char *name, __u32 flags, __u32 mode, __u64 rate,
+		     __u64 period, __u64 burst, __u64 conc)
+{
+	struct rl_config c = { .rate = rate, .period_ns = period, .burst = burst,
+			       .concurrency = conc };
+	char n[RL_NAME_MAX];
+
+	return rl_open_named(lname(n, name), flags, mode, &c);
+}
+
+/*
+ * close(2) of a mapped fd of the library ends its client with its last fd:
+ * a forked child's copy keeps the permits until it exits, and a new fd of
+ * the same number gives its own back at its close(2).
+ */
+TEST(close_ends_client)
+{
+	int fd, fd2, watch, pfd[2];
+	char c = 0, n[RL_NAME_MAX];
+	pid_t pid;
+
+	fd = lib_named("conc", RL_ATTACH_CREATE, 0666, 1000, NS_PER_SEC, 10, 2);
+	ASSERT_LE(0, fd);
+	/* rl_open_named() mapped it: mapping again is 0, a page is there. */
+	EXPECT_EQ(0, rl_fast_map(fd));
+	watch = named_again("conc", getpid());
+	ASSERT_LE(0, watch);
+	ASSERT_EQ(0, rl_acquire(fd, 2));
+	EXPECT_EQ(2, stat_of(watch, held));
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(pfd[1]);
+		_exit(read(pfd[0], &c, 1) < 0);
+	}
+	close(pfd[0]);
+	/* The child's copy of the file holds them; then its exit gives them back. */
+	close(fd);
+	EXPECT_EQ(2, stat_of(watch, held));
+	EXPECT_EQ(2, stat_of(watch, clients));
+	close(pfd[1]);
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	EXPECT_EQ(0, stat_of(watch, held));
+	EXPECT_EQ(1, stat_of(watch, clients));
+	/* The same number again, mapped again: its close gives its permits back. */
+	fd2 = rl_open_named(lname(n, "conc"), 0, 0, NULL);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, rl_acquire(fd2, 2));
+	EXPECT_EQ(2, stat_of(watch, held));
+	close(fd2);
+	EXPECT_EQ(0, stat_of(watch, held));
+	EXPECT_EQ(1, stat_of(watch, clients));
+	close(watch);
+	/* A limiter that is not persistent goes with its last fd, mapped or not. */
+	fd = lib_named("transient", RL_ATTACH_CREATE, 0600, 1, HOUR, 80, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_try_acquire(fd, 1, NULL));
+	snprintf(n, sizeof(n), KS_SYSFS "/fast_transient_%d", (int)getpid());
+	EXPECT_EQ(0, access(n, F_OK));
+	close(fd);
+	EXPECT_NE(0, access(n, F_OK));
+}
+
+/*
+ * A forked child shares the page; a close in the parent (closes goes up)
+ * sends the child through the ioctl once, to map again, and nothing is
+ * lost: every token is counted once when the last fd goes.
+ */
+TEST(fork_shares_page)
+{
+	int fd, watch, go[2], done[2], st;
+	struct rl_fast *f;
+	char c = 0;
+	pid_t pid;
+
+	fd = lib_named("fork", RL_ATTACH_CREATE, 0600, 1, HOUR, 800, 0);
+	ASSERT_LE(0, fd);
+	watch = named_again("fork", getpid());
+	ASSERT_LE(0, watch);
+	/* Through the ioctl: 1 granted, 100 reserved in the page. */
+	ASSERT_EQ(0, rl_try_acquire(fd, 1, NULL));
+	f = fmap(fd);
+	ASSERT_NE(MAP_FAILED, f);
+	ASSERT_EQ(100, page_tokens(f));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int i, ok = 1;
+
+		for (i = 0; i < 5; i++)
+			ok &= !rl_try_acquire(fd, 1, NULL);
+		ok &= write(done[1], &c, 1) == 1 && read(go[0], &c, 1) == 1;
+		ok &= !rl_try_acquire(fd, 1, NULL);
+		_exit(!ok);
+	}
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	/* The child's five came from the page, no system call. */
+	EXPECT_EQ(95, page_tokens(f));
+	EXPECT_EQ(0, f->closes);
+	close(fd);
+	EXPECT_EQ(1, f->closes);
+	EXPECT_EQ(2, stat_of(watch, clients));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, st);
+	/* Mapped again after the close, the same page: the sixth came from it. */
+	EXPECT_EQ(1, stat_of(watch, clients));
+	EXPECT_EQ(0, page_tokens(f));
+	EXPECT_EQ(7, stat_of(watch, granted));
+	EXPECT_EQ(793, stat_of(watch, available));
+	munmap(f, RL_FAST_SIZE);
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+	close(watch);
+}
+
+/*
+ * dup2() over a mapped fd number: the number's takes are the new file's,
+ * never from the old file's page, which is still open elsewhere.
+ */
+TEST(dup2_over_mapped)
+{
+	int x, y, keep, wx, wy;
+	struct rl_fast *fx;
+
+	x = lib_named("dupx", RL_ATTACH_CREATE, 0600, 1, HOUR, 800, 0);
+	ASSERT_LE(0, x);
+	y = lib_named("dupy", RL_ATTACH_CREATE, 0600, 1, HOUR, 800, 0);
+	ASSERT_LE(0, y);
+	wx = named_again("dupx", getpid());
+	wy = named_again("dupy", getpid());
+	ASSERT_LE(0, wx);
+	ASSERT_LE(0, wy);
+	ASSERT_EQ(0, rl_try_acquire(x, 1, NULL));
+	ASSERT_EQ(0, rl_try_acquire(x, 1, NULL));
+	keep = dup(x);
+	ASSERT_LE(0, keep);
+	fx = fmap(keep);
+	ASSERT_NE(MAP_FAILED, fx);
+	ASSERT_EQ(99, page_tokens(fx));
+	ASSERT_EQ(x, dup2(y, x));
+	/* Ten takes of number x: y's, through y's page once mapped. */
+	for (int i = 0; i < 10; i++)
+		ASSERT_EQ(0, rl_try_acquire(x, 1, NULL));
+	EXPECT_EQ(99, page_tokens(fx));
+	EXPECT_EQ(2, stat_of(wx, granted));
+	EXPECT_EQ(10, stat_of(wy, granted));
+	EXPECT_EQ(2, stat_of(wx, clients));
+	/* x's file ends with its last fd: its page emptied, its tokens back. */
+	close(keep);
+	EXPECT_EQ(1, stat_of(wx, clients));
+	EXPECT_EQ(0, page_tokens(fx));
+	EXPECT_EQ(798, stat_of(wx, available));
+	munmap(fx, RL_FAST_SIZE);
+	close(x);
+	close(y);
+	EXPECT_EQ(1, stat_of(wy, clients));
+	EXPECT_EQ(790, stat_of(wy, available));
+	close(wx);
+	close(wy);
+}
+
+/*
+ * exec drops a process's mappings while the fd lives on in the new image:
+ * the page, mapped nowhere, is taken back at the kernel's next look and
+ * gets no top-up.
+ */
+TEST(exec_drops_mapping)
+{
+	struct rl_fast *f;
+	char comm[32] = "";
+	int fd, watch, i;
+	pid_t pid;
+
+	if (access("/bin/sleep", X_OK))
+		SKIP(return, "no /bin/sleep to exec");
+	fd = lib_named("exec", RL_ATTACH_CREATE, 0600, 1, HOUR, 800, 0);
+	ASSERT_LE(0, fd);
+	watch = named_again("exec", getpid());
+	ASSERT_LE(0, watch);
+	ASSERT_EQ(0, rl_try_acquire(fd, 1, NULL));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The fd stays across exec, the library's mapping does not. */
+		fcntl(fd, F_SETFD, 0);
+		execl("/bin/sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 500 && strcmp(comm, "sleep\n"); i++) {
+		char path[64];
+		FILE *cf;
+
+		usleep(10000);
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		cf = fopen(path, "r");
+		if (cf) {
+			if (!fgets(comm, sizeof(comm), cf))
+				comm[0] = '\0';
+			fclose(cf);
+		}
+	}
+	ASSERT_STREQ("sleep\n", comm);
+	/* Only this process maps it now, twice: the library and here. */
+	f = fmap(fd);
+	ASSERT_NE(MAP_FAILED, f);
+	EXPECT_EQ(100, page_tokens(f));
+	ASSERT_EQ(0, rl_fast_unmap(fd));
+	munmap(f, RL_FAST_SIZE);
+	/* Mapped nowhere: a statistics read takes it back, no top-up after. */
+	EXPECT_EQ(799, stat_of(watch, available));
+	ASSERT_EQ(0, rl_try_acquire(fd, 1, NULL));
+	f = fmap(fd);
+	ASSERT_NE(MAP_FAILED, f);
+	EXPECT_EQ(0, page_tokens(f));
+	/* The file, the parent's and the child's, and the watch. */
+	EXPECT_EQ(2, stat_of(watch, clients));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	munmap(f, RL_FAST_SIZE);
+	close(fd);
+	close(watch);
+}
+
+#define RACERS	4
+
+struct racer {
+	int fd;
+	int *stop;
+	__u64 got;
+	pthread_t th;
+};
+
+static void *racer_fn(void *arg)
+{
+	struct racer *r = arg;
+
+	while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE))
+		if (!rl_try_acquire(r->fd, 1, NULL))
+			r->got++;
+	return NULL;
+}
+
+/*
+ * Threads take from an fd's page while another closes it and opens
+ * another limiter under the same number: no fault, and every token one of
+ * them got was counted once, by the one limiter it came from.
+ */
+TEST(close_races_take)
+{
+	int fd, fd2, wx, wy, stop = 0, i, round;
+	struct racer r[RACERS];
+	char n[RL_NAME_MAX];
+	__u64 got = 0;
+
+	wx = -1;
+	wy = -1;
+	for (round = 0; round < 20; round++) {
+		fd = lib_named("racex", RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0600,
+			       1, HOUR, 64, 0);
+		ASSERT_LE(0, fd);
+		if (wx < 0) {
+			wx = named_again("racex", getpid());
+			ASSERT_LE(0, wx);
+		}
+		stop = 0;
+		for (i = 0; i < RACERS; i++) {
+			r[i] = (struct racer){ .fd = fd, .stop = &stop };
+			ASSERT_EQ(0, pthread_create(&r[i].th, NULL, racer_fn, &r[i]));
+		}
+		usleep(1000 * (round % 5));
+		close(fd);
+		fd2 = lib_named("racey", RL_ATTACH_CREATE | RL_ATTACH_PERSIST, 0600,
+				1, HOUR, 64, 0);
+		ASSERT_LE(0, fd2);
+		if (wy < 0) {
+			wy = named_again("racey", getpid());
+			ASSERT_LE(0, wy);
+		}
+		usleep(2000);
+		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+		for (i = 0; i < RACERS; i++) {
+			pthread_join(r[i].th, NULL);
+			got += r[i].got;
+		}
+		close(fd2);
+	}
+	/* Whatever number each take named, x's and y's grants add up to them. */
+	EXPECT_EQ(got, stat_of(wx, granted) + stat_of(wy, granted));
+	EXPECT_GE(64, stat_of(wx, granted));
+	EXPECT_GE(64, stat_of(wy, granted));
+	EXPECT_EQ(1, stat_of(wx, clients));
+	EXPECT_EQ(1, stat_of(wy, clients));
+	TH_LOG("%llu taken: %llu from x, %llu from y", (unsigned long long)got,
+	       (unsigned long long)stat_of(wx, granted),
+	       (unsigned long long)stat_of(wy, granted));
+	close(wx);
+	close(wy);
+	ks_unl_name(lname(n, "racex"));
+	ks_unl_name(lname(n, "racey"));
 }
 
 /* rl_submit() takes from the page: granted at once, nothing to collect. */

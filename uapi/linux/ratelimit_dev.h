@@ -586,7 +586,13 @@ struct rl_queued {
  * RL_FEATURE_FAST. mmap(NULL, RL_FAST_SIZE, PROT_READ | PROT_WRITE,
  * MAP_SHARED, fd, 0) maps the fd's reservation: a page whose first bytes
  * are a struct rl_fast, the same page for every mapping of the fd (and of
- * its processes' forks). Only an fd that may reconfigure its limiter maps
+ * its processes' forks, which inherit the mapping). The mapping refers to
+ * the page, not to the fd's file: it keeps neither the file, its limiter
+ * nor the module, so closing the fd ends its client exactly as if it had
+ * never been mapped (permits and reserved tokens back, a transient
+ * limiter gone). A mapping that outlives its file's last fd shows a page
+ * the kernel emptied and never reads again: it holds no token and gets
+ * none. Only an fd that may reconfigure its limiter maps
  * it (a private limiter's, or a named one's attached with write
  * permission); others get -EACCES, and an fd with no limiter yet -EBADFD
  * (a module without RL_FEATURE_FAST: -ENODEV).
@@ -604,7 +610,8 @@ struct rl_queued {
  * grant, and adds 1 to @acquires. The kernel takes back what is left, with
  * an exchange to 0, whenever a request of another fd would otherwise not
  * be granted at once or would wait, when the limiter or the fd's settings
- * change, when the last mapping of the page goes, and when the fd is
+ * change, at the kernel's first look at the page (below) after its last
+ * mapping went (munmap, exec, exit), and when the file's last fd is
  * closed (also by exit or kill -9); an unmapped page gets none: so a
  * reserved token never waits while a request does, and none is lost. The
  * limiter's bound holds with reserved tokens as taken: its bucket holds at
@@ -613,6 +620,13 @@ struct rl_queued {
  * the kernel's next look at the page (every read of the statistics), and
  * struct rl_stats.available counts what pages hold. The page holds
  * nothing but these counters.
+ *
+ * Every close of an fd of the file, by any process (close(2), dup2() or
+ * dup3() over it, exec of an O_CLOEXEC fd, exit), adds 1 to @closes
+ * before the file may go. A process that reads @closes when it maps the
+ * page and compares it before each take knows when the fd number it
+ * mapped may name another file since: it then takes nothing from the page
+ * until it has mapped that number again (what libratelimit does).
  */
 #define RL_FEATURE_FAST		_BITUL(2)	/* struct rl_features.flags */
 #define RL_FAST_SIZE		4096
@@ -621,12 +635,15 @@ struct rl_queued {
  * struct rl_fast - the reservation of an fd, at offset 0 of its mapping
  * @tokens:   tokens reserved for this fd; taken by compare-and-swap.
  * @acquires: requests served from @tokens, counted by the taker.
+ * @closes:   closes of fds of this file, counted by the kernel; 0 from a
+ *            module older than the field.
  * @reserved: 0.
  */
 struct rl_fast {
 	__u64 tokens;
 	__u64 acquires;
-	__u64 reserved[6];
+	__u64 closes;
+	__u64 reserved[5];
 };
 
 /**
