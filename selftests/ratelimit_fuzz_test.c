@@ -937,6 +937,29 @@ static const int fz_mmap_errs[] = {
 };
 
 /*
+ * The library's fast path on a slot's fd, while other threads close(),
+ * dup2() over and open fds of the same numbers and the process forks:
+ * mapped, takes and acquires, now and then given up. A take must never
+ * fault, whatever the number names by then.
+ */
+static void fz_fast_lib(struct fz_thread *t)
+{
+	int fd = fz_fd(t), i, ret;
+
+	t->op = OP_FAST;
+	ret = rl_fast_map(fd);
+	fz_check(t, OP_FAST, ret ? -1 : 0, -ret, fz_mmap_errs, "rl_fast_map", NULL, 0);
+	for (i = below(t, 20); i > 0; i--) {
+		if (chance(t, 50))
+			rl_fast_take(fd, 1 + below(t, 4));
+		else
+			rl_try_acquire(fd, 1 + below(t, 4), NULL);
+	}
+	if (chance(t, 10))
+		rl_fast_unmap(fd);
+}
+
+/*
  * The reservation page: mapped, mostly with valid arguments; then tokens
  * taken as the library does (a compare-and-swap), now and then a value
  * written into it (the kernel must trust none beyond what it put there),
@@ -954,6 +977,10 @@ static void fz_fast(struct fz_thread *t)
 	__u64 v, n;
 	int i;
 
+	if (chance(t, 50)) {
+		fz_fast_lib(t);
+		return;
+	}
 	if (chance(t, 10))
 		prot = prots[below(t, 4)];
 	if (chance(t, 5))
