@@ -53,32 +53,40 @@ int rli_fast_any;
 /* Serialises allocating chunks and mapping, repairing and giving up pages. */
 static pthread_mutex_t rl_fast_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The slot of @fd, or NULL if its chunk is not there (or @fd is out of range). */
+static inline struct rl_fast_slot *rl_fast_find(int fd)
+{
+	struct rl_fast_slot *chunk;
+
+	if ((unsigned int)fd >= RL_FAST_CHUNK * RL_FAST_CHUNKS)
+		return NULL;
+	chunk = __atomic_load_n(&rl_fast_table[(unsigned int)fd / RL_FAST_CHUNK],
+				__ATOMIC_ACQUIRE);
+	return chunk ? &chunk[(unsigned int)fd % RL_FAST_CHUNK] : NULL;
+}
+
 /* The slot of @fd, allocating its chunk if @make; NULL if there is none. */
 static struct rl_fast_slot *rl_fast_slot(int fd, int make)
 {
-	struct rl_fast_slot *chunk;
-	unsigned int i;
+	struct rl_fast_slot *chunk, *s = rl_fast_find(fd);
+	unsigned int i = (unsigned int)fd / RL_FAST_CHUNK;
 
-	if (fd < 0 || fd >= RL_FAST_CHUNK * RL_FAST_CHUNKS)
-		return NULL;
-	i = (unsigned int)fd / RL_FAST_CHUNK;
-	chunk = __atomic_load_n(&rl_fast_table[i], __ATOMIC_ACQUIRE);
-	if (!chunk && make) {
-		pthread_mutex_lock(&rl_fast_lock);
-		chunk = rl_fast_table[i];
-		if (!chunk) {
-			chunk = calloc(RL_FAST_CHUNK, sizeof(*chunk));
-			if (chunk)
-				__atomic_store_n(&rl_fast_table[i], chunk, __ATOMIC_RELEASE);
-		}
-		pthread_mutex_unlock(&rl_fast_lock);
+	if (s || !make || (unsigned int)fd >= RL_FAST_CHUNK * RL_FAST_CHUNKS)
+		return s;
+	pthread_mutex_lock(&rl_fast_lock);
+	chunk = rl_fast_table[i];
+	if (!chunk) {
+		chunk = calloc(RL_FAST_CHUNK, sizeof(*chunk));
+		if (chunk)
+			__atomic_store_n(&rl_fast_table[i], chunk, __ATOMIC_RELEASE);
 	}
+	pthread_mutex_unlock(&rl_fast_lock);
 	return chunk ? &chunk[(unsigned int)fd % RL_FAST_CHUNK] : NULL;
 }
 
 static uintptr_t rl_fast_get(int fd)
 {
-	struct rl_fast_slot *s = rl_fast_slot(fd, 0);
+	struct rl_fast_slot *s = rl_fast_find(fd);
 
 	return s ? __atomic_load_n(&s->page, __ATOMIC_ACQUIRE) : 0;
 }
@@ -194,7 +202,7 @@ int rl_fast_map(int fd)
 
 int rl_fast_unmap(int fd)
 {
-	struct rl_fast_slot *s = rl_fast_slot(fd, 0);
+	struct rl_fast_slot *s = rl_fast_find(fd);
 	int saved = errno, ret = -ENOENT;
 
 	if (fd < 0)
@@ -218,8 +226,10 @@ int rli_fast_mapped(int fd)
 /*
  * An fd of @fd's number was closed since @s's page was mapped: map the
  * number again (the same page if it is the same file), or give the page
- * up. Return the page to take from now, or 0.
+ * up. Return the page to take from now, or 0. Out of line: the takes that
+ * need none pay nothing for it.
  */
+__attribute__((noinline, cold))
 static uintptr_t rl_fast_repair(int fd, struct rl_fast_slot *s)
 {
 	int saved = errno;
@@ -237,7 +247,7 @@ static uintptr_t rl_fast_repair(int fd, struct rl_fast_slot *s)
 
 int rl_fast_take(int fd, uint64_t count)
 {
-	struct rl_fast_slot *s = rl_fast_slot(fd, 0);
+	struct rl_fast_slot *s = rl_fast_find(fd);
 	struct rl_fast *f;
 	uintptr_t page;
 	uint64_t t;
