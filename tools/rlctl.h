@@ -84,7 +84,7 @@ struct hist {
 	uint64_t floor[HIST_MAX], count[HIST_MAX], total;
 };
 
-/* rlctl_show.c: @text, a wait_histogram, into @h (@text is cut up). */
+/* rlctl_sysfs.c: @text, a wait_histogram, into @h (@text is cut up). */
 void parse_hist(char *text, struct hist *h);
 
 /*
@@ -111,9 +111,9 @@ void show_global(const char *name);
  * none of them has a file.
  */
 void export_global(FILE *f, const char *const *names, size_t n);
-/* rlctl_export.c: {limiter="NAME" escaped; the caller closes the set. */
+/* rlctl_fmt.c: {limiter="NAME" escaped; the caller closes the set. */
 void prom_label(FILE *f, const char *name);
-/* rlctl_export.c: a label value, escaped, without its quotes. */
+/* rlctl_fmt.c: a label value, escaped, without its quotes. */
 void prom_value(FILE *f, const char *v);
 /* rlctl_fmt.c: numbers and rates as rlctl prints them. */
 void json_rate(double per_s);

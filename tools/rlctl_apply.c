@@ -32,17 +32,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <unistd.h>
 
 #include "rlctl.h"
-#include "rlctl_apply.h"
+#include "rlctl_apply_run.h"
 #include "rlctl_conf.h"
 #include "sysfile.h"
 #include "tool.h"
 
 #define CAP_SYS_ADMIN_BIT	21
 #define MAY_WRITE_BITS	2
+
+/* One rlctl apply: the files read, the plan made (items), how to run it. */
+struct apply {
+	struct rlconf conf;
+	const char *sysfs;
+	bool dry_run;
+	bool prune;
+	bool admin;		/* CAP_SYS_ADMIN: the module lets us do all */
+	int check_fd;		/* our private limiter, for the checks */
+	struct item *items;
+	size_t n;
+	size_t cap;
+};
 
 /* --- what the module has -------------------------------------------- */
 
@@ -133,32 +145,6 @@ static bool may_write(const struct apply *a, const struct owner *o)
 	else if (in_group(o->gid))
 		mode >>= 3;
 	return (mode & MAY_WRITE_BITS) == MAY_WRITE_BITS;
-}
-
-/*
- * Take the file system ids that a limiter created now gets as owner and
- * group: those of the section, when it says. False when not allowed;
- * become_self() undoes it in any case.
- */
-bool become_owner(const struct rlconf_limiter *l)
-{
-	bool ok = true;
-
-	if (l->key_line[RLCONF_GROUP]) {
-		setfsgid(l->gid);
-		ok = (uint32_t)setfsgid(-1) == l->gid;
-	}
-	if (ok && l->key_line[RLCONF_OWNER]) {
-		setfsuid(l->uid);
-		ok = (uint32_t)setfsuid(-1) == l->uid;
-	}
-	return ok;
-}
-
-void become_self(void)
-{
-	setfsuid(geteuid());
-	setfsgid(getegid());
 }
 
 /* --- the plan ------------------------------------------------------- */
@@ -456,7 +442,7 @@ static int apply(struct apply *a, int npaths, char **paths)
 		goto nomem;
 	if (a->conf.rd.errors)
 		return nothing_applied(a);
-	return run_plan(a);
+	return run_plan(a->items, a->n, a->dry_run);
 nomem:
 	say("out of memory: nothing applied");
 	return 1;

@@ -10,10 +10,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <unistd.h>
 
 #include "rlctl.h"
-#include "rlctl_apply.h"
+#include "rlctl_apply_run.h"
 #include "rlctl_conf.h"
 
 static void fmt_rate(const struct rl_config *cfg, char *buf, size_t len)
@@ -107,7 +108,7 @@ static const char *item_name(const struct item *it)
 	return it->lim ? it->lim->name : it->removed;
 }
 
-static void print_item(const struct apply *a, const struct item *it)
+static void print_item(const struct item *it, bool dry_run)
 {
 	static const char *const done[A_NR] = {
 		"removed", "changed", "created" };
@@ -117,7 +118,7 @@ static void print_item(const struct apply *a, const struct item *it)
 	bool first = true;
 	char mode[8];
 
-	printf("%s %s", (a->dry_run ? would : done)[it->what], item_name(it));
+	printf("%s %s", (dry_run ? would : done)[it->what], item_name(it));
 	if (it->what == A_CHANGE) {
 		print_config(&it->have, &it->want, &first);
 		print_perm(it, &first);
@@ -162,6 +163,32 @@ static const char *why(int err)
 	}
 }
 
+/*
+ * Take the file system ids that a limiter created now gets as owner and
+ * group: those of the section, when it says. False when not allowed;
+ * become_self() undoes it in any case.
+ */
+bool become_owner(const struct rlconf_limiter *l)
+{
+	bool ok = true;
+
+	if (l->key_line[RLCONF_GROUP]) {
+		setfsgid(l->gid);
+		ok = (uint32_t)setfsgid(-1) == l->gid;
+	}
+	if (ok && l->key_line[RLCONF_OWNER]) {
+		setfsuid(l->uid);
+		ok = (uint32_t)setfsuid(-1) == l->uid;
+	}
+	return ok;
+}
+
+void become_self(void)
+{
+	setfsuid(geteuid());
+	setfsgid(getegid());
+}
+
 static int run_item(const struct item *it)
 {
 	const struct rlconf_limiter *l = it->lim;
@@ -191,31 +218,30 @@ static int run_item(const struct item *it)
 	return ret;
 }
 
-/* Removals, then changes, then creations; 0 or the exit status. */
-int run_plan(struct apply *a)
+int run_plan(const struct item *items, size_t n, bool dry_run)
 {
 	static const char *const verb[A_NR] = { "remove", "change", "create" };
 	size_t i, done = 0;
 	int what, ret;
 
 	for (what = 0; what < A_NR; what++) {
-		for (i = 0; i < a->n; i++) {
-			if (a->items[i].what != (enum action)what)
+		for (i = 0; i < n; i++) {
+			if (items[i].what != (enum action)what)
 				continue;
-			ret = a->dry_run ? 0 : run_item(&a->items[i]);
+			ret = dry_run ? 0 : run_item(&items[i]);
 			if (ret) {
 				fflush(stdout);
 				say("cannot %s '%s': %s", verb[what],
-				    item_name(&a->items[i]), why(ret));
+				    item_name(&items[i]), why(ret));
 				say("stopped: %zu of %zu changes made (printed above)",
-				    done, a->n);
+				    done, n);
 				return 1;
 			}
-			print_item(a, &a->items[i]);
+			print_item(&items[i], dry_run);
 			done++;
 		}
 	}
-	if (!a->n)
+	if (!n)
 		printf("rlctl: apply: nothing to change\n");
 	return 0;
 }

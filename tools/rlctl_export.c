@@ -78,27 +78,6 @@ static const unsigned int bucket_shift[] = {
 	10, 13, 16, 19, 22, 25, 28, 31, 34, 37,
 };
 
-/* A label's value with backslash, double quote and newline escaped. */
-void prom_value(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
-
-/* The label set's start, {limiter="NAME" (the caller closes it). */
-void prom_label(FILE *f, const char *name)
-{
-	fputs("{limiter=\"", f);
-	prom_value(f, name);
-	fputs("\"", f);
-}
-
 static void put_header(FILE *f, const char *name, const char *type,
 		       const char *help)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * rlctl_fmt.c - how rlctl prints: JSON strings, numbers, rates.
+ * rlctl_fmt.c - how rlctl prints: JSON strings, numbers, rates, and the
+ * Prometheus labels of rlctl export.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -134,4 +135,25 @@ const char *fmt_rate_unit(char *buf, size_t len, double per_s)
 void json_rate(double per_s)
 {
 	printf("%.10g", per_s);
+}
+
+/* A label's value with backslash, double quote and newline escaped. */
+void prom_value(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+/* The label set's start, {limiter="NAME" (the caller closes it). */
+void prom_label(FILE *f, const char *name)
+{
+	fputs("{limiter=\"", f);
+	prom_value(f, name);
+	fputs("\"", f);
 }

@@ -148,26 +148,6 @@ static void show_clients_json(const struct client *cl, size_t n,
 
 static const unsigned int percentiles[] = { 50, 90, 99 };
 
-void parse_hist(char *text, struct hist *h)
-{
-	char *line, *save = NULL, *sp;
-	uint64_t f, c;
-
-	memset(h, 0, sizeof(*h));
-	for (line = strtok_r(text, "\n", &save); line && h->n < HIST_MAX;
-	     line = strtok_r(NULL, "\n", &save)) {
-		sp = strchr(line, ' ');
-		if (!sp)
-			continue;
-		*sp = '\0';
-		if (sysfile_parse_u64(line, 10, &f) || sysfile_parse_u64(sp + 1, 10, &c))
-			continue;
-		h->floor[h->n] = f;
-		h->count[h->n++] = c;
-		h->total += c;
-	}
-}
-
 /*
  * Upper bound of the @pct-th percentile wait: the top of the bucket
  * (FLOOR .. 2 x FLOOR) that holds it; 0 for the bucket of no wait.

@@ -250,6 +250,26 @@ char *read_text(const char *name, const char *key, int *err)
 	return *err ? NULL : sysfile_read_all(path, err);
 }
 
+void parse_hist(char *text, struct hist *h)
+{
+	char *line, *save = NULL, *sp;
+	uint64_t f, c;
+
+	memset(h, 0, sizeof(*h));
+	for (line = strtok_r(text, "\n", &save); line && h->n < HIST_MAX;
+	     line = strtok_r(NULL, "\n", &save)) {
+		sp = strchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp = '\0';
+		if (sysfile_parse_u64(line, 10, &f) || sysfile_parse_u64(sp + 1, 10, &c))
+			continue;
+		h->floor[h->n] = f;
+		h->count[h->n++] = c;
+		h->total += c;
+	}
+}
+
 int is_limiter_dir(const struct dirent *d)
 {
 	return rl_name_valid(d->d_name) &&

@@ -16,10 +16,10 @@ Documentation/python.md and ratelimit(4) for the semantics.
 
 from ._lib import (ABI_VERSION, DEADLINE_NONE, NAME_MAX, PRIO_DEFAULT,
                    PRIO_HIGH, PRIO_LOW, PRIO_MID, PRIO_USER, QUEUED_MAX)
-from ._core import (DEFAULT_MODE, DEVICE, Client, Config, ConfigLike, Demand,
-                    Features, Grant, Limiter, Parent, Stats, features,
-                    name_valid, now_ns, parse_amount, parse_priority,
-                    to_config)
+from ._values import (Client, Config, ConfigLike, Demand, Features, Grant,
+                      Parent, Stats, to_config)
+from ._core import (DEFAULT_MODE, DEVICE, Limiter, features, name_valid,
+                    now_ns, parse_amount, parse_priority)
 
 __version__ = "0.1.0"
 

@@ -24,19 +24,37 @@ import collections
 import contextlib
 import ctypes
 import errno
+import functools
+import inspect
 import itertools
 import time
 import weakref
-from typing import Any, AsyncIterator, Deque, Dict, Iterator, Optional, Union
+from typing import (Any, AsyncIterator, Callable, Deque, Dict, Iterator,
+                    Optional, Protocol, TypeVar, Union, cast)
 
 from . import _lib
-from ._core import F, Grant, Limiter, _decorate, _error
+from ._values import Config, Features, Grant, _error
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 # After a wake-up by poll that still found the head unservable (it wants
 # more than the one token or permit poll reports), wait this long before
 # the next try rather than spin on a readable fd.
 _POLL_BACKOFF = 0.001
 
+
+class _Sync(Protocol):
+    """What an AsyncLimiter asks of its Limiter: its fd and non-blocking
+    calls (the tests give it a simulation)."""
+
+    @property
+    def closed(self) -> bool: ...
+    def fileno(self) -> int: ...
+    def features(self) -> Features: ...
+    def config(self) -> Config: ...
+    def try_acquire(self, count: int, *, priority: int) -> Grant: ...
+    def refund(self, count: int) -> None: ...
+    def release(self, count: int) -> None: ...
 
 
 class _Ops:
@@ -98,7 +116,7 @@ class AsyncLimiter:
     loop's non-blocking ones).
     """
 
-    def __init__(self, limiter: Limiter) -> None:
+    def __init__(self, limiter: _Sync) -> None:
         self.limiter = limiter
         self._queue: Deque[_Waiter] = collections.deque()
         self._loop: Optional[asyncio.AbstractEventLoop] = None
@@ -387,11 +405,11 @@ class AsyncLimiter:
         tokens first (held as permits during the call, with a
         concurrency limit). @alim.limit and @alim.limit(5) both work."""
         if not isinstance(count, int):
-            return _decorate(self, count, 1, acquire)
+            return _limited(lambda: self, count, 1, acquire)
         n = count
 
         def deco(fn: F) -> F:
-            return _decorate(self, fn, n, acquire)
+            return _limited(lambda: self, fn, n, acquire)
         return deco
 
     def _schedule(self, delay: float) -> None:
@@ -482,3 +500,18 @@ class AsyncLimiter:
             self._loop.add_reader(self.limiter.fileno(), self._serve, True)
             self._reader = True
 
+
+def _limited(alim: Callable[[], AsyncLimiter], fn: F, count: int,
+            acquire: Dict[str, Any]) -> F:
+    """@fn, a coroutine function, taking @count tokens of alim() (called
+    in the running loop) around each call: AsyncLimiter.limit(), and
+    Limiter.limit() for coroutine functions."""
+    if not inspect.iscoroutinefunction(fn):
+        raise TypeError("AsyncLimiter.limit() decorates coroutine "
+                        "functions (Limiter.limit() decorates both)")
+
+    @functools.wraps(fn)
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        async with alim().permit(count, **acquire):
+            return await fn(*args, **kwargs)
+    return cast(F, call)

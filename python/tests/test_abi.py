@@ -21,7 +21,7 @@ import tempfile
 import unittest
 
 from kratelimit import _lib
-from kratelimit._core import Config
+from kratelimit._values import Config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.join(HERE, "..", "..")

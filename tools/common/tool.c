@@ -53,10 +53,10 @@ int tool_version(void)
 	return 0;
 }
 
-int tool_std_option(int opt, void (*usage)(void))
+int tool_std_option(int opt, void (*print_usage)(void))
 {
 	if (opt == 'h') {
-		usage();
+		print_usage();
 		return 0;
 	}
 	if (opt == TOOL_OPT_VERSION)

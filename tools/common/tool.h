@@ -70,11 +70,11 @@ tool_usage(int status, const char *fmt, ...);
 int tool_version(void);
 
 /*
- * -h and --help (@usage prints the usage on stdout) or --version, as
+ * -h and --help (@print_usage prints the usage on stdout) or --version, as
  * getopt_long() returned it in @opt: the exit status, 0; -1 for any other
  * option. A tool's options: { TOOL_HELP_OPTION, TOOL_VERSION_OPTION, ... }.
  */
-int tool_std_option(int opt, void (*usage)(void));
+int tool_std_option(int opt, void (*print_usage)(void));
 #define TOOL_HELP_OPTION	{ "help", no_argument, NULL, 'h' }
 
 /* Human duration into @buf: "850 ns", "12.3 us", "4.56 ms", "2.001 s". */

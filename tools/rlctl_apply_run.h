@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rlctl_apply.h - between the files of "rlctl apply": rlctl_apply.c (the
- * files, what the module has, the plan) and rlctl_apply_run.c (the
- * changes).
+ * rlctl_apply_run.h - the changes of "rlctl apply": the items that
+ * rlctl_apply.c plans (from the files and what the module has) and
+ * rlctl_apply_run.c makes.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
-#ifndef RLCTL_APPLY_H
-#define RLCTL_APPLY_H
+#ifndef RLCTL_APPLY_RUN_H
+#define RLCTL_APPLY_RUN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,18 +35,6 @@ struct item {
 	char removed[RL_NAME_MAX];	/* A_REMOVE: the name */
 };
 
-struct apply {
-	struct rlconf conf;
-	const char *sysfs;
-	bool dry_run;
-	bool prune;
-	bool admin;		/* CAP_SYS_ADMIN: the module lets us do all */
-	int check_fd;		/* our private limiter, for the checks */
-	struct item *items;
-	size_t n;
-	size_t cap;
-};
-
 /* "rlctl: apply: " and a message on stderr. */
 #define say(...)	tool_fail(0, "apply: " __VA_ARGS__)
 
@@ -57,7 +45,11 @@ struct apply {
 bool become_owner(const struct rlconf_limiter *l);
 void become_self(void);
 
-/* Removals, then changes, then creations; 0 or the exit status. */
-int run_plan(struct apply *a);
+/*
+ * Removals, then changes, then creations of the @n @items, each printed
+ * (as "would ..." when @dry_run, which changes nothing); 0 or the exit
+ * status.
+ */
+int run_plan(const struct item *items, size_t n, bool dry_run);
 
-#endif /* RLCTL_APPLY_H */
+#endif /* RLCTL_APPLY_RUN_H */
