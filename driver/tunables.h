@@ -22,7 +22,7 @@
  *
  * Adding one: fields in struct rl_config and struct rl_params, a row here,
  * rl_params_check() (bucket.c) if it bounds others, rlctl's RLK_HOW_NAME
- * (tools/rlctl_keys.c), Config in python/kratelimit/_core.py; and docs:
+ * (tools/rlctl_keys.c), Config in python/kratelimit/_values.py; and docs:
  * ratelimit(4), ratelimit.d(5), rlctl(8) and the sysfs ABI file.
  */
 #ifndef RL_TUNABLE_BURST_DEFAULT
