@@ -180,6 +180,7 @@ UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all check-fresh check-host vm-build \
+	check-lockup \
 	run shell bench style w1 sparse static install install-module \
 	install-user install-lib install-tools install-man install-doc mancheck \
 	uninstall deb clean rlbench
@@ -471,6 +472,13 @@ bench: vm-build
 		RL_VM_APPEND="$(strip $(BENCH_APPEND))" selftests/vm/run.sh bench
 	gnuplot -e "dir='$(B)/bench'" scripts/bench.gp
 	@echo "bench: CSV, JSON and PNGs in $(B)/bench"
+
+# The rig's own test (selftests/vm/lockup.sh): a CPU stuck in the guest's
+# kernel (a test module spinning with preemption off) ends the guest at
+# the first soft lockup or RCU stall, within 60 s, with every CPU's
+# backtrace. make check runs it on its first kernel.
+check-lockup: vm-build
+	@$(VM_ENV) selftests/vm/lockup.sh "$$(selftests/vm/kernel.sh $(KVER) dir)"
 
 # The checks: userspace once, then check.sh builds the module for each
 # guest kernel and boots it. The last line is "N passed, N failed".

@@ -11,7 +11,9 @@
 # the module's W=1 build for that kernel and the selftests in a QEMU guest
 # booting it (run.sh check), every result prefixed "KERNEL: "; for the
 # first, also two guests at once sharing one Redis on this host
-# (selftests/global/two_guests.sh, about 40 s). Ends with
+# (selftests/global/two_guests.sh, about 40 s), and the rig's own test of
+# a CPU stuck in the guest's kernel (lockup.sh, about 45 s; "lockup" in
+# RL_TESTS, or an empty RL_TESTS). Ends with
 # the line "N passed, N failed" over all; exits non-zero on any failure.
 set -eu
 
@@ -146,6 +148,12 @@ for k in $kvers; do
 		RL_PREFIX="$k: " RL_KVER=$release RL_KERNEL=$image \
 			"$here/../global/two_guests.sh" ||
 			rl_result FAIL "$k: two guests ran"
+	fi
+	if [ "$k" = "$first" ] && rl_wanted lockup; then
+		echo "==> $k: a CPU stuck in the kernel ends the guest (selftests/vm/lockup.sh)"
+		RL_PREFIX="$k: " RL_KVER=$release RL_KERNEL=$image \
+			"$here/lockup.sh" "$kdir" ||
+			rl_result FAIL "$k: the rig's lockup test ran"
 	fi
 done
 
