@@ -41,7 +41,8 @@ stuck()
 	dmesg | tail -n 400
 }
 
-# run NAME CMD...: CMD between begin/end markers, killed after $timeout s.
+# run NAME CMD...: CMD between begin/end markers, killed after $timeout s;
+# its wall time, by the guest's clock, in a marker "took NAME N s".
 run()
 {
 	name=$1
@@ -53,10 +54,12 @@ run()
 		wait $! && stuck "$name"
 	) &
 	wd=$!
+	t0=$(date +%s)
 	timeout -k 10 "$timeout" "$@"
 	rc=$?
 	kill $wd 2>/dev/null
 	wait $wd 2>/dev/null
+	mark took "$name" $(($(date +%s) - t0)) s
 	mark end "$name" rc=$rc
 }
 

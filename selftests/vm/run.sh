@@ -261,6 +261,13 @@ check)
 		sed -n "/@@rl begin $n\$/,/@@rl end $n /p" "$log" |
 			rl_tap "${pfx}selftests/$n" "${rc:-none}"
 	done
+	# Where the time went: each suite's, and the rest (boot, module,
+	# kernel log), also in times.txt.
+	sed -n 's/^@@rl took \([^ ]*\) \([0-9]*\) s$/\2 \1/p' "$log" > "$out/times.txt"
+	awk -v total="$(($(date +%s) - start))" -v pfx="$pfx" '
+		{ printf "vm: %s%s: %d s\n", pfx, $2, $1; sum += $1 }
+		END { printf "vm: %sselftests: %d s; boot, module and the rest: %d s\n",
+			pfx, sum, total - sum }' "$out/times.txt"
 	# rlctl's --json and export outputs, printed by its selftest, parsed
 	# here by real parsers: Debian's python3 (and its Prometheus client
 	# library), which scripts/deps.sh installs.
