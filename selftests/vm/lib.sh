@@ -59,10 +59,12 @@ rl_tap()
 			n["PASS"], n["FAIL"], n["SKIP"], rc }'
 }
 
-# rl_wanted TEST: is TEST one of RL_TESTS (all when that is empty)?
+# rl_wanted TEST: does the name TEST contain one of the words of RL_TESTS
+# (all do when that is empty, none when it is "none")?
 rl_wanted()
 {
 	[ -z "${RL_TESTS:-}" ] && return 0
+	[ "$RL_TESTS" != none ] || return 1
 	for w in $RL_TESTS; do
 		case $1 in *"$w"*) return 0 ;; esac
 	done
