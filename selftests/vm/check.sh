@@ -32,6 +32,18 @@ rl_results_init build/results.txt
 kvers=${RL_KVERS:-6.1}
 make=${MAKE:-make}
 
+# lap WHAT: the wall time since the last lap, printed at the end (and in
+# build/check-times.txt): where make check's time goes.
+times=build/check-times.txt
+: > "$times"
+lap0=$(date +%s)
+lap()
+{
+	now=$(date +%s)
+	printf '  %-40s %5d s\n' "$1" $((now - lap0)) >> "$times"
+	lap0=$now
+}
+
 # kernel K: set release, kdir and image for guest kernel K (kernel.sh),
 # building the debug kernel when it is not cached yet.
 kernel()
@@ -127,6 +139,7 @@ if [ -n "$first" ] && kernel "$first"; then
 	static "every exported library function has a man page" mancheck
 	static "sparse clean ($first)" sparse
 	install_path
+	lap "static checks, install path"
 fi
 
 echo "==> host unit tests"
@@ -138,6 +151,7 @@ for t in build/unit/*_test; do
 	cat "$t.log"
 	rl_tap "unit/${t##*/}" "$rc" < "$t.log"
 done
+lap "host unit tests"
 
 if rl_wanted global-redis; then
 	echo "==> global limits against private redis-servers (make check-global-redis)"
@@ -147,14 +161,17 @@ if rl_wanted global-redis; then
 	# its lines are "ok - ..." and "not ok - ...": numbered for rl_tap
 	awk '/^ok / { sub(/^ok/, "ok " ++n) } /^not ok / { sub(/^not ok/, "not ok " ++n) } { print }' \
 		build/global-redis.log | rl_tap "global-redis" "$rc"
+	lap "global-redis"
 fi
 
 for k in $kvers; do
 	echo "==> $k: the kernel"
 	if ! kernel "$k"; then
 		rl_result FAIL "$k: kernel available"
+		lap "$k: kernel"
 		continue
 	fi
+	lap "$k: kernel"
 	[ "$k" != debug ] || rl_result PASS "$k: kernel built"
 
 	echo "==> $k: module for $release, W=1 (make w1)"
@@ -164,6 +181,7 @@ for k in $kvers; do
 		rl_result FAIL "$k: module builds with W=1 without warnings"
 		continue
 	fi
+	lap "$k: module, W=1"
 
 	echo "==> $k: selftests in a QEMU guest"
 	mem=1024
@@ -171,18 +189,23 @@ for k in $kvers; do
 	RL_PREFIX="$k: " RL_KVER=$release RL_KERNEL=$image \
 		RL_VM_OUT=build/vm/$k RL_VM_MEM=$mem "$here/run.sh" check ||
 		rl_result FAIL "$k: QEMU rig ran"
+	lap "$k: selftests in the guest"
 	if [ "$k" = "$first" ] && rl_wanted two_guests; then
 		echo "==> $k: two guests, one Redis (selftests/global/two_guests.sh)"
 		RL_PREFIX="$k: " RL_KVER=$release RL_KERNEL=$image \
 			"$here/../global/two_guests.sh" ||
 			rl_result FAIL "$k: two guests ran"
+		lap "$k: two guests"
 	fi
 	if [ "$k" = "$first" ] && rl_wanted lockup; then
 		echo "==> $k: a CPU stuck in the kernel ends the guest (selftests/vm/lockup.sh)"
 		RL_PREFIX="$k: " RL_KVER=$release RL_KERNEL=$image \
 			"$here/lockup.sh" "$kdir" ||
 			rl_result FAIL "$k: the rig's lockup test ran"
+		lap "$k: lockup test"
 	fi
 done
 
+echo "check: wall times"
+cat "$times"
 rl_summary
