@@ -22,6 +22,9 @@
 #                   reloaded, removed and purged in a Debian 12 guest with
 #                   systemd (selftests/host/; RL_APPEND=1 adds its results
 #                   to build/results.txt; CI runs it after check-all)
+#   make check-lockup   the rig's own test: a CPU stuck in the guest's kernel
+#                   ends the guest within 60 s with every CPU's backtrace
+#                   (selftests/vm/lockup.sh; make check runs it too)
 #   make run        a pacing demo in a QEMU guest (ends by itself; KVER= too)
 #   make shell      an interactive QEMU guest with the module loaded (KVER= too)
 #   make bench      the benchmark in a QEMU guest, results and plots in
