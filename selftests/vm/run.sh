@@ -138,10 +138,11 @@ fi
 # every CPU's backtrace (softlockup_all_cpu_backtrace, panic_print). A
 # kernel that cannot panic for them (the debug kernel has no sysctl) is
 # ended by the rig: boot() flags the first such line, and monitor.py
-# sends an NMI 15 s later, and quits QEMU 15 s after that. no_timer_check skips the boot's
-# check of the IO-APIC timer, which an emulated CPU starved by a loaded
-# host can fail: seen once as a silent hang after "MP-BIOS bug: 8254
-# timer not connected to IO-APIC", until the host timeout.
+# sends an NMI 15 s later, and quits QEMU 15 s after that.
+# no_timer_check skips the boot's check of the IO-APIC timer, which an
+# emulated CPU starved by a loaded host can fail: seen once as a silent
+# hang after "MP-BIOS bug: 8254 timer not connected to IO-APIC", until the
+# host timeout.
 #
 # A guest that stops answering (CPUs spinning with interrupts off print
 # nothing) is asked what it does 30 s before the timeout: monitor.py reads
