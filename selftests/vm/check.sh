@@ -12,7 +12,7 @@
 # booting it (run.sh check), every result prefixed "KERNEL: "; for the
 # first, also two guests at once sharing one Redis on this host
 # (selftests/global/two_guests.sh, about 40 s), and the rig's own test of
-# a CPU stuck in the guest's kernel (lockup.sh, about 45 s). Ends with
+# a CPU stuck in the guest's kernel (lockup.sh, about 30 s). Ends with
 # the line "N passed, N failed" over all; exits non-zero on any failure.
 # RL_TESTS (lib.sh's rl_wanted) picks suites by name: the guest's
 # selftests, unit/NAME_test, global-redis, two_guests and lockup; "none"
