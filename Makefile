@@ -22,6 +22,9 @@
 #                   reloaded, removed and purged in a Debian 12 guest with
 #                   systemd (selftests/host/; RL_APPEND=1 adds its results
 #                   to build/results.txt; CI runs it after check-all)
+#   make check-lockup   the rig's own test: a CPU stuck in the guest's kernel
+#                   ends the guest within 60 s with every CPU's backtrace
+#                   (selftests/vm/lockup.sh; make check runs it too)
 #   make run        a pacing demo in a QEMU guest (ends by itself; KVER= too)
 #   make shell      an interactive QEMU guest with the module loaded (KVER= too)
 #   make bench      the benchmark in a QEMU guest, results and plots in
@@ -180,6 +183,7 @@ UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all check-fresh check-host vm-build \
+	check-lockup \
 	run shell bench style w1 sparse static install install-module \
 	install-user install-lib install-tools install-man install-doc mancheck \
 	uninstall deb clean rlbench
@@ -471,6 +475,13 @@ bench: vm-build
 		RL_VM_APPEND="$(strip $(BENCH_APPEND))" selftests/vm/run.sh bench
 	gnuplot -e "dir='$(B)/bench'" scripts/bench.gp
 	@echo "bench: CSV, JSON and PNGs in $(B)/bench"
+
+# The rig's own test (selftests/vm/lockup.sh): a CPU stuck in the guest's
+# kernel (a test module spinning with preemption off) ends the guest at
+# the first soft lockup or RCU stall, within 60 s, with every CPU's
+# backtrace. make check runs it on its first kernel.
+check-lockup: vm-build
+	@$(VM_ENV) selftests/vm/lockup.sh "$$(selftests/vm/kernel.sh $(KVER) dir)"
 
 # The checks: userspace once, then check.sh builds the module for each
 # guest kernel and boots it. The last line is "N passed, N failed".

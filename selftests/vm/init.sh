@@ -3,7 +3,8 @@
 #
 # /init of the QEMU rig's guest (busybox). Loads /ratelimit.ko, does what
 # rl.mode= on the kernel command line asks (check: every /selftests/*,
-# run: /guest/demo.sh, bench: /guest/bench.sh, shell: a shell), unloads
+# run: /guest/demo.sh, bench: /guest/bench.sh, shell: a shell, lockup:
+# load /lockup.ko, which spins until the rig ends the guest), unloads
 # the module, prints the kernel log and reboots, which ends QEMU. Lines
 # "@@rl ..." are markers that selftests/vm/run.sh reads.
 
@@ -40,7 +41,8 @@ stuck()
 	dmesg | tail -n 400
 }
 
-# run NAME CMD...: CMD between begin/end markers, killed after $timeout s.
+# run NAME CMD...: CMD between begin/end markers, killed after $timeout s;
+# its wall time, by the guest's clock, in a marker "took NAME N s".
 run()
 {
 	name=$1
@@ -52,10 +54,12 @@ run()
 		wait $! && stuck "$name"
 	) &
 	wd=$!
+	t0=$(date +%s)
 	timeout -k 10 "$timeout" "$@"
 	rc=$?
 	kill $wd 2>/dev/null
 	wait $wd 2>/dev/null
+	mark took "$name" $(($(date +%s) - t0)) s
 	mark end "$name" rc=$rc
 }
 
@@ -95,6 +99,8 @@ run)
 	run demo sh /guest/demo.sh </dev/null ;;
 bench)
 	run bench sh /guest/bench.sh </dev/null ;;
+lockup)
+	run lockup insmod /lockup.ko </dev/null ;;
 shell)
 	echo "ratelimit guest: module loaded, tools in /tools, tests in /selftests."
 	echo "Leave with exit (or Ctrl-D): the guest powers off."

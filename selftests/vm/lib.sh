@@ -59,6 +59,18 @@ rl_tap()
 			n["PASS"], n["FAIL"], n["SKIP"], rc }'
 }
 
+# rl_wanted TEST: does the name TEST contain one of the words of RL_TESTS
+# (all do when that is empty, none when it is "none")?
+rl_wanted()
+{
+	[ -z "${RL_TESTS:-}" ] && return 0
+	[ "$RL_TESTS" != none ] || return 1
+	for w in $RL_TESTS; do
+		case $1 in *"$w"*) return 0 ;; esac
+	done
+	return 1
+}
+
 # rl_summary: list the failures, print "N passed, N failed" last (also
 # into summary.txt beside $RL_RESULTS, for .ci/run), and return non-zero
 # on any failure.
@@ -92,6 +104,19 @@ RL_KLOG_BAD="$RL_KLOG_BAD|Kernel panic|list_(add|del) corruption|refcount_t:"
 RL_KLOG_FINE='command line:|kmemleak: Kernel memory leak detector initialized'
 RL_KLOG_FINE="$RL_KLOG_FINE|kmemleak: [0-9]+ new suspected memory leaks"
 RL_KLOG_FINE="$RL_KLOG_FINE|RCU lockdep checking is enabled"
+
+# A CPU stuck in the kernel: the watchdog's soft lockup and RCU's stall
+# reports (rcu_sched or rcu_preempt, self-detected or not, expedited). The
+# guest's kernel panics at the first (run.sh), and the rig ends the guest
+# there if it does not.
+RL_KLOG_STUCK='soft lockup - CPU#|rcu_[a-z_]+ (self-)?detected( expedited)? stall'
+
+# rl_klog_stuck LOG: the kernel's first report of a stuck CPU in LOG.
+rl_klog_stuck()
+{
+	grep -E '^\[ *[0-9]+\.[0-9]+\]' "$1" | grep -E "$RL_KLOG_STUCK" |
+		head -n 1 | sed 's/^\[ *[0-9.]*\] //' || true
+}
 
 # rl_klog_bad LOG: the kernel's lines of a serial log (dmesg printed by the
 # guest, and what the kernel printed on the console itself) that fail it.

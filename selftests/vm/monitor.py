@@ -2,11 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """What a guest that stopped answering was doing (selftests/vm/run.sh).
 
-  monitor.py watch SECS SOCKET
+  monitor.py watch SECS SOCKET [FLAG]
       Wait SECS seconds; if QEMU's monitor still answers on SOCKET then,
       print its "info registers -a" and send it "nmi": the guest's kernel,
       booted with unknown_nmi_panic, panics with the backtraces of its
-      CPUs (panic_print=0x40), and the panic ends QEMU.
+      CPUs (panic_print=0x40), and the panic ends QEMU. Sooner if the file
+      FLAG appears (run.sh makes it at the kernel's first soft lockup or
+      RCU stall, which the kernel itself turns into a panic): GRACE seconds
+      after it, if QEMU still runs, the same, and GRACE seconds later
+      "quit".
   monitor.py where REGISTERS SYSTEM_MAP KERNEL_TEXT MODULE_KO MODULE_TEXT
       Name the function each CPU was in, from the registers printed by
       watch: the kernel's System.map moved to where its _text was loaded
@@ -40,19 +44,45 @@ def monitor(sock, cmd, timeout=5.0):
     return buf.decode(errors="replace").replace("\r", "")
 
 
-def watch(secs, path):
-    time.sleep(secs)
+GRACE = 15
+
+
+def connect(path):
+    """The monitor on @path, at its first prompt, or None: QEMU ended."""
     if not os.path.exists(path):
-        return 0
+        return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)
     except OSError:
-        return 0	# QEMU has just ended
+        return None	# QEMU has just ended
     monitor(sock, None)	# its banner, up to its first prompt
+    return sock
+
+
+def watch(secs, path, flag=None):
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        if flag and os.path.exists(flag):
+            break
+        time.sleep(min(1.0, max(0.0, end - time.monotonic())))
+    stuck = bool(flag and os.path.exists(flag))
+    if stuck:
+        time.sleep(GRACE)	# for the kernel's own panic
+    sock = connect(path)
+    if not sock:
+        return 0
     print(monitor(sock, "info registers -a"), flush=True)
     monitor(sock, "nmi")
     sock.close()
+    if stuck:
+        time.sleep(GRACE)	# for the NMI's panic
+        sock = connect(path)
+        if sock:
+            print("monitor: QEMU still ran %d s after the NMI: quit" % GRACE,
+                  flush=True)
+            monitor(sock, "quit")
+            sock.close()
     return 0
 
 
@@ -114,8 +144,8 @@ def where(regs, system_map, ktext, ko, text):
 
 
 def main(argv):
-    if len(argv) == 4 and argv[1] == "watch":
-        return watch(float(argv[2]), argv[3])
+    if len(argv) in (4, 5) and argv[1] == "watch":
+        return watch(float(argv[2]), argv[3], *argv[4:])
     if len(argv) == 7 and argv[1] == "where":
         return where(*argv[2:])
     sys.stderr.write(__doc__)

@@ -9,6 +9,8 @@
 #   bench  tools/rlbench (guest/bench.sh); its result files go to
 #          RL_BENCH_OUT (build/bench)
 #   shell  an interactive shell on the serial console (Ctrl-A x quits QEMU)
+#   lockup the rig's own test (lockup.sh): RL_LOCKUP_KO, a module that
+#          spins with preemption off, loaded after ratelimit.ko
 # Run it from the top of the tree after a build for that kernel: the
 # Makefile targets check, run, shell and bench do both.
 # Environment: RL_KVER (6.1, 6.12, 6.12-rt, a release, or debug, the
@@ -24,8 +26,8 @@ set -eu
 
 mode=${1:-check}
 case $mode in
-check|run|shell|bench) ;;
-*) echo "usage: $0 check|run|shell|bench" >&2; exit 2 ;;
+check|run|shell|bench|lockup) ;;
+*) echo "usage: $0 check|run|shell|bench|lockup" >&2; exit 2 ;;
 esac
 
 here=$(dirname "$0")
@@ -48,16 +50,6 @@ log=$out/$mode.log
 
 die() { echo "vm: $*" >&2; exit 1; }
 
-# rl_wanted TEST: is TEST one of RL_TESTS (all when that is empty)?
-rl_wanted()
-{
-	[ -z "${RL_TESTS:-}" ] && return 0
-	for w in $RL_TESTS; do
-		case $1 in *"$w"*) return 0 ;; esac
-	done
-	return 1
-}
-
 [ -r "$kernel" ] || die "no kernel image $kernel (make deps)"
 [ -f ratelimit.ko ] || die "no ratelimit.ko (make)"
 modver=$(modinfo -F vermagic ratelimit.ko | cut -d' ' -f1)
@@ -73,9 +65,12 @@ ln -s busybox "$root/bin/sh"
 cp "$here/init.sh" "$root/init"
 cp "$here"/guest/*.sh "$root/guest/"
 cp ratelimit.ko "$root/"
+[ "$mode" != lockup ] || cp "${RL_LOCKUP_KO:?lockup needs RL_LOCKUP_KO}" "$root/lockup.ko"
 for f in build/selftests/* build/tools/*; do
 	case $f in
-	build/selftests/*) rl_wanted "${f##*/}" || continue ;;
+	build/selftests/*)
+		[ "$mode" != lockup ] || continue
+		rl_wanted "${f##*/}" || continue ;;
 	esac
 	[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$root/${f#build/}"
 done
@@ -137,10 +132,17 @@ fi
 
 # oops=panic and hung_task_panic=1 turn a crashed or stuck kernel into a
 # quick end of the run (panic=-1 reboots at once, -no-reboot exits QEMU)
-# rather than a wait for the host timeout. no_timer_check skips the boot's
-# check of the IO-APIC timer, which an emulated CPU starved by a loaded
-# host can fail: seen once as a silent hang after "MP-BIOS bug: 8254
-# timer not connected to IO-APIC", until the host timeout.
+# rather than a wait for the host timeout; so do softlockup_panic and
+# panic_on_rcu_stall at the first soft lockup or RCU stall (a CPU spinning
+# in the kernel: a guest once printed soft lockups for 6 minutes), with
+# every CPU's backtrace (softlockup_all_cpu_backtrace, panic_print). A
+# kernel that cannot panic for them (the debug kernel has no sysctl) is
+# ended by the rig: boot() flags the first such line, and monitor.py
+# sends an NMI 15 s later, and quits QEMU 15 s after that.
+# no_timer_check skips the boot's check of the IO-APIC timer, which an
+# emulated CPU starved by a loaded host can fail: seen once as a silent
+# hang after "MP-BIOS bug: 8254 timer not connected to IO-APIC", until the
+# host timeout.
 #
 # A guest that stops answering (CPUs spinning with interrupts off print
 # nothing) is asked what it does 30 s before the timeout: monitor.py reads
@@ -153,7 +155,7 @@ mon=$out/monitor.sock
 set -- qemu-system-x86_64 -accel tcg -m "$mem" -smp 2 -nographic -no-reboot \
 	-monitor "unix:$mon,server=on,wait=off" \
 	-nic "${RL_VM_NIC:-none}" -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0 quiet no_timer_check panic=-1 oops=panic hung_task_panic=1 unknown_nmi_panic panic_print=0x40 rdinit=/init rl.mode=$mode rl.timeout=$test_timeout${RL_VM_APPEND:+ $RL_VM_APPEND}"
+	-append "console=ttyS0 quiet no_timer_check panic=-1 oops=panic hung_task_panic=1 softlockup_panic=1 softlockup_all_cpu_backtrace=1 sysctl.kernel.panic_on_rcu_stall=1 unknown_nmi_panic panic_print=0x40 rdinit=/init rl.mode=$mode rl.timeout=$test_timeout${RL_VM_APPEND:+ $RL_VM_APPEND}"
 
 if [ "$mode" = shell ]; then
 	echo "vm: booting $kver; Ctrl-A x quits QEMU, exit powers off"
@@ -167,19 +169,26 @@ own=	# summary here, or in the calling check.sh
 bad=$RL_KLOG_BAD
 
 # boot: run the guest once; the serial log in $log, QEMU's status in
-# $out/qemu.rc.
+# $out/qemu.rc; $stuck made at the kernel's first soft lockup or RCU stall
+# (for monitor.py). Debian's awk, mawk, reads a pipe in blocks of many
+# lines unless -W interactive, and would see that line only at the end.
+stuck=$out/stuck
+live=
+[ -n "$(awk -W interactive 'BEGIN { }' </dev/null 2>&1)" ] || live='-W interactive'
 boot() {
-	rm -f "$mon" "$out/registers.txt" "$out/monitor.err"
+	rm -f "$mon" "$stuck" "$out/registers.txt" "$out/monitor.err"
 	/usr/bin/python3 "$here/monitor.py" watch "$((vm_timeout - 30))" "$mon" \
-		> "$out/registers.txt" 2> "$out/monitor.err" </dev/null &
+		"$stuck" > "$out/registers.txt" 2> "$out/monitor.err" </dev/null &
 	watch=$!
+	# shellcheck disable=SC2086 # $live: none or two words
 	{
 		rc=0
 		timeout "$vm_timeout" "$@" </dev/null 2>&1 || rc=$?
 		echo "$rc" > "$out/qemu.rc"
-	} | awk -v file="$log" '
+	} | awk $live -v file="$log" -v stuck="$RL_KLOG_STUCK" -v flag="$stuck" '
 		# The log without CRs and terminal escapes; on screen, not the dmesg.
 		{ sub(/\r$/, ""); gsub(/\033(\[[0-9;?]*[A-Za-z]|c)/, ""); print > file }
+		!hide && !flagged && $0 ~ stuck { flagged = 1; print > flag; close(flag) }
 		/@@rl dmesg-begin/ { hide = 1; print "vm: (the kernel log is in " file ")" }
 		!hide { print; fflush() }
 		/@@rl dmesg-end/ { hide = 0 }
@@ -204,16 +213,19 @@ fi
 rc=$(cat "$out/qemu.rc")
 echo "vm: QEMU exited with status $rc after $(($(date +%s) - start)) s"
 [ "$rc" = 124 ] && echo "vm: timed out after $vm_timeout s"
-# The guest stopped answering: where its CPUs were, and what its kernel
-# said, in a result line of its own (the end of a CI log is its list of
-# failures).
-if grep -q 'RIP=' "$out/registers.txt" 2>/dev/null; then
+# The guest stopped answering, or a CPU got stuck in the kernel: where its
+# CPUs were, and what its kernel said, in a result line of its own (the end
+# of a CI log is its list of failures).
+first=$(rl_klog_stuck "$log")
+if [ -n "$first" ] || grep -q 'RIP=' "$out/registers.txt" 2>/dev/null; then
 	addr() { sed -n "s/.*@@rl $1 at \(0x[0-9a-f]*\).*/\1/p" "$log" | head -n 1; }
 	map=$(dirname "$kernel")/System.map-$kver
 	[ -r "$map" ] || map=$(dirname "$kernel")/System.map
-	at=$(/usr/bin/python3 "$here/monitor.py" where "$out/registers.txt" \
+	at=
+	! grep -q 'RIP=' "$out/registers.txt" 2>/dev/null ||
+		at="; $(/usr/bin/python3 "$here/monitor.py" where "$out/registers.txt" \
 		"$map" "$(addr 'kernel _text')" ratelimit.ko \
-		"$(addr 'ratelimit .text')")
+		"$(addr 'ratelimit .text')")"
 	last=$(sed -n 's/^@@rl begin //p' "$log" | tail -n 1)
 	said=$(rl_klog_bad "$log" | grep -Ev 'Call Trace|NMI: Not continuing' |
 		head -n 1 | sed 's/^\[ *[0-9.]*\] //')
@@ -227,7 +239,14 @@ if grep -q 'RIP=' "$out/registers.txt" 2>/dev/null; then
 	what="stopped answering in ${last:-boot} (it printed last: ${told:-nothing})"
 	! grep -q "^@@rl stuck $last\$" "$log" ||
 		what="$last outlived its kill (blocked tasks in $log)"
-	rl_result FAIL "${pfx}vm: $what; $at; backtraces: ${trace:-none}; kernel: ${said:-nothing before the NMI}"
+	said="; kernel: ${said:-nothing before the NMI}"
+	if [ -n "$first" ]; then
+		# From the report's arrival (the flag's time) to QEMU's end.
+		after=$(($(date +%s) - $(stat -c %Y "$stuck" 2>/dev/null || date +%s)))
+		what="a CPU stuck in ${last:-boot}: the guest ended $after s after the kernel's first report ($first); it printed last: ${told:-nothing}"
+		said=
+	fi
+	rl_result FAIL "${pfx}vm: $what$at; backtraces: ${trace:-none}$said"
 fi
 
 marker() { grep -qE "@@rl $1\$" "$log"; }	# after any console escapes
@@ -243,6 +262,13 @@ check)
 		sed -n "/@@rl begin $n\$/,/@@rl end $n /p" "$log" |
 			rl_tap "${pfx}selftests/$n" "${rc:-none}"
 	done
+	# Where the time went: each suite's, and the rest (boot, module,
+	# kernel log), also in times.txt.
+	sed -n 's/^@@rl took \([^ ]*\) \([0-9]*\) s$/\2 \1/p' "$log" > "$out/times.txt"
+	awk -v total="$(($(date +%s) - start))" -v pfx="$pfx" '
+		{ printf "vm: %s%s: %d s\n", pfx, $2, $1; sum += $1 }
+		END { printf "vm: %sselftests: %d s; boot, module and the rest: %d s\n",
+			pfx, sum, total - sum }' "$out/times.txt"
 	# rlctl's --json and export outputs, printed by its selftest, parsed
 	# here by real parsers: Debian's python3 (and its Prometheus client
 	# library), which scripts/deps.sh installs.

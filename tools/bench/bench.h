@@ -2,7 +2,8 @@
 /*
  * bench.h - what the files of rlbench share (tools/bench/): main.c (the
  * command line), results.c, util.c, shmb.c and redis.c (the peers),
- * kinds.c (the timed operations), and a file per section.
+ * kinds.c (the timed operations), trace.c (the timer tracepoints), and a
+ * file per section.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -203,5 +204,17 @@ void bench_cycle(void);
 
 /* timer.c */
 void bench_timer(void);
+
+/* trace.c: events enabled once, windows opened with tracing_on */
+enum trace_event {
+	TRACE_EXPIRE_ENTRY, TRACE_EXPIRE_EXIT, TRACE_RL_TIMER, NTRACE
+};
+
+void trace_setup(void);
+bool trace_has(enum trace_event ev);
+void trace_begin(void);
+void trace_end(void);
+FILE *trace_open(void);
+void trace_clear(void);
 
 #endif /* RL_BENCH_H */

@@ -8,7 +8,6 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 
 #include "bench.h"
 #include "sysfile.h"
@@ -26,23 +25,6 @@ static int write_file(const char *path, const char *val)
 	n = write(fd, val, strlen(val));
 	close(fd);
 	return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
-
-static const char *tracing_dir(void)
-{
-	static const char *const dirs[] = { "/sys/kernel/tracing",
-					    "/sys/kernel/debug/tracing" };
-	char path[128];
-	unsigned int i;
-
-	mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path),
-			 "%s/events/timer/hrtimer_expire_entry/enable", dirs[i]);
-		if (!access(path, W_OK))
-			return dirs[i];
-	}
-	return NULL;
 }
 
 /* Sum of the local timer interrupts of all CPUs (/proc/interrupts LOC). */
@@ -89,33 +71,24 @@ static void count_loc(uint64_t dur, struct timer_count *tc)
 	tc->loc = loc_irqs() - loc0;
 }
 
-/* Count hrtimer expirations over @dur with the timer tracepoint. */
-static void count_timers(const char *tr, uint64_t dur, struct timer_count *tc)
+/*
+ * Count hrtimer expirations over @dur with the timer tracepoint (enabled
+ * once by trace.c; the window is tracing_on's).
+ */
+static void count_timers(uint64_t dur, struct timer_count *tc)
 {
-	char path[160], line[512];
 	unsigned long long in, written;
+	char line[512];
 	uint64_t loc0;
 	FILE *f;
 
 	memset(tc, 0, sizeof(*tc));
-	snprintf(path, sizeof(path), "%s/tracing_on", tr);
-	write_file(path, "0");
-	snprintf(path, sizeof(path), "%s/buffer_size_kb", tr);
-	write_file(path, "4096");
-	snprintf(path, sizeof(path), "%s/trace", tr);
-	write_file(path, "");
-	snprintf(path, sizeof(path), "%s/events/timer/hrtimer_expire_entry/enable", tr);
-	write_file(path, "1");
-	snprintf(path, sizeof(path), "%s/tracing_on", tr);
 	loc0 = loc_irqs();
-	write_file(path, "1");
+	trace_begin();
 	sleep_ns(dur);
-	write_file(path, "0");
+	trace_end();
 	tc->loc = loc_irqs() - loc0;
-	snprintf(path, sizeof(path), "%s/events/timer/hrtimer_expire_entry/enable", tr);
-	write_file(path, "0");
-	snprintf(path, sizeof(path), "%s/trace", tr);
-	f = fopen(path, "r");
+	f = trace_open();
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -128,6 +101,7 @@ static void count_timers(const char *tr, uint64_t dur, struct timer_count *tc)
 		tc->rl += !!strstr(line, "rl_timer_fn");
 	}
 	fclose(f);
+	trace_clear();
 }
 
 /* A waiter taking a token at a time from @arg, a struct fair. */
@@ -145,7 +119,7 @@ static void *control_waiter(void *arg)
 }
 
 /* Timer counts over @dur while one waiter takes 100 tokens/s. */
-static void control_run(const char *tr, bool rl, uint64_t dur,
+static void control_run(bool tr, bool rl, uint64_t dur,
 			struct timer_count *tc)
 {
 	const char *path = "/tmp/rlbench-ctl.shm";
@@ -159,7 +133,7 @@ static void control_run(const char *tr, bool rl, uint64_t dur,
 	atomic_store(&race->stop, 0);
 	pthread_create(&th, NULL, control_waiter, &f);
 	if (tr)
-		count_timers(tr, dur, tc);
+		count_timers(dur, tc);
 	else
 		count_loc(dur, tc);
 	atomic_store(&race->stop, 1);
@@ -170,11 +144,11 @@ static void control_run(const char *tr, bool rl, uint64_t dur,
 		shmb_destroy(f.shm, path);
 }
 
-/* The timers over @dur: with the tracepoint under @tr, else LOC only. */
-static void count(const char *tr, uint64_t dur, struct timer_count *tc)
+/* The timers over @dur: with the tracepoint if @tr, else LOC only. */
+static void count(bool tr, uint64_t dur, struct timer_count *tc)
 {
 	if (tr)
-		count_timers(tr, dur, tc);
+		count_timers(dur, tc);
 	else
 		count_loc(dur, tc);
 }
@@ -242,7 +216,7 @@ void bench_idle(void)
 	struct timer_count base, idle, ctl, shm;
 	const int nlim = 1000;
 	char old[32] = "", name[RL_NAME_MAX];
-	const char *tr = tracing_dir();
+	bool tr = trace_has(TRACE_EXPIRE_ENTRY);
 	double secs = dur / 1e9;
 	int made;
 

@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 
 #include "bench.h"
@@ -45,48 +44,28 @@ static void put_param(const char *name, uint64_t v)
 		close(fd);
 }
 
-/* Write @val to @dir/@file: 0 or -errno. */
-static int tr_write(const char *dir, const char *file, const char *val)
-{
-	char path[160];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
-
-/* Expirations of the limiters' timers over @dur, or -1 without tracefs. */
+/*
+ * Expirations of the limiters' timers over @dur, or -1 without the
+ * tracepoint (enabled once by trace.c; the window is tracing_on's).
+ */
 static long timer_events(uint64_t dur)
 {
-	const char *tr = "/sys/kernel/tracing";
-	char path[160], line[512];
+	char line[512];
 	long n = 0;
 	FILE *f;
 
-	mount("nodev", tr, "tracefs", 0, NULL);
-	snprintf(path, sizeof(path), "%s/events/ratelimit/ratelimit_timer/enable",
-		 tr);
-	if (access(path, W_OK))
+	if (!trace_has(TRACE_RL_TIMER))
 		return -1;
-	tr_write(tr, "trace", "");
-	tr_write(tr, "events/ratelimit/ratelimit_timer/enable", "1");
-	tr_write(tr, "tracing_on", "1");
+	trace_begin();
 	sleep_ns(dur);
-	tr_write(tr, "tracing_on", "0");
-	tr_write(tr, "events/ratelimit/ratelimit_timer/enable", "0");
-	snprintf(path, sizeof(path), "%s/trace", tr);
-	f = fopen(path, "r");
+	trace_end();
+	f = trace_open();
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		n += line[0] != '#' && strstr(line, "ratelimit_timer");
+		n += line[0] != '#' && strstr(line, "ratelimit_timer:");
 	fclose(f);
+	trace_clear();
 	return n;
 }
 

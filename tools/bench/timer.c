@@ -9,22 +9,20 @@
  * the rest: the worst case the budget allows. The callbacks are timed
  * from the kernel's own tracepoints timer:hrtimer_expire_entry and
  * hrtimer_expire_exit (tracefs, µs timestamps), which exist on every
- * kernel and in hard and soft hrtimer modes alike.
+ * kernel and in hard and soft hrtimer modes alike; trace.c enabled them
+ * before the first section, and the window is tracing_on's.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <math.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 
 #include "bench.h"
 
 #define TM_WAITERS	1000
 #define TM_STACK	(64 * 1024)
 #define TM_NAME		"rlbench-timer"
-#define TM_TRACE	"/sys/kernel/tracing"
 #define TM_CPUS		64
 
 struct tm_run {
@@ -48,31 +46,6 @@ static void *tm_thread(void *arg)
 	return NULL;
 }
 
-/* Write @val to the tracefs file @file; false if it cannot. */
-static bool tm_write(const char *file, const char *val)
-{
-	char path[256];
-	bool ok;
-	int fd;
-
-	snprintf(path, sizeof(path), TM_TRACE "/%s", file);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return false;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
-	return ok;
-}
-
-static bool tm_trace(bool on)
-{
-	const char *v = on ? "1" : "0";
-
-	return tm_write("events/timer/hrtimer_expire_entry/enable", v) &&
-	       tm_write("events/timer/hrtimer_expire_exit/enable", v) &&
-	       tm_write("tracing_on", v);
-}
-
 /*
  * Durations, ns, of the rl_timer_fn callbacks in the trace into @d (at
  * most @max); returns how many. An entry of rl_timer_fn on a CPU is ended
@@ -87,7 +60,7 @@ static size_t tm_parse(uint64_t *d, size_t max)
 	FILE *f;
 	int cpu;
 
-	f = fopen(TM_TRACE "/trace", "r");
+	f = trace_open();
 	if (!f)
 		return 0;
 	memset(open_timer, 0, sizeof(open_timer));
@@ -139,14 +112,14 @@ static int tm_load(struct tm_run *r, struct tm_slot *slot, char *stacks,
 	}
 	pthread_attr_destroy(&attr);
 	sleep_ns(NSEC_PER_SEC);		/* all of them asleep in ACQUIRE */
-	if (!tm_trace(true))
-		note("timer", "cannot enable the hrtimer tracepoints in %s",
-		     TM_TRACE);
+	if (!trace_has(TRACE_EXPIRE_ENTRY) || !trace_has(TRACE_EXPIRE_EXIT))
+		note("timer", "the hrtimer tracepoints are not enabled");
+	trace_begin();
 	for (i = 0; i < rounds; i++) {
 		rl_deposit(fd0, TM_WAITERS, NULL);
 		sleep_ns(20 * NSEC_PER_MSEC);
 	}
-	tm_trace(false);
+	trace_end();
 	return n;
 }
 
@@ -167,9 +140,6 @@ void bench_timer(void)
 	printf("  deposits of %d every 20 ms; rl_timer_fn callbacks timed by\n",
 	       TM_WAITERS);
 	printf("  timer:hrtimer_expire_entry/exit (tracefs, 1 us resolution)\n");
-	mount("nodev", TM_TRACE, "tracefs", 0, NULL);	/* if not yet */
-	tm_write("trace", "");
-	tm_write("buffer_size_kb", "8192");
 	raise_nofile(TM_WAITERS);
 	rl_unlink(-1, TM_NAME);
 	fd0 = rl_open_named(TM_NAME, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
@@ -196,7 +166,7 @@ void bench_timer(void)
 	rl_unlink(-1, TM_NAME);
 	d = xcalloc(1 << 20, sizeof(uint64_t));
 	n = tm_parse(d, 1 << 20);
-	tm_write("trace", "");
+	trace_clear();
 	qsort(d, n, sizeof(uint64_t), tool_cmp_u64);
 	printf("timer: %d waiters, %zu rl_timer_fn callbacks traced\n",
 	       started, n);
