@@ -18,11 +18,12 @@
 #   packages (the DKMS line is check-host's), then checks that no
 #   compiler, DKMS or kernel headers came with them, that every tool's
 #   --help exits 0 and that python3 imports the package;
-# then the build root takes two Node.js that a developer's machine may
-# have, neither of which make run may need: first a copy of this
-# machine's Node.js when it is another vendor's (NodeSource's: the
-# binary, its headers and npm), with which it runs make vm-build (make
-# run's build: the rig's packages, the module, tools and selftests) and
+# then the build root runs make vm-build (make run's build: the rig's
+# packages, the module, tools and selftests) with no Node.js, and takes
+# two Node.js that a developer's machine may have, neither of which make
+# run may need: first a copy of this machine's Node.js when it is
+# another vendor's (NodeSource's: the binary, its headers and npm), with
+# which it runs make vm-build again and
 # make node (the addon, with the node-addon-api that this machine's
 # scripts/deps.sh node put in /var/cache/ratelimit/npm, copied in: the
 # root reaches Debian's archive, not npm's registry), and which it then
@@ -33,7 +34,7 @@
 # build/tools/rlctl --version: the tools run from the tree as built, with
 # no LD_LIBRARY_PATH.
 # RL_FRESH_ONLY=node runs only the build root's steps up to make run
-# (prerequisites, clone, both Node.js, make run), without make deb, the
+# (prerequisites, clone, the Node.js steps, make run), without make deb, the
 # user's root, make check and make tools.
 # A command that the documents stop saying fails the run at once: the
 # list below must follow them. Every step's wall time is printed; any
@@ -452,9 +453,12 @@ debian_node()
 		detail="node $(inroot / 'node -v'), no node-addon-api"
 }
 
-# The Node.js cases, before make run: the vendor's and Debian's.
+# The Node.js cases, before make run: none (make run's build, which the
+# next make vm-build and make run find done), the vendor's and Debian's.
 node_steps()
 {
+	step "make vm-build (no Node.js)" inroot /root/ratelimit \
+		"! command -v node && make vm-build" || return
 	vendor_node
 	if [ -z "$vnode" ]; then
 		echo "fresh: this machine's Node.js is Debian's, or none: no vendor's Node.js to copy"
