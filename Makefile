@@ -4,8 +4,10 @@
 #
 #   make            module (against KDIR), library, tools; make selftests unit:
 #                   the tests (they need linux-source: make ksrc)
-#   make node       the Node.js package's addon (node/, Documentation/node.md);
-#                   not part of make, which needs no Node.js; check builds it
+#   make node       the Node.js package's addon (node/, Documentation/node.md),
+#                   after what it needs (scripts/deps.sh node); not part of
+#                   make, run, shell or bench, which need no Node.js; check
+#                   builds it
 #   make check      all + static checks + unit tests + selftests in a QEMU guest
 #                   booting Debian's 6.1 kernel; KVER= picks the guest kernel(s):
 #                   6.1, 6.12, 6.12-rt (PREEMPT_RT), debug, or a list of them
@@ -310,10 +312,11 @@ $(PY_UNIT): selftests/unit/python_abi_test.sh
 # The Node.js package (node/, Documentation/node.md). make node: its addon,
 # node/build/Release/kratelimit.node, built by node-gyp against the
 # installed Node.js headers (NODE_DIR/include/node: nothing downloaded) and
-# $(B)/lib's libratelimit.so.1 (scripts/deps.sh node installs the rest).
-# Not in make (all), which needs no Node.js; make check builds it with the
-# selftests and runs its tests (node/test, node --test) in the guest,
-# which selftests/vm/node.sh gives the node binary.
+# $(B)/lib's libratelimit.so.1; make node and make check first install what
+# it needs (scripts/deps.sh node). Not in make (all) nor in selftests, so
+# that make run, shell and bench need no Node.js; make check builds it and
+# runs its tests (node/test, node --test) in the guest, which
+# selftests/vm/node.sh gives the node binary.
 NODE_DIR ?= $(firstword $(foreach d,/usr /usr/local,$(if \
 	$(wildcard $(d)/include/node/node_api.h),$(d))))
 NODE_GYP ?= $(firstword $(wildcard /usr/bin/node-gyp \
@@ -321,8 +324,10 @@ NODE_GYP ?= $(firstword $(wildcard /usr/bin/node-gyp \
 NODE_ADDON := node/build/Release/kratelimit.node
 NODE_SELFTEST := $(B)/selftests/ratelimit_node_test
 .PHONY: node
-node: $(NODE_ADDON)
-selftests: $(NODE_SELFTEST) $(if $(NODE_DIR),$(NODE_ADDON))
+node:
+	@scripts/deps.sh node
+	@$(MAKE) --no-print-directory $(NODE_ADDON)
+selftests: $(NODE_SELFTEST)
 $(NODE_ADDON): node/src/kratelimit.cc node/binding.gyp node/scripts/paths.js \
 		lib/libratelimit.h uapi/linux/ratelimit_dev.h $(LIB_SO) \
 		$(B)/lib/libratelimit.so
@@ -442,7 +447,10 @@ sparse:
 
 static: style w1 sparse
 
-# Build everything for the kernel (one KVER) the QEMU rig boots.
+# Build everything for the kernel (one KVER) the QEMU rig boots, but the
+# Node.js addon: run, shell and bench install no Node.js and put node and
+# the addon into the guest only when make node or make check built it
+# (selftests/vm/run.sh).
 vm-build:
 	$(if $(word 2,$(KVER)),$(error KVER=$(KVER): run shell and bench boot one kernel))
 	@scripts/deps.sh $(KVER)
@@ -451,6 +459,8 @@ vm-build:
 	@kdir=$$(selftests/vm/kernel.sh $(KVER) dir) && \
 		$(MAKE) --no-print-directory all selftests KDIR="$$kdir" \
 		TOOLS_LINK=static
+	@[ -f $(NODE_ADDON) ] || echo "vm-build: no Node.js addon in the guest:" \
+		"run, shell and bench need none (make node builds it)"
 
 run: vm-build
 	@$(VM_ENV) selftests/vm/run.sh run
@@ -492,8 +502,8 @@ check-all: CHECK_KVERS = $(MATRIX) debug
 check check-matrix check-debug check-all:
 	@scripts/deps.sh $(CHECK_KVERS) global node
 	@$(MAKE) --no-print-directory ksrc
-	@$(MAKE) --no-print-directory lib tools rlbench selftests unit WERROR=1 \
-		TOOLS_LINK=static
+	@$(MAKE) --no-print-directory lib tools rlbench selftests unit \
+		$(NODE_ADDON) WERROR=1 TOOLS_LINK=static
 	@MAKE="$(MAKE)" RL_KVERS="$(CHECK_KVERS)" selftests/vm/check.sh
 
 # The README's install and development.md's first commands on fresh

@@ -25,12 +25,13 @@
 #   matrix   6.1 6.12 6.12-rt;  all  matrix and debug
 #   fresh    mmdebstrap and git alone, for make check-fresh (whose root
 #            installs the rest for itself)
-#   node     what make node builds the Node.js addon with: Debian's nodejs,
-#            node-gyp, node-addon-api and libnode-dev (the headers); where
-#            another vendor's Node.js is installed (NodeSource's, which
-#            ships its headers and npm's node-gyp, and which Debian's
-#            node-* packages cannot sit beside), only node-addon-api,
-#            by npm into /var/cache/ratelimit/npm
+#   node     what make node builds the Node.js addon with, and nothing of
+#            the rig: a C and C++ compiler, make and python3 (node-gyp's),
+#            and Debian's nodejs, node-gyp, node-addon-api and libnode-dev
+#            (the headers); where another vendor's Node.js is installed
+#            (NodeSource's, which ships its headers and npm's node-gyp,
+#            and which Debian's node-* packages cannot sit beside), not
+#            those but node-addon-api, by npm into /var/cache/ratelimit/npm
 # The 6.12 kernels come through their meta-packages, which apt resolves
 # to the current linux-image-6.12.N+deb12-* at install time (see
 # selftests/vm/kver.sh for the release they lead to).
@@ -45,7 +46,7 @@ napi=
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 for k in "${@:-6.1}"; do
-	case $k in fresh|build-dep) ;; *) pkgs="$base $pkgs" base= ;; esac
+	case $k in fresh|build-dep|node) ;; *) pkgs="$base $pkgs" base= ;; esac
 	case $k in
 	6.1) pkgs="$pkgs linux-image-amd64 linux-headers-amd64" ;;
 	6.12) pkgs="$pkgs linux-image-6.12-amd64 linux-headers-6.12-amd64" ;;
@@ -60,6 +61,8 @@ for k in "${@:-6.1}"; do
 	all) exec "$0" 6.1 6.12 6.12-rt debug ;;
 	fresh) pkgs="$pkgs mmdebstrap git" ;;
 	node)
+		# Debian's node-gyp only recommends build-essential.
+		pkgs="$pkgs gcc g++ make libc6-dev python3"
 		if command -v node >/dev/null &&
 			! dpkg-query -W -f='${Version}' nodejs 2>/dev/null | grep -q dfsg; then
 			napi=/var/cache/ratelimit/npm
@@ -84,6 +87,10 @@ if [ -n "$builddep" ] && command -v dpkg-checkbuilddeps >/dev/null &&
 fi
 # node-addon-api (headers only) for another vendor's Node.js, from npm.
 if [ -n "$napi" ] && [ ! -f "$napi/node_modules/node-addon-api/napi.h" ]; then
+	command -v npm >/dev/null || {
+		echo "deps: no npm to install node-addon-api with (the Node.js of $(command -v node) came without it)" >&2
+		exit 1
+	}
 	echo "deps: installing node-addon-api (npm) into $napi"
 	mkdir -p "$napi"
 	npm install --prefix "$napi" --no-save --no-package-lock --ignore-scripts \

@@ -18,10 +18,24 @@
 #   packages (the DKMS line is check-host's), then checks that no
 #   compiler, DKMS or kernel headers came with them, that every tool's
 #   --help exits 0 and that python3 imports the package;
-# then the build root runs Documentation/development.md's make run and
-# make check (with RL_TESTS=$fresh_tests: no suite that make check-all
-# runs), and make tools and build/tools/rlctl --version: the tools run
-# from the tree as built, with no LD_LIBRARY_PATH.
+# then the build root runs make vm-build (make run's build: the rig's
+# packages, the module, tools and selftests) with no Node.js, and takes
+# two Node.js that a developer's machine may have, neither of which make
+# run may need: first a copy of this machine's Node.js when it is
+# another vendor's (NodeSource's: the binary, its headers and npm), with
+# which it runs make vm-build again and
+# make node (the addon, with the node-addon-api that this machine's
+# scripts/deps.sh node put in /var/cache/ratelimit/npm, copied in: the
+# root reaches Debian's archive, not npm's registry), and which it then
+# removes; then Debian's nodejs, libnode-dev and node-gyp without
+# node-addon-api, as apt-get installs them; then it runs
+# Documentation/development.md's make run and make check (with
+# RL_TESTS=$fresh_tests: no suite that make check-all runs), and make tools and
+# build/tools/rlctl --version: the tools run from the tree as built, with
+# no LD_LIBRARY_PATH.
+# RL_FRESH_ONLY=node runs only the build root's steps up to make run
+# (prerequisites, clone, the Node.js steps, make run), without make deb, the
+# user's root, make check and make tools.
 # A command that the documents stop saying fails the run at once: the
 # list below must follow them. Every step's wall time is printed; any
 # failure fails. Results go to build/fresh/results.txt and the last line
@@ -64,6 +78,9 @@ tools_cmd='make tools'
 # kernel log checked.
 fresh_tests=none
 version_cmd='build/tools/rlctl --version'
+# Debian's Node.js without the addon's node-addon-api, as a developer may
+# have it.
+debian_node='nodejs libnode-dev node-gyp'
 # What the user's root must not have, and the tools whose --help it runs.
 not_installed='gcc cc dkms'
 tools='rlctl rlpace rlpipe rlrun rlsyncd'
@@ -90,6 +107,12 @@ done
 for c in "$run_cmd" "$check_cmd" "$tools_cmd" "$version_cmd"; do
 	in_doc "$devdoc" "$c" || die "$devdoc no longer says \"$c\": update $0"
 done
+
+only=${RL_FRESH_ONLY:-}
+case $only in
+'' | node) ;;
+*) die "RL_FRESH_ONLY=$only: only node (or nothing: every step)" ;;
+esac
 
 rev=${RL_FRESH_REV:-HEAD}
 sha=$(git -C "$top" rev-parse --verify "$rev^{commit}") ||
@@ -371,6 +394,91 @@ tree_version()
 	esac
 }
 
+# vendor_node: this machine's node, when not Debian's (dpkg's nodejs has
+# no +dfsg), as $vnode with its prefix's headers and npm, the files it
+# takes in $vfiles; else nothing.
+vendor_node()
+{
+	vnode=''
+	vprefix=''
+	vfiles=''
+	n=$(command -v node) || return 0
+	! dpkg-query -W -f='${Version}' nodejs 2>/dev/null | grep -q dfsg || return 0
+	vnode=$(readlink -f "$n")
+	vprefix=${vnode%/bin/*}
+	vfiles=$vnode
+	for f in "$vprefix/include/node" "$vprefix/lib/node_modules/npm"; do
+		[ ! -e "$f" ] || vfiles="$vfiles $f"
+	done
+}
+
+# vendor_in: copy this machine's Node.js into the build root, at its own
+# paths, with npm's command; not registered with dpkg there, as a
+# vendor's tarball would not be.
+vendor_in()
+{
+	# shellcheck disable=SC2086 # one path each
+	printf '%s\n' $vfiles | sed 's|^/||' | tar -C / -cf - -T - | tar -C "$root" -xpf - &&
+		{ [ ! -e "$root$vprefix/lib/node_modules/npm" ] ||
+			ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$root$vprefix/bin/npm"; } &&
+		detail="node $(inroot / 'node -v'), $(du -sm "$root$vprefix/include/node" \
+			"$root$vprefix/lib/node_modules/npm" "$root$vnode" 2>/dev/null |
+			awk '{ s += $1 } END { print s }') MiB" &&
+		! inroot / "dpkg-query -W nodejs" >/dev/null 2>&1
+}
+
+# vendor_make_node: make node in the root, with node-addon-api's headers
+# as this machine's deps.sh node keeps them, copied into the root's cache.
+napi_cache=/var/cache/ratelimit/npm
+vendor_make_node()
+{
+	mkdir -p "$root$napi_cache" &&
+		cp -a "$napi_cache/node_modules" "$root$napi_cache/" &&
+		inroot /root/ratelimit "make node"
+}
+
+# vendor_out: the vendor's Node.js, node-addon-api and the addon leave the
+# root as a vendor's uninstall would.
+vendor_out()
+{
+	# shellcheck disable=SC2086 # one path each
+	for f in $vfiles "$vprefix/bin/npm" "$napi_cache" /root/ratelimit/node/build; do
+		rm -rf "${root:?}$f"
+	done
+	! inroot / "command -v node"
+}
+
+# debian_node: Debian's Node.js without node-addon-api.
+debian_node()
+{
+	inroot / "apt-get install -y --no-install-recommends $debian_node" &&
+		! inroot / "dpkg-query -W -f='\${db:Status-Status}' node-addon-api 2>/dev/null | grep -qx installed" &&
+		detail="node $(inroot / 'node -v'), no node-addon-api"
+}
+
+# The Node.js cases, before make run: none (make run's build, which the
+# next make vm-build and make run find done), the vendor's and Debian's.
+node_steps()
+{
+	step "make vm-build (no Node.js)" inroot /root/ratelimit \
+		"! command -v node && make vm-build" || return
+	vendor_node
+	if [ -z "$vnode" ]; then
+		echo "fresh: this machine's Node.js is Debian's, or none: no vendor's Node.js to copy"
+	else
+		step "this machine's vendor Node.js copied in" vendor_in || return
+		step "make vm-build (vendor Node.js)" inroot /root/ratelimit "make vm-build" || return
+		if [ -f "$napi_cache/node_modules/node-addon-api/napi.h" ]; then
+			detail="node-addon-api from this machine's $napi_cache"
+			step "make node (vendor Node.js)" vendor_make_node || return
+		else
+			echo "fresh: no node-addon-api in $napi_cache (scripts/deps.sh node): no make node with the vendor's Node.js"
+		fi
+		step "the vendor's Node.js removed" vendor_out || return
+	fi
+	step "Debian's $debian_node, no node-addon-api" debian_node
+}
+
 # Each step only after the one before it passed; the user's root after
 # make deb, the developer's commands after that.
 steps()
@@ -378,6 +486,11 @@ steps()
 	step "$prereq" inroot /root "$prereq" || return
 	detail=$(echo "$sha" | cut -c1-12)
 	step "git clone" clone || return
+	if [ "$only" = node ]; then
+		node_steps || return
+		step "$run_cmd" inclone "$run_cmd" build/vm/summary.txt
+		return
+	fi
 	step "$deb_cmd" inroot /root/ratelimit "$deb_cmd" || return
 	step "unpack the user's root, copy the .debs" user_root || return
 	step "apt-get update (user's root)" inroot -u /root/ratelimit "apt-get update" || return
@@ -386,6 +499,7 @@ steps()
 	step "no $not_installed or linux-headers in the user's root" none_installed
 	step "every tool's --help" helps
 	step "python3 -c 'import kratelimit'" inroot -u / "python3 -c 'import kratelimit'"
+	node_steps || return
 	step "$run_cmd" inclone "$run_cmd" build/vm/summary.txt || return
 	step "$check_cmd" inclone "RL_TESTS='$fresh_tests' $check_cmd" build/summary.txt
 	step "$tools_cmd" inroot /root/ratelimit "$tools_cmd" || return
