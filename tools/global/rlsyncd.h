@@ -342,7 +342,9 @@ struct rls_lease {
 /*
  * rl_lease for @host. Returns 0, -ENOENT when Redis does not know @res
  * (state lost or never configured), -ENOEXEC when it lacks the library,
- * or -EIO (connection or other error; @err says what).
+ * -EAGAIN when it cannot serve it for a while (a failover or migration
+ * under way: CLUSTERDOWN, TRYAGAIN, LOADING, MASTERDOWN), or -EIO
+ * (connection or other error; @err says what).
  */
 int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 		    const double in[4], struct rls_lease *out, char *err,

@@ -798,6 +798,9 @@ int rls_redis_lease_recv(struct rls_redis *r, const char *res,
 
 	if (is_err(rep, "RLNOCONF"))
 		ret = -ENOENT;
+	else if (is_err(rep, "CLUSTERDOWN") || is_err(rep, "TRYAGAIN") ||
+		 is_err(rep, "LOADING") || is_err(rep, "MASTERDOWN"))
+		ret = -EAGAIN;
 	else if (rep && rep->type == REDIS_REPLY_ERROR &&
 		 strstr(rep->str, "not found"))
 		ret = -ENOEXEC;
