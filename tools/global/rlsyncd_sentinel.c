@@ -9,8 +9,10 @@
  * A failover is followed by connecting again: rls_redis_broken() is true
  * after a connection loss, a READONLY reply (the old primary demoted) or
  * a NOREPLICAS one (min-replicas-to-write), and every reconnection asks
- * the sentinels. Meanwhile the link backs off and the kernel's lease
- * fallback holds the limit (rlsyncd_link.c). A primary cut off from the
+ * the sentinels: at once, then every 100 ms while the link's lease runs,
+ * so that a promotion within the lease is followed before it ends; after
+ * it the link backs off and the kernel's lease fallback holds the limit
+ * (rls_link_retry_ns(), rlsyncd_link.c). A primary cut off from the
  * sentinels but not from this host answers on: rls_sentinel_follow()
  * asks the sentinels whether it is still theirs, once a second while
  * WAIT finds grants short, and every half lease.
