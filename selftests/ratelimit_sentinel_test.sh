@@ -288,7 +288,9 @@ td=$(now)
 short2=0
 if [ -x $CLI ]; then
 	$RS --port "$PP" --bind 127.0.0.1 --dir "$T/p" --save '' \
-		--appendonly no --logfile "$T/p2.log" --replicaof 127.0.0.1 "$RP" &
+		--appendonly no --repl-diskless-sync yes \
+		--repl-diskless-sync-delay 0 --logfile "$T/p2.log" \
+		--replicaof 127.0.0.1 "$RP" &
 	pids="$pids $!"
 	w0=$(for h in h1 h2 h3; do st "sen.$h" wait_short; done | tr '\n' ' ')
 	failover() { $CLI -p $S1 SENTINEL FAILOVER rlm 2>&1 | grep -qx OK; }
@@ -344,15 +346,15 @@ for w in 1 2 5; do
 			if (d > bound) bad++
 			if (d > worst) { worst = d; at = t[i] - tk; span = t[j] - t[i] }
 		}
-		printf "%d %d %.0f %.2f %.1f %d %d %d %.1f %.2f\n", (!bad && k > 10), worst,
+		printf "%d %d %.0f %.2f %.1f %d %d %d %.1f %.2f %d\n", (!bad && k > 10), worst,
 			bound, 100 * worst / bound, at / 1000, span, k, gap,
-			(t[k] - t[1]) / 1000, 100 * worst / (c * w / 1000 + b)
+			(t[k] - t[1]) / 1000, 100 * worst / (c * w / 1000 + b), b
 	}' "$T/samples" >"$T/w$w"
 	# busybox awk: a "!" after a comma is a syntax error, hence the ()
-	read -r good worst bound pct at span k gap secs pcb <"$T/w$w"
+	read -r good worst bound pct at span k gap secs pcb bursts <"$T/w$w"
 	[ $phase = kill ] || [ -x $CLI ] || continue
 	check "$phase: bound over ${w} s windows" "$good == 1" \
-		"worst $worst tokens on 3 hosts (capacity x W $((C * w)), + bursts $(awk 'NF == 9 && $6 > b { b = $6 } END { print b }' "$T/samples"), + $n_short host(s) WAIT found short x capacity x min(W, lease)): bound $bound ($pct %; $pcb % of capacity x W + bursts), in $span ms from $at s after the kill; $k samples over $secs s, largest gap $gap ms"
+		"worst $worst tokens on 3 hosts (capacity x W $((C * w)), + bursts $bursts, + $n_short host(s) WAIT found short x capacity x min(W, lease)): bound $bound ($pct %; $pcb % of capacity x W + bursts), in $span ms from $at s after the kill; $k samples over $secs s, largest gap $gap ms"
 done
 done
 
