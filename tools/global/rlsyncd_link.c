@@ -613,6 +613,7 @@ uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 		l->due = false;
 		if (l->fd < 0)
 			continue;
+		rls_sentinel_watch(l);
 		if (l->spec.batch)
 			rls_batch_refresh(l, lua);
 		else if (now >= l->next_ns || demand_shifted(l, now))

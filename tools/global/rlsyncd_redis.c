@@ -42,6 +42,7 @@ struct rls_redis {
 	unsigned int wait_now;	/* replicas WAITed for in this round trip */
 	unsigned int inflight;	/* grants sent, their replies unread */
 	bool role_queued;	/* ROLE queued before them */
+	bool subscribed;	/* SUBSCRIBE sent: messages only, not shared */
 	char err[RLS_ERR_MAX];	/* the last error, without "redis ADDR: " */
 	struct rls_conn conn;	/* what it was opened with: the pool's key */
 	unsigned int refs;	/* links and callers holding it */
@@ -198,7 +199,8 @@ static struct rls_redis *shared(const struct rls_conn *c)
 	struct rls_redis *r;
 
 	for (r = pool; r; r = r->next) {
-		if (!rls_redis_broken(r) && !memcmp(&r->conn, c, sizeof(*c))) {
+		if (!rls_redis_broken(r) && !r->subscribed &&
+		    !memcmp(&r->conn, c, sizeof(*c))) {
 			r->refs++;
 			return r;
 		}
@@ -360,6 +362,47 @@ void rls_redis_stale(struct rls_redis *r)
 {
 	if (r)
 		r->stale = true;
+}
+
+int rls_redis_subscribe(struct rls_redis *r, const char *channel)
+{
+	const char *argv[2] = { "SUBSCRIBE", channel };
+	redisReply *rep;
+	int ret = -EIO;
+
+	if (r->refs > 1)
+		return -EBUSY;
+	r->subscribed = true;
+	rep = call(r, 2, argv, NULL);
+	if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 3 &&
+	    rep->element[0]->str && !strcmp(rep->element[0]->str, "subscribe"))
+		ret = 0;
+	else if (rep && rep->type == REDIS_REPLY_ERROR)
+		explain(r, "SUBSCRIBE", rep);
+	else
+		fail(r, "SUBSCRIBE: %s", rep ? "an unexpected reply" : r->err);
+	freeReplyObject(rep);
+	return ret;
+}
+
+int rls_redis_message(struct rls_redis *r, char *buf, size_t len)
+{
+	redisReply *rep;
+
+	while ((rep = rls_io_poll(r->io))) {
+		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 3 &&
+		    rep->element[0]->str && rep->element[2]->str &&
+		    !strcmp(rep->element[0]->str, "message")) {
+			snprintf(buf, len, "%s", rep->element[2]->str);
+			freeReplyObject(rep);
+			return 1;
+		}
+		freeReplyObject(rep);
+	}
+	if (!rls_io_broken(r->io))
+		return 0;
+	snprintf(r->err, sizeof(r->err), "%s", rls_io_error(r->io));
+	return -EIO;
 }
 
 const char *rls_redis_addr(const struct rls_redis *r)
