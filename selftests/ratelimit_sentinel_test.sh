@@ -9,11 +9,15 @@
 # sen of 1500/s) and a backlogged client (rlgclient block 10); lease 4 s,
 # refresh 400 ms, hold 0, wait-replicas 1, wait-timeout 50ms. Once the
 # shares are fair the primary is killed with kill -9; the sentinels
-# promote the replica; the agents follow it.
+# promote the replica; the agents follow it (issue #39: at once, so no
+# lease ends). Then the old primary comes back as a replica and
+# SENTINEL FAILOVER makes it the primary again, the old one alive.
 #
 # Every token granted is counted: the limiters' sysfs counters (granted)
-# are read together, by one process, every few tens of ms through the
-# run. For every pair of samples at most W apart (W = 1, 2, 5 s) the
+# and their rates (config) are read together, by one process, every few
+# tens of ms through the run. Through each failover no limiter's kernel
+# rate may drop to its safe rate (0) or below, and from 1 s after the
+# promotion on, every 1 s window must deliver >= 0.90 of the capacity. For every pair of samples at most W apart (W = 1, 2, 5 s) the
 # tokens granted on the three hosts must stay within the bound of
 # Documentation/global.md ("The bounds", Sentinel failover): capacity x W
 # plus the limiters' bursts (the tokens a bucket holds at the window's
@@ -24,12 +28,14 @@
 # back (every agent renewed by the new primary at >= 98 % of its third)
 # within two leases of the promotion. TAP, with the figures on each line.
 # The Makefile installs this as build/selftests/ratelimit_sentinel_test;
-# selftests/vm/run.sh puts redis-server, rlsyncd, rlgclient and
-# ratelimit.lua into the guest. It skips what the guest lacks.
+# selftests/vm/run.sh puts redis-server, redis-cli (for SENTINEL
+# FAILOVER), rlsyncd, rlgclient and ratelimit.lua into the guest. It
+# skips what the guest lacks.
 set -u
 
 G=/global
 RS=/redis/redis-server
+CLI=/redis/redis-cli
 SYS=/sys/kernel/ratelimit
 T=${TMPDIR:-/tmp}/sentinel
 STATE=/run/rlsyncd
@@ -167,14 +173,20 @@ for h in h1 h2 h3; do
 	pids="$pids $!"
 done
 
-# The sampler: "MS SUM G1 G2 G3 BURSTS" (uptime in ms, the limiters'
-# granted counters and their bursts, read by one process) until stopped.
+# The sampler: "MS SUM G1 G2 G3 BURSTS R1 R2 R3" (uptime in ms, the
+# limiters' granted counters, their bursts and their rates in tokens/s,
+# read by one process) until stopped.
 (
 	while :; do
 		awk 'FILENAME == "/proc/uptime" { ms = int($1 * 1000); next }
 		     FILENAME ~ /stat$/ && $1 == "granted" { g[++k] = $2; s += $2; next }
 		     FILENAME ~ /config$/ && $1 == "burst" { b += $2 }
-		     END { printf "%d %d %d %d %d %d\n", ms, s, g[1], g[2], g[3], b }' \
+		     FILENAME ~ /config$/ && $1 == "rate" { r[++kr] = $2 }
+		     FILENAME ~ /config$/ && $1 == "period_ns" { p[++kp] = $2 }
+		     END { printf "%d %d %d %d %d %d", ms, s, g[1], g[2], g[3], b
+			   for (i = 1; i <= 3; i++)
+				printf " %.3f", p[i] ? r[i] * 1e9 / p[i] : 0
+			   printf "\n" }' \
 			/proc/uptime $SYS/sen.h1/stat $SYS/sen.h2/stat \
 			$SYS/sen.h3/stat $SYS/sen.h1/config $SYS/sen.h2/config \
 			$SYS/sen.h3/config
@@ -191,6 +203,38 @@ fair()
 			'BEGIN { exit !(h >= t * 0.98) }' || return 1
 	done
 }
+# steady NAME FROM PROMOTED: from FROM (the kill, the command) on, no
+# limiter's kernel rate at its safe rate (0) or below; from 1 s after
+# PROMOTED on, every 1 s window (a pair of samples >= 1 s apart, the
+# closest) delivers >= 0.90 of the capacity; and how long after PROMOTED
+# the first window at >= 0.97 starts (full utilisation).
+steady()
+{
+	awk -v a="$2" -v tp="$3" -v c=$C 'NF == 9 { t[++k] = $1; g[k] = $2
+		if ($1 >= a) for (i = 7; i <= 9; i++) if (seen[i] == 0 || $i < m[i]) {
+			seen[i] = 1; m[i] = $i; mt[i] = $1 } }
+	END {
+		lo = -1; full = -1; j = 1
+		for (i = 1; i <= k; i++) {
+			if (t[i] < tp) continue
+			while (j < k && t[j] - t[i] < 1000) j++
+			if (t[j] - t[i] < 1000) break
+			u = (g[j] - g[i]) / (c * (t[j] - t[i]) / 1000)
+			if (full < 0 && u >= 0.97) full = t[i] - tp
+			if (t[i] >= tp + 1000 && (lo < 0 || u < lo)) { lo = u; at = t[i] - tp }
+		}
+		least = -1
+		for (i = 7; i <= 9; i++) if (least < 0 || m[i] < least) {
+			least = m[i]; h = i - 6; when = mt[i] - a }
+		printf "%.3f h%d %d %.3f %d %d\n", least, h, when, lo, at, full
+	}' "$T/samples" >"$T/steady"
+	read -r least lh lat lo at full <"$T/steady"
+	check "$1: no kernel rate drops" "$least > 0" \
+		"the least rate a limiter ran at from the failover's start on: $least/s ($lh, +$lat ms; safe rate 0, share $third/s)"
+	check "$1: utilisation" "$lo >= 0.90" \
+		"every 1 s window from 1 s after the promotion: >= $lo of $C/s (the least at +$at ms); full utilisation (>= 0.97) from +$full ms after the promotion"
+}
+
 # learning (one lease from the first agent's configuration), then shares
 ms=$(until_ok 15000 fair)
 check "fair shares" "$ms >= 0" \
@@ -225,10 +269,8 @@ ms=$(until_ok $((2 * LEASE + 4000)) back)
 [ "$ms" -lt 0 ] || ms=$(($(now) - tp))
 check "shares back" "$ms >= 0 && $ms <= 2 * $LEASE" \
 	"every agent at >= 98 % of $third/s through the new primary $ms ms after the promotion (bound: two leases, $((2 * LEASE)) ms): has $(st sen.h1 has) $(st sen.h2 has) $(st sen.h3 has)"
-sleep 1
-kill "$spid"
-wait "$spid" 2>/dev/null
-spid=''
+sleep 3
+steady "kill -9" "$tk" "$tp"
 
 # Hosts with a grant the old primary's WAIT found short (each widens the
 # bound by at most the capacity, for at most one lease).
@@ -237,18 +279,63 @@ for h in h1 h2 h3; do
 	echo "# $h: $(grep -v '^pid=\|^updated_ns=' "$STATE/sen.$h" | tr '\n' ' ')"
 	! grep -q "redis 127.0.0.1:$PP: WAIT" "$T/$h.out" || short=$((short + 1))
 done
-echo "# agents' lines on the failover (h1):"
+
+# A switchover with the old primary alive: the killed server back as a
+# replica of the new one, then SENTINEL FAILOVER. The agents' primary
+# answers on until the sentinels demote it (READONLY); its grants are
+# short of WAIT once its replica is promoted, so they ask the sentinels.
+td=$(now)
+short2=0
+if [ -x $CLI ]; then
+	$RS --port "$PP" --bind 127.0.0.1 --dir "$T/p" --save '' \
+		--appendonly no --repl-diskless-sync yes \
+		--repl-diskless-sync-delay 0 --logfile "$T/p2.log" \
+		--replicaof 127.0.0.1 "$RP" &
+	pids="$pids $!"
+	w0=$(for h in h1 h2 h3; do st "sen.$h" wait_short; done | tr '\n' ' ')
+	failover() { $CLI -p $S1 SENTINEL FAILOVER rlm 2>&1 | grep -qx OK; }
+	synced() { logged p2 'sync: Finished with success' && failover; }
+	ms=$(until_ok 20000 synced)
+	tf=$(now)
+	switched2() { grep -q "+switch-master rlm 127.0.0.1 $RP 127.0.0.1 $PP" "$T"/s*.log; }
+	ms2=$(until_ok 10000 switched2)
+	tp2=$(now)
+	on_pp()
+	{
+		for h in h1 h2 h3; do
+			[ "$(st "sen.$h" primary)" = "127.0.0.1:$PP" ] || return 1
+		done
+	}
+	moved=$(until_ok 10000 on_pp)
+	check "switchover" "$ms >= 0 && $ms2 >= 0 && $moved >= 0" \
+		"SENTINEL FAILOVER $((tf - td)) ms after the old primary came back as a replica; promoted $((tp2 - tf)) ms after the command; every agent on it $moved ms after the promotion"
+	sleep 4
+	steady "switchover" "$tf" "$tp2"
+	w1=$(for h in h1 h2 h3; do st "sen.$h" wait_short; done | tr '\n' ' ')
+	short2=$(echo "$w0 $w1" | awk '{ for (i = 1; i <= 3; i++) k += $(i + 3) > $i; print k + 0 }')
+else
+	skip "switchover" "no redis-cli in the guest (redis-tools)"
+fi
+kill "$spid"
+wait "$spid" 2>/dev/null
+spid=''
+echo "# agents' lines on the failovers (h1):"
 grep -v '^rlsyncd: sen\.h1: [0-9.]*/s$' "$T/h1.out" | sed 's/^/#   /'
 
 # Every pair of samples at most W apart: the tokens granted between them
 # on the three hosts against capacity x W + the bursts (the largest the
 # limiters had) + capacity x min(W, lease) per host WAIT found short.
 # Only pairs spanning at least W less one sample gap are reported as
-# the worst window (shorter ones are checked too).
+# the worst window (shorter ones are checked too). The kill's run until
+# the old primary came back (td), then the switchover's, each with the
+# hosts found short in it.
+for phase in kill switchover; do
 for w in 1 2 5; do
-	awk -v w=$((w * 1000)) -v c=$C -v short=$short -v lease=$LEASE \
-		-v tk="$tk" '
-	NF == 6 { t[++k] = $1; g[k] = $2; if ($6 > b) b = $6
+	if [ $phase = kill ]; then from=0 to=$td n_short=$short
+	else from=$td to=999999999999 n_short=$short2; fi
+	awk -v w=$((w * 1000)) -v c=$C -v short="$n_short" -v lease=$LEASE \
+		-v tk="$tk" -v from="$from" -v to="$to" '
+	NF == 9 && $1 >= from && $1 <= to { t[++k] = $1; g[k] = $2; if ($6 > b) b = $6
 	  if (k > 1 && $1 - t[k - 1] > gap) gap = $1 - t[k - 1] }
 	END {
 		bound = c * w / 1000 + b + short * c * (w < lease ? w : lease) / 1000
@@ -259,14 +346,16 @@ for w in 1 2 5; do
 			if (d > bound) bad++
 			if (d > worst) { worst = d; at = t[i] - tk; span = t[j] - t[i] }
 		}
-		printf "%d %d %.0f %.2f %.1f %d %d %d %.1f\n", (!bad && k > 10), worst,
+		printf "%d %d %.0f %.2f %.1f %d %d %d %.1f %.2f %d\n", (!bad && k > 10), worst,
 			bound, 100 * worst / bound, at / 1000, span, k, gap,
-			(t[k] - t[1]) / 1000
+			(t[k] - t[1]) / 1000, 100 * worst / (c * w / 1000 + b), b
 	}' "$T/samples" >"$T/w$w"
 	# busybox awk: a "!" after a comma is a syntax error, hence the ()
-	read -r good worst bound pct at span k gap secs <"$T/w$w"
-	check "bound over ${w} s windows" "$good == 1" \
-		"worst $worst tokens on 3 hosts (capacity x W $((C * w)), + bursts $(awk 'NF == 6 && $6 > b { b = $6 } END { print b }' "$T/samples"), + $short host(s) WAIT found short x capacity x min(W, lease)): bound $bound ($pct %), in $span ms from $at s after the kill; $k samples over $secs s, largest gap $gap ms"
+	read -r good worst bound pct at span k gap secs pcb bursts <"$T/w$w"
+	[ $phase = kill ] || [ -x $CLI ] || continue
+	check "$phase: bound over ${w} s windows" "$good == 1" \
+		"worst $worst tokens on 3 hosts (capacity x W $((C * w)), + bursts $bursts, + $n_short host(s) WAIT found short x capacity x min(W, lease)): bound $bound ($pct %; $pcb % of capacity x W + bursts), in $span ms from $at s after the kill; $k samples over $secs s, largest gap $gap ms"
+done
 done
 
 # shellcheck disable=SC2086 # the pids, one word each

@@ -12,7 +12,13 @@
 # share), the MOVED replies stop once the agents read the new slot map,
 # and the sum of the rates the agents set per resource never exceeds
 # 1000; a slot left half migrated (CLUSTER SETSLOT MIGRATING/IMPORTING,
-# MIGRATE) makes the old node answer ASK, which the agents follow. Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
+# MIGRATE) makes the old node answer ASK, which the agents follow. Then
+# the first primary, which has a replica (a fourth node), is killed with
+# kill -9 (cluster-node-timeout 1 s, lease 4 s): its replica is promoted
+# and the agents follow it (the slot map read again at once, from a node
+# other than the seed, the dead one), so no link's rate drops to its
+# safe rate (0). Run by selftests/global/run.sh with RLSYNCD_FAKE (the
+# binary).
 set -u
 
 suite='cluster'
@@ -37,24 +43,26 @@ shared()
 		END { for (n in c) if (c[n] == 2) k++; print k + 0 }'
 }
 
-# start_nodes TRY: three primaries on free ports (and their cluster bus
-# ports, +10000); 0 when all three answer, 1 when one could not bind
-# (a port taken since port_base looked), with every node stopped.
+# start_nodes TRY: four nodes on free ports (and their cluster bus
+# ports, +10000); 0 when all answer, 1 when one could not bind (a port
+# taken since port_base looked), with every node stopped.
 start_nodes()
 {
 	port_seed=$(($$ + $1 * 1009))
-	base=$(port_base 0 1 2 10000 10001 10002)
-	p1=$base p2=$((base + 1)) p3=$((base + 2))
+	base=$(port_base 0 1 2 3 10000 10001 10002 10003)
+	p1=$base p2=$((base + 1)) p3=$((base + 2)) p4=$((base + 3))
 	rpids=''
-	for p in $p1 $p2 $p3; do
+	for p in $p1 $p2 $p3 $p4; do
 		redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
 			--cluster-config-file "$tmp/nodes-$p.conf" --dir "$tmp" \
+			--cluster-node-timeout 1000 --repl-diskless-sync yes \
+			--repl-diskless-sync-delay 0 \
 			--save '' --appendonly no --logfile "$tmp/redis-$p.log" &
 		rpids="$rpids $!"
 	done
 	# shellcheck disable=SC2086 # rpids: words
 	set -- $rpids
-	for p in $p1 $p2 $p3; do
+	for p in $p1 $p2 $p3 $p4; do
 		i=0
 		until cli "$p" PING >/dev/null 2>&1; do
 			i=$((i + 1))
@@ -97,6 +105,14 @@ until cli "$p1" CLUSTER INFO | grep -q 'cluster_state:ok' &&
 	[ "$i" -lt 200 ] || { echo "not ok - cluster: state not ok"; exit 1; }
 	sleep 0.05
 done
+# the fourth node, a replica of the first
+if ! redis-cli --cluster add-node "127.0.0.1:$p4" "127.0.0.1:$p1" \
+	--cluster-slave --cluster-master-id "$(cli "$p1" CLUSTER MYID)" \
+	>"$tmp/add.out" 2>&1; then
+	echo "not ok - cluster add-node (a replica):"
+	tail -n 5 "$tmp/add.out" | sed 's/^/#   /'
+	exit 1
+fi
 
 set --
 i=1
@@ -110,12 +126,12 @@ for h in h1 h2; do
 	: >"$tmp/$h.log"
 	RLS_FAKE_NAMES=1 RLS_FAKE_DEMAND=$tmp/demand RLS_FAKE_OUT=$tmp/$h.log \
 		"$d" --lua "$lua" -r "127.0.0.1:$p1" --cluster yes -H "$h" \
-		-S '' -l 2s -R 200ms -T 0s "$@" >"$tmp/$h.out" 2>&1 &
+		-S '' -l 4s -R 200ms -T 0s "$@" >"$tmp/$h.out" 2>&1 &
 	pids="$pids $!"
 done
 
 i=0
-until [ "$(shared)" -eq "$nres" ] || [ "$i" -ge 150 ]; do
+until [ "$(shared)" -eq "$nres" ] || [ "$i" -ge 200 ]; do
 	i=$((i + 1))
 	sleep 0.1
 done
@@ -128,7 +144,7 @@ done
 k1=$(cli "$p1" DBSIZE) k2=$(cli "$p2" DBSIZE) k3=$(cli "$p3" DBSIZE)
 m0=$(info "$p1" errorstats errorstat_MOVED)
 check "start" "${m0:-0} == 0 && $(shared) == $nres && $libs == 3 && $k1 > 0 && $k2 > 0 && $k3 > 0 && $k1 + $k2 + $k3 == 3 * $nres" \
-	"$(shared) of $nres resources shared 500/500 after $ms ms (learning 2 s); ${m0:-0} MOVED (the slots rlsyncd computes are Redis's); library on $libs of 3 primaries (loaded by the agents); keys per shard $k1 / $k2 / $k3"
+	"$(shared) of $nres resources shared 500/500 after $ms ms (learning 4 s); ${m0:-0} MOVED (the slots rlsyncd computes are Redis's); library on $libs of 3 primaries (loaded by the agents); keys per shard $k1 / $k2 / $k3"
 
 # reshard during load
 id1=$(cli "$p1" CLUSTER MYID) id2=$(cli "$p2" CLUSTER MYID)
@@ -176,17 +192,59 @@ r1=$(rates | awk '$2 == "r1" && $3 >= 400 && $3 <= 600' | wc -l)
 check "ASK" "${a1:-0} > ${a0:-0} && $r1 == 2 && $(shared) == $nres" \
 	"slot $slot of r1 half migrated for 1 s: $((${a1:-0} - ${a0:-0})) ASK replies followed with ASKING; r1 still 500/500 on both hosts, $(shared) of $nres shared"
 
+# (rl_lease names only the keys it uses, all on the importing node after
+# MIGRATE: no TRYAGAIN there)
+errs=$(cat "$tmp/h1.out" "$tmp/h2.out" | grep -vc 'has no kernel lease')
+check "quiet" "$errs == 0" "$errs lines of errors from the agents (a TRYAGAIN would be one)"
+
+# kill -9 of the first primary (the seed), its replica in sync
+i=0
+until cli "$p4" INFO replication | grep -q 'master_link_status:up' &&
+	cli "$p1" INFO replication | grep -q 'state=online'; do
+	i=$((i + 1))
+	[ "$i" -lt 200 ] || { echo "not ok - cluster: replica not in sync in 10 s"; break; }
+	sleep 0.05
+done
+on1=$(($(cli "$p1" DBSIZE) / 3))
+# shellcheck disable=SC2086 # rpids: words
+set -- $rpids
+tk=$(now)
+kill -9 "$1"
+tp=-1
+while [ $(($(now) - tk)) -le 15000 ]; do
+	if cli "$p4" ROLE 2>/dev/null | head -n 1 | grep -qx master; then
+		tp=$(now)
+		break
+	fi
+	sleep 0.02
+done
+check "failover" "$tp >= 0" \
+	"the replica promoted itself $((tp - tk)) ms after kill -9 of the primary holding $on1 of the resources (cluster-node-timeout 1000 ms)"
+# every link of those resources renewed since the promotion at its share
+sleep 3
+te=$(now)
+# the least rate any link ran at from the kill on (the rate it ran at
+# then, and every one set since), and the links at their share at the end
+# shellcheck disable=SC2046 # the figures: words
+set -- $(for h in h1 h2; do sed "s/\$/ $h/" "$tmp/$h.log"; done | sort -n |
+	awk -v a="$tk" '$1 <= a { cur[$3 " " $4] = $2; next }
+		{ k = $3 " " $4; cur[k] = $2; if (!(k in m) || $2 < m[k]) m[k] = $2 }
+		END { lo = -1
+			for (k in cur) { v = (k in m) && m[k] < cur[k] ? m[k] : cur[k]
+				if (lo < 0 || v < lo) { lo = v; who = k } }
+			printf "%.3f %s\n", lo, who }')
+check "failover: no rate drops" "$1 > 0 && $(shared) == $nres" \
+	"the least rate a link ran at from the kill on: $1/s ($2 of $3; safe rate 0, share 500/s); $(shared) of $nres resources shared 500/500 $((te - tp)) ms after the promotion"
+
 max=$(for h in h1 h2; do sed "s/\$/ $h/" "$tmp/$h.log"; done | sort -n |
 	awk '{ r[$3 " " $4] = $2; s[$3] = 0 }
 	     { t = 0; for (k in r) { split(k, a, " "); if (a[1] == $3) t += r[k] }
 	       if (t > m) m = t }
 	     END { printf "%.3f", m }')
 check "global bound" "$max <= 1000.001" \
-	"largest sum of the rates set for one resource over the run: $max of 1000"
-# (rl_lease names only the keys it uses, all on the importing node after
-# MIGRATE: no TRYAGAIN there)
-errs=$(cat "$tmp/h1.out" "$tmp/h2.out" | grep -vc 'has no kernel lease')
-check "quiet" "$errs == 0" "$errs lines of errors from the agents (a TRYAGAIN would be one)"
+	"largest sum of the rates set for one resource over the run (the failover too): $max of 1000"
+echo "# the agents' lines on the failover (h1):"
+grep -v 'has no kernel lease' "$tmp/h1.out" | sed 's/^/#   /' | head -n 8
 # shellcheck disable=SC2086 # the pids, one word each
 kill $pids
 rc=0

@@ -178,6 +178,60 @@ for h in h1 h2 h3; do
 done
 rate() { tail -n 1 "$tmp/$1.log" | cut -d' ' -f2; }
 st() { sed -n "s/^$2=//p" "$tmp/$1.state/api" 2>/dev/null; }
+# merged: every rate the agents set, "MS RATE HOST", in time order
+merged() { for h in h1 h2 h3; do sed "s/\$/ $h/" "$tmp/$h.log"; done | sort -n; }
+# windows FROM TO W: over every window of W ms from FROM to TO, the
+# tokens of the three hosts (the integral of the rates they ran at, ms
+# resolution): "LEAST AT MOST AT" (AT: seconds after FROM)
+windows()
+{
+	merged | awk -v a="$1" -v b="$2" -v w="$3" '
+	{ t[++k] = $1; r[k] = $2; h[k] = $3 }
+	END {
+		j = 1; tot = 0; n = 0
+		for (ms = t[1]; ms <= b; ms++) {
+			while (j <= k && t[j] <= ms) {
+				tot += r[j] - cur[h[j]]; cur[h[j]] = r[j]; j++
+			}
+			if (ms >= a) { n++; c[n] = c[n - 1] + tot / 1000 }
+		}
+		lo = -1; hi = 0; lat = 0; hat = 0
+		for (s = 0; s + w <= n; s++) {
+			d = c[s + w] - c[s]
+			if (lo < 0 || d < lo) { lo = d; lat = s }
+			if (d > hi) { hi = d; hat = s }
+		}
+		printf "%.1f %.1f %.1f %.1f\n", lo, lat / 1000, hi, hat / 1000
+	}'
+}
+# least FROM TO: the least rate any host ran at from FROM to TO, "RATE HOST"
+least()
+{
+	merged | awk -v a="$1" -v b="$2" '
+	$1 <= a { cur[$3] = $2; next }
+	$1 <= b { cur[$3] = $2; if (!($3 in m) || $2 < m[$3]) m[$3] = $2 }
+	END {
+		lo = -1
+		for (x in cur) {
+			v = (x in m) && m[x] < cur[x] ? m[x] : cur[x]
+			if (lo < 0 || v < lo) { lo = v; who = x }
+		}
+		printf "%.3f %s\n", lo, who
+	}'
+}
+# steady NAME FROM PROMOTED: from FROM (the kill, the command) to now, no
+# host's rate at its safe rate (0) or below; from 1 s after PROMOTED on,
+# every 1 s window delivers >= 0.90 of the capacity
+steady()
+{
+	te=$(now)
+	# shellcheck disable=SC2046 # the figures: words
+	set -- "$1" "$2" "$3" $(least "$2" "$te") $(windows $(($3 + 1000)) "$te" 1000)
+	check "$1: no rate drops" "$4 > 0" \
+		"the least rate a host ran at from the failover's start on: $4/s ($5; its safe rate 0, its share $((cap / 3))/s)"
+	check "$1: utilisation" "$6 >= 0.90 * $cap" \
+		"every 1 s window from 1 s after the promotion to $(((te - $3) / 1000)) s after it: the least $6 tokens ($(awk "BEGIN { printf \"%.3f\", $6 / $cap }") of $cap) at +$7 s, the most $8"
+}
 
 # wait_for MS CONDITION(awk; h1 h2 h3 the rates): ms it took, or -1
 wait_for()
@@ -229,7 +283,8 @@ done
 check "shares back" "$back >= 0 && $back <= 2 * $lease_ms" \
 	"every agent at >= 980/s through the new primary $back ms after the promotion (bound: two leases, $((2 * lease_ms)) ms): $(rate h1) $(rate h2) $(rate h3)"
 tb=$(now)
-sleep 1
+sleep 3
+steady "kill -9" "$tk" "$tp"
 low=$(for h in h1 h2 h3; do sed "s/\$/ $h/" "$tmp/$h.log"; done | sort -n |
 	awk -v a="$tk" -v b="$tb" '{ r[$3] = $2; s = 0; for (h in r) s += r[h]
 		if ($1 < a) m = s; else if ($1 <= b && s < m) m = s }
@@ -268,8 +323,13 @@ until [ "$(redis-cli -p $pp INFO replication | tr -d '\r' |
 done
 tf=$(now)
 moved=-1
+tp2=-1
+w0="$(st h1 wait_short) $(st h2 wait_short) $(st h3 wait_short)"
 while [ $(($(now) - tf)) -le 10000 ]; do
-	if [ "$(st h1 primary)" = "127.0.0.1:$pp" ] &&
+	[ "$tp2" -ge 0 ] ||
+		! redis-cli -p "$s1" SENTINEL get-master-addr-by-name rlm 2>/dev/null |
+		grep -qx "$pp" || tp2=$(now)
+	if [ "$tp2" -ge 0 ] && [ "$(st h1 primary)" = "127.0.0.1:$pp" ] &&
 		[ "$(st h2 primary)" = "127.0.0.1:$pp" ] &&
 		[ "$(st h3 primary)" = "127.0.0.1:$pp" ]; then
 		moved=$(($(now) - tf))
@@ -278,7 +338,13 @@ while [ $(($(now) - tf)) -le 10000 ]; do
 	sleep 0.02
 done
 check "switchover" "$moved >= 0" \
-	"SENTINEL FAILOVER $((tf - td)) ms after the old primary came back as a replica; every agent on the new primary $moved ms later; rates $(rate h1) $(rate h2) $(rate h3)"
+	"SENTINEL FAILOVER $((tf - td)) ms after the old primary came back as a replica; the sentinels named the new primary $((tp2 - tf)) ms after it; every agent on it $moved ms after the command; rates $(rate h1) $(rate h2) $(rate h3)"
+sleep 4
+steady "switchover" "$tf" "$tp2"
+# hosts with a grant WAIT found short from the command on
+w1="$(st h1 wait_short) $(st h2 wait_short) $(st h3 wait_short)"
+short2=$(echo "$w0 $w1" | awk '{ for (i = 1; i <= 3; i++) k += $(i + 3) > $i; print k + 0 }')
+t_end=$(now)
 # shellcheck disable=SC2086 # the pids, one word each
 set -- $apids
 kill "$1" "$2" "$3"
@@ -287,7 +353,13 @@ for p in "$@"; do wait "$p" || rc=$?; done
 apids=''
 check "SIGTERM" "$rc == 0" "agents exit 0"
 
-# WAIT without sentinels: an agent given the primary's address.
+# WAIT without sentinels: an agent given the primary's address, once the
+# old primary is its replica (with none online it sends no WAIT).
+t0=$(now)
+until redis-cli -p "$pp" INFO replication | tr -d '\r' | grep -q '^slave0:.*state=online'; do
+	[ $(($(now) - t0)) -lt 15000 ] || break
+	sleep 0.1
+done
 waits() {
 	redis-cli -p "$pp" INFO commandstats | tr -d '\r' |
 		sed -n 's/^cmdstat_wait:calls=\([0-9]*\),.*/\1/p'
@@ -311,7 +383,16 @@ grep -v '^rlsyncd: api: [0-9.]*/s$' "$tmp/h1.out" | sed 's/^/#   /'
 
 # Every window of W s: the sum over hosts of the integral of the rates
 # they ran at (ms resolution), against capacity x W, plus, per host with
-# a grant WAIT found short, capacity x min(W, lease).
+# a grant WAIT found short, capacity x min(W, lease). The switchover's
+# windows from the old primary's return to the end, with the hosts short
+# since the command.
+for w in 1 2 5; do
+	# shellcheck disable=SC2046 # the figures: words
+	set -- $(windows "$td" "$t_end" $((w * 1000)))
+	bound=$(awk "BEGIN { print $cap * ($w + $short2 * ($w < 4 ? $w : 4)) }")
+	check "switchover bound over $w s windows" "$3 <= $bound + 0.001" \
+		"worst $3 tokens at +$4 s of the old primary's return (SENTINEL FAILOVER at +$(((tf - td) / 1000)).$(((tf - td) % 1000 / 100)) s; capacity x W $((cap * w))), bound $bound; hosts with a grant WAIT found short since the command: $short2"
+done
 for w in 1 2 5; do
 	for h in h1 h2 h3; do sed "s/\$/ $h/" "$tmp/$h.log"; done | sort -n |
 	awk -v w=$((w * 1000)) -v cap=$cap -v short="$short" -v end="$td" \

@@ -108,13 +108,18 @@ copy_bin()
 # name): bench's peer, and the global limits' test
 # (selftests/ratelimit_rlsyncd_test.sh), which also gets rlsyncd, its
 # client and the Redis library; it skips what is missing.
-# ratelimit_sentinel_test needs the same.
+# ratelimit_sentinel_test needs the same, and redis-cli (SENTINEL
+# FAILOVER) if redis-tools has it.
 redis=$(command -v redis-server || command -v redis-check-rdb || true)
 global=
 [ ! -f "$root/selftests/ratelimit_rlsyncd_test" ] &&
 	[ ! -f "$root/selftests/ratelimit_sentinel_test" ] || global=1
 if [ -n "$redis" ] && { [ "$mode" = bench ] || [ -n "$global" ]; }; then
 	copy_bin "$redis" /redis/redis-server
+fi
+cli=$(command -v redis-cli || true)
+if [ -n "$cli" ] && [ -f "$root/selftests/ratelimit_sentinel_test" ]; then
+	copy_bin "$cli" /redis/redis-cli
 fi
 if [ -n "$global" ]; then
 	mkdir -p "$root/global"

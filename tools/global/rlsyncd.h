@@ -198,6 +198,11 @@ int rls_io_queue(struct rls_io *io, int argc, const char **argv,
 		 const size_t *argvlen);
 /* Send what is queued, read the next reply; NULL on error. */
 struct redisReply *rls_io_reply(struct rls_io *io);
+/*
+ * The next reply if it is already there, or what the socket holds makes
+ * it whole, without waiting; NULL if none (or on error: rls_io_broken()).
+ */
+struct redisReply *rls_io_poll(struct rls_io *io);
 bool rls_io_broken(const struct rls_io *io);
 const char *rls_io_error(const struct rls_io *io);
 
@@ -285,6 +290,16 @@ const char *rls_sentinel_label(const struct rls_spec *s, char *buf,
 const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len);
 /* Make @r stale: the next refresh connects again (and asks the sentinels). */
 void rls_redis_stale(struct rls_redis *r);
+/*
+ * SUBSCRIBE @channel on @r, which must be its caller's alone (it is
+ * shared with nobody from then on); 0, or -EIO (-EBUSY: shared).
+ */
+int rls_redis_subscribe(struct rls_redis *r, const char *channel);
+/*
+ * The next message published to @r's subscription, if one came, into
+ * @buf, without waiting: 1, 0 (none), or -EIO (the connection broke).
+ */
+int rls_redis_message(struct rls_redis *r, char *buf, size_t len);
 
 /*
  * The last error of @r, one line without "redis ADDR: "; with @r NULL,
@@ -342,7 +357,9 @@ struct rls_lease {
 /*
  * rl_lease for @host. Returns 0, -ENOENT when Redis does not know @res
  * (state lost or never configured), -ENOEXEC when it lacks the library,
- * or -EIO (connection or other error; @err says what).
+ * -EAGAIN when it cannot serve it for a while (a failover or migration
+ * under way: CLUSTERDOWN, TRYAGAIN, LOADING, MASTERDOWN), or -EIO
+ * (connection or other error; @err says what).
  */
 int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
 		    const double in[4], struct rls_lease *out, char *err,
@@ -465,6 +482,7 @@ struct rls_batch {
  * @rtt_ms:  the last round trip to Redis that succeeded (0: none yet)
  * @wait_short: grants WAIT found short of wait-replicas, in all
  * @asked_ns: when the sentinels were last asked if the primary moved
+ * @switches: the sentinels' +switch-master events seen (rls_sentinel_watch())
  * @due:     renewed in this round trip (rls_links_refresh())
  */
 struct rls_link {
@@ -495,6 +513,7 @@ struct rls_link {
 	double rtt_ms;
 	uint64_t wait_short;
 	uint64_t asked_ns;
+	unsigned int switches;
 	bool due;
 };
 
@@ -524,6 +543,12 @@ uint64_t rls_link_retry_ns(const struct rls_link *l);
  * half lease; another answer makes the connection stale.
  */
 void rls_sentinel_follow(struct rls_link *l, unsigned int short_acks);
+/*
+ * With sentinels: @l's subscription to their +switch-master events
+ * (opened, one sentinel a second, and read, without waiting); a switch to
+ * another primary than @l's makes its connection stale.
+ */
+void rls_sentinel_watch(struct rls_link *l);
 
 /* Say once that Redis is away. */
 void rls_link_down(struct rls_link *l, const char *why);

@@ -6,8 +6,11 @@
  * that the links of one primary share its connection and its pipelined
  * round trip. A MOVED or ASK reply (rlsyncd_redis.c follows it once)
  * marks the maps stale: they are read again before the next routing, and
- * links whose slot moved reconnect to the new owner. The function library
- * is loaded on every primary.
+ * links whose slot moved reconnect to the new owner. A primary that does
+ * not answer marks them stale too: a link of its slots reads them again
+ * at each try (every 100 ms while its lease runs) until they name the
+ * replica promoted in its place. The function library is loaded on every
+ * primary.
  *
  * Copyright (C) 2026 The ratelimit authors
  */

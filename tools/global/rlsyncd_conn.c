@@ -541,6 +541,22 @@ static int io_move(struct rls_io *io, bool write, redisReply **rep)
 	return 0;
 }
 
+redisReply *rls_io_poll(struct rls_io *io)
+{
+	short events;
+	void *r = NULL;
+
+	while (!io->broken) {
+		if (redisReaderGetReply(io->reader, &r) != REDIS_OK) {
+			io_break(io, "%s", io->reader->errstr);
+			return NULL;
+		}
+		if (r || io_once(io, false, &events) <= 0)
+			return r;
+	}
+	return NULL;
+}
+
 redisReply *rls_io_reply(struct rls_io *io)
 {
 	redisReply *rep = NULL;

@@ -42,6 +42,12 @@
  */
 #define SHIFT		0.5
 #define SHIFT_TOKENS	10.0
+/*
+ * With sentinels or a cluster, while the lease runs: a link that cannot
+ * reach its primary asks again this often (the sentinels, or the slot
+ * map), so it follows a promotion before its lease ends.
+ */
+#define FOLLOW_MS	100.0
 
 bool rls_verbose;
 
@@ -402,11 +408,18 @@ bool rls_link_reconnect(struct rls_link *l, const char *lua, char *err,
 /*
  * The refresh interval after the first failure, doubled after each one
  * in a row up to 8 refreshes, at most 5 s (or one refresh if longer):
- * the kernel's lease fallback holds the limit meanwhile.
+ * the kernel's lease fallback holds the limit meanwhile. With sentinels
+ * or a cluster, while the lease (or the floor's hold) runs, FOLLOW_MS
+ * (at most a refresh): a failover promotes a replica within seconds, and
+ * each try asks who the primary is now, so the link follows it at once.
  */
 uint64_t rls_link_retry_ns(const struct rls_link *l)
 {
 	double ms = l->spec.refresh_ms * (1U << (l->fails < 3 ? l->fails : 3));
+
+	if ((l->spec.ha.n || l->spec.conn.cluster) && l->exp_ns &&
+	    rl_now_ns() < l->mexp_ns)
+		return (uint64_t)(fmin(FOLLOW_MS, l->spec.refresh_ms) * NS_PER_MS);
 
 	if (ms > 5000 && ms > l->spec.refresh_ms)
 		ms = l->spec.refresh_ms > 5000 ? l->spec.refresh_ms : 5000;
@@ -520,6 +533,11 @@ static void lease_done(struct reply *rp, uint64_t now, uint64_t sent,
 	} else if (ret == -EIO && rls_redis_broken(l->redis) && !l->fails++) {
 		/* the connection broke: reconnect at once, its error says more */
 		l->next_ns = now;
+	} else if (ret == -EAGAIN) {
+		/* a failover or a migration under way: soon again */
+		rls_link_down(l, rp->err);
+		l->next_ns = rp->got + rls_link_retry_ns(l);
+		l->fails++;
 	} else {
 		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" :
 			      rp->err);
@@ -595,6 +613,7 @@ uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 		l->due = false;
 		if (l->fd < 0)
 			continue;
+		rls_sentinel_watch(l);
 		if (l->spec.batch)
 			rls_batch_refresh(l, lua);
 		else if (now >= l->next_ns || demand_shifted(l, now))

@@ -38,6 +38,11 @@ struct rls_redis {
 	unsigned int wait_replicas;	/* WAIT after each grant (0: none) */
 	double wait_ms;
 	unsigned int short_acks;	/* grants WAIT found short, unread */
+	int online;		/* replicas online, from ROLE (-1: unknown) */
+	unsigned int wait_now;	/* replicas WAITed for in this round trip */
+	unsigned int inflight;	/* grants sent, their replies unread */
+	bool role_queued;	/* ROLE queued before them */
+	bool subscribed;	/* SUBSCRIBE sent: messages only, not shared */
 	char err[RLS_ERR_MAX];	/* the last error, without "redis ADDR: " */
 	struct rls_conn conn;	/* what it was opened with: the pool's key */
 	unsigned int refs;	/* links and callers holding it */
@@ -194,7 +199,8 @@ static struct rls_redis *shared(const struct rls_conn *c)
 	struct rls_redis *r;
 
 	for (r = pool; r; r = r->next) {
-		if (!rls_redis_broken(r) && !memcmp(&r->conn, c, sizeof(*c))) {
+		if (!rls_redis_broken(r) && !r->subscribed &&
+		    !memcmp(&r->conn, c, sizeof(*c))) {
 			r->refs++;
 			return r;
 		}
@@ -220,6 +226,7 @@ struct rls_redis *rls_redis_connect_conn(const struct rls_conn *c,
 	r->conn = *c;
 	r->refs = 1;
 	r->timeout_ms = timeout_ms;
+	r->online = -1;
 	r->io = rls_io_open(c, timeout_ms, err, sizeof(err));
 	if (!r->io) {
 		fail(r, "%s", err);
@@ -231,6 +238,20 @@ struct rls_redis *rls_redis_connect_conn(const struct rls_conn *c,
 	snprintf(connect_err, sizeof(connect_err), "%s", r->err);
 	rls_redis_free(r);
 	return NULL;
+}
+
+/*
+ * The replicas online in a primary's ROLE reply @rep (its third element
+ * lists them: those in sync, or syncing, are left out); -1 if not a
+ * primary's.
+ */
+static int role_online(const redisReply *rep)
+{
+	if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
+	    !rep->element[0]->str || strcmp(rep->element[0]->str, "master") ||
+	    rep->element[2]->type != REDIS_REPLY_ARRAY)
+		return -1;
+	return (int)rep->element[2]->elements;
 }
 
 /* ROLE: 0 if @r's server is a primary, else -EIO after a message. */
@@ -253,6 +274,7 @@ static int is_primary(struct rls_redis *r)
 		     rep->element[0]->str);
 	else
 		ret = 0;
+	r->online = role_online(rep);
 	freeReplyObject(rep);
 	return ret;
 }
@@ -342,6 +364,47 @@ void rls_redis_stale(struct rls_redis *r)
 		r->stale = true;
 }
 
+int rls_redis_subscribe(struct rls_redis *r, const char *channel)
+{
+	const char *argv[2] = { "SUBSCRIBE", channel };
+	redisReply *rep;
+	int ret = -EIO;
+
+	if (r->refs > 1)
+		return -EBUSY;
+	r->subscribed = true;
+	rep = call(r, 2, argv, NULL);
+	if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 3 &&
+	    rep->element[0]->str && !strcmp(rep->element[0]->str, "subscribe"))
+		ret = 0;
+	else if (rep && rep->type == REDIS_REPLY_ERROR)
+		explain(r, "SUBSCRIBE", rep);
+	else
+		fail(r, "SUBSCRIBE: %s", rep ? "an unexpected reply" : r->err);
+	freeReplyObject(rep);
+	return ret;
+}
+
+int rls_redis_message(struct rls_redis *r, char *buf, size_t len)
+{
+	redisReply *rep;
+
+	while ((rep = rls_io_poll(r->io))) {
+		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 3 &&
+		    rep->element[0]->str && rep->element[2]->str &&
+		    !strcmp(rep->element[0]->str, "message")) {
+			snprintf(buf, len, "%s", rep->element[2]->str);
+			freeReplyObject(rep);
+			return 1;
+		}
+		freeReplyObject(rep);
+	}
+	if (!rls_io_broken(r->io))
+		return 0;
+	snprintf(r->err, sizeof(r->err), "%s", rls_io_error(r->io));
+	return -EIO;
+}
+
 const char *rls_redis_addr(const struct rls_redis *r)
 {
 	return r ? r->addr : "";
@@ -399,7 +462,10 @@ static void wait_said(const struct rls_redis *r, const redisReply *w,
 	if (w)
 		why = w->str ? w->str : "an unexpected reply";
 	fprintf(stderr, PROG ": redis %s: ", r->addr);
-	if (acks < 0)
+	if (!r->wait_now)
+		fprintf(stderr, "WAIT: %d of %u replicas online (ROLE): grants not waited for",
+			r->online, r->wait_replicas);
+	else if (acks < 0)
 		fprintf(stderr, "WAIT after a grant: %s", why);
 	else
 		fprintf(stderr, "WAIT: %lld of %u replicas acknowledged a grant within %.0f ms",
@@ -408,14 +474,16 @@ static void wait_said(const struct rls_redis *r, const redisReply *w,
 }
 
 /*
- * After a grant (@rep, FCALL's reply): WAIT's reply, queued behind it.
- * Fewer acknowledgements than asked, or no reply: the grant stands, and
- * is counted (rls_redis_short_acks()); the first of a primary is said.
+ * After a grant (@rep, FCALL's reply): WAIT's reply, queued behind it
+ * unless no replica was online. Fewer acknowledgements than
+ * wait-replicas, or no reply: the grant stands, and is counted
+ * (rls_redis_short_acks()); the first of a primary is said.
  */
 static void wait_reply(struct rls_redis *r, const redisReply *rep)
 {
-	redisReply *w = rls_recv(r);
-	long long acks = w && w->type == REDIS_REPLY_INTEGER ? w->integer : -1;
+	redisReply *w = r->wait_now ? rls_recv(r) : NULL;
+	long long acks = w && w->type == REDIS_REPLY_INTEGER ? w->integer :
+			 r->wait_now ? -1 : 0;
 
 	/* said once per primary, not per connection: it may reconnect often */
 	static char said[RLS_ADDR_MAX];
@@ -430,17 +498,74 @@ static void wait_reply(struct rls_redis *r, const redisReply *rep)
 	freeReplyObject(w);
 }
 
-/* With wait-replicas, WAIT queued behind a grant; 0 or -EIO. */
-static int send_wait(struct rls_redis *r)
+/*
+ * Before the first grant of a round trip, with wait-replicas: how many
+ * replicas its WAITs ask for (those ROLE found online last time, at most
+ * wait-replicas: WAIT for a replica that is not there would hold every
+ * grant for the whole timeout), and ROLE queued to count them again for
+ * the next round trip. 0 or -EIO.
+ */
+static int send_role(struct rls_redis *r)
+{
+	const char *argv[1] = { "ROLE" };
+
+	if (!r->wait_replicas || r->inflight)
+		return 0;
+	r->wait_now = r->wait_replicas;
+	if (r->online >= 0 && (unsigned int)r->online < r->wait_now)
+		r->wait_now = (unsigned int)r->online;
+	if (rls_send(r, 1, argv, NULL))
+		return -EIO;
+	r->role_queued = true;
+	return 0;
+}
+
+/* ROLE's reply, read before the first grant's: the replicas online. */
+static void role_reply(struct rls_redis *r)
+{
+	redisReply *rep;
+
+	if (!r->role_queued)
+		return;
+	r->role_queued = false;
+	rep = rls_recv(r);
+	/* an ACL without +role: WAIT for wait-replicas, as before */
+	r->online = role_online(rep);
+	freeReplyObject(rep);
+}
+
+/* A grant's command: ROLE before it if first, WAIT behind it; 0 or -EIO. */
+static int grant_send(struct rls_redis *r, int argc, const char **argv)
 {
 	char n_rep[16], ms[24];
 	const char *wait[3] = { "WAIT", n_rep, ms };
 
+	if (send_role(r) || rls_send(r, argc, argv, NULL))
+		return -EIO;
 	if (!r->wait_replicas)
 		return 0;
-	snprintf(n_rep, sizeof(n_rep), "%u", r->wait_replicas);
+	r->inflight++;
+	if (!r->wait_now)
+		return 0;
+	snprintf(n_rep, sizeof(n_rep), "%u", r->wait_now);
 	snprintf(ms, sizeof(ms), "%.0f", r->wait_ms < 1 ? 1 : r->wait_ms);
 	return rls_send(r, 3, wait, NULL);
+}
+
+/* A grant's reply (NULL on error), with ROLE's before and WAIT's after. */
+static redisReply *grant_recv(struct rls_redis *r)
+{
+	redisReply *rep;
+
+	role_reply(r);
+	rep = rls_recv(r);
+	if (!r->wait_replicas)
+		return rep;
+	if (rep || !rls_redis_broken(r))
+		wait_reply(r, rep);
+	if (r->inflight)
+		r->inflight--;
+	return rep;
 }
 
 /* The arguments of an FCALL. */
@@ -536,13 +661,10 @@ static redisReply *fcall_wait(struct rls_redis *r, const char *fn,
 	redisReply *rep;
 
 	fcall_build(&a, fn, res, argc, args);
-	if (rls_send(r, a.n, a.argv, NULL))
-		return NULL;
-	if (grant && send_wait(r))
-		return NULL;
-	rep = rls_recv(r);
-	if (grant && r->wait_replicas && (rep || !rls_redis_broken(r)))
-		wait_reply(r, rep);
+	if (!grant)
+		rep = rls_send(r, a.n, a.argv, NULL) ? NULL : rls_recv(r);
+	else
+		rep = grant_send(r, a.n, a.argv) ? NULL : grant_recv(r);
 	return redirect(r, rep, &a);
 }
 
@@ -775,22 +897,18 @@ int rls_redis_lease_send(struct rls_redis *r, const char *res,
 	char num[4][32];
 
 	lease_args(&a, res, host, in, num);
-	if (rls_send(r, a.n, a.argv, NULL))
-		return -EIO;
-	return send_wait(r);
+	return grant_send(r, a.n, a.argv);
 }
 
 int rls_redis_lease_recv(struct rls_redis *r, const char *res,
 			 const char *host, const double in[4],
 			 struct rls_lease *out, char *err, unsigned int errlen)
 {
-	redisReply *rep = rls_recv(r);
+	redisReply *rep = grant_recv(r);
 	struct fcall_args a;
 	char num[4][32];
 	int ret = 0;
 
-	if (r->wait_replicas && (rep || !rls_redis_broken(r)))
-		wait_reply(r, rep);
 	if (is_err(rep, "MOVED ") || is_err(rep, "ASK ")) {
 		lease_args(&a, res, host, in, num);
 		rep = redirect(r, rep, &a);
@@ -798,6 +916,9 @@ int rls_redis_lease_recv(struct rls_redis *r, const char *res,
 
 	if (is_err(rep, "RLNOCONF"))
 		ret = -ENOENT;
+	else if (is_err(rep, "CLUSTERDOWN") || is_err(rep, "TRYAGAIN") ||
+		 is_err(rep, "LOADING") || is_err(rep, "MASTERDOWN"))
+		ret = -EAGAIN;
 	else if (rep && rep->type == REDIS_REPLY_ERROR &&
 		 strstr(rep->str, "not found"))
 		ret = -ENOEXEC;

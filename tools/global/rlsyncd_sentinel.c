@@ -9,16 +9,23 @@
  * A failover is followed by connecting again: rls_redis_broken() is true
  * after a connection loss, a READONLY reply (the old primary demoted) or
  * a NOREPLICAS one (min-replicas-to-write), and every reconnection asks
- * the sentinels. Meanwhile the link backs off and the kernel's lease
- * fallback holds the limit (rlsyncd_link.c). A primary cut off from the
+ * the sentinels: at once, then every 100 ms while the link's lease runs,
+ * so that a promotion within the lease is followed before it ends; after
+ * it the link backs off and the kernel's lease fallback holds the limit
+ * (rls_link_retry_ns(), rlsyncd_link.c). A primary cut off from the
  * sentinels but not from this host answers on: rls_sentinel_follow()
  * asks the sentinels whether it is still theirs, once a second while
- * WAIT finds grants short, and every half lease.
+ * WAIT finds grants short, and every half lease. And a subscription to
+ * the sentinels' +switch-master events (struct watch, read at each turn
+ * of the main loop, without waiting) moves the links to a new primary as
+ * soon as a sentinel names it: a switchover with the old primary alive
+ * costs no more than a failover.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PROG "rlsyncd"
@@ -26,6 +33,30 @@
 
 /* The sentinel that answered last: asked first next time. */
 static unsigned int first;
+
+#define NS_PER_SEC	1000000000ULL
+
+/**
+ * struct watch - the subscriptions to +switch-master of one set of
+ * sentinels and master name, shared by the links that name them
+ * @ha:       those sentinels (the key)
+ * @r:        per sentinel, its subscribed connection (NULL: none now)
+ * @tried_ns: the last try to open one (one a second, one sentinel each)
+ * @turn:     the sentinel to try next
+ * @switches: the switches of @ha's master seen
+ * @primary:  the primary the last one named, HOST:PORT
+ */
+struct watch {
+	struct rls_ha ha;
+	struct rls_redis *r[RLS_SENTINELS_MAX];
+	uint64_t tried_ns;
+	unsigned int turn;
+	unsigned int switches;
+	char primary[RLS_ADDR_MAX + 16];
+	struct watch *next;
+};
+
+static struct watch *watches;
 
 const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len)
 {
@@ -111,6 +142,116 @@ void rls_sentinel_follow(struct rls_link *l, unsigned int short_acks)
 	fprintf(stderr, PROG ": %s: %s: the primary is %s now, not %s: connecting to it\n",
 		l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)),
 		now_at, rls_redis_addr(l->redis));
+	rls_redis_stale(l->redis);
+	l->next_ns = now;
+}
+
+/* The watch of @s's sentinels, made if new; NULL without memory. */
+static struct watch *watch_of(const struct rls_spec *s)
+{
+	struct watch *w;
+
+	for (w = watches; w; w = w->next) {
+		if (!memcmp(&w->ha, &s->ha, sizeof(s->ha)))
+			return w;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->ha = s->ha;
+	w->next = watches;
+	watches = w;
+	return w;
+}
+
+/* Subscribe on the next sentinel of @w without one, if any. */
+static void watch_open(struct watch *w, double timeout_ms)
+{
+	char addr[RLS_ADDR_MAX + 16];
+	struct rls_redis *r;
+	struct rls_conn sc;
+	unsigned int k, i;
+
+	for (k = 0; k < w->ha.n; k++) {
+		i = (w->turn + k) % w->ha.n;
+		if (!w->r[i])
+			break;
+	}
+	if (k == w->ha.n)
+		return;
+	w->turn = i + 1;
+	memset(&sc, 0, sizeof(sc));
+	snprintf(sc.host, sizeof(sc.host), "%s", w->ha.host[i]);
+	sc.port = w->ha.port[i];
+	snprintf(sc.pass, sizeof(sc.pass), "%s", w->ha.pass);
+	r = rls_redis_connect_conn(&sc, rls_conn_label(&sc, addr, sizeof(addr)),
+				   timeout_ms, false);
+	if (r && rls_redis_subscribe(r, "+switch-master")) {
+		rls_redis_free(r);
+		r = NULL;
+	}
+	w->r[i] = r;
+}
+
+/*
+ * The messages of @w's subscriptions: "MASTER OLD-IP OLD-PORT NEW-IP
+ * NEW-PORT" (each sentinel publishes its own when it switches); a broken
+ * connection is dropped, to be opened again.
+ */
+static void watch_read(struct watch *w)
+{
+	char msg[RLS_ID_MAX + 2 * RLS_ADDR_MAX + 32], *f[5], *save;
+	struct rls_conn c;
+	unsigned int i, k;
+	int ret;
+
+	for (i = 0; i < w->ha.n; i++) {
+		while (w->r[i] && (ret = rls_redis_message(w->r[i], msg, sizeof(msg)))) {
+			if (ret < 0) {
+				rls_redis_free(w->r[i]);
+				w->r[i] = NULL;
+				break;
+			}
+			f[0] = strtok_r(msg, " ", &save);
+			for (k = 1; k < 5; k++)
+				f[k] = f[k - 1] ? strtok_r(NULL, " ", &save) : NULL;
+			if (!f[4] || strcmp(f[0], w->ha.master) ||
+			    strlen(f[3]) >= sizeof(c.host))
+				continue;
+			memset(&c, 0, sizeof(c));
+			snprintf(c.host, sizeof(c.host), "%s", f[3]);
+			c.port = (unsigned int)strtoul(f[4], NULL, 10);
+			rls_conn_label(&c, w->primary, sizeof(w->primary));
+			w->switches++;
+		}
+	}
+}
+
+void rls_sentinel_watch(struct rls_link *l)
+{
+	char who[RLS_ID_MAX + 32];
+	uint64_t now = rl_now_ns();
+	struct watch *w;
+
+	if (!l->spec.ha.n)
+		return;
+	w = watch_of(&l->spec);
+	if (!w)
+		return;
+	if (now - w->tried_ns >= NS_PER_SEC) {
+		w->tried_ns = now;
+		watch_open(w, rls_rpc_ms(&l->spec));
+	}
+	watch_read(w);
+	if (l->switches == w->switches)
+		return;
+	l->switches = w->switches;
+	if (rls_redis_broken(l->redis) ||
+	    !strcmp(w->primary, rls_redis_addr(l->redis)))
+		return;
+	fprintf(stderr, PROG ": %s: %s: +switch-master to %s, not %s: connecting to it\n",
+		l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)),
+		w->primary, rls_redis_addr(l->redis));
 	rls_redis_stale(l->redis);
 	l->next_ns = now;
 }
