@@ -150,10 +150,8 @@ void rl_fast_free(struct rl_client *client)
  */
 void rl_fast_closed(struct rl_client *client)
 {
-	struct rl_fast *fast = READ_ONCE(client->fast);
-
-	if (fast)
-		atomic64_inc(&((struct rl_fast_page *)fast)->closes);
+	if (READ_ONCE(client->fast))
+		atomic64_inc(&rl_fast_page(client)->closes);
 }
 
 /* Does any process map @client's page? Racy, harmlessly: see rl_fast_sweep(). */
