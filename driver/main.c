@@ -65,7 +65,8 @@ static_assert(offsetof(struct rl_stats, reserved0) == offsetof(struct rl_demand,
 /* Flags and reserved fields here, the limits in rl_params_from_config(). */
 static int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)
 {
-	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 || cfg->reserved)
+	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 || cfg->keys ||
+	    cfg->flags & RL_CONFIG_KEYED)
 		return -EINVAL;
 	return rl_params_from_config(cfg, p);
 }
@@ -76,7 +77,7 @@ static int rl_ioctl_get_features(void __user *argp)
 		.version = RL_ABI_VERSION,
 		.flags = rl_uring_features() | RL_FEATURE_QUEUED | RL_FEATURE_FAST,
 		.ioctls = RL_IOCTLS_ALL,
-		.config_flags = RL_CONFIG_FLAGS_ALL,
+		.config_flags = RL_CONFIG_FLAGS_ALL & ~RL_CONFIG_KEYED,
 		.acquire_flags = RL_ACQUIRE_FLAGS_ALL,
 		.attach_flags = RL_ATTACH_FLAGS_ALL,
 	};

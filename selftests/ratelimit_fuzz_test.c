@@ -534,7 +534,7 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 			bad = "features";
 		break;
 	case OP_GET_CONFIG:
-		if (c->reserved0 || c->reserved || c->flags & ~RL_CONFIG_FLAGS_ALL ||
+		if (c->reserved0 || c->keys || c->flags & ~RL_CONFIG_FLAGS_ALL ||
 		    !c->period_ns || c->period_ns > RL_PERIOD_MAX_NS ||
 		    !c->burst || c->burst > RL_BURST_PERIOD_MAX / c->period_ns)
 			bad = "config";

@@ -643,7 +643,7 @@ TEST(lease_invalid)
 	l.fallback.flags = 1U << 31;
 	EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_SET_LEASE, &l));
 	cfg(&l.fallback, 7, 5);
-	l.config.reserved = 1;
+	l.config.keys = 1;
 	EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_SET_LEASE, &l));
 	cfg(&l.config, 500, 10);
 	l.flags = 1;

@@ -74,7 +74,7 @@ class rl_config(ctypes.Structure):
     _fields_ = [("rate", _u64), ("period_ns", _u64), ("burst", _u64),
                 ("flags", _u32), ("catchup", _u32), ("concurrency", _u64),
                 ("backlog", _u64), ("fairness", _u32), ("reserved0", _u32),
-                ("reserved", _u64)]
+                ("keys", _u64)]
 
 
 class rl_acquire(ctypes.Structure):

@@ -44,7 +44,7 @@ static void structs(void)
 	OFF(rl_config, flags); OFF(rl_config, catchup);
 	OFF(rl_config, concurrency); OFF(rl_config, backlog);
 	OFF(rl_config, fairness); OFF(rl_config, reserved0);
-	OFF(rl_config, reserved);
+	OFF(rl_config, keys);
 	SIZE(rl_acquire);
 	OFF(rl_acquire, count); OFF(rl_acquire, deadline_ns);
 	OFF(rl_acquire, flags); OFF(rl_acquire, priority);

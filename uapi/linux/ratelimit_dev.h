@@ -49,7 +49,8 @@
 /* struct rl_config.flags */
 #define RL_CONFIG_UNLIMITED	_BITUL(0)	/* grant everything at once */
 #define RL_CONFIG_FED		_BITUL(1)	/* only RL_IOC_DEPOSIT adds tokens */
-#define RL_CONFIG_FLAGS_ALL	(RL_CONFIG_UNLIMITED | RL_CONFIG_FED)
+#define RL_CONFIG_KEYED		_BITUL(2)	/* a bucket per key (RL_IOC_ACQUIRE_KEY) */
+#define RL_CONFIG_FLAGS_ALL	(RL_CONFIG_UNLIMITED | RL_CONFIG_FED | RL_CONFIG_KEYED)
 
 /* Priorities of a request, served USER first, then HIGH, MID, LOW. */
 #define RL_PRIO_DEFAULT		0	/* in struct rl_acquire: the fd's */
@@ -94,7 +95,13 @@
  *               LOW, MID and HIGH (USER always goes first); 0 on SET picks
  *               RL_FAIRNESS_DEFAULT; at most RL_FAIRNESS_MAX.
  * @reserved0:   must be zero.
- * @reserved:    must be zero.
+ * @keys:        with RL_CONFIG_KEYED, most keys the limiter keeps state
+ *               for at once, 1 .. RL_KEYS_MAX; 0 means RL_KEYS_DEFAULT.
+ *               Above RL_KEYS_USER_MAX it takes CAP_SYS_RESOURCE (-EPERM).
+ *               Must be zero without RL_CONFIG_KEYED.
+ *
+ * RL_CONFIG_KEYED is fixed when the limiter is created: a SET_CONFIG that
+ * changes it on an existing limiter is -EINVAL. See "Keyed limiters".
  */
 struct rl_config {
 	__u64 rate;
@@ -106,7 +113,7 @@ struct rl_config {
 	__u64 backlog;
 	__u32 fairness;
 	__u32 reserved0;
-	__u64 reserved;
+	__u64 keys;
 };
 
 /* struct rl_acquire.flags */
@@ -271,7 +278,7 @@ struct rl_client_config {
  * struct rl_features - what this module supports (RL_IOC_GET_FEATURES)
  * @version:       RL_ABI_VERSION of the module.
  * @flags:         RL_FEATURE_* bits: RL_FEATURE_URING_CMD, RL_FEATURE_QUEUED,
- *                 RL_FEATURE_FAST.
+ *                 RL_FEATURE_FAST, RL_FEATURE_KEYED.
  * @ioctls:        bit N set when ioctl number N (_IOC_NR) is supported.
  * @config_flags:  supported struct rl_config flags.
  * @acquire_flags: supported struct rl_acquire flags.
@@ -712,6 +719,124 @@ struct rl_perm {
 	__u64 reserved[2];
 };
 
+/*
+ * Keyed limiters (struct rl_features.flags has RL_FEATURE_KEYED). A limiter
+ * created with RL_CONFIG_KEYED is a family of token buckets, one per key:
+ * a key is 1 to RL_KEY_MAX opaque bytes (an IP address, a hash of an API
+ * key, a user id), and each behaves as its own bucket of the limiter's
+ * rate, period and burst, created full on first use. Keys never borrow
+ * from one another, and requests of one key are served in arrival order
+ * (their priorities are checked but not used); requests of different keys
+ * never wait for each other.
+ *
+ * The kernel keeps state only for keys that carry some: a key whose bucket
+ * is full and on which nobody sleeps is dropped at any time (it is what a
+ * new key would be), so memory follows the keys used within one burst's
+ * refill time. At most rl_config.keys keys carry state at once; a request
+ * for a new key beyond that fails with -ENOSPC (the keys already kept go
+ * on as before, and ready_ns says when every key that was idle then is
+ * full, an upper bound on when room comes back). Keys are told apart by a
+ * 64-bit keyed hash (SipHash, a secret per limiter): two keys that collide
+ * share one bucket, which can only refuse, never grant more than the
+ * limits. The memory is charged to the memory cgroup of the process that
+ * created the limiter.
+ *
+ * A keyed limiter takes no RL_IOC_ACQUIRE, CYCLE, SUBMIT, DEPOSIT,
+ * SET_LEASE, SET_PARENT, io_uring command or mmap (-EINVAL), has no
+ * concurrency limit, catch-up, backlog, fed or unlimited mode, and needs a
+ * rate of 1 .. RL_KEY_RATE_MAX (-EINVAL). RL_IOC_GET_STATS reports the sums
+ * of all its keys (available and held are 0); RL_IOC_GET_KEYS its keys.
+ * A change of its limits applies to each key at the key's next request.
+ */
+#define RL_FEATURE_KEYED	_BITUL(3)	/* struct rl_features.flags */
+#define RL_KEY_MAX		64
+#define RL_KEYS_DEFAULT		65536
+#define RL_KEYS_USER_MAX	(1U << 20)
+#define RL_KEYS_MAX		(1U << 26)
+#define RL_KEY_RATE_MAX		0xffffffffULL
+
+/**
+ * struct rl_key_acquire - take tokens from one key's bucket
+ *                         (RL_IOC_ACQUIRE_KEY)
+ * @acquire:   the request, in and out, as for RL_IOC_ACQUIRE but for
+ *             @acquire.count, 1 .. the burst (-EINVAL above: a key's
+ *             requests are not served in chunks), and @acquire.lag_ns,
+ *             always 0. @acquire.ready_ns on -EAGAIN and -ETIMEDOUT is
+ *             the time the request could be granted at behind the key's
+ *             sleepers: what an HTTP server sends as Retry-After.
+ * @key_len:   in: bytes of @key used, 1 .. RL_KEY_MAX.
+ * @flags:     in: must be zero.
+ * @reserved:  must be zero.
+ * @key:       in: the key; bytes past @key_len are ignored.
+ *
+ * Errors: those of RL_IOC_ACQUIRE; -EINVAL when the fd's limiter is not
+ * keyed; -ENOSPC when the key is new and the limiter already keeps as
+ * many keys as rl_config.keys allows, all carrying state (@acquire.ready_ns
+ * filled in). A timeout, a
+ * signal or a kill takes nothing from the key.
+ */
+struct rl_key_acquire {
+	struct rl_acquire acquire;
+	__u32 key_len;
+	__u32 flags;
+	__u64 reserved[3];
+	__u8 key[RL_KEY_MAX];
+};
+
+/**
+ * struct rl_key_state - one key's state (RL_IOC_GET_KEY)
+ * @key_len:   in: bytes of @key used, 1 .. RL_KEY_MAX.
+ * @flags:     in: must be zero.
+ * @key:       in: the key.
+ * @available: out: tokens the key's bucket holds now (the burst for a key
+ *             without state).
+ * @full_ns:   out: CLOCK_MONOTONIC time the bucket is full again, 0 when
+ *             it is full now.
+ * @waiters:   out: requests sleeping on the key.
+ * @kept:      out: 1 when the limiter keeps state for the key, else 0.
+ * @reserved0: out: zeroed.
+ * @reserved:  out: zeroed.
+ *
+ * Reads the key without creating it. -EINVAL when the limiter is not keyed.
+ */
+struct rl_key_state {
+	__u32 key_len;
+	__u32 flags;
+	__u8 key[RL_KEY_MAX];
+	__u64 available;
+	__u64 full_ns;
+	__u64 waiters;
+	__u32 kept;
+	__u32 reserved0;
+	__u64 reserved[3];
+};
+
+/**
+ * struct rl_keys_stats - the keys of a keyed limiter (RL_IOC_GET_KEYS)
+ * @flags:     in: must be zero.
+ * @reserved0: in: must be zero.
+ * @keys:      keys with state now.
+ * @keys_max:  the most keys with state at once (rl_config.keys in force).
+ * @created:   keys given state since the limiter was created.
+ * @evicted:   keys dropped since, their buckets full.
+ * @refused:   requests failed with -ENOSPC since.
+ * @waiters:   requests sleeping now, on all keys.
+ * @reserved:  zeroed.
+ *
+ * Counts only: no key is ever listed. -EINVAL when the limiter is not keyed.
+ */
+struct rl_keys_stats {
+	__u32 flags;
+	__u32 reserved0;
+	__u64 keys;
+	__u64 keys_max;
+	__u64 created;
+	__u64 evicted;
+	__u64 refused;
+	__u64 waiters;
+	__u64 reserved[9];
+};
+
 #define RL_IOC_MAGIC		0xBA	/* unassigned in ioctl-number.rst */
 
 #define RL_IOC_GET_FEATURES	_IOR(RL_IOC_MAGIC, 0, struct rl_features)
@@ -736,5 +861,8 @@ struct rl_perm {
 #define RL_IOC_SUBMIT		_IOWR(RL_IOC_MAGIC, 19, struct rl_queued)
 #define RL_IOC_COLLECT		_IOWR(RL_IOC_MAGIC, 20, struct rl_queued)
 #define RL_IOC_CANCEL		_IOW(RL_IOC_MAGIC, 21, __u64)
+#define RL_IOC_ACQUIRE_KEY	_IOWR(RL_IOC_MAGIC, 22, struct rl_key_acquire)
+#define RL_IOC_GET_KEY		_IOWR(RL_IOC_MAGIC, 23, struct rl_key_state)
+#define RL_IOC_GET_KEYS		_IOWR(RL_IOC_MAGIC, 24, struct rl_keys_stats)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */
