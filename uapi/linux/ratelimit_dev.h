@@ -98,7 +98,9 @@
  * @keys:        with RL_CONFIG_KEYED, most keys the limiter keeps state
  *               for at once, 1 .. RL_KEYS_MAX; 0 means RL_KEYS_DEFAULT.
  *               Above RL_KEYS_USER_MAX it takes CAP_SYS_RESOURCE (-EPERM).
- *               Must be zero without RL_CONFIG_KEYED.
+ *               Must be zero without RL_CONFIG_KEYED. GET reports it as
+ *               set (0 for the default); struct rl_keys_stats.keys_max
+ *               is the value in force.
  *
  * RL_CONFIG_KEYED is fixed when the limiter is created: a SET_CONFIG that
  * changes it on an existing limiter is -EINVAL. See "Keyed limiters".
@@ -763,7 +765,8 @@ struct rl_perm {
  *             requests are not served in chunks), and @acquire.lag_ns,
  *             always 0. @acquire.ready_ns on -EAGAIN and -ETIMEDOUT is
  *             the time the request could be granted at behind the key's
- *             sleepers: what an HTTP server sends as Retry-After.
+ *             sleepers: what an HTTP server sends as Retry-After; on
+ *             -ENOSPC, when every key idle then is full.
  * @key_len:   in: bytes of @key used, 1 .. RL_KEY_MAX.
  * @flags:     in: must be zero.
  * @reserved:  must be zero.
