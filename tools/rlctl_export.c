@@ -159,11 +159,8 @@ static void put_hist(FILE *f, const struct limiter *l)
 
 static void put_all(FILE *f, const struct limiter *l, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(families); i++)
-		put_family(f, &families[i], l, n);
 	const char **names = calloc(n ? n : 1, sizeof(*names));
+	size_t i;
 
 	put_rate(f, l, n);
 	for (i = 0; i < ARRAY_SIZE(families); i++)
