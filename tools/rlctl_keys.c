@@ -42,6 +42,8 @@ extern const struct rl_config cfg_layout;
 				.note = "per-mille of the rate", .attr = A_OPT
 #define RLK_HOW_backlog		.kind = RLK_AMOUNT, .attr = A_OPT
 #define RLK_HOW_fed		.kind = RLK_FLAG, .attr = A_OPT
+#define RLK_HOW_keyed		.kind = RLK_FLAG, .attr = A_OPT
+#define RLK_HOW_keys		.kind = RLK_AMOUNT, .attr = A_OPT
 
 /* The driver's table (driver/tunables.h), in its order. */
 const struct rlk rlctl_keys[] = {

@@ -110,6 +110,8 @@ TEST(named_rows)
 		{ RLK_CATCHUP, "catchup" },
 		{ RLK_BACKLOG, "backlog" },
 		{ RLK_FED, "fed" },
+		{ RLK_KEYED, "keyed" },
+		{ RLK_KEYS, "keys" },
 	};
 	size_t i;
 
