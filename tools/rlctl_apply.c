@@ -185,15 +185,14 @@ static bool check_config(struct apply *a, const struct rlconf_limiter *l,
 			 struct rl_config *want)
 {
 	bool keyed = l->cfg.flags & RL_CONFIG_KEYED;
-	int fd = a->check_fd, ret = 0;
+	int fd = a->check_fd, ret;
 
 	if (keyed && a->keyed_fd < 0)
-		ret = a->keyed_fd = rl_open(0);
+		a->keyed_fd = rl_open(0);
 	if (keyed)
 		fd = a->keyed_fd;
 	*want = l->cfg;
-	if (ret >= 0)
-		ret = rl_set_config(fd, want);
+	ret = fd < 0 ? fd : rl_set_config(fd, want);
 	if (!ret)
 		ret = rl_get_config(fd, want);
 	if (ret == -EINVAL)

@@ -78,10 +78,12 @@ static void print_key(const char *name, const char *arg,
 		json_string(name);
 		printf(",\"key\":");
 		json_string(arg);
-		printf(",\"available\":%llu,\"burst\":%llu,\"full_ns\":%llu,\"full_in_ns\":%llu,\"waiters\":%llu,\"kept\":%s}\n",
+		printf(",\"available\":%llu,\"burst\":%llu",
 		       (unsigned long long)st->available,
-		       (unsigned long long)burst,
-		       (unsigned long long)st->full_ns, (unsigned long long)in,
+		       (unsigned long long)burst);
+		printf(",\"full_ns\":%llu,\"full_in_ns\":%llu",
+		       (unsigned long long)st->full_ns, (unsigned long long)in);
+		printf(",\"waiters\":%llu,\"kept\":%s}\n",
 		       (unsigned long long)st->waiters,
 		       st->kept ? "true" : "false");
 		return;

@@ -407,6 +407,9 @@ static struct write *do_writes(const char *name, struct write *w, int n)
 #define SET_BUSY \
 	"clients are attached, and it cannot go between 0 and non-zero under them: stop them, or rm it and create it again"
 
+#define SET_KEYED \
+	"cannot set keyed on '%s': it is fixed when a limiter is created (rm it and create it again)"
+
 /* The exit status of set when the write @failed failed on @name. */
 static int set_error(const char *name, const struct write *failed)
 {
@@ -415,9 +418,9 @@ static int set_error(const char *name, const struct write *failed)
 			    failed->key, name);
 	if (failed->err == -ENOENT)
 		return 1;	/* check_limiter() said why */
-	if (failed->err == -EINVAL && !strcmp(failed->key, rlctl_keys[RLK_KEYED].name))
-		return fail("cannot set keyed on '%s': it is fixed when a limiter is created (rm it and create it again)",
-			    name);
+	if (failed->err == -EINVAL &&
+	    !strcmp(failed->key, rlctl_keys[RLK_KEYED].name))
+		return fail(SET_KEYED, name);
 	if (failed->err == -EACCES || failed->err == -EPERM)
 		return name_error(name, failed->err);
 	if (failed->err == -EBUSY)	/* concurrency, ratelimit(4) */

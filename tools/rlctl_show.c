@@ -218,9 +218,11 @@ static void show_keys_text(const struct keys_info *k)
 
 static void show_keys_json(const struct keys_info *k)
 {
-	printf(",\"key_family\":{\"keys\":%llu,\"keys_max\":%llu,\"created\":%llu,\"evicted\":%llu,\"refused\":%llu,\"waiters\":%llu}",
-	       (unsigned long long)k->keys, (unsigned long long)k->keys_max,
-	       (unsigned long long)k->created, (unsigned long long)k->evicted,
+	printf(",\"key_family\":{\"keys\":%llu,\"keys_max\":%llu",
+	       (unsigned long long)k->keys, (unsigned long long)k->keys_max);
+	printf(",\"created\":%llu,\"evicted\":%llu",
+	       (unsigned long long)k->created, (unsigned long long)k->evicted);
+	printf(",\"refused\":%llu,\"waiters\":%llu}",
 	       (unsigned long long)k->refused, (unsigned long long)k->waiters);
 }
 

@@ -219,6 +219,9 @@ TEST(rlpace_usage_errors)
 	check_usage_errors(_metadata, "rlpace", 2, cases, ARRAY_SIZE(cases));
 }
 
+/* A key one byte longer than RL_KEY_MAX. */
+#define KEY65 "0123456789012345678901234567890123456789012345678901234567890123X"
+
 TEST(rlctl_usage_errors)
 {
 	static const struct usage_case cases[] = {
@@ -274,9 +277,7 @@ TEST(rlctl_usage_errors)
 		{ { "key", "a/b", "k" }, "rlctl: invalid name 'a/b'" },
 		{ { "key", "x", "--bogus", "k" }, NULL },
 		{ { "key", "x", "" }, "rlctl: invalid key '' (1 to 64 bytes)" },
-		{ { "key", "x",
-		    "0123456789012345678901234567890123456789012345678901234567890123X" },
-		  "rlctl: invalid key '0123456789012345678901234567890123456789012345678901234567890123X' (1 to 64 bytes)" },
+		{ { "key", "x", KEY65 }, "rlctl: invalid key '" KEY65 "' (1 to 64 bytes)" },
 		{ { "key", "--hex", "x", "abc" },
 		  "rlctl: invalid key 'abc' (2 to 128 hexadecimal digits, two a byte)" },
 		{ { "key", "--hex", "x", "zz" },
