@@ -12,6 +12,18 @@
 
 #include "bucket.h"
 
+/* A keyed limiter's keys: a rate that refills (in 32 bits), none of the limiter-wide modes. */
+static int rl_keyed_check(const struct rl_params *p)
+{
+	if (!p->keyed)
+		return p->keys ? -EINVAL : 0;
+	if (!p->rate || p->rate > RL_TOKENS_KEY_RATE_MAX || p->unlimited || p->fed ||
+	    p->concurrency || p->backlog || p->keys > RL_TOKENS_KEYS_MAX ||
+	    (p->catchup && p->catchup != RL_TOKENS_CATCHUP_STRICT))
+		return -EINVAL;
+	return 0;
+}
+
 /**
  * rl_params_check() - validate the limits of a bucket
  * @p: limits, with the burst already resolved (no 0 for "default")
@@ -36,7 +48,7 @@ int rl_params_check(const struct rl_params *p)
 	if (p->catchup > RL_TOKENS_CATCHUP_STRICT &&
 	    check_mul_overflow(p->rate, (u64)p->catchup - RL_TOKENS_CATCHUP_STRICT, &units))
 		return -EINVAL;
-	return 0;
+	return rl_keyed_check(p);
 }
 
 /* a * b / d rounded up; the quotient must fit in 64 bits. */

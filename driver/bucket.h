@@ -22,6 +22,8 @@
 #define RL_TOKENS_CATCHUP_STRICT	RL_CATCHUP_STRICT
 #define RL_TOKENS_CATCHUP_MAX		RL_CATCHUP_MAX
 #define RL_TOKENS_FAIRNESS_MAX		RL_FAIRNESS_MAX
+#define RL_TOKENS_KEYS_MAX		RL_KEYS_MAX
+#define RL_TOKENS_KEY_RATE_MAX		RL_KEY_RATE_MAX
 
 /* The limits of a bucket, and of the limiter around it. */
 struct rl_params {
@@ -34,6 +36,8 @@ struct rl_params {
 	u32 catchup;		/* per mille: 0, or RL_TOKENS_CATCHUP_STRICT .. RL_CATCHUP_MAX */
 	u64 backlog;		/* most tokens kept for catching up, <= burst * 1000 */
 	u32 fairness;		/* 1 in @fairness grants goes lowest first, 0: never */
+	bool keyed;		/* a bucket per key of these limits, not one */
+	u64 keys;		/* keyed: most keys with state, 0 for the default */
 };
 
 /* The state of a token bucket. */

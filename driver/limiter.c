@@ -23,6 +23,7 @@
 
 #include "compat.h"
 #include "fast.h"
+#include "keys.h"
 #include "limiter.h"
 #include "queue.h"
 #include "ratelimit_trace.h"
@@ -1237,6 +1238,8 @@ static void rl_apply_limits(struct rl_limiter *lim, const struct rl_params *p, u
 	lim->backlog = min(lim->backlog, p->backlog);
 	lim->release = (struct rl_bucket) { .stamp = now };
 	lim->params = *p;
+	if (lim->keys)
+		rl_keys_set_params(lim->keys, p);
 	/* limits of their own: no lease's fallback is to follow */
 	if (lim->lease)
 		lim->lease->ending = false;
@@ -1366,6 +1369,13 @@ struct rl_limiter *rl_limiter_create(const struct rl_params *p)
 	INIT_LIST_HEAD(&lim->fast_clients);
 	INIT_LIST_HEAD(&lim->node);
 	kref_init(&lim->ref);
+	if (p->keyed) {
+		lim->keys = rl_keys_create(p);
+		if (!lim->keys) {
+			kmem_cache_free(rl_limiter_cache, lim);
+			return NULL;
+		}
+	}
 	lim->params = *p;
 	rl_bucket_init(&lim->bucket, p, ktime_get_ns());
 	lim->release.stamp = lim->bucket.stamp;
@@ -1408,6 +1418,7 @@ static void rl_limiter_free(struct kref *ref)
 		cancel_work_sync(&lim->lease->fallback_work);
 	}
 	hrtimer_cancel(&lim->timer);
+	rl_keys_free(lim->keys);
 	/* A former child may be in rl_lock_irq() on our lock. */
 	call_rcu(&lim->rcu, rl_limiter_free_rcu);
 }
@@ -1496,7 +1507,9 @@ int rl_limiter_set_params(struct rl_limiter *lim, const struct rl_params *p, u64
 	int ret = 0;
 
 	rl_lock_irq(lim);
-	if (rl_conc_switch_busy(lim, p, self))
+	if (p->keyed != lim->params.keyed)
+		ret = -EINVAL;
+	else if (rl_conc_switch_busy(lim, p, self))
 		ret = -EBUSY;
 	else
 		rl_apply_params(lim, p, ktime_get_ns());
@@ -1531,6 +1544,8 @@ int rl_limiter_set_tunables(struct rl_limiter *lim, const u64 *vals, unsigned lo
 	rl_lock_irq(lim);
 	p = lim->params;
 	ret = rl_tunables_set(&p, vals, given);
+	if (!ret && p.keyed != lim->params.keyed)
+		ret = -EINVAL;
 	if (!ret && rl_conc_switch_busy(lim, &p, 0))
 		ret = -EBUSY;
 	if (!ret)
@@ -1558,6 +1573,11 @@ void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 	s->clients = lim->nclients;
 	s->backlog = lim->backlog;
 	rl_unlock_irq(lim);
+	/* A keyed limiter's own bucket serves nothing: its keys do. */
+	if (lim->keys) {
+		rl_keys_counters(lim->keys, &s->counters, &s->waiters);
+		s->available = 0;
+	}
 }
 
 /**

@@ -21,6 +21,7 @@
 
 #include "compat.h"
 #include "fast.h"
+#include "keys.h"
 #include "limiter.h"
 #include "named.h"
 #include "ratelimit.h"
@@ -48,6 +49,9 @@ static_assert(sizeof(struct rl_deposit) == 40);
 static_assert(sizeof(struct rl_lease) == 160);
 static_assert(sizeof(struct rl_demand) == 80);
 static_assert(sizeof(struct rl_queued) == 80);
+static_assert(sizeof(struct rl_key_acquire) == 160);
+static_assert(sizeof(struct rl_key_state) == 128);
+static_assert(sizeof(struct rl_keys_stats) == 128);
 /* rl_ioctl_get_counts() checks both through struct rl_stats. */
 static_assert(offsetof(struct rl_stats, flags) == offsetof(struct rl_demand, flags));
 static_assert(offsetof(struct rl_stats, reserved0) == offsetof(struct rl_demand, reserved0));
@@ -60,24 +64,25 @@ static_assert(offsetof(struct rl_stats, reserved0) == offsetof(struct rl_demand,
 			 RL_IOC_BIT(GET_CLIENT) | RL_IOC_BIT(DEPOSIT) | RL_IOC_BIT(SET_LEASE) |	\
 			 RL_IOC_BIT(GET_DEMAND) | RL_IOC_BIT(SET_PARENT) |		\
 			 RL_IOC_BIT(GET_PARENT) | RL_IOC_BIT(CYCLE) | RL_IOC_BIT(SET_PERM) |	\
-			 RL_IOC_BIT(SUBMIT) | RL_IOC_BIT(COLLECT) | RL_IOC_BIT(CANCEL))
+			 RL_IOC_BIT(SUBMIT) | RL_IOC_BIT(COLLECT) | RL_IOC_BIT(CANCEL) |	\
+			 RL_IOC_BIT(ACQUIRE_KEY) | RL_IOC_BIT(GET_KEY) | RL_IOC_BIT(GET_KEYS))
 
 /* Flags and reserved fields here, the limits in rl_params_from_config(). */
 static int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)
 {
-	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0 || cfg->keys ||
-	    cfg->flags & RL_CONFIG_KEYED)
+	if (cfg->flags & ~RL_CONFIG_FLAGS_ALL || cfg->reserved0)
 		return -EINVAL;
-	return rl_params_from_config(cfg, p);
+	return rl_params_from_config(cfg, p) ?: rl_keys_allowed(p);
 }
 
 static int rl_ioctl_get_features(void __user *argp)
 {
 	struct rl_features f = {
 		.version = RL_ABI_VERSION,
-		.flags = rl_uring_features() | RL_FEATURE_QUEUED | RL_FEATURE_FAST,
+		.flags = rl_uring_features() | RL_FEATURE_QUEUED | RL_FEATURE_FAST |
+			 RL_FEATURE_KEYED,
 		.ioctls = RL_IOCTLS_ALL,
-		.config_flags = RL_CONFIG_FLAGS_ALL & ~RL_CONFIG_KEYED,
+		.config_flags = RL_CONFIG_FLAGS_ALL,
 		.acquire_flags = RL_ACQUIRE_FLAGS_ALL,
 		.attach_flags = RL_ATTACH_FLAGS_ALL,
 	};
@@ -197,6 +202,74 @@ static int rl_ioctl_acquire(struct rl_client *client, struct file *file,
 }
 
 /*
+ * RL_IOC_ACQUIRE_KEY: the request read as an ACQUIRE's, then the key. Errors
+ * of RL_IOC_ACQUIRE, -EINVAL for a limiter that is not keyed, -ENOSPC.
+ */
+static int rl_ioctl_acquire_key(struct rl_client *client, struct file *file,
+				struct rl_key_acquire __user *argp)
+{
+	const size_t tail = offsetof(struct rl_key_acquire, key_len);
+	struct rl_limiter *lim = rl_client_limiter(client);
+	struct rl_key_acquire ka;
+	bool nonblock;
+	int ret;
+
+	if (rl_acquire_read(&ka.acquire, &argp->acquire) ||
+	    copy_from_user((u8 *)&ka + tail, (u8 __user *)argp + tail, sizeof(ka) - tail))
+		return -EFAULT;
+	if (!ka.key_len || ka.key_len > RL_KEY_MAX || ka.flags ||
+	    memchr_inv(ka.reserved, 0, sizeof(ka.reserved)))
+		return -EINVAL;
+	ret = rl_acquire_check(client, &ka.acquire, lim);
+	if (ret)
+		return ret;
+	if (!lim->keys)
+		return -EINVAL;
+	nonblock = ka.acquire.flags & RL_ACQUIRE_NONBLOCK || file->f_flags & O_NONBLOCK;
+	ret = rl_keys_acquire(lim->keys, ka.key, ka.key_len, &ka.acquire, nonblock);
+	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT && ret != -ENOSPC)
+		return ret;
+	return rl_acquire_write(&argp->acquire, &ka.acquire) ? -EFAULT : ret;
+}
+
+/* RL_IOC_GET_KEY: one key's state, without creating it. */
+static int rl_ioctl_get_key(struct rl_limiter *lim, void __user *argp)
+{
+	const size_t out = offsetof(struct rl_key_state, available);
+	struct rl_key_state st;
+
+	if (copy_from_user(&st, argp, sizeof(st)))
+		return -EFAULT;
+	if (!st.key_len || st.key_len > RL_KEY_MAX || st.flags)
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	if (!lim->keys)
+		return -EINVAL;
+	memset((u8 *)&st + out, 0, sizeof(st) - out);
+	rl_keys_get_key(lim->keys, st.key, st.key_len, &st);
+	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+/* RL_IOC_GET_KEYS: the counts of a keyed limiter's keys. */
+static int rl_ioctl_get_keys(struct rl_limiter *lim, void __user *argp)
+{
+	struct rl_keys_stats st;
+
+	if (copy_from_user(&st, argp, sizeof(st)))
+		return -EFAULT;
+	if (st.flags || st.reserved0)
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	if (!lim->keys)
+		return -EINVAL;
+	memset(&st, 0, sizeof(st));
+	rl_keys_get_stats(lim->keys, &st);
+	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+/*
  * Read the request's own fields, writing @release back as it is, then the
  * embedded ACQUIRE as rl_acquire_read() does: a block the caller cannot
  * write fails before anything is given back.
@@ -266,7 +339,7 @@ static int rl_ioctl_set_parent(struct rl_client *client, struct rl_limiter *lim,
 		return ret;
 	if (!lim)
 		return -EBADFD;
-	if (!rl_limiter_named(lim))
+	if (!rl_limiter_named(lim) || lim->keys)
 		return -EINVAL;
 	if (!client->may_config)
 		return -EACCES;
@@ -397,6 +470,8 @@ static int rl_ioctl_deposit(struct rl_client *client, struct rl_limiter *lim,
 		return -EINVAL;
 	if (!lim)
 		return -EBADFD;
+	if (lim->keys)
+		return -EINVAL;
 	if (!client->may_config)
 		return -EPERM;
 	/* Fail before adding anything if the answer cannot be written. */
@@ -425,6 +500,8 @@ static int rl_ioctl_set_lease(struct rl_client *client, struct rl_limiter *lim, 
 		return ret;
 	if (!lim)
 		return -EBADFD;
+	if (lim->keys)
+		return -EINVAL;
 	if (!client->may_config)
 		return -EPERM;
 	return rl_limiter_lease(lim, client, &p, &fb, l.expires_ns);
@@ -477,6 +554,12 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ticket_collect(client, argp);
 	case RL_IOC_CANCEL:
 		return rl_ticket_cancel(client, argp);
+	case RL_IOC_ACQUIRE_KEY:
+		return rl_ioctl_acquire_key(client, file, argp);
+	case RL_IOC_GET_KEY:
+		return rl_ioctl_get_key(lim, argp);
+	case RL_IOC_GET_KEYS:
+		return rl_ioctl_get_keys(lim, argp);
 	default:
 		return -ENOTTY;
 	}
@@ -533,6 +616,9 @@ static __poll_t rl_poll(struct file *file, poll_table *pt)
 	lim = rl_client_limiter(client);
 	if (!lim)
 		return EPOLLERR;
+	/* No request of a keyed limiter is queued or polled for. */
+	if (lim->keys)
+		return 0;
 	return rl_ticket_poll(lim, client) ?: rl_limiter_poll(lim, client);
 }
 
@@ -549,7 +635,8 @@ static void rl_show_fdinfo(struct seq_file *m, struct file *file)
 		   s.params.rate, s.params.period, s.params.burst);
 	seq_printf(m, "rl-flags:\t0x%x\n",
 		   (s.params.unlimited ? (u32)RL_CONFIG_UNLIMITED : 0) |
-		   (s.params.fed ? (u32)RL_CONFIG_FED : 0));
+		   (s.params.fed ? (u32)RL_CONFIG_FED : 0) |
+		   (s.params.keyed ? (u32)RL_CONFIG_KEYED : 0));
 	seq_printf(m, "rl-available:\t%llu\nrl-waiters:\t%llu\nrl-granted:\t%llu\n",
 		   s.available, s.waiters, s.counters.granted);
 	seq_printf(m, "rl-concurrency:\t%llu\nrl-held:\t%llu\nrl-dropped-late:\t%llu\n",
@@ -564,8 +651,12 @@ static int rl_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct rl_client *client = file->private_data;
 
-	if (!rl_client_limiter(client))
+	struct rl_limiter *lim = rl_client_limiter(client);
+
+	if (!lim)
 		return -EBADFD;
+	if (lim->keys)
+		return -EINVAL;
 	if (!client->may_config)
 		return -EACCES;
 	return rl_fast_map(client, vma);
@@ -613,11 +704,16 @@ static int __init rl_init(void)
 	ret = rl_fast_init();
 	if (ret)
 		goto err_sysfs;
-	ret = misc_register(&rl_misc);
+	ret = rl_keys_init();
 	if (ret)
 		goto err_fast;
+	ret = misc_register(&rl_misc);
+	if (ret)
+		goto err_keys;
 	return 0;
 
+err_keys:
+	rl_keys_exit();
 err_fast:
 	rl_fast_exit();
 err_sysfs:
@@ -634,6 +730,7 @@ static void __exit rl_exit(void)
 	misc_deregister(&rl_misc);
 	rl_fast_exit();
 	rl_named_exit();
+	rl_keys_exit();
 	rl_sysfs_exit();
 	rl_limiter_exit();
 }

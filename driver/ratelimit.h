@@ -33,6 +33,7 @@
 #include "bucket.h"
 
 struct rl_dir;
+struct rl_keys;
 
 /* Most ancestors a limiter may have: a tree has at most 5 levels. */
 #define RL_HIER_DEPTH_MAX	4
@@ -197,6 +198,7 @@ struct rl_limiter {
 	struct rl_dir *dir;		/* its sysfs directory while the name is registered */
 	struct rl_hnode h;		/* its place in a tree (tree.c, queue.c) */
 	struct list_head fast_clients;	/* clients with a reservation (rl_client.fast_node) */
+	struct rl_keys *keys;		/* keyed: its keys (keys.c), else NULL; constant */
 	struct rcu_head rcu;		/* a former child's rl_lock_irq() may look at @lock */
 };
 

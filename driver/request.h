@@ -63,12 +63,10 @@ static inline bool rl_may_boost(const struct rl_client *client, u32 prio, u32 we
 	return client->may_config || capable(CAP_SYS_NICE);
 }
 
-/* May @client make @req, as read from user space? Sets *@limp: 0, -EINVAL, -EBADFD, -EPERM. */
-static __always_inline int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
-					    struct rl_limiter **limp)
+/* May @client make @req of @lim, as read from user space? 0, -EINVAL, -EBADFD, -EPERM. */
+static __always_inline int rl_acquire_check(struct rl_client *client, const struct rl_acquire *req,
+					    const struct rl_limiter *lim)
 {
-	struct rl_limiter *lim = rl_client_limiter(client);
-
 	BUILD_BUG_ON(ARRAY_SIZE(req->reserved) != 2);
 	if (!req->count || req->flags & ~RL_ACQUIRE_FLAGS_ALL || req->priority > RL_PRIO_USER ||
 	    req->reserved[0] || req->reserved[1] ||
@@ -79,6 +77,21 @@ static __always_inline int rl_acquire_admit(struct rl_client *client, const stru
 	/* Only priorities above RL_PRIO_MID need rl_may_boost() to ask. */
 	if (req->priority > RL_PRIO_MID && !rl_may_boost(client, req->priority, 1))
 		return -EPERM;
+	return 0;
+}
+
+/* rl_acquire_check() for a limiter that is not keyed; sets *@limp. */
+static __always_inline int rl_acquire_admit(struct rl_client *client, const struct rl_acquire *req,
+					    struct rl_limiter **limp)
+{
+	struct rl_limiter *lim = rl_client_limiter(client);
+	int ret = rl_acquire_check(client, req, lim);
+
+	if (ret)
+		return ret;
+	/* Its requests name a key: RL_IOC_ACQUIRE_KEY. */
+	if (lim->keys)
+		return -EINVAL;
 	*limp = lim;
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <linux/sysfs.h>
 
 #include "compat.h"
+#include "keys.h"
 #include "named.h"
 #include "limiter.h"
 #include "ratelimit.h"
@@ -199,7 +200,7 @@ static ssize_t config_store(struct kobject *kobj, struct kobj_attribute *attr,
 		ret = -EINVAL;
 	if (!ret && w->given) {
 		rl_limiter_get_params(lim, &p);
-		ret = rl_tunables_set(&p, w->vals, w->given);
+		ret = rl_tunables_set(&p, w->vals, w->given) ?: rl_keys_allowed(&p);
 	}
 	if (!ret && (w->parent || w->weight))
 		ret = rl_named_set_parent_sysfs(lim, w->parent ? w->pname : NULL, w->weight);
@@ -251,16 +252,29 @@ static ssize_t wait_histogram_show(struct kobject *kobj, struct kobj_attribute *
 	return len;
 }
 
+/* A keyed limiter's keys: counts only, never a key. */
+static ssize_t keys_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	struct rl_keys_stats st = {};
+
+	rl_keys_get_stats(rl_kobj_limiter(kobj)->keys, &st);
+	return sysfs_emit(buf, "keys %llu\nkeys_max %llu\ncreated %llu\nevicted %llu\n"
+			  "refused %llu\nwaiters %llu\n", st.keys, st.keys_max, st.created,
+			  st.evicted, st.refused, st.waiters);
+}
+
 /*
  * Five files, each a kernfs node of 128 bytes and a copy of its name
- * (Documentation/performance.md, "many"). All are root's but config,
- * which rl_sysfs_chown() hands to the limiter's owner and group.
+ * (Documentation/performance.md, "many"), and keys for a keyed limiter.
+ * All are root's but config, which rl_sysfs_chown() hands to the
+ * limiter's owner and group.
  */
 RL_ATTR_RO(stat);
 static struct kobj_attribute rl_attr_config = __ATTR(config, 0644, config_show, config_store);
 RL_ATTR_RO(children);
 RL_ATTR_RO(client_list);
 RL_ATTR_RO(wait_histogram);
+RL_ATTR_RO(keys);
 
 static struct attribute *rl_limiter_attrs[] = {
 	RL_A(stat), RL_A(config), RL_A(children), RL_A(client_list), RL_A(wait_histogram),
@@ -271,8 +285,24 @@ static const struct attribute_group rl_limiter_group = {
 	.attrs = rl_limiter_attrs,
 };
 
+static struct attribute *rl_keyed_attrs[] = {
+	RL_A(keys),
+	NULL,
+};
+
+static umode_t rl_keyed_visible(struct kobject *kobj, struct attribute *attr, int n)
+{
+	return rl_kobj_limiter(kobj)->keys ? attr->mode : 0;
+}
+
+static const struct attribute_group rl_keyed_group = {
+	.attrs = rl_keyed_attrs,
+	.is_visible = rl_keyed_visible,
+};
+
 static const struct attribute_group *rl_limiter_groups[] = {
 	&rl_limiter_group,
+	&rl_keyed_group,
 	NULL,
 };
 

@@ -78,6 +78,9 @@ static int rl_tree_check(struct rl_limiter *x, struct rl_limiter *parent)
 	struct rl_limiter *y;
 	unsigned int depth = 1;
 
+	/* A keyed limiter's bucket serves no request: no child would get tokens. */
+	if (x->keys || (parent && parent->keys))
+		return -EINVAL;
 	for (y = parent; y; y = y->h.parent, depth++)
 		if (y == x)
 			return -ELOOP;

@@ -48,3 +48,7 @@ RL_TUNABLE(backlog, backlog, backlog, 0,
 	   0, RL_TUNABLE_ANY, 0, "catchup")
 RL_TUNABLE(fed, fed, flags, RL_CONFIG_FED,
 	   0, 1, 0, "global")
+RL_TUNABLE(keyed, keyed, flags, RL_CONFIG_KEYED,
+	   0, 1, 0, "keyed")
+RL_TUNABLE(keys, keys, keys, 0,
+	   0, RL_KEYS_MAX, 0, "keyed")

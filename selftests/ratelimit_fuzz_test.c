@@ -397,7 +397,7 @@ static void gen_config(struct fz_thread *t, struct rl_config *c)
 	if (chance(t, 4))
 		c->reserved0 = rnd_u32(t) | 1;
 	if (chance(t, 4))
-		c->reserved = rnd_u64(t) | 1;
+		c->keys = rnd_u64(t) | 1;
 }
 
 static void gen_acquire(struct fz_thread *t, struct rl_acquire *a)
@@ -529,7 +529,7 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 	case OP_FEATURES:
 		if (f->version != RL_ABI_VERSION ||
 		    (f->flags & ~(__u32)RL_FEATURE_URING_CMD) !=
-		    (RL_FEATURE_QUEUED | RL_FEATURE_FAST) ||
+		    (RL_FEATURE_QUEUED | RL_FEATURE_FAST | RL_FEATURE_KEYED) ||
 		    (~f->ioctls & 0x3dffff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;

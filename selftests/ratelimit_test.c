@@ -49,7 +49,7 @@ static void base_cfg(struct rl_config *c, __u32 flags)
 /* ---- feature discovery and ioctl encoding ---- */
 
 /* Every ioctl number but 17, RL_URING_CANCEL's (io_uring, not ioctl). */
-#define RL_TEST_IOCTLS	(0x1ffffULL | 1ULL << 18 | 7ULL << 19)
+#define RL_TEST_IOCTLS	(0x1ffffULL | 1ULL << 18 | 63ULL << 19)
 
 TEST(features)
 {
@@ -61,7 +61,7 @@ TEST(features)
 	memset(&f, POISON_BYTE, sizeof(f));
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
-	EXPECT_EQ((__u32)(RL_FEATURE_QUEUED | RL_FEATURE_FAST),
+	EXPECT_EQ((__u32)(RL_FEATURE_QUEUED | RL_FEATURE_FAST | RL_FEATURE_KEYED),
 		  f.flags & ~(__u32)RL_FEATURE_URING_CMD);
 	EXPECT_EQ(RL_TEST_IOCTLS, f.ioctls);
 	EXPECT_EQ((__u64)RL_CONFIG_FLAGS_ALL, f.config_flags);
@@ -226,7 +226,7 @@ TEST(config_roundtrip)
 	EXPECT_EQ(0ULL, c.backlog);
 	EXPECT_TRUE(c.fairness == 0 || c.fairness == RL_FAIRNESS_DEFAULT);
 	EXPECT_EQ(0U, c.reserved0);
-	EXPECT_EQ(0ULL, c.reserved);
+	EXPECT_EQ(0ULL, c.keys);
 
 	ASSERT_EQ(0, ks_set(fd, 5, 3 * NS_PER_SEC, 2, RL_CONFIG_UNLIMITED));
 	EXPECT_CONFIG(fd, 5, 3 * NS_PER_SEC, 2, RL_CONFIG_UNLIMITED);
@@ -279,7 +279,7 @@ static void check_bad_flags_reserved(struct __test_metadata *_metadata,
 	struct rl_config c;
 
 	base_cfg(&c, flags);
-	c.flags |= 1U << 2;
+	c.flags |= 1U << 3;
 	expect_bad_config(_metadata, fd, &c);
 	base_cfg(&c, flags);
 	c.flags |= 1U << 31;
@@ -295,10 +295,10 @@ static void check_bad_flags_reserved(struct __test_metadata *_metadata,
 	c.reserved0 = 1U << 31;
 	expect_bad_config(_metadata, fd, &c);
 	base_cfg(&c, flags);
-	c.reserved = 1;
+	c.keys = 1;
 	expect_bad_config(_metadata, fd, &c);
 	base_cfg(&c, flags);
-	c.reserved = 1ULL << 63;
+	c.keys = 1ULL << 63;
 	expect_bad_config(_metadata, fd, &c);
 }
 
@@ -418,7 +418,7 @@ TEST(config_sched_fields_roundtrip)
 	EXPECT_EQ(1000000U, c.fairness);
 	EXPECT_EQ(~0ULL, c.concurrency);
 	EXPECT_EQ(0U, c.reserved0);
-	EXPECT_EQ(0ULL, c.reserved);
+	EXPECT_EQ(0ULL, c.keys);
 
 	base_cfg(&c, 0);
 	c.catchup = RL_CATCHUP_STRICT;
@@ -474,7 +474,7 @@ TEST(config_invalid_on_fresh_fd)
 	c.period_ns = 0;
 	EXPECT_ERRNO(EINVAL, set_cfg(fd, &c));
 	base_cfg(&c, 0);
-	c.reserved = 1;
+	c.keys = 1;
 	EXPECT_ERRNO(EINVAL, set_cfg(fd, &c));
 	base_cfg(&c, 0);
 	c.catchup = 999;

@@ -374,7 +374,7 @@ class Private(unittest.TestCase):
             self.assertTrue(f.has_ioctl(n), n)
         self.assertEqual(f.acquire_flags, 3)
         self.assertEqual(f.attach_flags, 7)
-        self.assertEqual(f.config_flags, 3)  # UNLIMITED, FED
+        self.assertEqual(f.config_flags, 7)  # UNLIMITED, FED, KEYED
 
 
 @need_device

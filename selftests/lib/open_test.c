@@ -142,7 +142,7 @@ TEST(config_rejected)
 	c.flags = 1U << 31;			/* unknown flag */
 	EXPECT_LIB(-EINVAL, rl_set_config(fd, &c));
 	c = ks_cfg(10, NS_PER_SEC, 10);
-	c.reserved = 1;
+	c.keys = 1;
 	EXPECT_LIB(-EINVAL, rl_set_config(fd, &c));
 	c = ks_cfg(10, NS_PER_SEC, 10);
 	c.reserved0 = 1;

@@ -1,0 +1,901 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Keyed limiters: a token bucket per key (RL_CONFIG_KEYED, RL_IOC_ACQUIRE_KEY).
+ *
+ * A family (struct rl_keys) hangs off its limiter from creation to free.
+ * A key's bucket is its theoretical arrival time (GCRA): the instant its
+ * bucket is full again, in ns plus a fraction in 1/rate ns, so that every
+ * step is exact. n tokens cost n * period / rate; a request is granted at
+ * @now when max(tat, now) + cost - tau <= now, tau being the burst's cost.
+ * A key whose tat has passed and on which nobody sleeps holds nothing a
+ * new key would not: it is dropped whenever met (lookups, the sweep).
+ *
+ * The keys are spread by a keyed hash over stripes, each a small chained
+ * table under its own spinlock: requests on keys of different stripes
+ * share no lock and no written cache line but the per-cpu counters. A
+ * stripe's table grows and shrinks by itself, allocated with the lock
+ * dropped; the sweep visits one stripe per hold of its lock.
+ *
+ * Copyright (C) 2026 The ratelimit authors
+ */
+#include <linux/atomic.h>
+#include <linux/capability.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
+#include <linux/memcontrol.h>
+#include <linux/percpu.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/siphash.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+
+#include "keys.h"
+
+/* Smallest table of a stripe with keys: 2^this heads. */
+#define RL_STRIPE_SHIFT_MIN	2
+/* Keys per stripe at the cap, which sizes the stripes of a family. */
+#define RL_STRIPE_KEYS		256
+#define RL_STRIPES_MIN		64
+#define RL_STRIPES_MAX		65536
+/* Other stripes a request for a new key at the cap sweeps, if their locks are free. */
+#define RL_RECLAIM_STRIPES	16
+/* Least time between two rounds of the sweep. */
+#define RL_SWEEP_MIN_NS		(2 * NSEC_PER_SEC)
+/* Slack of a sleeper's timer, as the limiter's. */
+#define RL_KEY_SLACK_NS		RL_TIMER_SLACK_NS
+
+/*
+ * One key's state: 32 bytes. The stripe's lock guards every field. A key
+ * with @tat passed and no @waiters may be freed by whoever holds the lock.
+ */
+struct rl_key {
+	struct rl_key *next;		/* in its stripe's chain */
+	u64 hash;			/* siphash of the key with the family's secret */
+	u64 tat;			/* ns: when the bucket is full again */
+	u32 frac;			/* and this many 1/rate ns */
+	u32 waiters;			/* requests sleeping on the key */
+};
+
+/* An instant with a fraction of a ns, in 1/rate ns. */
+struct rl_kt {
+	u64 ns;
+	u64 frac;
+};
+
+/* The limits of every key, copied from the limiter's. */
+struct rl_kparams {
+	u64 rate;			/* 1 .. RL_KEY_RATE_MAX */
+	u64 period;			/* ns */
+	u64 burst;			/* tokens */
+	struct rl_kt tau;		/* what the burst costs */
+	u64 keys_max;			/* the cap on keys with state */
+};
+
+/* A part of the keys, by hash. */
+struct rl_stripe {
+	spinlock_t lock;		/* guards the stripe and its keys */
+	u32 shift;			/* the table has 2^@shift heads; 0: no table */
+	u32 count;			/* keys in the table */
+	struct rl_key **table;		/* chains by hash, or NULL */
+	struct list_head waiters;	/* struct rl_kwait, in arrival order */
+	u32 nwaiters;			/* entries of @waiters */
+} ____cacheline_aligned_in_smp;
+
+/* Statistics, per cpu, written under a stripe's lock. */
+struct rl_kcounters {
+	u64 granted;
+	u64 requests;
+	u64 immediate;
+	u64 waited;
+	u64 wait_ns_total;
+	u64 wait_ns_max;
+	u64 timeouts;
+	u64 interrupted;
+	u64 rejected;
+	u64 refused;
+	u64 created;
+	u64 evicted;
+};
+
+/*
+ * The keys of a limiter. @secret, @nstripes, @stripes, @memcg and @stats
+ * are constant; @params changes under @plock (a seqlock); @live is atomic;
+ * each stripe's lock guards the stripe.
+ */
+struct rl_keys {
+	siphash_key_t secret;
+	u32 stripe_bits;		/* log2 of @nstripes */
+	u32 nstripes;
+	struct rl_stripe *stripes;
+	seqlock_t plock;
+	struct rl_kparams params;
+	atomic_long_t live;		/* keys with state */
+	struct rl_kcounters __percpu *stats;
+	struct mem_cgroup *memcg;	/* the creator's: keys are charged to it */
+	struct delayed_work sweep;	/* rl_keys_sweep_fn() */
+	unsigned long kick_after;	/* jiffies: a refusal may start the sweep; racy */
+};
+
+/* A request sleeping on a key; on the sleeper's stack, the stripe's lock. */
+struct rl_kwait {
+	struct list_head node;		/* in the stripe's waiters */
+	struct rl_key *key;
+	struct task_struct *task;
+	u64 count;
+};
+
+static struct kmem_cache *rl_key_cache;
+
+/* a < b */
+static bool rl_kt_before(struct rl_kt a, struct rl_kt b)
+{
+	return a.ns < b.ns || (a.ns == b.ns && a.frac < b.frac);
+}
+
+static struct rl_kt rl_kt_add(struct rl_kt a, struct rl_kt b, u64 rate)
+{
+	a.ns += b.ns;
+	a.frac += b.frac;
+	if (a.frac >= rate) {
+		a.frac -= rate;
+		a.ns++;
+	}
+	return a;
+}
+
+/* a - b, for a >= b */
+static struct rl_kt rl_kt_sub(struct rl_kt a, struct rl_kt b, u64 rate)
+{
+	if (a.frac < b.frac) {
+		a.frac += rate;
+		a.ns--;
+	}
+	a.ns -= b.ns;
+	a.frac -= b.frac;
+	return a;
+}
+
+/* What @n tokens cost, @n <= burst: n * period fits in 64 bits. */
+static struct rl_kt rl_kt_cost(const struct rl_kparams *kp, u64 n)
+{
+	struct rl_kt c;
+
+	c.ns = div64_u64_rem(n * kp->period, kp->rate, &c.frac);
+	return c;
+}
+
+/* The first ns at or after @t. */
+static u64 rl_kt_ceil(struct rl_kt t)
+{
+	return t.ns + !!t.frac;
+}
+
+static struct rl_kt rl_key_tat(const struct rl_key *k, const struct rl_kparams *kp)
+{
+	/* A fraction of a former, larger rate: less than a ns. */
+	return (struct rl_kt){ k->tat, min_t(u64, k->frac, kp->rate - 1) };
+}
+
+static bool rl_key_full(const struct rl_key *k, u64 now)
+{
+	return k->tat < now || (k->tat == now && !k->frac);
+}
+
+static bool rl_key_idle(const struct rl_key *k, u64 now)
+{
+	return !k->waiters && rl_key_full(k, now);
+}
+
+/* max(tat, now) + what @n tokens cost: the key's tat once they are granted. */
+static struct rl_kt rl_key_after(const struct rl_key *k, const struct rl_kparams *kp, u64 n,
+				 u64 now)
+{
+	struct rl_kt t = rl_key_tat(k, kp), base = { now, 0 };
+
+	if (rl_kt_before(t, base))
+		t = base;
+	return rl_kt_add(t, rl_kt_cost(kp, n), kp->rate);
+}
+
+/* When the tokens of a key whose tat would be @after existed: after - tau, or 0. */
+static struct rl_kt rl_kt_ready(struct rl_kt after, const struct rl_kparams *kp)
+{
+	if (rl_kt_before(after, kp->tau))
+		return (struct rl_kt){};
+	return rl_kt_sub(after, kp->tau, kp->rate);
+}
+
+/* Grant @n tokens of @k at @now if its bucket holds them; *@at: when they existed. */
+static bool rl_key_take(struct rl_key *k, const struct rl_kparams *kp, u64 n, u64 now, u64 *at)
+{
+	struct rl_kt after = rl_key_after(k, kp, n, now);
+	struct rl_kt ready = rl_kt_ready(after, kp);
+
+	if (ready.ns > now || (ready.ns == now && ready.frac))
+		return false;
+	k->tat = after.ns;
+	k->frac = after.frac;
+	*at = ready.ns;
+	return true;
+}
+
+static void rl_keys_read_params(struct rl_keys *ks, struct rl_kparams *kp)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&ks->plock);
+		*kp = ks->params;
+	} while (read_seqretry(&ks->plock, seq));
+}
+
+static struct rl_stripe *rl_stripe_of(struct rl_keys *ks, u64 hash)
+{
+	return &ks->stripes[hash & (ks->nstripes - 1)];
+}
+
+static struct rl_key **rl_stripe_head(struct rl_keys *ks, struct rl_stripe *s, u64 hash)
+{
+	return &s->table[(hash >> ks->stripe_bits) & ((1U << s->shift) - 1)];
+}
+
+/* Unlink and free the key at *@pp; the stripe's lock. */
+static void rl_key_evict(struct rl_keys *ks, struct rl_stripe *s, struct rl_key **pp)
+{
+	struct rl_key *k = *pp;
+
+	*pp = k->next;
+	s->count--;
+	atomic_long_dec(&ks->live);
+	__this_cpu_inc(ks->stats->evicted);
+	kmem_cache_free(rl_key_cache, k);
+}
+
+/* Drop the idle keys of one chain; the stripe's lock. */
+static void rl_chain_sweep(struct rl_keys *ks, struct rl_stripe *s, struct rl_key **pp, u64 now)
+{
+	while (*pp) {
+		if (rl_key_idle(*pp, now))
+			rl_key_evict(ks, s, pp);
+		else
+			pp = &(*pp)->next;
+	}
+}
+
+static void rl_stripe_sweep(struct rl_keys *ks, struct rl_stripe *s, u64 now)
+{
+	u32 i;
+
+	for (i = 0; s->table && i < 1U << s->shift; i++)
+		rl_chain_sweep(ks, s, &s->table[i], now);
+}
+
+/* Find the key of @hash, dropping the idle others of its chain on the way. */
+static struct rl_key *rl_key_find(struct rl_keys *ks, struct rl_stripe *s, u64 hash, u64 now)
+{
+	struct rl_key **pp, *k;
+
+	if (!s->table)
+		return NULL;
+	pp = rl_stripe_head(ks, s, hash);
+	while ((k = *pp)) {
+		if (k->hash == hash)
+			return k;
+		if (rl_key_idle(k, now))
+			rl_key_evict(ks, s, pp);
+		else
+			pp = &k->next;
+	}
+	return NULL;
+}
+
+/* The size the stripe's table should have, 2^this heads. */
+static u32 rl_stripe_wants(const struct rl_stripe *s)
+{
+	if (!s->table)
+		return RL_STRIPE_SHIFT_MIN;
+	if (s->count > 1U << s->shift)
+		return s->shift + 1;
+	if (s->shift > RL_STRIPE_SHIFT_MIN && s->count < 1U << (s->shift - 3))
+		return s->shift - 1;
+	return s->shift;
+}
+
+static void *rl_keys_alloc(struct rl_keys *ks, size_t n, size_t size)
+{
+	struct mem_cgroup *old = set_active_memcg(ks->memcg);
+	void *p;
+
+	if (size == sizeof(struct rl_key))
+		p = kmem_cache_alloc(rl_key_cache, GFP_KERNEL_ACCOUNT);
+	else
+		p = kvcalloc(n, size, GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
+	return p;
+}
+
+static void rl_stripe_rehash(struct rl_keys *ks, struct rl_stripe *s, struct rl_key **t,
+			     u32 shift)
+{
+	struct rl_key **old = s->table, *k;
+	u32 i, n = s->table ? 1U << s->shift : 0;
+
+	s->table = t;
+	s->shift = shift;
+	for (i = 0; i < n; i++) {
+		while ((k = old[i])) {
+			struct rl_key **pp = rl_stripe_head(ks, s, k->hash);
+
+			old[i] = k->next;
+			k->next = *pp;
+			*pp = k;
+		}
+	}
+}
+
+/*
+ * Give the stripe the table its count wants, @shift heads. Called and
+ * returns with the lock held; drops it to allocate and to free. False if
+ * the allocation failed.
+ */
+static bool rl_stripe_resize(struct rl_keys *ks, struct rl_stripe *s, u32 shift)
+	__must_hold(&s->lock)
+{
+	struct rl_key **t, **old;
+
+	spin_unlock(&s->lock);
+	t = rl_keys_alloc(ks, 1U << shift, sizeof(*t));
+	spin_lock(&s->lock);
+	if (!t)
+		return false;
+	old = t;
+	if (rl_stripe_wants(s) == shift) {
+		old = s->table;
+		rl_stripe_rehash(ks, s, t, shift);
+	}
+	spin_unlock(&s->lock);
+	kvfree(old);
+	spin_lock(&s->lock);
+	return true;
+}
+
+/*
+ * Room for one more key at the cap? Sweeps the stripe, then up to
+ * RL_RECLAIM_STRIPES others whose locks are free (trylock: no order
+ * between stripes), when there is none.
+ */
+static bool rl_keys_room(struct rl_keys *ks, struct rl_stripe *s, u64 keys_max, u64 now)
+{
+	u32 i, at = s - ks->stripes;
+
+	if (atomic_long_inc_return(&ks->live) <= keys_max)
+		return true;
+	rl_stripe_sweep(ks, s, now);
+	for (i = 1; i <= RL_RECLAIM_STRIPES && i < ks->nstripes; i++) {
+		struct rl_stripe *o = &ks->stripes[(at + i) & (ks->nstripes - 1)];
+
+		if (atomic_long_read(&ks->live) <= keys_max)
+			return true;
+		if (!spin_trylock(&o->lock))
+			continue;
+		rl_stripe_sweep(ks, o, now);
+		spin_unlock(&o->lock);
+	}
+	if (atomic_long_read(&ks->live) <= keys_max)
+		return true;
+	atomic_long_dec(&ks->live);
+	/* Idle keys elsewhere? The sweep looks at every stripe now, once a round. */
+	if (time_after_eq(jiffies, READ_ONCE(ks->kick_after))) {
+		WRITE_ONCE(ks->kick_after, jiffies + nsecs_to_jiffies(RL_SWEEP_MIN_NS));
+		mod_delayed_work(system_unbound_wq, &ks->sweep, 0);
+	}
+	return false;
+}
+
+/* Put *@spare in as the key of @hash: it is full, nobody waits. */
+static struct rl_key *rl_key_insert(struct rl_keys *ks, struct rl_stripe *s, u64 hash,
+				    struct rl_key **spare, const struct rl_kparams *kp)
+{
+	struct rl_key *k = *spare, **pp = rl_stripe_head(ks, s, hash);
+
+	*spare = NULL;
+	*k = (struct rl_key){ .next = *pp, .hash = hash };
+	*pp = k;
+	s->count++;
+	__this_cpu_inc(ks->stats->created);
+	if (s->count == 1)
+		queue_delayed_work(system_unbound_wq, &ks->sweep,
+				   nsecs_to_jiffies(max_t(u64, kp->tau.ns, RL_SWEEP_MIN_NS)));
+	return k;
+}
+
+/*
+ * The key of @hash, with the stripe's lock held: found, or made from
+ * *@spare. NULL with *@spare NULL: allocate one and call again. An
+ * ERR_PTR: -ENOSPC at the cap, -ENOMEM.
+ */
+static struct rl_key *rl_key_get(struct rl_keys *ks, struct rl_stripe *s, u64 hash,
+				 struct rl_key **spare, const struct rl_kparams *kp, u64 now)
+	__must_hold(&s->lock)
+{
+	struct rl_key *k;
+	u32 shift;
+
+	shift = rl_stripe_wants(s);
+	if (shift != s->shift && !rl_stripe_resize(ks, s, shift) && !s->table)
+		return ERR_PTR(-ENOMEM);
+	k = rl_key_find(ks, s, hash, now);
+	if (k)
+		return k;
+	if (!*spare)
+		return NULL;
+	if (!rl_keys_room(ks, s, kp->keys_max, now))
+		return ERR_PTR(-ENOSPC);
+	return rl_key_insert(ks, s, hash, spare, kp);
+}
+
+/* When @n tokens of @k could be granted, behind its sleepers, up to @self. */
+static struct rl_kt rl_key_ready(struct rl_stripe *s, struct rl_key *k, const struct rl_kparams *kp,
+				 u64 n, struct rl_kwait *self, u64 now)
+{
+	struct rl_key probe = *k;
+	struct rl_kwait *w;
+	struct rl_kt after;
+
+	list_for_each_entry(w, &s->waiters, node) {
+		if (w == self)
+			break;
+		if (w->key != k)
+			continue;
+		after = rl_key_after(&probe, kp, w->count, now);
+		probe.tat = after.ns;
+		probe.frac = after.frac;
+	}
+	return rl_kt_ready(rl_key_after(&probe, kp, n, now), kp);
+}
+
+static bool rl_kwait_head(struct rl_stripe *s, struct rl_kwait *self)
+{
+	struct rl_kwait *w;
+
+	list_for_each_entry(w, &s->waiters, node)
+		if (w->key == self->key)
+			return w == self;
+	return false;
+}
+
+/* @self leaves; the next sleeper of its key, now its head, looks again. */
+static void rl_kwait_leave(struct rl_stripe *s, struct rl_kwait *self)
+{
+	struct rl_kwait *w = self;
+	bool head = rl_kwait_head(s, self);
+
+	list_for_each_entry_continue(w, &s->waiters, node) {
+		if (w->key != self->key)
+			continue;
+		if (head)
+			wake_up_process(w->task);
+		break;
+	}
+	list_del(&self->node);
+	self->key->waiters--;
+	s->nwaiters--;
+}
+
+/* Sleep until @until (U64_MAX: until woken); the stripe's lock is dropped meanwhile. */
+static void rl_kwait_sleep(struct rl_stripe *s, u64 until)
+	__must_hold(&s->lock)
+{
+	ktime_t t = ns_to_ktime(until);
+
+	set_current_state(TASK_INTERRUPTIBLE);
+	spin_unlock(&s->lock);
+	schedule_hrtimeout_range(until == U64_MAX ? NULL : &t, RL_KEY_SLACK_NS, HRTIMER_MODE_ABS);
+	spin_lock(&s->lock);
+}
+
+/*
+ * Wait in line on @w's key until its tokens are granted, the deadline
+ * passes or a signal comes. Takes the stripe's lock and returns with it.
+ */
+static int rl_kwait(struct rl_keys *ks, struct rl_stripe *s, struct rl_kwait *w,
+		    struct rl_acquire *req, u64 *at)
+	__must_hold(&s->lock)
+{
+	u64 deadline = req->deadline_ns, now, until;
+	struct rl_kparams kp;
+	struct rl_kt ready;
+
+	for (;;) {
+		rl_keys_read_params(ks, &kp);
+		now = ktime_get_ns();
+		if (w->count > kp.burst)
+			return -EINVAL;
+		if (rl_kwait_head(s, w) && rl_key_take(w->key, &kp, w->count, now, at))
+			return 0;
+		ready = rl_key_ready(s, w->key, &kp, w->count, w, now);
+		if (now >= deadline) {
+			req->ready_ns = rl_kt_ceil(ready);
+			return -ETIMEDOUT;
+		}
+		if (signal_pending(current))
+			return -ERESTARTSYS;
+		until = rl_kwait_head(s, w) ? min(rl_kt_ceil(ready), deadline) : deadline;
+		rl_kwait_sleep(s, until);
+	}
+}
+
+/* Account for a request that slept; the stripe's lock. */
+static int rl_kwait_end(struct rl_keys *ks, struct rl_stripe *s, struct rl_kwait *w,
+			struct rl_acquire *req, int ret, u64 start, u64 at)
+{
+	struct rl_kcounters *c = this_cpu_ptr(ks->stats);
+	u64 wait = ktime_get_ns() - start;
+
+	rl_kwait_leave(s, w);
+	if (!ret) {
+		req->wait_ns = wait;
+		req->ready_ns = at;
+		c->waited++;
+		c->granted += req->count;
+		c->wait_ns_total += wait;
+		c->wait_ns_max = max(c->wait_ns_max, wait);
+	} else if (ret == -ETIMEDOUT) {
+		c->timeouts++;
+	} else if (ret == -ERESTARTSYS) {
+		c->interrupted++;
+	}
+	return ret;
+}
+
+/* Serve a request now, refuse it, or put it in line; the stripe's lock. */
+static int rl_key_request(struct rl_keys *ks, struct rl_stripe *s, struct rl_key *k,
+			  const struct rl_kparams *kp, struct rl_acquire *req, bool nonblock,
+			  u64 now)
+	__must_hold(&s->lock)
+{
+	struct rl_kwait w = { .key = k, .task = current, .count = req->count };
+	struct rl_kcounters *c = this_cpu_ptr(ks->stats);
+	struct rl_kt ready;
+	u64 at;
+	int ret;
+
+	if (!k->waiters && rl_key_take(k, kp, req->count, now, &at)) {
+		req->ready_ns = at;
+		c->immediate++;
+		c->granted += req->count;
+		return 0;
+	}
+	ready = rl_key_ready(s, k, kp, req->count, NULL, now);
+	req->ready_ns = rl_kt_ceil(ready);
+	if (nonblock) {
+		c->rejected++;
+		return -EAGAIN;
+	}
+	if (now >= req->deadline_ns ||
+	    (req->flags & RL_ACQUIRE_PREDICT && req->ready_ns > req->deadline_ns)) {
+		c->timeouts++;
+		return -ETIMEDOUT;
+	}
+	req->ready_ns = 0;
+	list_add_tail(&w.node, &s->waiters);
+	k->waiters++;
+	s->nwaiters++;
+	ret = rl_kwait(ks, s, &w, req, &at);
+	return rl_kwait_end(ks, s, &w, req, ret, now, at);
+}
+
+/**
+ * rl_keys_acquire() - take tokens from one key's bucket (RL_IOC_ACQUIRE_KEY)
+ * @ks:       the family
+ * @key:      the key's bytes
+ * @len:      1 .. RL_KEY_MAX
+ * @req:      the request, checked by rl_acquire_admit(); outputs filled in
+ * @nonblock: fail with -EAGAIN instead of sleeping
+ * Return: 0, -EINVAL (count above the burst), -EAGAIN, -ETIMEDOUT,
+ * -ERESTARTSYS, -ENOSPC (a new key at the cap), -ENOMEM.
+ */
+int rl_keys_acquire(struct rl_keys *ks, const u8 *key, u32 len, struct rl_acquire *req,
+		    bool nonblock)
+{
+	u64 hash = siphash(key, len, &ks->secret), now;
+	struct rl_stripe *s = rl_stripe_of(ks, hash);
+	struct rl_key *k, *spare = NULL;
+	struct rl_kparams kp;
+	int ret;
+
+	rl_keys_read_params(ks, &kp);
+	if (req->count > kp.burst)
+		return -EINVAL;
+	spin_lock(&s->lock);
+	for (;;) {
+		now = ktime_get_ns();
+		k = rl_key_get(ks, s, hash, &spare, &kp, now);
+		if (k)
+			break;
+		spin_unlock(&s->lock);
+		spare = rl_keys_alloc(ks, 1, sizeof(*spare));
+		if (!spare)
+			return -ENOMEM;
+		spin_lock(&s->lock);
+	}
+	__this_cpu_inc(ks->stats->requests);
+	if (IS_ERR(k)) {
+		ret = PTR_ERR(k);
+		if (ret == -ENOSPC) {
+			__this_cpu_inc(ks->stats->refused);
+			req->ready_ns = rl_kt_ceil(rl_kt_add((struct rl_kt){ now, 0 }, kp.tau,
+							     kp.rate));
+		}
+	} else {
+		ret = rl_key_request(ks, s, k, &kp, req, nonblock, now);
+	}
+	spin_unlock(&s->lock);
+	if (spare)
+		kmem_cache_free(rl_key_cache, spare);
+	return ret;
+}
+
+/**
+ * rl_keys_get_key() - read one key's state without creating it (RL_IOC_GET_KEY)
+ * @ks:  the family
+ * @key: the key's bytes
+ * @len: 1 .. RL_KEY_MAX
+ * @st:  its output fields are filled in
+ */
+void rl_keys_get_key(struct rl_keys *ks, const u8 *key, u32 len, struct rl_key_state *st)
+{
+	u64 hash = siphash(key, len, &ks->secret), now;
+	struct rl_stripe *s = rl_stripe_of(ks, hash);
+	struct rl_kt left, tat;
+	struct rl_kparams kp;
+	struct rl_key *k;
+
+	rl_keys_read_params(ks, &kp);
+	st->available = kp.burst;
+	spin_lock(&s->lock);
+	now = ktime_get_ns();
+	k = rl_key_find(ks, s, hash, now);
+	if (k && !rl_key_full(k, now)) {
+		tat = rl_key_tat(k, &kp);
+		st->full_ns = rl_kt_ceil(tat);
+		/* Tokens: (now + tau - tat) * rate / period, tat - now < tau. */
+		left = rl_kt_sub(tat, (struct rl_kt){ now, 0 }, kp.rate);
+		st->available = 0;
+		if (rl_kt_before(left, kp.tau)) {
+			left = rl_kt_sub(kp.tau, left, kp.rate);
+			st->available = div64_u64(left.ns * kp.rate + left.frac, kp.period);
+		}
+	}
+	if (k) {
+		st->waiters = k->waiters;
+		st->kept = 1;
+	}
+	spin_unlock(&s->lock);
+}
+
+static void rl_keys_sum(struct rl_keys *ks, struct rl_kcounters *sum)
+{
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct rl_kcounters *c = per_cpu_ptr(ks->stats, cpu);
+
+		sum->granted += READ_ONCE(c->granted);
+		sum->requests += READ_ONCE(c->requests);
+		sum->immediate += READ_ONCE(c->immediate);
+		sum->waited += READ_ONCE(c->waited);
+		sum->wait_ns_total += READ_ONCE(c->wait_ns_total);
+		sum->wait_ns_max = max(sum->wait_ns_max, READ_ONCE(c->wait_ns_max));
+		sum->timeouts += READ_ONCE(c->timeouts);
+		sum->interrupted += READ_ONCE(c->interrupted);
+		sum->rejected += READ_ONCE(c->rejected);
+		sum->refused += READ_ONCE(c->refused);
+		sum->created += READ_ONCE(c->created);
+		sum->evicted += READ_ONCE(c->evicted);
+	}
+}
+
+static u64 rl_keys_waiters(struct rl_keys *ks)
+{
+	u64 n = 0;
+	u32 i;
+
+	for (i = 0; i < ks->nstripes; i++)
+		n += READ_ONCE(ks->stripes[i].nwaiters);
+	return n;
+}
+
+/**
+ * rl_keys_get_stats() - the counts of a family's keys (RL_IOC_GET_KEYS)
+ * @ks: the family
+ * @st: its output fields are filled in
+ */
+void rl_keys_get_stats(struct rl_keys *ks, struct rl_keys_stats *st)
+{
+	struct rl_kcounters sum;
+	struct rl_kparams kp;
+
+	rl_keys_read_params(ks, &kp);
+	rl_keys_sum(ks, &sum);
+	st->keys = max_t(long, atomic_long_read(&ks->live), 0);
+	st->keys_max = kp.keys_max;
+	st->created = sum.created;
+	st->evicted = sum.evicted;
+	st->refused = sum.refused;
+	st->waiters = rl_keys_waiters(ks);
+}
+
+/**
+ * rl_keys_counters() - a family's statistics as a limiter's
+ * @ks:      the family
+ * @c:       the fields of struct rl_stats are set to the sums of all keys
+ * @waiters: set to the requests sleeping on any key
+ */
+void rl_keys_counters(struct rl_keys *ks, struct rl_counters *c, u64 *waiters)
+{
+	struct rl_kcounters sum;
+
+	rl_keys_sum(ks, &sum);
+	c->granted = sum.granted;
+	c->requests = sum.requests;
+	c->immediate = sum.immediate;
+	c->waited = sum.waited;
+	c->wait_ns_total = sum.wait_ns_total;
+	c->wait_ns_max = sum.wait_ns_max;
+	c->timeouts = sum.timeouts;
+	c->interrupted = sum.interrupted;
+	c->rejected = sum.rejected;
+	*waiters = rl_keys_waiters(ks);
+}
+
+/* One round: every stripe, one hold of its lock each, idle keys dropped, tables fitted. */
+static void rl_keys_sweep_fn(struct work_struct *work)
+{
+	struct rl_keys *ks = container_of(to_delayed_work(work), struct rl_keys, sweep);
+	struct rl_kparams kp;
+	u32 i, shift;
+
+	for (i = 0; i < ks->nstripes; i++) {
+		struct rl_stripe *s = &ks->stripes[i];
+
+		spin_lock(&s->lock);
+		rl_stripe_sweep(ks, s, ktime_get_ns());
+		shift = rl_stripe_wants(s);
+		if (s->table && shift != s->shift)
+			rl_stripe_resize(ks, s, shift);
+		spin_unlock(&s->lock);
+		cond_resched();
+	}
+	rl_keys_read_params(ks, &kp);
+	if (atomic_long_read(&ks->live) > 0)
+		queue_delayed_work(system_unbound_wq, &ks->sweep,
+				   nsecs_to_jiffies(max_t(u64, kp.tau.ns, RL_SWEEP_MIN_NS)));
+}
+
+static void rl_kparams_from(struct rl_kparams *kp, const struct rl_params *p)
+{
+	kp->rate = p->rate;
+	kp->period = p->period;
+	kp->burst = p->burst;
+	kp->tau = rl_kt_cost(kp, p->burst);
+	kp->keys_max = p->keys ?: RL_KEYS_DEFAULT;
+}
+
+/**
+ * rl_keys_allowed() - may the caller ask for these limits of a keyed limiter?
+ * @p: limits, checked by rl_params_check()
+ * Return: 0, or -EPERM for more than RL_KEYS_USER_MAX keys without CAP_SYS_RESOURCE.
+ */
+int rl_keys_allowed(const struct rl_params *p)
+{
+	if (p->keys > RL_KEYS_USER_MAX && !capable(CAP_SYS_RESOURCE))
+		return -EPERM;
+	return 0;
+}
+
+/**
+ * rl_keys_create() - a family with no key yet, charged to the caller's memory cgroup
+ * @p: the limits of every key: rl_params_check()ed, keyed
+ * Return: the family, or NULL without memory.
+ */
+struct rl_keys *rl_keys_create(const struct rl_params *p)
+{
+	u64 keys_max = p->keys ?: RL_KEYS_DEFAULT;
+	struct rl_keys *ks;
+	u32 i;
+
+	ks = kzalloc(sizeof(*ks), GFP_KERNEL_ACCOUNT);
+	if (!ks)
+		return NULL;
+	ks->nstripes = clamp_t(u64, roundup_pow_of_two(max_t(u64, keys_max / RL_STRIPE_KEYS, 1)),
+			       RL_STRIPES_MIN, RL_STRIPES_MAX);
+	ks->stripe_bits = ilog2(ks->nstripes);
+	ks->stripes = kvcalloc(ks->nstripes, sizeof(*ks->stripes), GFP_KERNEL_ACCOUNT);
+	if (!ks->stripes)
+		goto free_ks;
+	ks->stats = alloc_percpu_gfp(struct rl_kcounters, GFP_KERNEL_ACCOUNT);
+	if (!ks->stats)
+		goto free_stripes;
+	for (i = 0; i < ks->nstripes; i++) {
+		spin_lock_init(&ks->stripes[i].lock);
+		INIT_LIST_HEAD(&ks->stripes[i].waiters);
+	}
+	get_random_bytes(&ks->secret, sizeof(ks->secret));
+	seqlock_init(&ks->plock);
+	rl_kparams_from(&ks->params, p);
+	INIT_DELAYED_WORK(&ks->sweep, rl_keys_sweep_fn);
+	ks->memcg = get_mem_cgroup_from_mm(current->mm);
+	return ks;
+
+free_stripes:
+	kvfree(ks->stripes);
+free_ks:
+	kfree(ks);
+	return NULL;
+}
+
+/**
+ * rl_keys_set_params() - new limits for every key, from each key's next request on
+ * @ks: the family
+ * @p:  limits, checked, keyed; may be called under the limiter's lock
+ */
+void rl_keys_set_params(struct rl_keys *ks, const struct rl_params *p)
+{
+	write_seqlock(&ks->plock);
+	rl_kparams_from(&ks->params, p);
+	write_sequnlock(&ks->plock);
+}
+
+/**
+ * rl_keys_free() - free a family and all its keys; nobody may sleep on one
+ * @ks: the family, or NULL
+ */
+void rl_keys_free(struct rl_keys *ks)
+{
+	struct rl_key *k;
+	u32 i, j;
+
+	if (!ks)
+		return;
+	cancel_delayed_work_sync(&ks->sweep);
+	for (i = 0; i < ks->nstripes; i++) {
+		struct rl_stripe *s = &ks->stripes[i];
+
+		WARN_ON_ONCE(s->nwaiters);
+		for (j = 0; s->table && j < 1U << s->shift; j++) {
+			while ((k = s->table[j])) {
+				s->table[j] = k->next;
+				kmem_cache_free(rl_key_cache, k);
+			}
+		}
+		kvfree(s->table);
+		cond_resched();
+	}
+	mem_cgroup_put(ks->memcg);
+	free_percpu(ks->stats);
+	kvfree(ks->stripes);
+	kfree(ks);
+}
+
+/**
+ * rl_keys_init() - make the keys' cache, at module load
+ * Return: 0 or -ENOMEM.
+ */
+int rl_keys_init(void)
+{
+	BUILD_BUG_ON(sizeof(struct rl_key) != 32);
+	rl_key_cache = kmem_cache_create("rl_key", sizeof(struct rl_key), 0, SLAB_ACCOUNT, NULL);
+	return rl_key_cache ? 0 : -ENOMEM;
+}
+
+/** rl_keys_exit() - destroy the keys' cache, at module exit, every family freed */
+void rl_keys_exit(void)
+{
+	kmem_cache_destroy(rl_key_cache);
+}
