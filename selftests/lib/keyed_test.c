@@ -70,14 +70,17 @@ TEST(features_keyed)
 
 TEST(config_keyed)
 {
+	struct rl_keys_stats ks;
 	struct rl_config c;
 	int fd = key_slow_fd(5, 0);
 
 	ASSERT_LE(0, fd);
 	ASSERT_LIB(0, rl_get_config(fd, &c));
 	EXPECT_EQ((__u32)RL_CONFIG_KEYED, c.flags & RL_CONFIG_KEYED);
-	EXPECT_EQ((__u64)RL_KEYS_DEFAULT, c.keys);	/* 0: the default */
 	EXPECT_EQ(5ULL, c.burst);
+	/* keys 0: the default, in force. */
+	ASSERT_LIB(0, rl_get_keys(fd, &ks));
+	EXPECT_EQ((__u64)RL_KEYS_DEFAULT, ks.keys_max);
 	/* Keyed is fixed at creation. */
 	c.flags &= ~RL_CONFIG_KEYED;
 	c.keys = 0;
