@@ -441,7 +441,7 @@ static void test_example(void)
 	run_start(&r);
 	ok = !rlconf_load(&r.c, "dist/example.conf");
 	run_end(&r);
-	ok = ok && r.c.rd.errors == 0 && r.c.n == 3 &&
+	ok = ok && r.c.rd.errors == 0 && r.c.n == 4 &&
 	     rlconf_find(&r.c, "example");
 	if (!ok)
 		printf("# %s", r.errors);
