@@ -371,8 +371,8 @@ TEST_F(tree, keyed_show_export)
 		   "keys_created   40\nkeys_evicted   28\nkeys_refused   3\n"
 		   "keys_waiters   2\n");
 	run_rlctl(_metadata, self->root, json_args, &self->r);
-	EXPECT_HAS(self->r.out, ",\"key_family\":{\"keys\":12,\"keys_max\":100000,"
-		   "\"created\":40,\"evicted\":28,\"refused\":3,\"waiters\":2}");
+	EXPECT_HAS(self->r.out, ",\"key_family\":{\"keys\":12,\"keys_max\":100000,");
+	EXPECT_HAS(self->r.out, ",\"created\":40,\"evicted\":28,\"refused\":3,\"waiters\":2}");
 
 	run_rlctl(_metadata, self->root, all, &self->r);
 	EXPECT_HAS(self->r.out, "# TYPE ratelimit_keys gauge\n"
