@@ -494,6 +494,35 @@ static __u64 out_value(const char *out, const char *key)
 	return strtoull(p, NULL, 10);
 }
 
+/*
+ * The configuration of named limiter @name, through an fd attached to it
+ * (sysfs_u64() knows the keys of config of every limiter only).
+ */
+static struct rl_config named_config(const char *name)
+{
+	struct rl_config c;
+	int fd = rl_open_named(name, 0, 0, NULL);
+
+	memset(&c, POISON_BYTE, sizeof(c));
+	if (fd >= 0) {
+		rl_get_config(fd, &c);
+		rl_close(fd);
+	}
+	return c;
+}
+
+/* @text into a new file @path: 0 or -1. */
+static int put_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(text, f) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
 /* A keyed limiter: 10/s, burst 5, at most 100 keys with state. */
 static int create_keyed(struct run *r, const char *dir, const char *name)
 {
@@ -509,8 +538,8 @@ TEST_F(rlctl, create_keyed_show_key)
 
 	ASSERT_EQ(0, create_keyed(&r, self->dir, self->name));
 	ASSERT_EQ(0, r.status) show(_metadata, &r);
-	EXPECT_EQ(1, sysfs_u64(self->name, "keyed"));
-	EXPECT_EQ(100, sysfs_u64(self->name, "keys"));
+	EXPECT_EQ((__u32)RL_CONFIG_KEYED, named_config(self->name).flags);
+	EXPECT_EQ(100, named_config(self->name).keys);
 	EXPECT_EQ(5, sysfs_u64(self->name, "burst"));
 	fd = rl_open_named(self->name, 0, 0, NULL);
 	ASSERT_LE(0, fd);
@@ -567,11 +596,11 @@ TEST_F(rlctl, create_keyed_show_key)
 	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "set", self->name, "keys=200",
 			   NULL));
 	EXPECT_EQ(0, r.status) show(_metadata, &r);
-	EXPECT_EQ(200, sysfs_u64(self->name, "keys"));
+	EXPECT_EQ(200, named_config(self->name).keys);
 	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "set", self->name, "keyed=0",
 			   NULL));
 	expect_error(_metadata, &r, 1, "fixed when a limiter is created");
-	EXPECT_EQ(1, sysfs_u64(self->name, "keyed"));
+	EXPECT_EQ((__u32)RL_CONFIG_KEYED, named_config(self->name).flags);
 	close(fd);
 }
 
@@ -678,14 +707,14 @@ TEST_F(rlctl, apply_keyed)
 	snprintf(text, sizeof(text),
 		 "[%s]\nrate = 20/s\n\n[%s]\nrate = 10/s:5\nkeyed = yes\nkeys = 50\n",
 		 plain, self->name);
-	ASSERT_EQ(0, file_write(conf, text));
+	ASSERT_EQ(0, put_text(conf, text));
 	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
 	EXPECT_EQ(0, r.status) show(_metadata, &r);
 	EXPECT_NE(NULL, strstr(r.out, "keyed yes, keys 50"));
-	EXPECT_EQ(1, sysfs_u64(self->name, "keyed"));
-	EXPECT_EQ(50, sysfs_u64(self->name, "keys"));
+	EXPECT_EQ((__u32)RL_CONFIG_KEYED, named_config(self->name).flags);
+	EXPECT_EQ(50, named_config(self->name).keys);
 	EXPECT_EQ(5, sysfs_u64(self->name, "burst"));
-	EXPECT_EQ(0, sysfs_u64(plain, "keyed"));
+	EXPECT_EQ(0U, named_config(plain).flags);
 	/* Again: nothing to change. */
 	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
 	EXPECT_EQ(0, r.status);
@@ -695,26 +724,26 @@ TEST_F(rlctl, apply_keyed)
 	snprintf(text, sizeof(text),
 		 "[%s]\nrate = 20/s\n\n[%s]\nrate = 10/s:5\nkeyed = on\nkeys = 60\n",
 		 plain, self->name);
-	ASSERT_EQ(0, file_write(conf, text));
+	ASSERT_EQ(0, put_text(conf, text));
 	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
 	EXPECT_EQ(0, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "keys 50 -> 60")) show(_metadata, &r);
-	EXPECT_EQ(60, sysfs_u64(self->name, "keys"));
+	EXPECT_EQ(60, named_config(self->name).keys);
 
 	/* keyed does not: an error at its line, nothing applied. */
 	snprintf(text, sizeof(text),
 		 "[%s]\nrate = 30/s\n\n[%s]\nrate = 10/s:5\nkeyed = no\n",
 		 plain, self->name);
-	ASSERT_EQ(0, file_write(conf, text));
+	ASSERT_EQ(0, put_text(conf, text));
 	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "keyed.conf:6: cannot make")) show(_metadata, &r);
 	EXPECT_NE(NULL, strstr(r.err, "nothing applied"));
-	EXPECT_EQ(1, sysfs_u64(self->name, "keyed"));
+	EXPECT_EQ((__u32)RL_CONFIG_KEYED, named_config(self->name).flags);
 	EXPECT_EQ(20, sysfs_u64(plain, "rate"));
 	/* keys without keyed: refused as the file is read. */
 	snprintf(text, sizeof(text), "[%s]\nrate = 10/s\nkeys = 5\n", plain);
-	ASSERT_EQ(0, file_write(conf, text));
+	ASSERT_EQ(0, put_text(conf, text));
 	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "keyed.conf:3: keys without keyed = yes"))
