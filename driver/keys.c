@@ -34,6 +34,7 @@
 #include <linux/workqueue.h>
 
 #include "keys.h"
+#include "request.h"
 
 /* Smallest table of a stripe with keys: 2^this heads. */
 #define RL_STRIPE_SHIFT_MIN	2
@@ -483,7 +484,7 @@ static void rl_kwait_leave(struct rl_stripe *s, struct rl_kwait *self)
 	}
 	list_del(&self->node);
 	self->key->waiters--;
-	s->nwaiters--;
+	WRITE_ONCE(s->nwaiters, s->nwaiters - 1);
 }
 
 /* Sleep until @until (U64_MAX: until woken); the stripe's lock is dropped meanwhile. */
@@ -546,8 +547,6 @@ static int rl_kwait_end(struct rl_keys *ks, struct rl_stripe *s, struct rl_kwait
 		c->wait_ns_max = max(c->wait_ns_max, wait);
 	} else if (ret == -ETIMEDOUT) {
 		c->timeouts++;
-	} else if (ret == -ERESTARTSYS) {
-		c->interrupted++;
 	}
 	return ret;
 }
@@ -584,7 +583,7 @@ static int rl_key_request(struct rl_keys *ks, struct rl_stripe *s, struct rl_key
 	req->ready_ns = 0;
 	list_add_tail(&w.node, &s->waiters);
 	k->waiters++;
-	s->nwaiters++;
+	WRITE_ONCE(s->nwaiters, s->nwaiters + 1);
 	ret = rl_kwait(ks, s, &w, req, &at);
 	return rl_kwait_end(ks, s, &w, req, ret, now, at);
 }
@@ -637,6 +636,13 @@ int rl_keys_acquire(struct rl_keys *ks, const u8 *key, u32 len, struct rl_acquir
 	spin_unlock(&s->lock);
 	if (spare)
 		kmem_cache_free(rl_key_cache, spare);
+	/* A stop or the freezer restarts the call unseen: one request, as for a limiter. */
+	if (ret == -ERESTARTSYS) {
+		if (rl_signal_seen())
+			this_cpu_inc(ks->stats->interrupted);
+		else
+			this_cpu_dec(ks->stats->requests);
+	}
 	return ret;
 }
 
