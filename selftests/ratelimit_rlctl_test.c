@@ -523,10 +523,13 @@ static int put_text(const char *path, const char *text)
 	return fclose(f) || ret ? -1 : 0;
 }
 
-/* A keyed limiter: 10/s, burst 5, at most 100 keys with state. */
+/*
+ * A keyed limiter: burst 5, at most 100 keys with state, and a token per
+ * 1000 s, so that no key refills (and is dropped) during a test.
+ */
 static int create_keyed(struct run *r, const char *dir, const char *name)
 {
-	return rlctl(r, NULL, dir, "create", name, "10/s:5", "--keyed",
+	return rlctl(r, NULL, dir, "create", name, "1/1000s:5", "--keyed",
 		     "--keys", "100", NULL);
 }
 
