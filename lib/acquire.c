@@ -59,11 +59,7 @@ int rl_try_acquire(int fd, uint64_t count, uint64_t *ready_ns)
 	return ret;
 }
 
-/*
- * Absolute deadline @timeout_ns from now. The kernel takes deadlines up to
- * INT64_MAX; anything later is as good as forever.
- */
-static __u64 rl_deadline(__u64 timeout_ns)
+__u64 rli_deadline(__u64 timeout_ns)
 {
 	__u64 now = rl_now_ns();
 
@@ -77,7 +73,7 @@ int rl_acquire_timeout(int fd, uint64_t count, uint64_t timeout_ns,
 {
 	struct rl_acquire req = {
 		.count = count,
-		.deadline_ns = rl_deadline(timeout_ns),
+		.deadline_ns = rli_deadline(timeout_ns),
 	};
 	int ret;
 

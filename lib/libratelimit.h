@@ -422,6 +422,114 @@ int rl_set_parent(int fd, const char *parent, uint32_t weight);
  */
 int rl_get_parent(int fd, struct rl_parent *p, char *name);
 
+/*
+ * Keyed limiters (ratelimit(4), "Keyed limiters"): a limiter created with
+ * RL_CONFIG_KEYED in its configuration is a family of token buckets, one
+ * per key of 1 to RL_KEY_MAX opaque bytes (an address, a hash of an API
+ * key, a user id), each with the limiter's rate and burst and created
+ * full on first use. Its tokens are taken by key only: rl_acquire() and
+ * the other functions without a key fail with -EINVAL on it. A key
+ * length of 0 or above RL_KEY_MAX is -EINVAL without a system call.
+ */
+
+/**
+ * rl_acquire_key() - take tokens of one key, waiting as long as it takes
+ * @fd:    client fd of a keyed limiter.
+ * @key:   the key's bytes.
+ * @len:   its length, 1 .. RL_KEY_MAX.
+ * @count: tokens wanted, 1 .. the burst.
+ *
+ * Requests of one key are served in arrival order; requests of other keys
+ * never wait for them.
+ *
+ * Return: 0 once granted; -EINVAL for a bad @key, @len or @count, or a
+ * limiter that is not keyed; -ENOSPC when the key is new and the limiter
+ * keeps as many keys with state as its rl_config.keys allows; -EINTR on a
+ * signal; -EAGAIN when @fd was opened with O_NONBLOCK and the tokens are
+ * not there; -EBADFD without a limiter; or another -errno.
+ */
+int rl_acquire_key(int fd, const void *key, size_t len, uint64_t count);
+
+/**
+ * rl_try_acquire_key() - take tokens of one key only if they are there now
+ * @fd:       client fd of a keyed limiter.
+ * @key:      the key's bytes.
+ * @len:      its length, 1 .. RL_KEY_MAX.
+ * @count:    tokens wanted, 1 .. the burst.
+ * @ready_ns: if not NULL, set on -EAGAIN to the CLOCK_MONOTONIC time (see
+ *            rl_now_ns()) the request could be granted at, behind the
+ *            key's sleepers: what an HTTP server sends as Retry-After; on
+ *            -ENOSPC to when every key idle at the call is full again, an
+ *            upper bound on when room for a new key comes back.
+ *
+ * Return: 0 when granted, -EAGAIN when not, -ENOSPC as for
+ * rl_acquire_key(), -EINVAL for a bad @key, @len or @count, or a limiter
+ * that is not keyed, or another -errno.
+ */
+int rl_try_acquire_key(int fd, const void *key, size_t len, uint64_t count,
+		       uint64_t *ready_ns);
+
+/**
+ * rl_acquire_key_timeout() - take tokens of one key, waiting at most
+ *                            @timeout_ns
+ * @fd:         client fd of a keyed limiter.
+ * @key:        the key's bytes.
+ * @len:        its length, 1 .. RL_KEY_MAX.
+ * @count:      tokens wanted, 1 .. the burst.
+ * @timeout_ns: longest wait in ns from now; RL_DEADLINE_NONE (or any value
+ *              too large for a deadline) waits forever, 0 only tries.
+ * @ready_ns:   if not NULL, set on -ETIMEDOUT, -EAGAIN and -ENOSPC as by
+ *              rl_try_acquire_key().
+ *
+ * Return: 0 when granted, -ETIMEDOUT when the time ran out (nothing is
+ * taken from the key), -EINTR on a signal, or the other errors of
+ * rl_acquire_key().
+ */
+int rl_acquire_key_timeout(int fd, const void *key, size_t len,
+			   uint64_t count, uint64_t timeout_ns,
+			   uint64_t *ready_ns);
+
+/**
+ * rl_acquire_key_ex() - the raw RL_IOC_ACQUIRE_KEY
+ * @fd:  client fd of a keyed limiter.
+ * @req: request, filled in by the caller: @req->acquire as for
+ *       rl_acquire_ex() (deadline, RL_ACQUIRE_NONBLOCK or
+ *       RL_ACQUIRE_PREDICT, priority), key_len and key; flags and reserved
+ *       fields zero. The kernel writes the outputs of @req->acquire back on
+ *       success, -EAGAIN, -ETIMEDOUT and -ENOSPC.
+ *
+ * Return: 0 or -errno, as documented for struct rl_key_acquire; -EINVAL
+ * without a system call for a NULL @req or a key_len of 0 or above
+ * RL_KEY_MAX.
+ */
+int rl_acquire_key_ex(int fd, struct rl_key_acquire *req);
+
+/**
+ * rl_get_key() - one key's state (RL_IOC_GET_KEY), without creating it
+ * @fd:  client fd of a keyed limiter.
+ * @key: the key's bytes; may point into @st.
+ * @len: its length, 1 .. RL_KEY_MAX.
+ * @st:  filled on success: available tokens (the burst for a key without
+ *       state), full_ns (when the bucket is full again, 0 when it is),
+ *       waiters, and kept (1 when the limiter keeps state for the key).
+ *
+ * Return: 0, -EINVAL for a NULL @st, a bad @key or @len, or a limiter
+ * that is not keyed, -EBADFD without a limiter, or another -errno.
+ */
+int rl_get_key(int fd, const void *key, size_t len, struct rl_key_state *st);
+
+/**
+ * rl_get_keys() - the counters of a keyed limiter's keys (RL_IOC_GET_KEYS)
+ * @fd: client fd of a keyed limiter.
+ * @st: filled on success (the library zeroes the input fields): keys with
+ *      state now and the most allowed, keys created and evicted, requests
+ *      refused with -ENOSPC, requests asleep. No key is ever listed.
+ *
+ * Return: 0, -EINVAL for a NULL @st or a limiter that is not keyed,
+ * -EBADFD without a limiter, or another -errno.
+ */
+int rl_get_keys(int fd, struct rl_keys_stats *st);
+
 /**
  * struct rl_batch - batched reservations over one client fd (opt-in)
  * @fd:        client fd the tokens come from; not owned, not closed

@@ -32,6 +32,13 @@ static inline int rl_sys_ioctl(int fd, unsigned long cmd, void *arg)
 }
 
 /*
+ * acquire.c: the absolute deadline @timeout_ns from now. The kernel takes
+ * deadlines up to INT64_MAX; anything later is as good as forever
+ * (RL_DEADLINE_NONE).
+ */
+__u64 rli_deadline(__u64 timeout_ns);
+
+/*
  * fast.c: set once any fd of the process is mapped, never cleared: the
  * acquires of a process without a page pay one load for the fast path.
  */

@@ -8,6 +8,9 @@
  * tool that creates a limiter (rlctl create and apply, rlpace, rlpipe,
  * rlrun) gives it mode 0644 by default.
  *
+ * A keyed limiter: create --keyed, show and export with the counts of its
+ * keys, key with one key's state, set and apply of keyed and keys.
+ *
  * The --json and export outputs are also printed as "@@rl json|prom TAG
  * HEX" lines, which the host's runner (selftests/vm/run.sh) decodes and
  * parses with real parsers (output_check.py); here they are checked for
@@ -25,6 +28,7 @@
 /* The harness has unused parameters (variant, ucontext) by design. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
+#include "libratelimit.h"
 #include "ratelimit_rlctl.h"
 
 static const struct ks_cred other = { 4244, 4244, 0, { 0 } };
@@ -467,6 +471,287 @@ TEST_F(rlctl, export_prometheus)
 			   self->name, NULL));
 	expect_error(_metadata, &r, 1, self->name);
 	EXPECT_NE(0, access(path, F_OK));
+}
+
+/*
+ * The number after "@key" and its padding at the start of a line of @out
+ * (show's and key's "KEY   VALUE" lines), or POISON64.
+ */
+static __u64 out_value(const char *out, const char *key)
+{
+	size_t len = strlen(key);
+	const char *p = out;
+
+	while (p && (strncmp(p, key, len) || p[len] != ' ')) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return POISON64;
+	for (p += len; *p == ' '; p++)
+		continue;
+	return strtoull(p, NULL, 10);
+}
+
+/*
+ * The configuration of named limiter @name, through an fd attached to it
+ * (sysfs_u64() knows the keys of config of every limiter only).
+ */
+static struct rl_config named_config(const char *name)
+{
+	struct rl_config c;
+	int fd = rl_open_named(name, 0, 0, NULL);
+
+	memset(&c, POISON_BYTE, sizeof(c));
+	if (fd >= 0) {
+		rl_get_config(fd, &c);
+		rl_close(fd);
+	}
+	return c;
+}
+
+/* @text into a new file @path: 0 or -1. */
+static int put_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(text, f) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/*
+ * A keyed limiter: burst 5, at most 100 keys with state, and a token per
+ * 1000 s, so that no key refills (and is dropped) during a test.
+ */
+static int create_keyed(struct run *r, const char *dir, const char *name)
+{
+	return rlctl(r, NULL, dir, "create", name, "1/1000s:5", "--keyed",
+		     "--keys", "100", NULL);
+}
+
+TEST_F(rlctl, create_keyed_show_key)
+{
+	char member[RL_NAME_MAX + 16];
+	struct run r;
+	int fd;
+
+	ASSERT_EQ(0, create_keyed(&r, self->dir, self->name));
+	ASSERT_EQ(0, r.status) show(_metadata, &r);
+	EXPECT_EQ((__u32)RL_CONFIG_KEYED, named_config(self->name).flags);
+	EXPECT_EQ(100, named_config(self->name).keys);
+	EXPECT_EQ(5, sysfs_u64(self->name, "burst"));
+	fd = rl_open_named(self->name, 0, 0, NULL);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_acquire_key(fd, "alice", 5, 3));
+	ASSERT_EQ(0, rl_acquire_key(fd, "\x0a\x00\x00\x01", 4, 5));
+
+	/* show: the counts of its keys. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "show", self->name, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(2, out_value(r.out, "keys_live")) show(_metadata, &r);
+	EXPECT_EQ(100, out_value(r.out, "keys_max"));
+	EXPECT_EQ(2, out_value(r.out, "keys_created"));
+	EXPECT_EQ(0, out_value(r.out, "keys_evicted"));
+	EXPECT_EQ(0, out_value(r.out, "keys_refused"));
+	EXPECT_EQ(0, out_value(r.out, "keys_waiters"));
+	EXPECT_EQ(1, out_value(r.out, "keyed"));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "--json", "show", self->name,
+			   NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "\"key_family\":{\"keys\":2,\"keys_max\":100,"))
+		show(_metadata, &r);
+	host_parse("json", "show-keyed", &r);
+
+	/* key: one key, as bytes or in hex; another never seen, full. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "key", self->name, "alice",
+			   NULL));
+	EXPECT_EQ(0, r.status) show(_metadata, &r);
+	EXPECT_EQ(2, out_value(r.out, "available"));
+	EXPECT_NE(NULL, strstr(r.out, "\nkept           yes\n"));
+	EXPECT_NE(NULL, strstr(r.out, "\nfull           in "));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "key", "--hex", self->name,
+			   "0a000001", NULL));
+	EXPECT_EQ(0, r.status) show(_metadata, &r);
+	EXPECT_EQ(0, out_value(r.out, "available"));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "key", self->name, "bob",
+			   NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(5, out_value(r.out, "available"));
+	EXPECT_NE(NULL, strstr(r.out, "\nfull           now\n"));
+	EXPECT_NE(NULL, strstr(r.out, "\nkept           no"));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "--json", "key", self->name,
+			   "alice", NULL));
+	EXPECT_EQ(0, r.status);
+	snprintf(member, sizeof(member), "\"name\":\"%s\"", self->name);
+	EXPECT_NE(NULL, strstr(r.out, member)) show(_metadata, &r);
+	EXPECT_NE(NULL, strstr(r.out, "\"key\":\"alice\",\"available\":2,\"burst\":5,"));
+	EXPECT_NE(NULL, strstr(r.out, "\"kept\":true}"));
+	host_parse("json", "key", &r);
+	/* Reading made no key. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "show", self->name, NULL));
+	EXPECT_EQ(2, out_value(r.out, "keys_created"));
+
+	/* keys changes live; keyed never does. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "set", self->name, "keys=200",
+			   NULL));
+	EXPECT_EQ(0, r.status) show(_metadata, &r);
+	EXPECT_EQ(200, named_config(self->name).keys);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "set", self->name, "keyed=0",
+			   NULL));
+	expect_error(_metadata, &r, 1, "fixed when a limiter is created");
+	EXPECT_EQ((__u32)RL_CONFIG_KEYED, named_config(self->name).flags);
+	close(fd);
+}
+
+TEST_F(rlctl, keyed_errors)
+{
+	struct run r;
+
+	/* What a keyed limiter cannot be: nothing is created. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name,
+			   "unlimited", "--keyed", NULL));
+	expect_error(_metadata, &r, 1, "invalid configuration");
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name, "10/s",
+			   "--keyed", "--concurrency", "2", NULL));
+	expect_error(_metadata, &r, 1, "invalid configuration");
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", self->name, "10/s",
+			   "--keys", "5", NULL));
+	expect_error(_metadata, &r, 2, "--keys needs --keyed");
+	EXPECT_EQ(0, sysfs_exists(self->name));
+
+	/* key of a plain limiter, of none, and a bad key. */
+	ASSERT_EQ(0, create(&r, self->dir, self->name));
+	ASSERT_EQ(0, r.status);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "key", self->name, "k", NULL));
+	expect_error(_metadata, &r, 1, "not a keyed limiter");
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "key", "no-such-limiter", "k",
+			   NULL));
+	expect_error(_metadata, &r, 1, "no-such-limiter");
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "key", "--hex", self->name,
+			   "0g", NULL));
+	expect_error(_metadata, &r, 2, "not hexadecimal");
+	/* A plain limiter shows no keys. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "show", self->name, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(NULL, strstr(r.out, "keys_live"));
+}
+
+/* export: the families of keys for keyed limiters only, one sample each. */
+TEST_F(rlctl, export_keyed)
+{
+	char plain[RL_NAME_MAX], line[RL_NAME_MAX + 64];
+	struct run r;
+	int fd;
+
+	snprintf(plain, sizeof(plain), "rlctl-plain-%d", getpid());
+	ASSERT_EQ(0, create_keyed(&r, self->dir, self->name));
+	ASSERT_EQ(0, r.status);
+	fd = rl_open_named(self->name, 0, 0, NULL);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rl_acquire_key(fd, "a", 1, 1));
+	ASSERT_EQ(0, rl_acquire_key(fd, "b", 1, 1));
+	ASSERT_EQ(0, rl_acquire_key(fd, "c", 1, 1));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", self->name, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("", r.err);
+	snprintf(line, sizeof(line), "\nratelimit_keys{limiter=\"%s\"} 3\n",
+		 self->name);
+	EXPECT_NE(NULL, strstr(r.out, line)) show(_metadata, &r);
+	snprintf(line, sizeof(line), "\nratelimit_keys_max{limiter=\"%s\"} 100\n",
+		 self->name);
+	EXPECT_NE(NULL, strstr(r.out, line));
+	snprintf(line, sizeof(line),
+		 "\nratelimit_keys_created_total{limiter=\"%s\"} 3\n",
+		 self->name);
+	EXPECT_NE(NULL, strstr(r.out, line));
+	snprintf(line, sizeof(line),
+		 "\nratelimit_keys_evicted_total{limiter=\"%s\"} 0\n",
+		 self->name);
+	EXPECT_NE(NULL, strstr(r.out, line));
+	snprintf(line, sizeof(line),
+		 "\nratelimit_keys_refused_total{limiter=\"%s\"} 0\n",
+		 self->name);
+	EXPECT_NE(NULL, strstr(r.out, line));
+	EXPECT_NE(NULL, strstr(r.out, "# TYPE ratelimit_keys_refused_total counter\n"));
+	/* Never a series per key. */
+	EXPECT_EQ(NULL, strstr(r.out, "key=\""));
+	host_parse("prom", "keyed", &r);
+
+	/* A plain limiter alone: no family of keys at all. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "create", plain, "10/s", NULL));
+	ASSERT_EQ(0, r.status);
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", plain, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(NULL, strstr(r.out, "ratelimit_keys")) show(_metadata, &r);
+	/* Both: the keyed one's samples only. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "export", plain, self->name,
+			   NULL));
+	EXPECT_EQ(0, r.status);
+	snprintf(line, sizeof(line), "ratelimit_keys{limiter=\"%s\"}", plain);
+	EXPECT_EQ(NULL, strstr(r.out, line));
+	host_parse("prom", "keyed-and-plain", &r);
+	ks_unl_name(plain);
+	close(fd);
+}
+
+/* A file of ratelimit.d(5) with a keyed limiter, applied and changed. */
+TEST_F(rlctl, apply_keyed)
+{
+	char conf[128], text[512], plain[RL_NAME_MAX];
+	struct run r;
+
+	snprintf(plain, sizeof(plain), "rlctl-plain-%d", getpid());
+	snprintf(conf, sizeof(conf), "%s/keyed.conf", self->dir);
+	/* A plain section first: the keyed one is checked apart. */
+	snprintf(text, sizeof(text),
+		 "[%s]\nrate = 20/s\n\n[%s]\nrate = 10/s:5\nkeyed = yes\nkeys = 50\n",
+		 plain, self->name);
+	ASSERT_EQ(0, put_text(conf, text));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
+	EXPECT_EQ(0, r.status) show(_metadata, &r);
+	EXPECT_NE(NULL, strstr(r.out, "keyed yes, keys 50"));
+	EXPECT_EQ((__u32)RL_CONFIG_KEYED, named_config(self->name).flags);
+	EXPECT_EQ(50, named_config(self->name).keys);
+	EXPECT_EQ(5, sysfs_u64(self->name, "burst"));
+	EXPECT_EQ(0U, named_config(plain).flags);
+	/* Again: nothing to change. */
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "nothing to change")) show(_metadata, &r);
+
+	/* keys changes in place. */
+	snprintf(text, sizeof(text),
+		 "[%s]\nrate = 20/s\n\n[%s]\nrate = 10/s:5\nkeyed = on\nkeys = 60\n",
+		 plain, self->name);
+	ASSERT_EQ(0, put_text(conf, text));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "keys 50 -> 60")) show(_metadata, &r);
+	EXPECT_EQ(60, named_config(self->name).keys);
+
+	/* keyed does not: an error at its line, nothing applied. */
+	snprintf(text, sizeof(text),
+		 "[%s]\nrate = 30/s\n\n[%s]\nrate = 10/s:5\nkeyed = no\n",
+		 plain, self->name);
+	ASSERT_EQ(0, put_text(conf, text));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "keyed.conf:6: cannot make")) show(_metadata, &r);
+	EXPECT_NE(NULL, strstr(r.err, "nothing applied"));
+	EXPECT_EQ((__u32)RL_CONFIG_KEYED, named_config(self->name).flags);
+	EXPECT_EQ(20, sysfs_u64(plain, "rate"));
+	/* keys without keyed: refused as the file is read. */
+	snprintf(text, sizeof(text), "[%s]\nrate = 10/s\nkeys = 5\n", plain);
+	ASSERT_EQ(0, put_text(conf, text));
+	ASSERT_EQ(0, rlctl(&r, NULL, self->dir, "apply", conf, NULL));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "keyed.conf:3: keys without keyed = yes"))
+		show(_metadata, &r);
+	ks_unl_name(plain);
 }
 
 TEST_HARNESS_MAIN

@@ -33,22 +33,25 @@ static void print_usage(void)
 		"usage: rlctl [--json] COMMAND [ARGS]\n"
 		"  create NAME RATESPEC [--burst N] [--mode OCTAL] [--transient]\n"
 		"         [--concurrency N] [--fairness N] [--catchup PERMILLE] [--backlog N]\n"
-		"         [--parent NAME [--weight W]]\n"
+		"         [--keyed [--keys N]] [--parent NAME [--weight W]]\n"
 		"                       create a named limiter that stays until rm\n"
 		"                       (mode default 0644); --transient: one that\n"
-		"                       goes as rlctl exits\n"
+		"                       goes as rlctl exits; --keyed: a bucket per\n"
+		"                       key, at most N keys with state (rlctl key)\n"
 		"  set NAME KEY=VALUE...  change it; keys: rate (a rate spec or a\n"
 		"                       number), period_ns, burst, unlimited (0 or 1),\n"
 		"                       concurrency, fairness, catchup, backlog,\n"
-		"                       fed (0 or 1)\n"
+		"                       fed (0 or 1), keys (keyed only)\n"
 		"  set NAME --parent PARENT [--weight W] | --root\n"
 		"                       move it under PARENT, or make it a root\n"
 		"  set NAME [--mode OCTAL] [--owner UID] [--group GID]\n"
 		"                       change its mode, owner, group in place\n"
 		"  tree [-i SECONDS]    the trees of limiters: rate, achieved rate\n"
 		"                       and share of the parent's, per level\n"
-		"  show NAME            configuration, statistics, wait percentiles\n"
-		"                       and clients with their shares\n"
+		"  show NAME            configuration, statistics, wait percentiles,\n"
+		"                       keys (keyed) and clients with their shares\n"
+		"  key NAME KEY [--hex] one key's state in a keyed limiter: tokens,\n"
+		"                       when full, waiters; KEY as bytes or in hex\n"
 		"  list                 one line per limiter\n"
 		"  rm NAME              remove the name\n"
 		"  watch NAME [-i SECONDS] [-n COUNT]\n"
@@ -59,7 +62,7 @@ static void print_usage(void)
 		"  export [-o FILE] [NAME...]\n"
 		"                       counters, gauges and the wait histogram of\n"
 		"                       the limiters (all by default) for Prometheus\n"
-		"  --json               JSON output (show, list, watch)\n"
+		"  --json               JSON output (show, list, watch, key)\n"
 		"  -h, --help           show this help\n"
 		"  --version            print the version\n"
 		"RLCTL_SYSFS in the environment replaces " SYSFS_ROOT ".\n");
@@ -125,6 +128,7 @@ static const struct {
 	{ "apply", cmd_apply },
 	{ "export", cmd_export },
 	{ "tree", cmd_tree },
+	{ "key", cmd_key },
 };
 
 /* Drop "--json" from the operands of commands without options. */

@@ -4,7 +4,8 @@
  * rlctl_sysfs.c (the limiters' sysfs files), rlctl_fmt.c (output),
  * rlctl_set.c (create, rm, set), rlctl_show.c (show, list),
  * rlctl_watch.c (watch), rlctl_export.c (export), rlctl_apply.c and
- * rlctl_conf.c (apply); rlctl_keys.c, the table of tunables they share.
+ * rlctl_conf.c (apply), rlctl_keyed.c (key); rlctl_keys.c, the table of
+ * tunables they share.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -76,6 +77,23 @@ void info_config(const struct info *info, struct rl_config *cfg);
 double target_rate(const struct info *info);
 char *read_text(const char *name, const char *key, int *err);
 
+/*
+ * The file keys of a keyed limiter: lines "KEY N", the counts of
+ * RL_IOC_GET_KEYS (struct rl_keys_stats), never a key.
+ */
+struct keys_info {
+	uint64_t keys, keys_max, created, evicted, refused, waiters;
+};
+
+/*
+ * rlctl_sysfs.c: the file keys of @name into @k: 0, -ENOENT when @name
+ * or the file is missing (a limiter that is not keyed has none), or
+ * another -errno.
+ */
+int load_keys(const char *name, struct keys_info *k);
+/* rlctl_sysfs.c: is @info a keyed limiter's? */
+bool info_keyed(const struct info *info);
+
 /* wait_histogram: lines "FLOOR_NS COUNT", log2 buckets of the waits. */
 #define HIST_MAX	65
 
@@ -136,6 +154,8 @@ int cmd_watch(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* rlctl apply [--dry-run] [--prune] PATH... (rlctl_apply.c) */
 int cmd_apply(int argc, char **argv);
+/* rlctl key NAME KEY [--hex] (rlctl_keyed.c) */
+int cmd_key(int argc, char **argv);
 
 /* rlctl_tree.c: --parent NAME, --weight W, --root of create and set. */
 struct tree_opts {

@@ -51,6 +51,7 @@ struct apply {
 	bool prune;
 	bool admin;		/* CAP_SYS_ADMIN: the module lets us do all */
 	int check_fd;		/* our private limiter, for the checks */
+	int keyed_fd;		/* the same for keyed sections, or -1 */
 	struct item *items;
 	size_t n;
 	size_t cap;
@@ -175,16 +176,25 @@ static int add_item(struct apply *a, const struct item *it)
 	return 0;
 }
 
-/* What the module would keep of the section's limits; false if refused. */
+/*
+ * What the module would keep of the section's limits; false if refused.
+ * A limiter is keyed or not from its creation on: keyed sections are
+ * checked on a private limiter of their own.
+ */
 static bool check_config(struct apply *a, const struct rlconf_limiter *l,
 			 struct rl_config *want)
 {
-	int ret;
+	bool keyed = l->cfg.flags & RL_CONFIG_KEYED;
+	int fd = a->check_fd, ret;
 
+	if (keyed && a->keyed_fd < 0)
+		a->keyed_fd = rl_open(0);
+	if (keyed)
+		fd = a->keyed_fd;
 	*want = l->cfg;
-	ret = rl_set_config(a->check_fd, want);
+	ret = fd < 0 ? fd : rl_set_config(fd, want);
 	if (!ret)
-		ret = rl_get_config(a->check_fd, want);
+		ret = rl_get_config(fd, want);
 	if (ret == -EINVAL)
 		LERR(a, l, l->line, "the module refuses the limits of [%s]",
 		     l->name);
@@ -349,6 +359,13 @@ static int plan_limiter(struct apply *a, const struct rlconf_limiter *l)
 	}
 	if (!check_owner(a, l, &o, &it))
 		return 0;
+	if ((it.have.flags ^ it.want.flags) & RL_CONFIG_KEYED) {
+		LERR(a, l, key_line(l, (enum rlconf_key)RLK_KEYED),
+		     "cannot make '%s' %skeyed: a limiter is keyed or not from its creation on; remove it (rlctl rm %s) and apply again",
+		     l->name, it.want.flags & RL_CONFIG_KEYED ? "" : "not ",
+		     l->name);
+		return 0;
+	}
 	if (!memcmp(&it.have, &it.want, sizeof(it.want))) {
 		if (!it.perm)
 			return 0;
@@ -455,7 +472,7 @@ int cmd_apply(int argc, char **argv)
 		{ "prune", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct apply a = { .check_fd = -1 };
+	struct apply a = { .check_fd = -1, .keyed_fd = -1 };
 	int opt, ret;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -476,6 +493,8 @@ int cmd_apply(int argc, char **argv)
 	ret = apply(&a, argc - optind, argv + optind);
 	if (a.check_fd >= 0)
 		rl_close(a.check_fd);
+	if (a.keyed_fd >= 0)
+		rl_close(a.keyed_fd);
 	free(a.items);
 	rlconf_free(&a.conf);
 	fflush(stdout);

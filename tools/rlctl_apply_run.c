@@ -49,6 +49,19 @@ static void field_u64(bool *first, const char *key, const uint64_t *from,
 	field(first, key, from ? f : NULL, t);
 }
 
+/* Flag @k of @want, when it differs from @have's, or is set without @have. */
+static void print_flag(bool *first, const struct rlk *k,
+		       const struct rl_config *have,
+		       const struct rl_config *want)
+{
+	uint64_t to = rlk_get(k, want);
+
+	if (have ? rlk_get(k, have) == to : !to)
+		return;
+	field(first, k->name, have ? (to ? "no" : "yes") : NULL,
+	      to ? "yes" : "no");
+}
+
 /*
  * The limits of @want: the fields that differ from @have when @have is
  * given, else rate and burst and the others not at what 0 asks for
@@ -74,6 +87,10 @@ static void print_config(const struct rl_config *have,
 		      wu ? "yes" : "no");
 	for (i = 0; i < rlctl_nkeys; i++) {
 		k = &rlctl_keys[i];
+		if (k->kind == RLK_FLAG && k != &rlctl_keys[RLK_UNLIMITED]) {
+			print_flag(first, k, have, want);
+			continue;
+		}
 		if (k->kind != RLK_AMOUNT && k->kind != RLK_U64)
 			continue;
 		from = have ? rlk_get(k, have) : 0;

@@ -216,7 +216,10 @@ static void set_rate(struct rlconf_state *s, struct rlconf_limiter *l,
 	s->burst_rate = cfg.burst;
 }
 
-/* A tunable of kind RLK_AMOUNT or RLK_U64 other than burst. */
+/*
+ * A tunable of kind RLK_AMOUNT or RLK_U64 other than burst, or a flag
+ * other than unlimited (yes or no).
+ */
 static void set_tunable(struct rlconf_state *s, struct rlconf_limiter *l,
 			enum rlconf_key key, const char *v)
 {
@@ -224,10 +227,17 @@ static void set_tunable(struct rlconf_state *s, struct rlconf_limiter *l,
 	char hint[64];
 	uint64_t val;
 	__u64 count;
+	int flag;
 
 	if (!k)
 		return;
-	if (k->kind == RLK_AMOUNT) {
+	if (k->kind == RLK_FLAG) {
+		flag = parse_bool(v);
+		if (flag < 0)
+			err_at(s, "invalid %s '%s' (yes or no)", k->name, v);
+		else
+			rlk_put(k, &l->cfg, flag);
+	} else if (k->kind == RLK_AMOUNT) {
 		if (set_amount(s, key, v, &count))
 			rlk_put(k, &l->cfg, count);
 	} else if (!rlk_parse_u64(k, v, &val)) {
@@ -290,6 +300,11 @@ void rlconf_check_section(struct rlconf_state *s, struct rlconf_limiter *l)
 	}
 	if (s->rate_unlimited || s->unlimited == 1)
 		cfg->flags |= RL_CONFIG_UNLIMITED;
+	if (l->key_line[RLK_KEYS] && !(cfg->flags & RL_CONFIG_KEYED)) {
+		rld_error(r, f, l->key_line[RLK_KEYS],
+			  "keys without keyed = yes: only a keyed limiter has keys");
+		return;
+	}
 	/* A semaphore grants a request for several permits in one piece. */
 	if ((cfg->flags & RL_CONFIG_UNLIMITED) && cfg->concurrency &&
 	    !cfg->burst) {

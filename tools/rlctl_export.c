@@ -7,7 +7,9 @@
  *   rlctl export [-o FILE] [NAME...]
  *
  * Every family has its HELP and TYPE lines, then one sample per limiter,
- * labelled limiter="NAME". Where rlsyncd(8) runs, the ratelimit_global_*
+ * labelled limiter="NAME"; the ratelimit_keys* families have one per
+ * keyed limiter, the counts of its keys (never a sample per key). Where
+ * rlsyncd(8) runs, the ratelimit_global_*
  * families follow: each link's state (rlctl_global.c). -o writes FILE whole or not at all (a
  * temporary file renamed over it), as the textfile collector needs.
  *
@@ -30,22 +32,28 @@ struct limiter {
 	const char *name;
 	struct info info;
 	struct hist hist;
+	bool keyed;
+	struct keys_info keys;	/* when @keyed */
 };
 
-/* A family of samples taken from one field of struct info. */
+/* A family of samples taken from one field of struct limiter. */
 struct family {
 	const char *name;
 	const char *type;
 	const char *help;
-	size_t off;		/* of the field in struct info */
+	size_t off;		/* of the field in struct limiter */
 	const char *attr;	/* its sysfs file, skipped when missing */
+	bool keyed;		/* for keyed limiters only */
 };
 
 #define F(n, t, field, h) \
-	{ "ratelimit_" n, t, h, offsetof(struct info, field), #field }
+	{ "ratelimit_" n, t, h, offsetof(struct limiter, info.field), #field, false }
 /* The same for the tunable @id of rlctl_keys[], whose file is @attr. */
 #define KF(n, t, id, attr, h) \
-	{ "ratelimit_" n, t, h, offsetof(struct info, key[id]), attr }
+	{ "ratelimit_" n, t, h, offsetof(struct limiter, info.key[id]), attr, false }
+/* A count of the keys of a keyed limiter (its file keys). */
+#define KEYS(n, t, field, h) \
+	{ "ratelimit_" n, t, h, offsetof(struct limiter, keys.field), NULL, true }
 
 static const struct family families[] = {
 	F("granted_tokens_total", "counter", granted, "Tokens granted."),
@@ -71,6 +79,15 @@ static const struct family families[] = {
 	F("waiters", "gauge", waiters, "Requests asleep now."),
 	F("held_permits", "gauge", held, "Permits held now."),
 	F("clients", "gauge", clients, "Open files attached."),
+	KEYS("keys", "gauge", keys, "Keys with state now (keyed limiters)."),
+	KEYS("keys_max", "gauge", keys_max,
+	     "Most keys with state at once (keyed limiters)."),
+	KEYS("keys_created_total", "counter", created,
+	     "Keys given state (keyed limiters)."),
+	KEYS("keys_evicted_total", "counter", evicted,
+	     "Keys dropped, their buckets full (keyed limiters)."),
+	KEYS("keys_refused_total", "counter", refused,
+	     "Requests for a new key refused with ENOSPC at the cap (keyed limiters)."),
 };
 
 /* Upper bounds of the histogram's buckets, ns: powers of two (log2 data). */
@@ -84,10 +101,14 @@ static void put_header(FILE *f, const char *name, const char *type,
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static bool has_attr(const struct limiter *l, const char *attr)
+/* Does limiter @l have family @fam's value? */
+static bool has_value(const struct limiter *l, const struct family *fam)
 {
+	const char *attr = fam->attr;
 	size_t i;
 
+	if (fam->keyed)
+		return l->keyed;
 	for (i = 0; i < nattrs(); i++)
 		if (!strcmp(attr_at(i).key, attr))
 			return !(l->info.missing & (1ULL << i));
@@ -99,15 +120,19 @@ static void put_family(FILE *f, const struct family *fam,
 {
 	size_t i;
 
+	/* No limiter keyed: no family of keys at all. */
+	for (i = 0; fam->keyed && i < n && !l[i].keyed; i++)
+		continue;
+	if (fam->keyed && i == n)
+		return;
 	put_header(f, fam->name, fam->type, fam->help);
 	for (i = 0; i < n; i++) {
-		if (!has_attr(&l[i], fam->attr))
+		if (!has_value(&l[i], fam))
 			continue;
 		fputs(fam->name, f);
 		prom_label(f, l[i].name);
 		fprintf(f, "} %llu\n", (unsigned long long)
-			*(const uint64_t *)((const char *)&l[i].info +
-					    fam->off));
+			*(const uint64_t *)((const char *)&l[i] + fam->off));
 	}
 }
 
@@ -159,11 +184,8 @@ static void put_hist(FILE *f, const struct limiter *l)
 
 static void put_all(FILE *f, const struct limiter *l, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(families); i++)
-		put_family(f, &families[i], l, n);
 	const char **names = calloc(n ? n : 1, sizeof(*names));
+	size_t i;
 
 	put_rate(f, l, n);
 	for (i = 0; i < ARRAY_SIZE(families); i++)
@@ -200,6 +222,13 @@ static int load(struct limiter *l, const char *name)
 			    name, strerror(-ret));
 	parse_hist(text, &l->hist);
 	free(text);
+	l->keyed = info_keyed(&l->info);
+	ret = l->keyed ? load_keys(name, &l->keys) : 0;
+	if (ret == -ENOENT)
+		return -ENOENT;
+	if (ret)
+		return fail("cannot read the keys of '%s': %s", name,
+			    strerror(-ret));
 	return 0;
 }
 

@@ -29,6 +29,8 @@ enum rlk_id {
 	RLK_CATCHUP,
 	RLK_BACKLOG,
 	RLK_FED,
+	RLK_KEYED,
+	RLK_KEYS,
 };
 
 /* Room for the rows of rlctl_keys[] (rlctl_nkeys of them). */

@@ -68,6 +68,14 @@ static int open_device(void)
 	return fd;
 }
 
+/* Does the module behind @fd have keyed limiters? */
+static bool keyed_supported(int fd)
+{
+	struct rl_features f;
+
+	return !rl_get_features(fd, &f) && (f.flags & RL_FEATURE_KEYED);
+}
+
 /* What create was asked for, besides NAME and RATESPEC. */
 struct create {
 	const char *burst;	/* --burst, or NULL */
@@ -79,18 +87,22 @@ struct create {
 /* getopt_long()'s value for the option of rlctl_keys[i]: OPT_KEY + i. */
 #define OPT_KEY		256
 
+/* create's options that are no tunable's value. */
+#define CREATE_FIXED	5
+
 /*
  * create's options into @opts: --mode, --persist, --transient, --json,
- * then one for each tunable of kind RLK_AMOUNT or RLK_U64, in the order
- * of the table.
+ * --keyed, then one for each tunable of kind RLK_AMOUNT or RLK_U64, in
+ * the order of the table.
  */
 static void create_opts(struct option *opts)
 {
-	static const struct option fixed[] = {
+	static const struct option fixed[CREATE_FIXED] = {
 		{ "mode", required_argument, NULL, 'm' },
 		{ "persist", no_argument, NULL, 'p' },
 		{ "transient", no_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "keyed", no_argument, NULL, 'k' },
 	};
 	size_t i, n = ARRAY_SIZE(fixed);
 
@@ -121,7 +133,7 @@ static int create_key_option(int opt, struct create *cr)
 /* create's options into @cr; 0 or an exit code. */
 static int create_options(int argc, char **argv, struct create *cr)
 {
-	struct option opts[4 + RLK_MAX + 1];
+	struct option opts[CREATE_FIXED + RLK_MAX + 1];
 	int opt, ret;
 
 	create_opts(opts);
@@ -147,10 +159,15 @@ static int create_options(int argc, char **argv, struct create *cr)
 		case 'j':
 			json = true;
 			break;
+		case 'k':
+			change_set(&cr->c, RLK_KEYED, 1);
+			break;
 		default:	/* getopt said what */
 			return tool_try_help(EXIT_USAGE);
 		}
 	}
+	if (cr->c.has[RLK_KEYS] && !cr->c.has[RLK_KEYED])
+		return usage("create: --keys needs --keyed");
 	return 0;
 }
 
@@ -219,11 +236,21 @@ int cmd_create(int argc, char **argv)
 	ret = rl_attach(fd, name, cr.flags, (uint32_t)cr.mode, &cfg);
 	for (options = cr.burst, i = 0; i < rlctl_nkeys; i++)
 		options |= cr.c.has[i];
-	if (ret == -EINVAL)
-		return fail("cannot create '%s': invalid configuration '%s'%s",
-			    name, spec, options ? " with those options" : "");
-	if (ret)
-		return name_error(name, ret);
+	if (ret == -EINVAL && (cfg.flags & RL_CONFIG_KEYED) && !keyed_supported(fd))
+		ret = fail("cannot create '%s': the loaded module has no keyed limiters",
+			   name);
+	else if (ret == -EINVAL)
+		ret = fail("cannot create '%s': invalid configuration '%s'%s",
+			   name, spec, options ? " with those options" : "");
+	else if (ret == -EPERM && cfg.keys > RL_KEYS_USER_MAX)
+		ret = fail("cannot create '%s': more than %u keys takes CAP_SYS_RESOURCE",
+			   name, RL_KEYS_USER_MAX);
+	else if (ret)
+		ret = name_error(name, ret);
+	if (ret) {
+		rl_close(fd);
+		return ret;
+	}
 	ret = tree_apply(fd, name, &t);
 	if (ret) {
 		/* Not left behind, half made. */
@@ -380,6 +407,9 @@ static struct write *do_writes(const char *name, struct write *w, int n)
 #define SET_BUSY \
 	"clients are attached, and it cannot go between 0 and non-zero under them: stop them, or rm it and create it again"
 
+#define SET_KEYED \
+	"cannot set keyed on '%s': it is fixed when a limiter is created (rm it and create it again)"
+
 /* The exit status of set when the write @failed failed on @name. */
 static int set_error(const char *name, const struct write *failed)
 {
@@ -388,6 +418,9 @@ static int set_error(const char *name, const struct write *failed)
 			    failed->key, name);
 	if (failed->err == -ENOENT)
 		return 1;	/* check_limiter() said why */
+	if (failed->err == -EINVAL &&
+	    !strcmp(failed->key, rlctl_keys[RLK_KEYED].name))
+		return fail(SET_KEYED, name);
 	if (failed->err == -EACCES || failed->err == -EPERM)
 		return name_error(name, failed->err);
 	if (failed->err == -EBUSY)	/* concurrency, ratelimit(4) */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * rlctl_show.c - rlctl show and list: a limiter's settings, statistics,
- * wait percentiles and clients, or one line per limiter; text or JSON.
+ * wait percentiles, the counts of its keys (keyed) and clients, or one
+ * line per limiter; text or JSON.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -204,6 +205,27 @@ static void show_hist_json(const struct hist *h)
 	putchar(']');
 }
 
+/* A keyed limiter's keys: the lines of show, or its JSON member. */
+static void show_keys_text(const struct keys_info *k)
+{
+	printf("%-14s %llu\n", "keys_live", (unsigned long long)k->keys);
+	printf("%-14s %llu\n", "keys_max", (unsigned long long)k->keys_max);
+	printf("%-14s %llu\n", "keys_created", (unsigned long long)k->created);
+	printf("%-14s %llu\n", "keys_evicted", (unsigned long long)k->evicted);
+	printf("%-14s %llu\n", "keys_refused", (unsigned long long)k->refused);
+	printf("%-14s %llu\n", "keys_waiters", (unsigned long long)k->waiters);
+}
+
+static void show_keys_json(const struct keys_info *k)
+{
+	printf(",\"key_family\":{\"keys\":%llu,\"keys_max\":%llu",
+	       (unsigned long long)k->keys, (unsigned long long)k->keys_max);
+	printf(",\"created\":%llu,\"evicted\":%llu",
+	       (unsigned long long)k->created, (unsigned long long)k->evicted);
+	printf(",\"refused\":%llu,\"waiters\":%llu}",
+	       (unsigned long long)k->refused, (unsigned long long)k->waiters);
+}
+
 /* The common fields of show and list, as JSON members (no braces). */
 static void json_members(const char *name, const struct info *info,
 			 bool all)
@@ -295,13 +317,35 @@ static void show_text(const char *name, const struct info *info,
 		show_hist_text(h);
 }
 
+/*
+ * The keys of @name into @k if it is keyed: true when read, false when
+ * not keyed (or said why not); *@gone when it disappeared meanwhile.
+ */
+static bool show_load_keys(const char *name, const struct info *info,
+			   struct keys_info *k, bool *gone)
+{
+	int ret;
+
+	*gone = false;
+	if (!info_keyed(info))
+		return false;
+	ret = load_keys(name, k);
+	if (ret == -ENOENT && check_limiter(name))
+		*gone = true;
+	else if (ret)
+		fail("cannot read the keys of '%s': %s", name, strerror(-ret));
+	return !ret;
+}
+
 int cmd_show(int argc, char **argv)
 {
 	char *clients, *htext;
 	struct client *cl = NULL;
+	struct keys_info keys;
 	uint64_t total = 0;
 	const char *name;
 	struct info info;
+	bool keyed, gone;
 	struct hist h;
 	size_t n = 0;
 	int ret, hret;
@@ -316,6 +360,9 @@ int cmd_show(int argc, char **argv)
 		ret = limiter_info(name, &info);
 	if (ret)
 		return ret;
+	keyed = show_load_keys(name, &info, &keys, &gone);
+	if (gone)
+		return 1;	/* said so */
 	clients = read_text(name, "client_list", &ret);
 	htext = read_text(name, "wait_histogram", &hret);
 	if ((!clients && ret == -ENOENT && check_limiter(name)) ||
@@ -334,6 +381,8 @@ int cmd_show(int argc, char **argv)
 		json_members(name, &info, true);
 		if (htext)
 			show_hist_json(&h);
+		if (keyed)
+			show_keys_json(&keys);
 		if (clients) {
 			printf(",\"client_list\":");
 			show_clients_json(cl, n, total);
@@ -342,6 +391,8 @@ int cmd_show(int argc, char **argv)
 		printf("}\n");
 	} else {
 		show_text(name, &info, htext ? &h : NULL);
+		if (keyed)
+			show_keys_text(&keys);
 		show_global(name);
 		if (clients) {
 			printf("\n");

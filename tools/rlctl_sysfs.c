@@ -4,7 +4,8 @@
  * RLCTL_SYSFS): reading, writing, and what they say together. A
  * limiter's directory has five files: stat and config, of lines
  * "KEY VALUE" (config: the tunables, weight and parent), and children,
- * client_list and wait_histogram.
+ * client_list and wait_histogram; a keyed limiter's has a sixth, keys,
+ * of lines "KEY VALUE" too (the counts of its keys).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -205,6 +206,46 @@ int limiter_info(const char *name, struct info *info)
 		return ret;
 	ret = load_info(name, info);
 	return ret ? info_error(name, ret) : 0;
+}
+
+bool info_keyed(const struct info *info)
+{
+	return !(info->missing & (1ULL << RLK_KEYED)) &&
+	       info->key[RLK_KEYED];
+}
+
+int load_keys(const char *name, struct keys_info *k)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} lines[] = {
+		{ "keys", offsetof(struct keys_info, keys) },
+		{ "keys_max", offsetof(struct keys_info, keys_max) },
+		{ "created", offsetof(struct keys_info, created) },
+		{ "evicted", offsetof(struct keys_info, evicted) },
+		{ "refused", offsetof(struct keys_info, refused) },
+		{ "waiters", offsetof(struct keys_info, waiters) },
+	};
+	char path[4096], buf[64], *text;
+	size_t i;
+	int ret;
+
+	memset(k, 0, sizeof(*k));
+	ret = attr_path(path, sizeof(path), name, "keys");
+	if (ret)
+		return ret;
+	text = sysfile_read_all(path, &ret);
+	if (!text)
+		return ret;
+	for (i = 0; i < ARRAY_SIZE(lines) && !ret; i++) {
+		ret = sysfile_key(text, lines[i].key, buf, sizeof(buf));
+		if (!ret && sysfile_parse_u64(buf, 10, (uint64_t *)((char *)k +
+					      lines[i].off)))
+			ret = -EIO;
+	}
+	free(text);
+	return ret;
 }
 
 void info_config(const struct info *info, struct rl_config *cfg)

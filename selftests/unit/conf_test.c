@@ -93,6 +93,12 @@ static const struct bad_case bad[] = {
 	  "t.conf:3: unlimited = no contradicts rate = unlimited at line 2\n" },
 	{ "[a]\nrate = 1/s\nunlimited = maybe\n",
 	  "t.conf:3: invalid unlimited 'maybe' (yes or no)\n" },
+	{ "[a]\nrate = 1/s\nkeyed = maybe\n",
+	  "t.conf:3: invalid keyed 'maybe' (yes or no)\n" },
+	{ "[a]\nrate = 1/s\nkeys = 10\n",
+	  "t.conf:3: keys without keyed = yes: only a keyed limiter has keys\n" },
+	{ "[a]\nrate = 1/s\nkeyed = no\nkeys = 10\n",
+	  "t.conf:4: keys without keyed = yes: only a keyed limiter has keys\n" },
 	{ "[a]\nrate = 1/s\nmode = 0999\n",
 	  "t.conf:3: invalid mode '0999' (octal, 0 .. 0777)\n" },
 	{ "[a]\nrate = 1/s\nmode = 1000\n",
@@ -116,7 +122,7 @@ static const struct bad_case bad[] = {
 	  "t.conf:5: invalid rate '1/x' " BAD_RATE "\n" },
 };
 
-#define N_OTHER		19	/* cases besides bad[] */
+#define N_OTHER		21	/* cases besides bad[] */
 
 static int test_num;
 static int failures;
@@ -313,6 +319,13 @@ static void test_goods(void)
 		.period_ns = SEC, .burst = 1000000, .concurrency = 1000000,
 		.flags = RL_CONFIG_UNLIMITED,
 	};
+	const struct rl_config keyed = {
+		.rate = 10, .period_ns = SEC, .burst = 5,
+		.flags = RL_CONFIG_KEYED, .keys = 100000,
+	};
+	const struct rl_config keyed_dflt = {
+		.rate = 10, .period_ns = SEC, .flags = RL_CONFIG_KEYED,
+	};
 	const struct rl_config day = {
 		.period_ns = 86400 * SEC, .burst = 106751,
 		.concurrency = 1ULL << 40, .flags = RL_CONFIG_UNLIMITED,
@@ -333,6 +346,10 @@ static void test_goods(void)
 		  "lease = 10s\n", &rate_burst, 0644, 0, 0);
 	test_good("[global a]\nredis = unix:/x\n[ a ]\nrate = 100/s:20\n",
 		  &rate_burst, 0644, 0, 0);
+	/* A keyed family, with its cap on keys or the module's default. */
+	test_good("[a]\nrate = 10/s:5\nkeyed = yes\nkeys = 100k\n", &keyed,
+		  0644, 0, 0);
+	test_good("[a]\nrate = 10/s\nkeyed = on\n", &keyed_dflt, 0644, 0, 0);
 	/* The semaphore's burst, cut to what a one-day period allows. */
 	test_good("[a]\nrate = 0/d\nunlimited = 1\nconcurrency = 1Ti\n",
 		  &day, 0644, 0, 0);
@@ -424,7 +441,7 @@ static void test_example(void)
 	run_start(&r);
 	ok = !rlconf_load(&r.c, "dist/example.conf");
 	run_end(&r);
-	ok = ok && r.c.rd.errors == 0 && r.c.n == 3 &&
+	ok = ok && r.c.rd.errors == 0 && r.c.n == 4 &&
 	     rlconf_find(&r.c, "example");
 	if (!ok)
 		printf("# %s", r.errors);

@@ -342,6 +342,52 @@ TEST_F(tree, export_errors)
 	EXPECT_HAS(self->r.err, "invalid name 'a/b'");
 }
 
+/*
+ * A keyed limiter: show prints the counts of its file keys, export their
+ * families, one sample per keyed limiter (none for a plain one, and no
+ * family when no limiter is keyed).
+ */
+TEST_F(tree, keyed_show_export)
+{
+	static const char *const show_args[] = { "show", "ips", NULL };
+	static const char *const json_args[] = { "--json", "show", "ips", NULL };
+	static const char *const all[] = { "export", NULL };
+	static const char *const plain_only[] = { "export", "api", NULL };
+	char dir[PATH_LEN];
+
+	ASSERT_EQ(0, fake_limiter(self->root, "api", 1, SEC, "", ""));
+	ASSERT_EQ(0, fake_limiter(self->root, "ips", 10, SEC, "", ""));
+	snprintf(dir, sizeof(dir), "%s/ips", self->root);
+	ASSERT_EQ(0, put_file(dir, "config",
+			      "rate 10\nperiod_ns 1000000000\nburst 20\nunlimited 0\n"
+			      "keyed 1\nkeys 100000\nweight 1\n"));
+	ASSERT_EQ(0, put_file(dir, "keys",
+			      "keys 12\nkeys_max 100000\ncreated 40\nevicted 28\n"
+			      "refused 3\nwaiters 2\n"));
+	run_rlctl(_metadata, self->root, show_args, &self->r);
+	EXPECT_HAS(self->r.out, "\nkeyed          1\n");
+	EXPECT_HAS(self->r.out, "\nkeys           100000\n");
+	EXPECT_HAS(self->r.out, "\nkeys_live      12\nkeys_max       100000\n"
+		   "keys_created   40\nkeys_evicted   28\nkeys_refused   3\n"
+		   "keys_waiters   2\n");
+	run_rlctl(_metadata, self->root, json_args, &self->r);
+	EXPECT_HAS(self->r.out, ",\"key_family\":{\"keys\":12,\"keys_max\":100000,");
+	EXPECT_HAS(self->r.out, ",\"created\":40,\"evicted\":28,\"refused\":3,\"waiters\":2}");
+
+	run_rlctl(_metadata, self->root, all, &self->r);
+	EXPECT_HAS(self->r.out, "# TYPE ratelimit_keys gauge\n"
+		   "ratelimit_keys{limiter=\"ips\"} 12\n# HELP");
+	EXPECT_HAS(self->r.out, "\nratelimit_keys_max{limiter=\"ips\"} 100000\n");
+	EXPECT_HAS(self->r.out, "# TYPE ratelimit_keys_created_total counter\n"
+		   "ratelimit_keys_created_total{limiter=\"ips\"} 40\n");
+	EXPECT_HAS(self->r.out, "\nratelimit_keys_evicted_total{limiter=\"ips\"} 28\n");
+	EXPECT_HAS(self->r.out, "\nratelimit_keys_refused_total{limiter=\"ips\"} 3\n");
+	EXPECT_EQ(NULL, strstr(self->r.out, "ratelimit_keys{limiter=\"api\"}"));
+	expect_families(_metadata, self->r.out);
+	run_rlctl(_metadata, self->root, plain_only, &self->r);
+	EXPECT_EQ(NULL, strstr(self->r.out, "ratelimit_keys"));
+}
+
 /* A directory of files per value (a module of before stat): one line says so. */
 TEST_F(tree, old_module)
 {

@@ -219,6 +219,9 @@ TEST(rlpace_usage_errors)
 	check_usage_errors(_metadata, "rlpace", 2, cases, ARRAY_SIZE(cases));
 }
 
+/* A key one byte longer than RL_KEY_MAX. */
+#define KEY65 "0123456789012345678901234567890123456789012345678901234567890123X"
+
 TEST(rlctl_usage_errors)
 {
 	static const struct usage_case cases[] = {
@@ -265,6 +268,20 @@ TEST(rlctl_usage_errors)
 		{ { "export", "-o" }, NULL },
 		{ { "export", "a/b" }, "rlctl: invalid name 'a/b'" },
 		{ { "tree", "-i" }, "rlctl: tree: usage: rlctl tree [-i SECONDS]" },
+		{ { "create", "x", "1/s", "--keys", "10" },
+		  "rlctl: create: --keys needs --keyed" },
+		{ { "create", "x", "1/s", "--keyed=1" }, NULL },
+		{ { "key" }, "rlctl: key: missing NAME" },
+		{ { "key", "x" }, "rlctl: key: missing KEY" },
+		{ { "key", "x", "k", "y" }, "rlctl: key: unexpected argument 'y'" },
+		{ { "key", "a/b", "k" }, "rlctl: invalid name 'a/b'" },
+		{ { "key", "x", "--bogus", "k" }, NULL },
+		{ { "key", "x", "" }, "rlctl: invalid key '' (1 to 64 bytes)" },
+		{ { "key", "x", KEY65 }, "rlctl: invalid key '" KEY65 "' (1 to 64 bytes)" },
+		{ { "key", "--hex", "x", "abc" },
+		  "rlctl: invalid key 'abc' (2 to 128 hexadecimal digits, two a byte)" },
+		{ { "key", "--hex", "x", "zz" },
+		  "rlctl: invalid key 'zz' (not hexadecimal)" },
 	};
 
 	check_usage_errors(_metadata, "rlctl", 2, cases, ARRAY_SIZE(cases));

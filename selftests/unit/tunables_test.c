@@ -110,6 +110,8 @@ TEST(named_rows)
 		{ RLK_CATCHUP, "catchup" },
 		{ RLK_BACKLOG, "backlog" },
 		{ RLK_FED, "fed" },
+		{ RLK_KEYED, "keyed" },
+		{ RLK_KEYS, "keys" },
 	};
 	size_t i;
 
@@ -155,16 +157,19 @@ TEST(config_fields)
 	EXPECT_EQ(1, cfg.rate);
 	EXPECT_EQ(2, cfg.period_ns);
 	EXPECT_EQ(3, cfg.burst);
-	EXPECT_EQ(RL_CONFIG_UNLIMITED | RL_CONFIG_FED | 1U << 31, cfg.flags);
+	EXPECT_EQ(RL_CONFIG_UNLIMITED | RL_CONFIG_FED | RL_CONFIG_KEYED | 1U << 31,
+		  cfg.flags);
 	EXPECT_EQ(5, cfg.concurrency);
 	EXPECT_EQ(6, cfg.fairness);
 	EXPECT_EQ(7, cfg.catchup);
 	EXPECT_EQ(8, cfg.backlog);
+	EXPECT_EQ(11, cfg.keys);
 	for (i = 0; i < rlctl_nkeys; i++)
 		EXPECT_EQ(rlctl_keys[i].flag ? 1 : i + 1,
 			  rlk_get(&rlctl_keys[i], &cfg));
 	rlk_put(&rlctl_keys[RLK_UNLIMITED], &cfg, 0);
 	rlk_put(&rlctl_keys[RLK_FED], &cfg, 0);
+	rlk_put(&rlctl_keys[RLK_KEYED], &cfg, 0);
 	EXPECT_EQ(1U << 31, cfg.flags);
 }
 
