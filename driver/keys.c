@@ -369,7 +369,7 @@ static bool rl_stripe_resize(struct rl_keys *ks, struct rl_stripe *s, u32 shift)
 	return true;
 }
 
-/* Sweep up to RL_RECLAIM_STRIPES stripes after @s whose locks are free (no order between stripes). */
+/* Sweep up to RL_RECLAIM_STRIPES stripes after @s whose locks are free: no order between them. */
 static void rl_keys_reclaim(struct rl_keys *ks, struct rl_stripe *s, u64 keys_max, u64 now)
 {
 	u32 i, at = s - ks->stripes;
@@ -400,7 +400,8 @@ static bool rl_keys_room(struct rl_keys *ks, struct rl_stripe *s, u64 keys_max, 
 	if (atomic_long_inc_return(&ks->live) <= keys_max)
 		return true;
 	rl_stripe_sweep(ks, s, now);
-	if (atomic_long_read(&ks->live) > keys_max && time_after_eq(j, READ_ONCE(ks->reclaim_after))) {
+	if (atomic_long_read(&ks->live) > keys_max &&
+	    time_after_eq(j, READ_ONCE(ks->reclaim_after))) {
 		WRITE_ONCE(ks->reclaim_after, j + nsecs_to_jiffies(RL_RECLAIM_GAP_NS));
 		rl_keys_reclaim(ks, s, keys_max, now);
 	}
