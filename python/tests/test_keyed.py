@@ -8,6 +8,7 @@ import asyncio
 import errno
 import importlib
 import os
+import re
 import sys
 import unittest
 from contextlib import closing
@@ -20,6 +21,7 @@ from util import SEC, name, need_device, need_socketpair, now
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples")
+TOP = os.path.join(HERE, "..", "..")
 HOUR = 3600 * SEC
 
 
@@ -58,6 +60,32 @@ class Keys(unittest.TestCase):
         self.assertEqual(g.retry_after(now_ns=20 * SEC), 1)
         self.assertEqual(kratelimit.Grant(
             False, 1, ready_ns=kratelimit.DEADLINE_NONE).retry_after(), 86400)
+
+
+class Docs(unittest.TestCase):
+    """The code of Documentation/keyed.md is the examples' own: each of
+    its python and js blocks is in the example file as written."""
+
+    def test_blocks_are_the_examples(self):
+        doc = os.path.join(TOP, "Documentation", "keyed.md")
+        files = {"python": os.path.join(EXAMPLES, "keyed_wsgi.py"),
+                 "js": os.path.join(TOP, "node", "examples",
+                                    "keyed_cluster.js")}
+        if not os.path.exists(doc) or \
+                not all(map(os.path.exists, files.values())):
+            self.skipTest("no Documentation/ or node/ beside python/")
+        with open(doc, encoding="utf-8") as f:
+            text = f.read()
+        n = 0
+        for lang, path in files.items():
+            with open(path, encoding="utf-8") as f:
+                src = f.read()
+            for block in re.findall(rf"^```{lang}\n(.*?)^```$", text,
+                                    re.M | re.S):
+                self.assertIn(block, src, f"keyed.md's {lang} block is "
+                              f"not in {os.path.basename(path)}")
+                n += 1
+        self.assertGreaterEqual(n, 2)
 
 
 def need_keyed(cls):
