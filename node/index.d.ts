@@ -146,7 +146,10 @@ export interface RateLimitError extends Error {
   errno: number;
   /** The library call that failed, e.g. 'rl_attach'. */
   syscall: string;
-  /** Keyed ETIMEDOUT and ENOSPC: the kernel's ready time (ns). */
+  /**
+   * Keyed ETIMEDOUT and ENOSPC: the kernel's ready time (ns); 0 for a
+   * request that timed out behind another of its key, never tried.
+   */
   readyNs?: number;
   /** Keyed ETIMEDOUT and ENOSPC: ms from the error to readyNs. */
   retryAfterMs?: number;

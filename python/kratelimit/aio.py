@@ -215,7 +215,8 @@ class AsyncLimiter:
         else). This loop's requests of one key are served in order, and
         never wait for other keys'. @timeout (seconds) raises
         TimeoutError with nothing taken (ready_ns attribute: the
-        predicted grant time); OSError ENOSPC and EINVAL at once, as
+        predicted grant time, DEADLINE_NONE when the request timed out
+        behind another of the key's here, never tried); OSError ENOSPC and EINVAL at once, as
         Limiter.acquire_key(). There is no queued acquire of keys: the
         tries wait for the ready time the kernel predicts, and the key's
         sleepers in blocking acquire_key() go first.
