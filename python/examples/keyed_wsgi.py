@@ -72,11 +72,13 @@ def check(lim: kratelimit.Limiter, key: str,
 def app(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
     """The WSGI application."""
     refused = check(limiter(), client_key(environ))
+    # (which worker answered: the budget is the same in all)
+    worker = ("X-Worker", str(os.getpid()))
     if refused:
         status, headers = refused
-        start_response(status, headers)
+        start_response(status, headers + [worker])
         return [b"too many requests, retry later\n"]
-    start_response("200 OK", [("Content-Type", "text/plain")])
+    start_response("200 OK", [("Content-Type", "text/plain"), worker])
     return [b"hello\n"]
 
 

@@ -6,9 +6,13 @@ serving from several processes."""
 
 import asyncio
 import errno
+import http.client
 import importlib
 import os
 import re
+import signal
+import socket
+import subprocess
 import sys
 import unittest
 from contextlib import closing
@@ -17,6 +21,7 @@ import kratelimit
 from kratelimit import Config, Limiter
 from kratelimit._values import _key
 from kratelimit.aio import AsyncLimiter
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 from util import SEC, name, need_device, need_socketpair, now
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -307,6 +312,36 @@ class AsyncKeyed(unittest.TestCase):
         asyncio.run(main())
 
 
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def _listen(test: unittest.TestCase) -> socket.socket:
+    """A listening TCP socket on 127.0.0.1; the rig's guest boots with its
+    loopback down: up it once (as its bench.sh does), else skip."""
+    for attempt in range(2):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.bind(("127.0.0.1", 0))
+            sock.listen(64)
+            return sock
+        except OSError as e:
+            sock.close()
+            if attempt or e.errno not in (errno.EADDRNOTAVAIL,
+                                          errno.ENETUNREACH):
+                test.skipTest(f"no loopback here ({e.strerror})")
+            for cmd in (["ip", "link", "set", "lo", "up"],
+                        ["ifconfig", "lo", "127.0.0.1", "up"]):
+                try:
+                    if subprocess.run(cmd, capture_output=True).returncode \
+                            == 0:
+                        break
+                except OSError:
+                    pass
+    raise AssertionError("not reached")
+
+
 def _example():
     """python/examples/keyed_wsgi.py, imported (skip where missing)."""
     if not os.path.isdir(EXAMPLES):
@@ -382,6 +417,61 @@ class WsgiExample(unittest.TestCase):
                 self.assertEqual(len(codes), 9)
                 self.assertEqual(codes.count("200"), 4, addr)
                 self.assertEqual(codes.count("429"), 5, addr)
+            Limiter.unlink(nm)
+
+    def test_served_by_prefork_workers(self):
+        """The example served over HTTP by 3 forked wsgiref servers on one
+        listening socket (gunicorn's model): 12 requests of one address
+        on new connections, 5 served on a limiter of 1/h:5."""
+        ex = _example()
+        sock = _listen(self)
+        port = sock.getsockname()[1]
+        nm = name("http")
+        lim = Limiter.attach(nm, Config(rate=1, period_ns=HOUR, burst=5,
+                                        keyed=True))
+        ex.NAME = nm
+        pids = []
+        try:
+            for _ in range(3):
+                pid = os.fork()
+                if pid == 0:
+                    try:
+                        ex._limiter = None
+                        srv = WSGIServer(("127.0.0.1", port), _Quiet,
+                                         bind_and_activate=False)
+                        srv.socket.close()
+                        srv.socket = sock
+                        # (what server_bind() sets, for the environ)
+                        srv.server_address = sock.getsockname()
+                        srv.server_name, srv.server_port = "127.0.0.1", port
+                        srv.setup_environ()
+                        srv.set_app(ex.app)
+                        srv.serve_forever()
+                    finally:
+                        os._exit(0)
+                pids.append(pid)
+            sock.close()
+            answers = []
+            for _ in range(12):
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+                c.request("GET", "/")
+                r = c.getresponse()
+                r.read()
+                answers.append((r.status, r.getheader("Retry-After"),
+                                r.getheader("X-Worker")))
+                c.close()
+            codes = [a[0] for a in answers]
+            self.assertEqual(codes.count(200), 5, codes)
+            self.assertEqual(codes.count(429), 7, codes)
+            for status, ra, _ in answers:
+                if status == 429:
+                    self.assertTrue(3000 < int(ra) <= 3600, ra)
+            self.assertEqual(lim.key_state("127.0.0.1").available, 0)
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            lim.close()
             Limiter.unlink(nm)
 
     def test_check(self):
