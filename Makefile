@@ -297,7 +297,7 @@ $(B)/unit/%: selftests/unit/%.c $(UNIT_DRIVER_OBJS) $(UNIT_TOOL_OBJS) \
 # style, byte-compiles it and runs pyflakes where Debian's is installed.
 PY_SELFTEST := $(B)/selftests/ratelimit_python_test
 PY_UNIT := $(B)/unit/python_abi_test
-PY_SRCS = $(wildcard python/kratelimit/*.py python/_build/*.py python/tests/*.py) \
+PY_SRCS = $(wildcard python/kratelimit/*.py python/_build/*.py python/tests/*.py python/examples/*.py) \
 	selftests/vm/python_files.py selftests/vm/output_check.py \
 	selftests/vm/monitor.py scripts/namecheck.py
 selftests: $(PY_SELFTEST)

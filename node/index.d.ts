@@ -12,6 +12,17 @@ export interface Config {
   concurrency: number;
   backlog: number;
   fairness: number;
+  /**
+   * With flags & CONFIG_KEYED (keyed: true on input): the most keys kept
+   * with state at once; 0 on input picks the kernel's default (65536).
+   */
+  keys: number;
+}
+
+/** What config() returns: the configuration, keyed read from flags. */
+export interface ConfigOutput extends Config {
+  /** A token bucket of these limits per key (acquireKey()). */
+  keyed: boolean;
 }
 
 /**
@@ -21,7 +32,12 @@ export interface Config {
  */
 export type ConfigInput =
   | string
-  | (Partial<Omit<Config, 'rate'>> & { rate?: number | string; periodMs?: number });
+  | (Partial<Omit<Config, 'rate'>> & {
+      rate?: number | string;
+      periodMs?: number;
+      /** Sets or clears CONFIG_KEYED in flags: a bucket per key; fixed at creation. */
+      keyed?: boolean;
+    });
 
 /** The limiter's counters (struct rl_stats). */
 export interface Stats {
@@ -66,6 +82,62 @@ export interface AcquireOptions {
   signal?: AbortSignal;
 }
 
+/** A key of a keyed limiter: a string (UTF-8) or bytes, 1 to KEY_MAX bytes. */
+export type Key = string | Uint8Array;
+
+export interface AcquireKeyOptions {
+  /**
+   * Reject with ETIMEDOUT after this many ms; nothing is taken then (the
+   * error has readyNs, retryAfterMs and retryAfter).
+   */
+  timeoutMs?: number;
+  /** Rejects with signal.reason; nothing is taken. */
+  signal?: AbortSignal;
+}
+
+/** What tryAcquireKey() returns. */
+export interface KeyTry {
+  granted: boolean;
+  /**
+   * Refused: the CLOCK_MONOTONIC ns the request could be granted at,
+   * behind the key's sleepers; 0 when granted.
+   */
+  readyNs: number;
+  /** Refused: ms from now to readyNs (at least 1); 0 when granted. */
+  retryAfterMs: number;
+  /** Refused: whole seconds, at least 1, for an HTTP Retry-After; 0 when granted. */
+  retryAfter: number;
+}
+
+/** One key's state (struct rl_key_state), read without creating it. */
+export interface KeyState {
+  key: Buffer;
+  /** Tokens the key's bucket holds (the burst for a key without state). */
+  available: number;
+  /** CLOCK_MONOTONIC ns the bucket is full again; 0 when full now. */
+  fullNs: number;
+  /** Requests sleeping on the key (blocking acquires of other processes). */
+  waiters: number;
+  /** Does the limiter keep state for the key? */
+  kept: boolean;
+}
+
+/** The counts of a keyed limiter's keys (struct rl_keys_stats). */
+export interface KeysStats {
+  /** Keys with state now. */
+  keys: number;
+  /** The most keys with state at once (config.keys in force). */
+  keysMax: number;
+  /** Keys given state since the limiter was created. */
+  created: number;
+  /** Keys dropped since, their buckets full. */
+  evicted: number;
+  /** Requests refused with ENOSPC since. */
+  refused: number;
+  /** Requests sleeping now, on all keys. */
+  waiters: number;
+}
+
 /** The errors thrown and rejected: a system error of the kernel's. */
 export interface RateLimitError extends Error {
   /** 'EACCES', 'ETIMEDOUT', 'EINVAL', 'ENOENT' ... */
@@ -74,6 +146,15 @@ export interface RateLimitError extends Error {
   errno: number;
   /** The library call that failed, e.g. 'rl_attach'. */
   syscall: string;
+  /**
+   * Keyed ETIMEDOUT and ENOSPC: the kernel's ready time (ns); 0 for a
+   * request that timed out behind another of its key, never tried.
+   */
+  readyNs?: number;
+  /** Keyed ETIMEDOUT and ENOSPC: ms from the error to readyNs. */
+  retryAfterMs?: number;
+  /** Keyed ETIMEDOUT and ENOSPC: whole seconds, at least 1. */
+  retryAfter?: number;
 }
 
 /** Tokens acquire() granted; on a limiter with a concurrency limit, permits. */
@@ -121,8 +202,24 @@ export declare class Limiter {
   release(n?: number): void;
   /** Gives back n rate tokens acquired and not used. */
   refund(n?: number): void;
+  /**
+   * Keyed limiters: n tokens (default 1) of key's bucket now, or not;
+   * never waits. Throws ENOSPC (with readyNs, retryAfter) for a new key
+   * when the limiter keeps as many keys as config.keys allows.
+   */
+  tryAcquireKey(key: Key, n?: number): KeyTry;
+  /**
+   * Keyed limiters: n tokens (default 1) of key's bucket; this client's
+   * requests of one key in order. No queued form: tries at the ready
+   * time the kernel predicts (Documentation/node.md).
+   */
+  acquireKey(key: Key, n?: number, options?: AcquireKeyOptions): Promise<Permit>;
+  /** Keyed limiters: one key's state, read without creating it. */
+  keyState(key: Key): KeyState;
+  /** Keyed limiters: the counts of the keys. */
+  keysStats(): KeysStats;
   stats(): Stats;
-  config(): Config;
+  config(): ConfigOutput;
   /** The configuration as a rate string, e.g. "200/s:20". */
   rate(): string;
   setConfig(config: ConfigInput): void;
@@ -135,3 +232,5 @@ export declare function parseRate(spec: string): Config;
 export declare function formatRate(config: ConfigInput): string;
 /** Requests one client keeps in the kernel's queue at most. */
 export declare const QUEUED_MAX: number;
+/** The longest key of a keyed limiter, in bytes (64). */
+export declare const KEY_MAX: number;

@@ -7,6 +7,12 @@
 // watched by libuv, turns readable when it is granted. At most QUEUED_MAX
 // requests are in the kernel per fd; the rest wait here, in one FIFO per
 // priority. No thread waits anywhere.
+//
+// A keyed limiter (config.keyed: a token bucket per key) has no queued
+// acquire: acquireKey() serves each key's requests of this Limiter in
+// order (a FIFO per key), the head with non-blocking acquires of its key
+// and a timer set to the ready time the kernel predicts, as acquire()
+// does on a module without the queued acquire.
 'use strict';
 
 const util = require('util');
@@ -65,7 +71,42 @@ function formatRate(config) {
 }
 
 const CONFIG_KEYS = ['rate', 'periodNs', 'burst', 'flags', 'catchup',
-	'concurrency', 'backlog', 'fairness'];
+	'concurrency', 'backlog', 'fairness', 'keys'];
+const CONFIG_KEYED = native.CONFIG_KEYED || 4;
+const KEY_MAX = native.KEY_MAX || 64;
+// A refused keyed request tries again at the predicted ready time, and at
+// least this often (ms): a reconfiguration may bring the time closer.
+const KEY_RETRY_MAX_MS = 1000;
+
+// The bytes of a key: a string (UTF-8) or a Buffer / Uint8Array, 1 to
+// KEY_MAX bytes.
+function keyBytes(key) {
+	let b;
+	if (typeof key === 'string')
+		b = Buffer.from(key, 'utf8');
+	else if (key instanceof Uint8Array)
+		b = key;
+	else
+		throw new TypeError('a key is a string, a Buffer or a Uint8Array');
+	if (b.length < 1 || b.length > KEY_MAX)
+		throw new RangeError(`a key is 1 to ${KEY_MAX} bytes, not ${b.length}`);
+	return b;
+}
+
+// An HTTP Retry-After in whole seconds (at least 1) for ms from now.
+function retryAfter(ms) {
+	return ms === Infinity ? 86400 : Math.max(1, Math.ceil(ms / 1000));
+}
+
+// The Error of a refused keyed request that waits no more (ETIMEDOUT,
+// ENOSPC), with the kernel's ready time.
+function keyError(res, syscall) {
+	const err = rlError(res.errno, syscall);
+	err.readyNs = res.readyNs;
+	err.retryAfterMs = res.ms;
+	err.retryAfter = retryAfter(res.ms);
+	return err;
+}
 
 // A configuration from a rate string, or an object whose rate may be a
 // rate string (its other fields then override the parsed ones) and whose
@@ -77,7 +118,9 @@ function toConfig(c) {
 		throw new TypeError('a configuration is a rate string or an object');
 	const out = typeof c.rate === 'string' ? parseRate(c.rate) :
 		{ rate: 0, periodNs: 1e9, burst: 0, flags: 0, catchup: 0,
-			concurrency: 0, backlog: 0, fairness: 0 };
+			concurrency: 0, backlog: 0, fairness: 0, keys: 0 };
+	if (out.keys === undefined)
+		out.keys = 0;
 	for (const k of CONFIG_KEYS) {
 		if (k === 'rate' && typeof c.rate === 'string')
 			continue;
@@ -89,6 +132,8 @@ function toConfig(c) {
 	}
 	if (c.periodMs !== undefined && c.periodNs === undefined)
 		out.periodNs = Math.round(c.periodMs * NS_PER_MS);
+	if (c.keyed !== undefined)
+		out.flags = c.keyed ? out.flags | CONFIG_KEYED : out.flags & ~CONFIG_KEYED;
 	return out;
 }
 
@@ -96,6 +141,7 @@ function toConfig(c) {
 class Fifo {
 	constructor() { this.items = []; this.head = 0; }
 	get length() { return this.items.length - this.head; }
+	peek() { return this.items[this.head]; }
 	push(x) { this.items.push(x); }
 	unshift(x) {
 		if (this.head > 0)
@@ -162,6 +208,7 @@ class Limiter {
 	#poller = null;
 	#polling = false;
 	#signals = new Map();		// AbortSignal -> its requests here
+	#keyQueues = new Map();		// key (latin1) -> Fifo of acquireKey()s
 	#queued;
 
 	constructor(fd) {
@@ -277,6 +324,142 @@ class Limiter {
 		}
 	}
 
+	// ---- keyed limiters (config.keyed) ----
+
+	#keyedOrThrow() {
+		if (typeof native.tryAcquireKey !== 'function')
+			throw rlError(-E.ENOTSUP, 'kratelimit', 'an addon built without keyed limiters');
+		return this.#fdOrThrow();
+	}
+
+	// n tokens (default 1) of key's bucket now, or not: never waits.
+	// { granted, readyNs, retryAfterMs, retryAfter }: refused, readyNs is
+	// the CLOCK_MONOTONIC ns the request could be granted at (behind the
+	// key's sleepers), retryAfterMs the ms until then, retryAfter the
+	// whole seconds (at least 1) of an HTTP Retry-After. A new key when
+	// the limiter keeps as many keys as config.keys allows, all carrying
+	// state: throws ENOSPC, with the same three fields.
+	tryAcquireKey(key, n) {
+		const fd = this.#keyedOrThrow();
+		const rc = native.tryAcquireKey(fd, keyBytes(key), count(n));
+		if (rc === 0)
+			return { granted: true, readyNs: 0, retryAfterMs: 0, retryAfter: 0 };
+		if (typeof rc === 'number')
+			throw rlError(rc, 'rl_try_acquire_key');
+		if (rc.errno !== -E.EAGAIN)
+			throw keyError(rc, 'rl_try_acquire_key');
+		return { granted: false, readyNs: rc.readyNs, retryAfterMs: rc.ms,
+			retryAfter: retryAfter(rc.ms) };
+	}
+
+	// A promise of a Permit for n tokens of key's bucket, this Limiter's
+	// requests of one key in order. timeoutMs: rejects with ETIMEDOUT
+	// (nothing taken; readyNs, retryAfterMs on the error); signal: an
+	// AbortSignal, rejects with its reason. ENOSPC and EINVAL reject at
+	// once.
+	acquireKey(key, n, opts = {}) {
+		if (opts.timeoutMs !== undefined &&
+		    (typeof opts.timeoutMs !== 'number' || !(opts.timeoutMs >= 0)))
+			throw new RangeError('timeoutMs must be a number >= 0');
+		const req = {
+			id: nextId++, n: count(n), key: keyBytes(key),
+			deadline: opts.timeoutMs === undefined ? -1 :
+				performance.now() + opts.timeoutMs,
+			signal: opts.signal, state: 'key', timer: null, retry: null,
+			start: performance.now(), resolve: null, reject: null,
+		};
+		this.#keyedOrThrow();
+		if (req.signal?.aborted)
+			return Promise.reject(req.signal.reason);
+		const p = new Promise((resolve, reject) => {
+			req.resolve = resolve;
+			req.reject = reject;
+		});
+		const name = req.key.toString('latin1');
+		let q = this.#keyQueues.get(name);
+		if (!q) {
+			q = new Fifo();
+			this.#keyQueues.set(name, q);
+		}
+		req.queue = name;
+		q.push(req);
+		if (req.signal)
+			this.#watchSignal(req);
+		if (req.deadline >= 0)
+			req.timer = setTimeout(() => this.#keyTimeout(req),
+				Math.max(0, req.deadline - performance.now()));
+		if (q.length === 1)
+			this.#keyServe(name);
+		return p;
+	}
+
+	// key's state: { key, available, fullNs, waiters, kept }, read
+	// without creating it.
+	keyState(key) {
+		const k = keyBytes(key);
+		const st = check(native.getKey(this.#keyedOrThrow(), k), 'rl_get_key');
+		return { key: Buffer.from(k), ...st };
+	}
+
+	// The counts of the keys: { keys, keysMax, created, evicted, refused,
+	// waiters }.
+	keysStats() {
+		return check(native.getKeys(this.#keyedOrThrow()), 'rl_get_keys');
+	}
+
+	// Serve key name's FIFO from its head: grant what the kernel grants
+	// now, then wait for the ready time of the first it refuses.
+	#keyServe(name) {
+		const q = this.#keyQueues.get(name);
+		while (q && q.length) {
+			const req = q.peek();
+			if (req.state === 'done') {
+				q.shift();
+				continue;
+			}
+			if (req.retry) {
+				clearTimeout(req.retry);
+				req.retry = null;
+			}
+			const rc = native.tryAcquireKey(this.#fd, req.key, req.n);
+			if (rc === 0) {
+				q.shift();
+				this.#settle(req, null, { readyNs: native.now(),
+					waitNs: Math.round((performance.now() - req.start) * NS_PER_MS) });
+				continue;
+			}
+			if (typeof rc === 'number' || rc.errno !== -E.EAGAIN) {
+				q.shift();
+				this.#settle(req, typeof rc === 'number' ?
+					rlError(rc, 'rl_acquire_key') : keyError(rc, 'rl_acquire_key'));
+				continue;
+			}
+			req.lastRefusal = rc;
+			const ms = Math.min(rc.ms, KEY_RETRY_MAX_MS);
+			// (the deadline's own timer ends it earlier)
+			req.retry = setTimeout(() => this.#keyServe(name), ms);
+			return;
+		}
+		if (q && !q.length)
+			this.#keyQueues.delete(name);
+	}
+
+	#keyTimeout(req) {
+		req.timer = null;
+		if (req.state === 'done')
+			return;
+		const res = req.lastRefusal || { errno: -E.ETIMEDOUT, readyNs: 0, ms: 0 };
+		this.#settle(req, keyError({ ...res, errno: -E.ETIMEDOUT }, 'rl_acquire_key'));
+		this.#keyNext(req);
+	}
+
+	// req left early: if it was its key's head, the next one tries now.
+	#keyNext(req) {
+		const q = this.#keyQueues.get(req.queue);
+		if (q && q.peek() === req)
+			this.#keyServe(req.queue);
+	}
+
 	release(n) {
 		check(native.release(this.#fdOrThrow(), count(n)), 'rl_release');
 	}
@@ -290,7 +473,9 @@ class Limiter {
 	}
 
 	config() {
-		return check(native.getConfig(this.#fdOrThrow()), 'rl_get_config');
+		const c = check(native.getConfig(this.#fdOrThrow()), 'rl_get_config');
+		c.keyed = (c.flags & CONFIG_KEYED) !== 0;
+		return c;
 	}
 
 	// The rate as a string ("200/s:20"), as rl_format_rate() prints it.
@@ -321,6 +506,11 @@ class Limiter {
 		for (const r of this.#inKernel.values())
 			this.#settle(r, err);
 		this.#inKernel.clear();
+		for (const q of this.#keyQueues.values()) {
+			while (q.length)
+				this.#settle(q.shift(), err);
+		}
+		this.#keyQueues.clear();
 		if (this.#poller)
 			this.#poller.close();
 		this.#poller = null;
@@ -339,6 +529,8 @@ class Limiter {
 		req.state = 'done';
 		if (req.timer)
 			clearTimeout(req.timer);
+		if (req.retry)
+			clearTimeout(req.retry);
 		if (req.signal)
 			this.#unwatchSignal(req);
 		if (err)
@@ -519,6 +711,11 @@ class Limiter {
 
 	#abort(req) {
 		const reason = req.signal.reason;
+		if (req.state === 'key') {
+			this.#settle(req, reason);
+			this.#keyNext(req);
+			return;
+		}
 		if (req.state === 'kernel') {
 			// Queued or granted and not collected: back to the limiter
 			// (ENOENT cannot be: a collected request is settled).
@@ -541,4 +738,5 @@ if (asyncDispose)
 module.exports = {
 	Limiter, Permit, parseRate, formatRate,
 	QUEUED_MAX: native.QUEUED_MAX || 64,
+	KEY_MAX,
 };

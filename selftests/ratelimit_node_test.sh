@@ -11,4 +11,4 @@ if [ ! -x /usr/bin/node ] || [ ! -f /node/build/Release/kratelimit.node ]; then
 fi
 cd /node || exit 1
 exec /usr/bin/node --test --test-reporter=tap test/api.test.js \
-	test/cluster.test.js test/loop.test.js
+	test/cluster.test.js test/loop.test.js test/keyed.test.js

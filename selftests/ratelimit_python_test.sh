@@ -9,4 +9,4 @@ if [ ! -x /usr/bin/python3 ]; then
 	echo "1..0 # SKIP no python3 in the guest"
 	exit 4
 fi
-exec /usr/bin/python3 -S -B /python/tests/run.py test_lib test_limiter test_process test_aio test_aio_queued test_docs
+exec /usr/bin/python3 -S -B /python/tests/run.py test_lib test_limiter test_process test_aio test_aio_queued test_docs test_keyed

@@ -5,6 +5,9 @@
  * tells JavaScript when a fd turns readable (a queued acquire finished).
  * Every call returns the library's -errno as a negative number rather
  * than throwing; index.js turns them into Error objects with a code.
+ * The keyed calls make their ioctls here (RL_IOC_ACQUIRE_KEY, GET_KEY,
+ * GET_KEYS), never blocking: a library without rl_acquire_key() and
+ * friends serves as well.
  * Argument types are checked by index.js; here only by node-addon-api.
  *
  * Copyright (C) 2026 The ratelimit authors
@@ -12,7 +15,9 @@
 #include <cmath>
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <string>
+#include <sys/ioctl.h>
 #include <napi.h>
 #include <uv.h>
 #include <libratelimit.h>
@@ -63,6 +68,9 @@ void ConfigFrom(Napi::Object o, struct rl_config *c)
 	c->concurrency = get("concurrency");
 	c->backlog = get("backlog");
 	c->fairness = static_cast<uint32_t>(get("fairness"));
+#ifdef RL_CONFIG_KEYED
+	c->keys = get("keys");
+#endif
 }
 
 Napi::Object ConfigTo(Napi::Env env, const struct rl_config *c)
@@ -77,6 +85,9 @@ Napi::Object ConfigTo(Napi::Env env, const struct rl_config *c)
 	o.Set("concurrency", U64(env, c->concurrency));
 	o.Set("backlog", U64(env, c->backlog));
 	o.Set("fairness", U64(env, c->fairness));
+#ifdef RL_CONFIG_KEYED
+	o.Set("keys", U64(env, c->keys));
+#endif
 	return o;
 }
 
@@ -275,6 +286,104 @@ Napi::Value Cancel(const Napi::CallbackInfo &info)
 }
 #endif
 
+#ifdef RL_IOC_ACQUIRE_KEY
+// 0 or -errno of ioctl(@fd, @req, @arg).
+int KeyIoctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) < 0 ? -errno : 0;
+}
+
+// The key of argument @i (a Uint8Array, index.js checks its length) into
+// @key, its length into *@len; false when it is no key.
+bool ArgKey(const Napi::CallbackInfo &info, size_t i, __u8 *key, __u32 *len)
+{
+	if (!info[i].IsTypedArray())
+		return false;
+	Napi::Uint8Array a = info[i].As<Napi::Uint8Array>();
+	size_t n = a.ByteLength();
+
+	if (!n || n > RL_KEY_MAX)
+		return false;
+	memcpy(key, a.Data(), n);
+	*len = static_cast<__u32>(n);
+	return true;
+}
+
+// tryAcquireKey(fd, key, n): 0 granted; -errno; or, refused (EAGAIN) or
+// at the cap of keys (ENOSPC), { errno, readyNs, ms }: ms (at least 1,
+// Infinity for no time) from now to the ready time, exact here where
+// the u64 still is.
+Napi::Value TryAcquireKey(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	struct rl_key_acquire req = {};
+	uint64_t now;
+	int rc;
+
+	if (!ArgKey(info, 1, req.key, &req.key_len))
+		return Errno(env, -EINVAL);
+	req.acquire.count = ArgU64(info, 2);
+	req.acquire.deadline_ns = RL_DEADLINE_NONE;
+	req.acquire.flags = RL_ACQUIRE_NONBLOCK;
+	do
+		rc = KeyIoctl(ArgFd(info), RL_IOC_ACQUIRE_KEY, &req);
+	while (rc == -EINTR);
+	if (rc != -EAGAIN && rc != -ENOSPC)
+		return Errno(env, rc);
+	Napi::Object o = Napi::Object::New(env);
+	o.Set("errno", Napi::Number::New(env, rc));
+	o.Set("readyNs", U64(env, req.acquire.ready_ns));
+	if (req.acquire.ready_ns == RL_DEADLINE_NONE) {
+		o.Set("ms", Napi::Number::New(env, INFINITY));
+		return o;
+	}
+	now = rl_now_ns();
+	o.Set("ms", Napi::Number::New(env, req.acquire.ready_ns > now ?
+		static_cast<double>((req.acquire.ready_ns - now + 999999) / 1000000) : 1));
+	return o;
+}
+
+// getKey(fd, key): { available, fullNs, waiters, kept }, or -errno.
+Napi::Value GetKey(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	struct rl_key_state st = {};
+	int rc;
+
+	if (!ArgKey(info, 1, st.key, &st.key_len))
+		return Errno(env, -EINVAL);
+	rc = KeyIoctl(ArgFd(info), RL_IOC_GET_KEY, &st);
+	if (rc)
+		return Errno(env, rc);
+	Napi::Object o = Napi::Object::New(env);
+	o.Set("available", U64(env, st.available));
+	o.Set("fullNs", U64(env, st.full_ns));
+	o.Set("waiters", U64(env, st.waiters));
+	o.Set("kept", Napi::Boolean::New(env, st.kept != 0));
+	return o;
+}
+
+// getKeys(fd): { keys, keysMax, created, evicted, refused, waiters }, or
+// -errno.
+Napi::Value GetKeys(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	struct rl_keys_stats st = {};
+	int rc = KeyIoctl(ArgFd(info), RL_IOC_GET_KEYS, &st);
+
+	if (rc)
+		return Errno(env, rc);
+	Napi::Object o = Napi::Object::New(env);
+	o.Set("keys", U64(env, st.keys));
+	o.Set("keysMax", U64(env, st.keys_max));
+	o.Set("created", U64(env, st.created));
+	o.Set("evicted", U64(env, st.evicted));
+	o.Set("refused", U64(env, st.refused));
+	o.Set("waiters", U64(env, st.waiters));
+	return o;
+}
+#endif
+
 /*
  * Poller: a uv_poll_t on one fd, started while requests are queued in
  * the kernel, which calls its JS function when the fd is readable. One per
@@ -389,6 +498,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports)
 		{ "submit", Submit }, { "collect", Collect },
 		{ "cancel", Cancel },
 #endif
+#ifdef RL_IOC_ACQUIRE_KEY
+		{ "tryAcquireKey", TryAcquireKey }, { "getKey", GetKey },
+		{ "getKeys", GetKeys },
+#endif
 	};
 
 	for (const auto &f : fns)
@@ -400,6 +513,11 @@ Napi::Object Init(Napi::Env env, Napi::Object exports)
 #ifdef RL_IOC_SUBMIT
 	exports.Set("QUEUED_MAX", U64(env, RL_QUEUED_MAX));
 	exports.Set("FEATURE_QUEUED", U64(env, RL_FEATURE_QUEUED));
+#endif
+#ifdef RL_IOC_ACQUIRE_KEY
+	exports.Set("CONFIG_KEYED", U64(env, RL_CONFIG_KEYED));
+	exports.Set("FEATURE_KEYED", U64(env, RL_FEATURE_KEYED));
+	exports.Set("KEY_MAX", U64(env, RL_KEY_MAX));
 #endif
 	return exports;
 }

@@ -20,8 +20,8 @@ from typing import (Any, Callable, Dict, Iterator, Optional, TypeVar, Union,
 from . import _lib
 from ._lib import lib
 from ._values import (Client, Config, ConfigLike, Demand, Features, Grant,
-                      Parent, Stats, _check, _error, _fields, _name,
-                      _parsed, to_config)
+                      KeyLike, KeysStats, KeyState, Parent, Stats, _check,
+                      _error, _fields, _key, _name, _parsed, to_config)
 from .aio import AsyncLimiter, _limited
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,7 +76,7 @@ class Limiter:
 
         @rate may be a rate string ("100/s:10") or a Config instead.
         @limits are the other Config fields (burst, unlimited, catchup,
-        concurrency, backlog, fairness, fed).
+        concurrency, backlog, fairness, fed, keyed, keys).
         """
         if isinstance(rate, str):
             config = Config.parse(rate, **limits)
@@ -291,6 +291,81 @@ class Limiter:
         except BlockingIOError as e:
             return Grant(False, count,
                          ready_ns=getattr(e, "ready_ns", _lib.DEADLINE_NONE))
+
+    # Keyed limiters (Config(keyed=True)): a token bucket per key.
+
+    def _acquire_key(self, key: KeyLike, count: int, deadline: int,
+                     flags: int) -> Grant:
+        k = _key(key)
+        fd = self.fileno()
+        req = _lib.rl_key_acquire(key_len=len(k))
+        req.acquire.count = count
+        req.acquire.deadline_ns = deadline
+        req.acquire.flags = flags
+        ctypes.memmove(req.key, k, len(k))
+        while True:
+            # As in _acquire(): the GIL is released in the call, and a
+            # signal's -EINTR (nothing taken) runs the handler here,
+            # then the call goes on with the same deadline.
+            rc = _lib.acquire_key_ex(fd, req)
+            if rc != -errno.EINTR:
+                break
+        if rc < 0:
+            e = _error("rl_acquire_key_ex", -rc, f" of {count} for key {k!r}")
+            e.ready_ns = int(req.acquire.ready_ns)  # type: ignore[attr-defined]
+            raise e
+        a = req.acquire
+        return Grant(True, count, int(a.wait_ns), int(a.ready_ns), 0)
+
+    def acquire_key(self, key: KeyLike, count: int = 1, *,
+                    timeout: Optional[float] = None,
+                    deadline_ns: Optional[int] = None,
+                    predict: bool = False) -> Grant:
+        """Take @count tokens of @key's bucket on a keyed limiter,
+        sleeping in the kernel until they exist.
+
+        @key is 1 to KEY_MAX (64) bytes, or a str (encoded UTF-8);
+        ValueError else. Requests of one key are served in arrival order;
+        other keys never wait for it. @count is at most the burst
+        (OSError EINVAL above). @timeout, @deadline_ns and @predict as for
+        acquire(): TimeoutError with nothing taken and the ready time in
+        its ready_ns attribute. A new key when the limiter keeps as many
+        keys as Config.keys allows, all carrying state: OSError ENOSPC at
+        once, its ready_ns when room comes back at the latest.
+        """
+        return self._acquire_key(key, count, _deadline(timeout, deadline_ns),
+                                 _lib.ACQUIRE_PREDICT if predict else 0)
+
+    def try_acquire_key(self, key: KeyLike, count: int = 1) -> Grant:
+        """Take @count tokens of @key's bucket if they are there now.
+
+        Returns a true Grant, or a false one whose ready_ns is when the
+        request could be granted (behind the key's sleepers): what an
+        HTTP server answers a 429 with, as Retry-After (Grant.retry_after()).
+        ENOSPC as for acquire_key().
+        """
+        try:
+            return self._acquire_key(key, count, _lib.DEADLINE_NONE,
+                                     _lib.ACQUIRE_NONBLOCK)
+        except BlockingIOError as e:
+            return Grant(False, count,
+                         ready_ns=getattr(e, "ready_ns", _lib.DEADLINE_NONE))
+
+    def key_state(self, key: KeyLike) -> KeyState:
+        """@key's state on this keyed limiter, read without creating it."""
+        k = _key(key)
+        st = _lib.rl_key_state()
+        _check("rl_get_key", _lib.get_key(self.fileno(), k, st),
+               f" {k!r}")
+        return KeyState(k, int(st.available), int(st.full_ns),
+                        int(st.waiters), bool(st.kept))
+
+    def keys_stats(self) -> KeysStats:
+        """The counts of this keyed limiter's keys, as of now."""
+        st = _lib.rl_keys_stats()
+        _check("rl_get_keys", _lib.get_keys(self.fileno(), st))
+        ks: KeysStats = _fields(KeysStats, st)
+        return ks
 
     def release(self, count: int = 1) -> None:
         """Give back @count concurrency permits this fd holds."""

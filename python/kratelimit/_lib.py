@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import os
 from typing import Any, Dict, List, Tuple, Type
 
@@ -27,6 +28,7 @@ RATE_STRLEN = 80
 
 CONFIG_UNLIMITED = 1 << 0
 CONFIG_FED = 1 << 1
+CONFIG_KEYED = 1 << 2
 ACQUIRE_NONBLOCK = 1 << 0
 ACQUIRE_PREDICT = 1 << 1
 ATTACH_CREATE = 1 << 0
@@ -38,6 +40,12 @@ PERM_MODE = 1 << 2
 FEATURE_URING_CMD = 1 << 0
 FEATURE_QUEUED = 1 << 1
 FEATURE_FAST = 1 << 2
+FEATURE_KEYED = 1 << 3
+KEY_MAX = 64
+KEYS_DEFAULT = 65536
+KEYS_USER_MAX = 1 << 20
+KEYS_MAX = 1 << 26
+KEY_RATE_MAX = 0xffffffff
 QUEUED_MAX = 64
 
 PRIO_DEFAULT = 0
@@ -62,7 +70,8 @@ IOCTL_NR = {
     "RL_IOC_DEPOSIT": 11, "RL_IOC_SET_LEASE": 12, "RL_IOC_GET_DEMAND": 13,
     "RL_IOC_SET_PARENT": 14, "RL_IOC_GET_PARENT": 15, "RL_IOC_CYCLE": 16,
     "RL_IOC_SET_PERM": 18, "RL_IOC_SUBMIT": 19, "RL_IOC_COLLECT": 20,
-    "RL_IOC_CANCEL": 21,
+    "RL_IOC_CANCEL": 21, "RL_IOC_ACQUIRE_KEY": 22, "RL_IOC_GET_KEY": 23,
+    "RL_IOC_GET_KEYS": 24,
 }
 
 _u32 = ctypes.c_uint32
@@ -133,13 +142,33 @@ class rl_queued(ctypes.Structure):
                 ("lag_ns", _u64), ("user_data", _u64), ("reserved", _u64)]
 
 
+class rl_key_acquire(ctypes.Structure):
+    _fields_ = [("acquire", rl_acquire), ("key_len", _u32), ("flags", _u32),
+                ("reserved", _u64 * 3), ("key", ctypes.c_uint8 * KEY_MAX)]
+
+
+class rl_key_state(ctypes.Structure):
+    _fields_ = [("key_len", _u32), ("flags", _u32),
+                ("key", ctypes.c_uint8 * KEY_MAX), ("available", _u64),
+                ("full_ns", _u64), ("waiters", _u64), ("kept", _u32),
+                ("reserved0", _u32), ("reserved", _u64 * 3)]
+
+
+class rl_keys_stats(ctypes.Structure):
+    _fields_ = [("flags", _u32), ("reserved0", _u32)] + [
+        (f, _u64) for f in ("keys", "keys_max", "created", "evicted",
+                            "refused", "waiters")] + [
+        ("reserved", _u64 * 9)]
+
+
 # The structs test_abi.py checks, by their C names. (rl_release,
 # rl_attach, rl_unlink, rl_deposit and rl_perm are the library's business:
 # no function takes them.)
 STRUCTS: Dict[str, Type[ctypes.Structure]] = {
     c.__name__: c for c in (rl_config, rl_acquire, rl_stats,
                             rl_client_config, rl_features, rl_lease,
-                            rl_demand, rl_parent, rl_cycle, rl_queued)}
+                            rl_demand, rl_parent, rl_cycle, rl_queued,
+                            rl_key_acquire, rl_key_state, rl_keys_stats)}
 
 _P = ctypes.POINTER
 _int = ctypes.c_int
@@ -190,6 +219,27 @@ QUEUED: Dict[str, Tuple[Any, List[Any]]] = {
     "rl_cancel": (_int, [_int, _u64]),
 }
 
+# Keyed limiters (RL_IOC_ACQUIRE_KEY, GET_KEY, GET_KEYS; LIBRATELIMIT_1.1):
+# a libratelimit.so.1 without them has the package make the same ioctls
+# itself (ioctl_key()), as the library would.
+KEYED: Dict[str, Tuple[Any, List[Any]]] = {
+    "rl_acquire_key_ex": (_int, [_int, _P(rl_key_acquire)]),
+    "rl_get_key": (_int, [_int, ctypes.c_void_p, ctypes.c_size_t,
+                          _P(rl_key_state)]),
+    "rl_get_keys": (_int, [_int, _P(rl_keys_stats)]),
+}
+
+
+def _ioc_wr(nr: int, size: int) -> int:
+    """_IOWR(RL_IOC_MAGIC, @nr, a struct of @size bytes) (asm-generic)."""
+    return 3 << 30 | size << 16 | 0xBA << 8 | nr
+
+
+# The keyed ioctls' numbers, for ioctl_key(); test_abi.py checks them.
+IOC_ACQUIRE_KEY = _ioc_wr(22, ctypes.sizeof(rl_key_acquire))
+IOC_GET_KEY = _ioc_wr(23, ctypes.sizeof(rl_key_state))
+IOC_GET_KEYS = _ioc_wr(24, ctypes.sizeof(rl_keys_stats))
+
 SONAME = "libratelimit.so.1"
 ENV = "KRATELIMIT_LIBRARY"
 
@@ -210,7 +260,7 @@ def load() -> Any:
     for name, (res, args) in PROTOTYPES.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args
-    for name, (res, args) in QUEUED.items():
+    for name, (res, args) in {**QUEUED, **KEYED}.items():
         if hasattr(lib, name):
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = res, args
@@ -220,3 +270,46 @@ def load() -> Any:
 lib = load()
 # Has the library the queued acquire's calls?
 has_queued = all(hasattr(lib, name) for name in QUEUED)
+# Has the library the keyed calls (else ioctl_key() makes the ioctls)?
+has_keyed = all(hasattr(lib, name) for name in KEYED)
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.ioctl.restype = _int
+_libc.ioctl.argtypes = [_int, ctypes.c_ulong, ctypes.c_void_p]
+
+
+def ioctl_key(fd: int, request: int, arg: Any) -> int:
+    """ioctl(@fd, @request, &@arg), 0 or -errno as the library's calls
+    return (the GIL is released during the call)."""
+    if _libc.ioctl(fd, request, ctypes.byref(arg)) < 0:
+        return -ctypes.get_errno()
+    return 0
+
+
+def acquire_key_ex(fd: int, req: rl_key_acquire) -> int:
+    """rl_acquire_key_ex(), or its ioctl with an older library."""
+    if has_keyed:
+        return int(lib.rl_acquire_key_ex(fd, ctypes.byref(req)))
+    if not 1 <= req.key_len <= KEY_MAX:
+        return -errno.EINVAL    # without a system call, as the library
+    return ioctl_key(fd, IOC_ACQUIRE_KEY, req)
+
+
+def get_key(fd: int, key: bytes, st: rl_key_state) -> int:
+    """rl_get_key(), or its ioctl with an older library."""
+    if has_keyed:
+        return int(lib.rl_get_key(fd, key, len(key), ctypes.byref(st)))
+    if not 1 <= len(key) <= KEY_MAX:
+        return -errno.EINVAL
+    ctypes.memset(ctypes.byref(st), 0, ctypes.sizeof(st))
+    st.key_len = len(key)
+    ctypes.memmove(st.key, key, len(key))
+    return ioctl_key(fd, IOC_GET_KEY, st)
+
+
+def get_keys(fd: int, st: rl_keys_stats) -> int:
+    """rl_get_keys(), or its ioctl with an older library."""
+    if has_keyed:
+        return int(lib.rl_get_keys(fd, ctypes.byref(st)))
+    ctypes.memset(ctypes.byref(st), 0, ctypes.sizeof(st))
+    return ioctl_key(fd, IOC_GET_KEYS, st)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The library's values in Python: Config, Grant, Stats, Client, Demand,
-Parent and Features (frozen dataclasses of its structs), and the OSError
-of a failed call (libratelimit.so.1, lib/libratelimit.h)."""
+Parent, Features, KeyState and KeysStats (frozen dataclasses of its
+structs), and the OSError of a failed call (libratelimit.so.1,
+lib/libratelimit.h)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import ctypes
 import dataclasses
 import errno
 import os
-from typing import Any, Dict, Tuple, Union
+import time
+from typing import Any, Dict, Optional, Tuple, Union
 
 from . import _lib
 from ._lib import lib
@@ -36,12 +38,28 @@ _HINTS: Dict[Tuple[str, int], str] = {
     ("rl_acquire_ex", errno.EPERM): "a HIGH or USER priority needs the "
                                     "right to reconfigure the limiter or "
                                     "CAP_SYS_NICE",
+    ("rl_acquire_ex", errno.EINVAL): "a count above the burst, or a keyed "
+                                     "limiter (acquire_key())",
+    ("rl_acquire_key_ex", errno.EINVAL): "a limiter that is not keyed, or "
+                                         "a count above the burst",
+    ("rl_acquire_key_ex", errno.ENOSPC): "a new key, and the limiter keeps "
+                                         "state for as many keys as "
+                                         "Config.keys allows (ready_ns: "
+                                         "when room comes back at the "
+                                         "latest)",
+    ("rl_get_key", errno.EINVAL): "a limiter that is not keyed",
+    ("rl_get_keys", errno.EINVAL): "a limiter that is not keyed",
     ("rl_set_client", errno.EPERM): "a priority above MID or a weight "
                                     "above 1 needs the right to "
                                     "reconfigure the limiter or "
                                     "CAP_SYS_NICE",
     ("rl_set_config", errno.EPERM): "no write permission on the named "
-                                    "limiter",
+                                    "limiter, or keys above KEYS_USER_MAX "
+                                    "without CAP_SYS_RESOURCE",
+    ("rl_set_config", errno.EINVAL): "limits out of range, or keyed "
+                                     "changed on an existing limiter, or "
+                                     "keyed with a mode or limit it does "
+                                     "not take",
     ("rl_set_config", errno.EACCES): "no write permission on the named "
                                      "limiter",
     ("rl_set_config", errno.EBUSY): "concurrency between 0 and non-zero "
@@ -109,7 +127,10 @@ class Config:
     rate tokens per period_ns; burst 0 picks the kernel's default (100 ms
     of tokens); concurrency 0 is no permit limit; unlimited grants
     everything at once (with concurrency, a pure concurrency limiter);
-    fed: only deposit() adds tokens. Config.parse("100/s:10") reads a rate
+    fed: only deposit() adds tokens; keyed: a token bucket of these limits
+    per key (acquire_key(); fixed at creation), keys: the most keys it
+    keeps state for at once (0: KEYS_DEFAULT; above KEYS_USER_MAX it takes
+    CAP_SYS_RESOURCE). Config.parse("100/s:10") reads a rate
     string (ValueError when malformed); str(config) writes one (rate,
     period and burst only).
     """
@@ -123,6 +144,8 @@ class Config:
     backlog: int = 0
     fairness: int = 0
     fed: bool = False
+    keyed: bool = False
+    keys: int = 0
 
     @classmethod
     def parse(cls, spec: str, **limits: Any) -> "Config":
@@ -144,9 +167,10 @@ class Config:
         return _lib.rl_config(
             rate=self.rate, period_ns=self.period_ns, burst=self.burst,
             flags=((_lib.CONFIG_UNLIMITED if self.unlimited else 0) |
-                   (_lib.CONFIG_FED if self.fed else 0)),
+                   (_lib.CONFIG_FED if self.fed else 0) |
+                   (_lib.CONFIG_KEYED if self.keyed else 0)),
             catchup=self.catchup, concurrency=self.concurrency,
-            backlog=self.backlog, fairness=self.fairness)
+            backlog=self.backlog, fairness=self.fairness, keys=self.keys)
 
     @classmethod
     def _from(cls, c: _lib.rl_config) -> "Config":
@@ -155,7 +179,9 @@ class Config:
                    unlimited=bool(c.flags & _lib.CONFIG_UNLIMITED),
                    catchup=int(c.catchup), concurrency=int(c.concurrency),
                    backlog=int(c.backlog), fairness=int(c.fairness),
-                   fed=bool(c.flags & _lib.CONFIG_FED))
+                   fed=bool(c.flags & _lib.CONFIG_FED),
+                   keyed=bool(c.flags & _lib.CONFIG_KEYED),
+                   keys=int(c.keys))
 
 
 # What every call that takes a Config takes: a Config or a rate string.
@@ -187,6 +213,33 @@ class Grant:
 
     def __bool__(self) -> bool:
         return self.granted
+
+    def retry_after(self, now_ns: Optional[int] = None) -> int:
+        """Whole seconds from @now_ns (default: now) to ready_ns, rounded
+        up and at least 1: an HTTP Retry-After for a refused request (a
+        day for DEADLINE_NONE)."""
+        if self.ready_ns == _lib.DEADLINE_NONE:
+            return 86400
+        now = time.monotonic_ns() if now_ns is None else now_ns
+        return max(1, -(-(self.ready_ns - now) // 1_000_000_000))
+
+
+def _key(key: Union[bytes, bytearray, memoryview, str]) -> bytes:
+    """The bytes of a key: itself, or a str encoded UTF-8; ValueError
+    unless 1 to KEY_MAX (64) bytes long."""
+    if isinstance(key, str):
+        b = key.encode()
+    elif isinstance(key, (bytes, bytearray, memoryview)):
+        b = bytes(key)
+    else:
+        raise TypeError(f"a key is bytes or str, not {type(key).__name__}")
+    if not 1 <= len(b) <= _lib.KEY_MAX:
+        raise ValueError(f"a key is 1 to {_lib.KEY_MAX} bytes, not {len(b)}")
+    return b
+
+
+# What every call that takes a key takes.
+KeyLike = Union[bytes, bytearray, memoryview, str]
 
 
 def _fields(cls: Any, c: Any) -> Any:
@@ -274,3 +327,37 @@ class Features:
     def fast(self) -> bool:
         """Has the module reservation pages (RL_FEATURE_FAST)?"""
         return bool(self.flags & _lib.FEATURE_FAST)
+
+    @property
+    def keyed(self) -> bool:
+        """Has the module keyed limiters (RL_FEATURE_KEYED)?"""
+        return bool(self.flags & _lib.FEATURE_KEYED)
+
+
+@dataclasses.dataclass(frozen=True)
+class KeyState:
+    """One key of a keyed limiter (struct rl_key_state), read without
+    creating it: the tokens its bucket holds (the burst for a key without
+    state), the CLOCK_MONOTONIC time it is full again (0: full now), the
+    requests sleeping on it, and whether the limiter keeps state for it."""
+
+    key: bytes
+    available: int
+    full_ns: int
+    waiters: int
+    kept: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class KeysStats:
+    """The keys of a keyed limiter (struct rl_keys_stats), counts only:
+    keys with state now and at most, keys given state and dropped (their
+    buckets full) since creation, requests refused for want of room
+    (ENOSPC), and requests sleeping now on all keys."""
+
+    keys: int
+    keys_max: int
+    created: int
+    evicted: int
+    refused: int
+    waiters: int

@@ -15,6 +15,11 @@ Without it (an older module or library), the loop's waiters form a FIFO
 whose head is served with non-blocking acquires (RL_ACQUIRE_NONBLOCK),
 waiting for the predicted grant time or for the fd to poll readable; the
 kernel then serves its sleepers first.
+
+Keyed limiters have no queued acquire: acquire_key() serves each key's
+waiters of the loop in order (a FIFO per key) with non-blocking acquires
+of the key, waiting for the ready time the kernel predicts; the kernel
+serves the key's sleepers in blocking acquires first.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from typing import (Any, AsyncIterator, Callable, Deque, Dict, Iterator,
                     Optional, Protocol, TypeVar, Union, cast)
 
 from . import _lib
-from ._values import Config, Features, Grant, _error
+from ._values import Config, Features, Grant, KeyLike, _error, _key
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,6 +46,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 # more than the one token or permit poll reports), wait this long before
 # the next try rather than spin on a readable fd.
 _POLL_BACKOFF = 0.001
+# A keyed waiter refused tries again at the ready time the kernel
+# predicted, and at least this often (seconds): a reconfiguration may
+# bring the time closer.
+_KEY_RETRY_MAX = 1.0
 
 
 class _Sync(Protocol):
@@ -53,6 +62,7 @@ class _Sync(Protocol):
     def features(self) -> Features: ...
     def config(self) -> Config: ...
     def try_acquire(self, count: int, *, priority: int) -> Grant: ...
+    def try_acquire_key(self, key: KeyLike, count: int) -> Grant: ...
     def refund(self, count: int) -> None: ...
     def release(self, count: int) -> None: ...
 
@@ -130,6 +140,8 @@ class AsyncLimiter:
             self._ops = _Ops()
         self._fifo: Deque[_Request] = collections.deque()
         self._out: Dict[int, _Request] = {}
+        # acquire_key()'s waiters, a FIFO per key: the head tries.
+        self._keys: Dict[bytes, Deque["asyncio.Future[None]"]] = {}
 
     @property
     def queued(self) -> bool:
@@ -148,11 +160,7 @@ class AsyncLimiter:
         TimeoutError with nothing consumed.
         """
         loop = asyncio.get_running_loop()
-        busy = bool(self._queue or self._fifo or self._out)
-        if self._loop is None or (self._loop.is_closed() and not busy):
-            self._loop = loop
-        elif self._loop is not loop:
-            raise RuntimeError("AsyncLimiter used from two event loops")
+        self._bind(loop)
         if self._ops is not None:
             deadline = _lib.DEADLINE_NONE
             if timeout is not None:
@@ -188,6 +196,83 @@ class AsyncLimiter:
             raise
         return Grant(True, count, time.monotonic_ns() - start,
                      got.ready_ns, got.lag_ns)
+
+    def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Make @loop this AsyncLimiter's, the first time (or once its
+        last loop is closed and nothing waits)."""
+        busy = bool(self._queue or self._fifo or self._out or self._keys)
+        if self._loop is None or (self._loop.is_closed() and not busy):
+            self._loop = loop
+        elif self._loop is not loop:
+            raise RuntimeError("AsyncLimiter used from two event loops")
+
+    async def acquire_key(self, key: KeyLike, count: int = 1, *,
+                          timeout: Optional[float] = None) -> Grant:
+        """Take @count tokens of @key's bucket on a keyed limiter; other
+        tasks run meanwhile.
+
+        @key is bytes or str (UTF-8), 1 to KEY_MAX bytes (ValueError
+        else). This loop's requests of one key are served in order, and
+        never wait for other keys'. @timeout (seconds) raises
+        TimeoutError with nothing taken (ready_ns attribute: the
+        predicted grant time, DEADLINE_NONE when the request timed out
+        behind another of the key's here, never tried); OSError ENOSPC and EINVAL at once, as
+        Limiter.acquire_key(). There is no queued acquire of keys: the
+        tries wait for the ready time the kernel predicts, and the key's
+        sleepers in blocking acquire_key() go first.
+        """
+        k = _key(key)
+        loop = asyncio.get_running_loop()
+        self._bind(loop)
+        start = time.monotonic_ns()
+        deadline = _lib.DEADLINE_NONE
+        if timeout is not None:
+            deadline = start + max(0, int(timeout * 1e9))
+        q = self._keys.setdefault(k, collections.deque())
+        turn: "asyncio.Future[None]" = loop.create_future()
+        q.append(turn)
+        try:
+            if len(q) == 1:
+                # The head at once: let the loop run before the try, so
+                # that a task taking grants in a loop cannot keep the
+                # others from it (a grant of a key cannot be given back).
+                turn.set_result(None)
+                await asyncio.sleep(0)
+            elif timeout is None:
+                await turn
+            else:
+                try:
+                    await asyncio.wait_for(
+                        turn, max(0, deadline - time.monotonic_ns()) / 1e9)
+                except asyncio.TimeoutError:
+                    raise self._key_timeout(k, count,
+                                            _lib.DEADLINE_NONE) from None
+            while True:
+                grant = self.limiter.try_acquire_key(k, count)
+                now = time.monotonic_ns()
+                if grant:
+                    return Grant(True, count, now - start, grant.ready_ns)
+                if now >= deadline:
+                    raise self._key_timeout(k, count, grant.ready_ns)
+                wake = min(grant.ready_ns, deadline)
+                await asyncio.sleep(min(max(0, wake - now) / 1e9,
+                                        _KEY_RETRY_MAX))
+        finally:
+            head = bool(q) and q[0] is turn
+            with contextlib.suppress(ValueError):
+                q.remove(turn)
+            if not q:
+                if self._keys.get(k) is q:
+                    del self._keys[k]
+            elif head and not q[0].done():
+                q[0].set_result(None)
+
+    @staticmethod
+    def _key_timeout(key: bytes, count: int, ready_ns: int) -> OSError:
+        e = _error("rl_acquire_key_ex", errno.ETIMEDOUT,
+                   f" of {count} for key {key!r}")
+        e.ready_ns = ready_ns  # type: ignore[attr-defined]
+        return e
 
     async def _acquire_queued(self, loop: asyncio.AbstractEventLoop,
                               count: int, prio: int,

@@ -95,6 +95,24 @@ static void structs(void)
 	OFF(rl_queued, ready_ns); OFF(rl_queued, lag_ns);
 	OFF(rl_queued, user_data); OFF(rl_queued, reserved);
 #endif
+#ifdef RL_IOC_ACQUIRE_KEY
+	SIZE(rl_key_acquire);
+	OFF(rl_key_acquire, acquire); OFF(rl_key_acquire, key_len);
+	OFF(rl_key_acquire, flags); OFF(rl_key_acquire, reserved);
+	OFF(rl_key_acquire, key);
+	SIZE(rl_key_state);
+	OFF(rl_key_state, key_len); OFF(rl_key_state, flags);
+	OFF(rl_key_state, key); OFF(rl_key_state, available);
+	OFF(rl_key_state, full_ns); OFF(rl_key_state, waiters);
+	OFF(rl_key_state, kept); OFF(rl_key_state, reserved0);
+	OFF(rl_key_state, reserved);
+	SIZE(rl_keys_stats);
+	OFF(rl_keys_stats, flags); OFF(rl_keys_stats, reserved0);
+	OFF(rl_keys_stats, keys); OFF(rl_keys_stats, keys_max);
+	OFF(rl_keys_stats, created); OFF(rl_keys_stats, evicted);
+	OFF(rl_keys_stats, refused); OFF(rl_keys_stats, waiters);
+	OFF(rl_keys_stats, reserved);
+#endif
 }
 
 static void ioctls(void)
@@ -108,6 +126,9 @@ static void ioctls(void)
 	IOC(RL_IOC_SET_PERM);
 #ifdef RL_IOC_SUBMIT
 	IOC(RL_IOC_SUBMIT); IOC(RL_IOC_COLLECT); IOC(RL_IOC_CANCEL);
+#endif
+#ifdef RL_IOC_ACQUIRE_KEY
+	IOC(RL_IOC_ACQUIRE_KEY); IOC(RL_IOC_GET_KEY); IOC(RL_IOC_GET_KEYS);
 #endif
 }
 
@@ -150,6 +171,21 @@ static void constants(void)
 #endif
 #ifdef RL_FEATURE_FAST
 	printf("const FEATURE_FAST %lu\n", (unsigned long)RL_FEATURE_FAST);
+#endif
+#ifdef RL_FEATURE_KEYED
+	printf("const CONFIG_KEYED %lu\n", (unsigned long)RL_CONFIG_KEYED);
+	printf("const FEATURE_KEYED %lu\n", (unsigned long)RL_FEATURE_KEYED);
+	printf("const KEY_MAX %d\n", RL_KEY_MAX);
+	printf("const KEYS_DEFAULT %d\n", RL_KEYS_DEFAULT);
+	printf("const KEYS_USER_MAX %u\n", RL_KEYS_USER_MAX);
+	printf("const KEYS_MAX %u\n", RL_KEYS_MAX);
+	printf("const KEY_RATE_MAX %llu\n",
+	       (unsigned long long)RL_KEY_RATE_MAX);
+	/* the full numbers: the package makes these ioctls itself when
+	 * the library has no keyed calls */
+	printf("const IOC_ACQUIRE_KEY %lu\n", (unsigned long)RL_IOC_ACQUIRE_KEY);
+	printf("const IOC_GET_KEY %lu\n", (unsigned long)RL_IOC_GET_KEY);
+	printf("const IOC_GET_KEYS %lu\n", (unsigned long)RL_IOC_GET_KEYS);
 #endif
 }
 

@@ -47,6 +47,9 @@ NOT_BOUND = {
     "rl_prep_acquire_async": "io_uring",
     "rl_prep_cancel_async": "io_uring",
     "rl_async_result": "io_uring",
+    "rl_acquire_key": "rl_acquire_key_ex() with a deadline",
+    "rl_try_acquire_key": "rl_acquire_key_ex() with RL_ACQUIRE_NONBLOCK",
+    "rl_acquire_key_timeout": "rl_acquire_key_ex() with a deadline",
 }
 
 
@@ -82,8 +85,10 @@ class Abi(unittest.TestCase):
 
     def test_sizes(self):
         for sname, cls in _lib.STRUCTS.items():
-            if sname == "rl_queued" and ("sizeof", sname) not in self.c:
-                continue    # a uapi/ without the queued acquire yet
+            if sname in ("rl_queued", "rl_key_acquire", "rl_key_state",
+                         "rl_keys_stats") and \
+                    ("sizeof", sname) not in self.c:
+                continue    # a uapi/ without the queued acquire or keys
             self.assertEqual(ctypes.sizeof(cls), self.c[("sizeof", sname)],
                              sname)
         # every struct the dump knows is declared
@@ -122,6 +127,21 @@ class Abi(unittest.TestCase):
                 n += 1
         self.assertGreaterEqual(n, 28)
 
+    def test_keyed(self):
+        """The keyed structs, constants and the ioctl numbers the package
+        makes itself with an older library are the header's."""
+        if ("sizeof", "rl_key_acquire") not in self.c:
+            self.skipTest("a uapi/ without keyed limiters")
+        self.assertEqual(self.c[("sizeof", "rl_key_acquire")], 160)
+        self.assertEqual(self.c[("sizeof", "rl_key_state")], 128)
+        self.assertEqual(self.c[("sizeof", "rl_keys_stats")], 128)
+        for name in ("IOC_ACQUIRE_KEY", "IOC_GET_KEY", "IOC_GET_KEYS"):
+            self.assertEqual(getattr(_lib, name), self.c[("const", name)],
+                             name)
+            self.assertEqual(self.c[("ioctl", "RL_" + name)],
+                             self.c[("const", name)])
+        self.assertEqual(self.c[("const", "KEY_MAX")], 64)
+
     def test_tunables(self):
         rows = {w: v for (k, w), v in self.c.items() if k == "tunable"}
         self.assertGreaterEqual(len(rows), 9)
@@ -147,7 +167,7 @@ class Abi(unittest.TestCase):
                     for line in out.splitlines()
                     if line.split()[-2:-1] == ["T"]}
         self.assertIn("rl_acquire_ex", exported)
-        bound = set(_lib.PROTOTYPES) | set(_lib.QUEUED)
+        bound = set(_lib.PROTOTYPES) | set(_lib.QUEUED) | set(_lib.KEYED)
         for fn in sorted(exported):
             self.assertTrue(fn in bound or fn in NOT_BOUND,
                             f"{fn}: neither bound in kratelimit/_lib.py "

@@ -53,7 +53,7 @@ class Examples(unittest.TestCase):
         self.assertEqual(run_doc(self, "README.md"), 1)
 
     def test_python_md(self):
-        self.assertEqual(run_doc(self, "Documentation/python.md"), 2)
+        self.assertEqual(run_doc(self, "Documentation/python.md"), 3)
 
     def test_python_readme(self):
         self.assertEqual(run_doc(self, "python/README.md"), 2)

@@ -49,5 +49,8 @@ cp -p node/package.json node/index.js "$root/node/"
 cp -p "$addon" "$root/node/build/Release/"
 cp -p node/test/*.js "$root/node/test/"
 cp -p node/test/fixtures/*.js "$root/node/test/fixtures/"
+# The example keyed.test.js runs (Documentation/keyed.md).
+mkdir -p "$root/node/examples"
+cp -p node/examples/*.js "$root/node/examples/"
 echo "vm: node in the guest: $(du -sk "$root/usr" "$root/lib" "$root/lib64" \
 	"$root/node" 2>/dev/null | awk '{ s += $1 } END { print s }') KiB"

@@ -47,6 +47,9 @@ cp -pL build/lib/libratelimit.so.1 "$root/usr/lib/"
 mkdir -p "$root/python/tests" "$root/python/kratelimit"
 cp -p python/kratelimit/*.py python/kratelimit/py.typed "$root/python/kratelimit/"
 cp -p python/tests/*.py "$root/python/tests/"
+# The examples test_keyed.py runs (Documentation/keyed.md).
+mkdir -p "$root/python/examples"
+cp -p python/examples/*.py "$root/python/examples/"
 # The docs whose Python examples test_docs.py runs.
 mkdir -p "$root/python/docs"
 cp -p python/README.md "$root/python/"
