@@ -168,8 +168,12 @@ static int sc_start(struct sc_run *r, struct sc_slot *slot, char *stacks)
 
 	pthread_attr_init(&attr);
 	for (i = 0; i < r->n; i++) {
-		/* Stop short of the OOM killer: the note says how many started. */
-		if (i % 256 == 0 && mem_field("MemFree") < SC_MEM_FLOOR)
+		/*
+		 * Stop short of the OOM killer: the note says how many
+		 * started. A process takes about 600 KiB (6.12): look
+		 * before each, a thread's stack is in @stacks already.
+		 */
+		if ((r->procs || i % 256 == 0) && mem_field("MemFree") < SC_MEM_FLOOR)
 			break;
 		slot[i].r = r;
 		if (r->procs) {
