@@ -544,11 +544,15 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 		if (f->version != RL_ABI_VERSION ||
 		    (f->flags & ~(__u32)RL_FEATURE_URING_CMD) !=
 		    (RL_FEATURE_QUEUED | RL_FEATURE_FAST | RL_FEATURE_KEYED) ||
-		    (~f->ioctls & 0x3dffff) || !zero(f->reserved, sizeof(f->reserved)))
+		    (~f->ioctls & 0x1fdffff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;
 	case OP_GET_CONFIG:
-		if (c->reserved0 || c->keys || c->flags & ~RL_CONFIG_FLAGS_ALL ||
+		/* A cap on keys only with keys; the ops of a keyed one only. */
+		if (c->reserved0 || (c->keys && !(c->flags & RL_CONFIG_KEYED)) ||
+		    c->keys > RL_KEYS_MAX || c->flags & ~RL_CONFIG_FLAGS_ALL ||
+		    (c->flags & RL_CONFIG_KEYED &&
+		     (c->flags & ~RL_CONFIG_KEYED || c->concurrency || c->backlog)) ||
 		    !c->period_ns || c->period_ns > RL_PERIOD_MAX_NS ||
 		    !c->burst || c->burst > RL_BURST_PERIOD_MAX / c->period_ns)
 			bad = "config";
