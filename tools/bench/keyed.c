@@ -460,15 +460,20 @@ static void ky_refill_rows(void)
 
 /* ---- processes ---- */
 
+#define KY_NAME		"rlbench-keyed"
+
+enum ky_mode { M_KEYS, M_ONE_KEY, M_ZONE, M_NOOP, M_NMODES };
+
 static struct race *ky_race;
-static int ky_race_fd;
-static bool ky_one_key;
+static enum ky_mode ky_race_mode;
 static struct ky_zone *ky_race_zone;
 
+/* One process: its own fd of KY_NAME (as a worker of a server opens its own). */
 static void ky_worker(int idx)
 {
 	uint64_t n = 0, seed = 0x9e3779b97f4a7c15ULL * (idx + 1);
 	uint64_t base = (uint64_t)idx * KY_PROCS_KEYS;
+	int fd = attach(KY_NAME);
 	struct rl_key_acquire ka;
 	uint8_t k[KY_KEYLEN];
 
@@ -477,54 +482,67 @@ static void ky_worker(int idx)
 	while (!atomic_load(&ky_race->go))
 		sched_yield();
 	while (!atomic_load_explicit(&ky_race->stop, memory_order_relaxed)) {
-		uint64_t i = ky_one_key ? 0 : base + ky_rnd(&seed) % KY_PROCS_KEYS;
+		uint64_t i = ky_race_mode == M_ONE_KEY ? 0 : base + ky_rnd(&seed) % KY_PROCS_KEYS;
 
-		if (ky_race_zone) {
+		switch (ky_race_mode) {
+		case M_ZONE:
 			ky_key(k, i);
 			if (ky_zone_take(ky_race_zone, k, KY_KEYLEN, 1))
 				die("zone take", EAGAIN);
-		} else if (ky_take(ky_race_fd, &ka, i)) {
-			die("ACQUIRE_KEY", errno);
+			break;
+		case M_NOOP:
+			if (ioctl(fd, RL_IOC_NOOP) != -1 || errno != ENOTTY)
+				die("no-op ioctl", errno);
+			break;
+		default:
+			if (ky_take(fd, &ka, i))
+				die("ACQUIRE_KEY", errno);
 		}
 		n++;
 	}
 	ky_race->count[idx] = n;
+	close(fd);
 }
 
 static void ky_procs_rows(void)
 {
 	static const int ns[] = { 1, 2, 4 };
-	static const char *const what[] = {
+	static const char *const what[M_NMODES] = {
 		"ACQUIRE_KEY(1), different keys", "ACQUIRE_KEY(1), one key",
-		"shm hash under one lock, different keys",
+		"shm hash under one lock, different keys", "no-op ioctl (the machine)",
+	};
+	struct rl_config cfg = {
+		.rate = 1, .period_ns = KY_SLOW_PERIOD, .burst = KY_SLOW_BURST,
+		.flags = RL_CONFIG_KEYED, .keys = 16ULL << 20,
 	};
 	uint64_t dur = scaled(0.5 * NSEC_PER_SEC, NSEC_PER_SEC / 10);
-	double rep[3][3][KY_REPS], tp[3][3];
+	double rep[M_NMODES][3][KY_REPS], tp[M_NMODES][3];
 	char name[96];
 	int w, i, r;
 
 	ky_race = shared_alloc(sizeof(*ky_race));
-	ky_race_fd = ky_family(1, KY_SLOW_PERIOD, KY_SLOW_BURST, 16ULL << 20);
-	printf("keyed: 1, 2 and 4 processes, %d keys each or all on one, %d times %.1f s,\n"
-	       "  median (%ld CPUs)\n",
+	create_named(KY_NAME, &cfg);
+	printf("keyed: 1, 2 and 4 processes, each its own fd of a named keyed limiter,\n"
+	       "  %d keys each or all on one, %d times %.1f s, median (%ld CPUs)\n",
 	       KY_PROCS_KEYS, KY_REPS, dur / 1e9, sysconf(_SC_NPROCESSORS_ONLN));
 	for (r = 0; r < KY_REPS; r++)
-		for (w = 0; w < 3; w++)
+		for (w = 0; w < M_NMODES; w++)
 			for (i = 0; i < 3; i++) {
-				ky_one_key = w == 1;
-				ky_race_zone = w == 2 ? ky_zone_create(4 * KY_PROCS_KEYS, 1,
-								       KY_ZONE_TAU) : NULL;
+				ky_race_mode = w;
+				ky_race_zone = w == M_ZONE ?
+					       ky_zone_create(4 * KY_PROCS_KEYS, 1, KY_ZONE_TAU) :
+					       NULL;
 				rep[w][i][r] = race_start(ky_race, ns[i], true, ky_worker, dur);
 				if (ky_race_zone)
 					ky_zone_destroy(ky_race_zone);
 				ky_race_zone = NULL;
 			}
-	for (w = 0; w < 3; w++)
+	for (w = 0; w < M_NMODES; w++)
 		for (i = 0; i < 3; i++)
 			tp[w][i] = ky_median(rep[w][i], KY_REPS);
-	for (w = 0; w < 3; w++)
+	for (w = 0; w < M_NMODES; w++)
 		for (i = 0; i < 3; i++) {
-			bool goal = i && w < 2;
+			bool goal = i && w <= M_ONE_KEY;
 
 			snprintf(name, sizeof(name), "%s, %d proc%s, calls/s", what[w], ns[i],
 				 i ? "s" : "");
@@ -532,7 +550,7 @@ static void ky_procs_rows(void)
 			    goal ? (w ? ">= 1x" : ">= 1.6x") : NULL,
 			    goal ? at_least(tp[w][i] / tp[w][0], w ? 1.0 : 1.6) : V_INFO);
 		}
-	close(ky_race_fd);
+	rl_unlink(-1, KY_NAME);
 	munmap(ky_race, sizeof(*ky_race));
 }
 
