@@ -466,6 +466,7 @@ enum ky_mode { M_KEYS, M_ONE_KEY, M_ZONE, M_NOOP, M_NMODES };
 
 static struct race *ky_race;
 static enum ky_mode ky_race_mode;
+static uint64_t ky_one_key;	/* M_ONE_KEY's key: another each run, never drained */
 static struct ky_zone *ky_race_zone;
 
 /* One process: its own fd of KY_NAME (as a worker of a server opens its own). */
@@ -482,7 +483,8 @@ static void ky_worker(int idx)
 	while (!atomic_load(&ky_race->go))
 		sched_yield();
 	while (!atomic_load_explicit(&ky_race->stop, memory_order_relaxed)) {
-		uint64_t i = ky_race_mode == M_ONE_KEY ? 0 : base + ky_rnd(&seed) % KY_PROCS_KEYS;
+		uint64_t i = ky_race_mode == M_ONE_KEY ? ky_one_key :
+			     base + ky_rnd(&seed) % KY_PROCS_KEYS;
 
 		switch (ky_race_mode) {
 		case M_ZONE:
@@ -529,6 +531,7 @@ static void ky_procs_rows(void)
 		for (w = 0; w < M_NMODES; w++)
 			for (i = 0; i < 3; i++) {
 				ky_race_mode = w;
+				ky_one_key = 1000000 + (uint64_t)(r * 3 + i);
 				ky_race_zone = w == M_ZONE ?
 					       ky_zone_create(4 * KY_PROCS_KEYS, 1, KY_ZONE_TAU) :
 					       NULL;
