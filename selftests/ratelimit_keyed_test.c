@@ -1110,7 +1110,8 @@ static void child_flood(void *arg, int *out)
 	out[0] = fd < 0 ? errno : 0;
 	for (i = 0; i < fa->keys && now_ns() < end; i++) {
 		kreq(&ka, "", 0, 1, 0, RL_ACQUIRE_NONBLOCK);
-		len = 1 + (__u32)(rnd % RL_KEY_MAX);
+		/* 4 to 64 random bytes: distinct keys, but for a rare collision. */
+		len = 4 + (__u32)(rnd % (RL_KEY_MAX - 3));
 		for (j = 0; j < len; j++) {
 			rnd ^= rnd << 13;
 			rnd ^= rnd >> 7;
