@@ -34,6 +34,7 @@
 #include <linux/workqueue.h>
 
 #include "keys.h"
+#include "request.h"
 
 /* Smallest table of a stripe with keys: 2^this heads. */
 #define RL_STRIPE_SHIFT_MIN	2
@@ -41,8 +42,12 @@
 #define RL_STRIPE_KEYS		256
 #define RL_STRIPES_MIN		64
 #define RL_STRIPES_MAX		65536
-/* Other stripes a request for a new key at the cap sweeps, if their locks are free. */
+/*
+ * Other stripes a request for a new key at the cap sweeps, if their locks
+ * are free, and how long the next requests at the cap leave them alone.
+ */
 #define RL_RECLAIM_STRIPES	16
+#define RL_RECLAIM_GAP_NS	(100 * NSEC_PER_MSEC)
 /* Least time between two rounds of the sweep. */
 #define RL_SWEEP_MIN_NS		(2 * NSEC_PER_SEC)
 /* Slack of a sleeper's timer, as the limiter's. */
@@ -117,6 +122,7 @@ struct rl_keys {
 	struct rl_kcounters __percpu *stats;
 	struct mem_cgroup *memcg;	/* the creator's: keys are charged to it */
 	struct delayed_work sweep;	/* rl_keys_sweep_fn() */
+	unsigned long reclaim_after;	/* jiffies: the cap may sweep other stripes; racy */
 	unsigned long kick_after;	/* jiffies: a refusal may start the sweep; racy */
 };
 
@@ -363,34 +369,46 @@ static bool rl_stripe_resize(struct rl_keys *ks, struct rl_stripe *s, u32 shift)
 	return true;
 }
 
-/*
- * Room for one more key at the cap? Sweeps the stripe, then up to
- * RL_RECLAIM_STRIPES others whose locks are free (trylock: no order
- * between stripes), when there is none.
- */
-static bool rl_keys_room(struct rl_keys *ks, struct rl_stripe *s, u64 keys_max, u64 now)
+/* Sweep up to RL_RECLAIM_STRIPES stripes after @s whose locks are free (no order between stripes). */
+static void rl_keys_reclaim(struct rl_keys *ks, struct rl_stripe *s, u64 keys_max, u64 now)
 {
 	u32 i, at = s - ks->stripes;
 
-	if (atomic_long_inc_return(&ks->live) <= keys_max)
-		return true;
-	rl_stripe_sweep(ks, s, now);
 	for (i = 1; i <= RL_RECLAIM_STRIPES && i < ks->nstripes; i++) {
 		struct rl_stripe *o = &ks->stripes[(at + i) & (ks->nstripes - 1)];
 
 		if (atomic_long_read(&ks->live) <= keys_max)
-			return true;
+			return;
 		if (!spin_trylock(&o->lock))
 			continue;
 		rl_stripe_sweep(ks, o, now);
 		spin_unlock(&o->lock);
 	}
+}
+
+/*
+ * Room for one more key at the cap? Sweeps the stripe when there is
+ * none, and other stripes at most every RL_RECLAIM_GAP_NS: a flood of
+ * new keys at the cap costs a stripe's keys per request, not more. No
+ * room found starts the sweep of every stripe, at most every
+ * RL_SWEEP_MIN_NS.
+ */
+static bool rl_keys_room(struct rl_keys *ks, struct rl_stripe *s, u64 keys_max, u64 now)
+{
+	unsigned long j = jiffies;
+
+	if (atomic_long_inc_return(&ks->live) <= keys_max)
+		return true;
+	rl_stripe_sweep(ks, s, now);
+	if (atomic_long_read(&ks->live) > keys_max && time_after_eq(j, READ_ONCE(ks->reclaim_after))) {
+		WRITE_ONCE(ks->reclaim_after, j + nsecs_to_jiffies(RL_RECLAIM_GAP_NS));
+		rl_keys_reclaim(ks, s, keys_max, now);
+	}
 	if (atomic_long_read(&ks->live) <= keys_max)
 		return true;
 	atomic_long_dec(&ks->live);
-	/* Idle keys elsewhere? The sweep looks at every stripe now, once a round. */
-	if (time_after_eq(jiffies, READ_ONCE(ks->kick_after))) {
-		WRITE_ONCE(ks->kick_after, jiffies + nsecs_to_jiffies(RL_SWEEP_MIN_NS));
+	if (time_after_eq(j, READ_ONCE(ks->kick_after))) {
+		WRITE_ONCE(ks->kick_after, j + nsecs_to_jiffies(RL_SWEEP_MIN_NS));
 		mod_delayed_work(system_unbound_wq, &ks->sweep, 0);
 	}
 	return false;
@@ -483,7 +501,7 @@ static void rl_kwait_leave(struct rl_stripe *s, struct rl_kwait *self)
 	}
 	list_del(&self->node);
 	self->key->waiters--;
-	s->nwaiters--;
+	WRITE_ONCE(s->nwaiters, s->nwaiters - 1);
 }
 
 /* Sleep until @until (U64_MAX: until woken); the stripe's lock is dropped meanwhile. */
@@ -546,8 +564,6 @@ static int rl_kwait_end(struct rl_keys *ks, struct rl_stripe *s, struct rl_kwait
 		c->wait_ns_max = max(c->wait_ns_max, wait);
 	} else if (ret == -ETIMEDOUT) {
 		c->timeouts++;
-	} else if (ret == -ERESTARTSYS) {
-		c->interrupted++;
 	}
 	return ret;
 }
@@ -584,7 +600,7 @@ static int rl_key_request(struct rl_keys *ks, struct rl_stripe *s, struct rl_key
 	req->ready_ns = 0;
 	list_add_tail(&w.node, &s->waiters);
 	k->waiters++;
-	s->nwaiters++;
+	WRITE_ONCE(s->nwaiters, s->nwaiters + 1);
 	ret = rl_kwait(ks, s, &w, req, &at);
 	return rl_kwait_end(ks, s, &w, req, ret, now, at);
 }
@@ -637,6 +653,13 @@ int rl_keys_acquire(struct rl_keys *ks, const u8 *key, u32 len, struct rl_acquir
 	spin_unlock(&s->lock);
 	if (spare)
 		kmem_cache_free(rl_key_cache, spare);
+	/* A stop or the freezer restarts the call unseen: one request, as for a limiter. */
+	if (ret == -ERESTARTSYS) {
+		if (rl_signal_seen())
+			this_cpu_inc(ks->stats->interrupted);
+		else
+			this_cpu_dec(ks->stats->requests);
+	}
 	return ret;
 }
 

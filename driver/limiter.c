@@ -27,6 +27,7 @@
 #include "limiter.h"
 #include "queue.h"
 #include "ratelimit_trace.h"
+#include "request.h"
 
 /* Caches of their own: kmalloc() would round each up to 1 KiB, 512 bytes and 1 KiB. */
 #define RL_HIST_SIZE	(RL_HIST_BUCKETS * sizeof(u64))
@@ -784,32 +785,6 @@ static u64 rl_path_predict(struct rl_limiter *lim, const struct rl_client *clien
 		when = max(when, rl_ready_time(x->h.parent, need));
 	}
 	return when;
-}
-
-/* Will the signal that ended a sleep reach the caller (fatal or handled)? Called unlocked. */
-static bool rl_signal_seen(void)
-{
-	struct task_struct *t = current;
-	struct sighand_struct *sh;
-	__sighandler_t handler;
-	bool seen = false;
-	sigset_t pending;
-	int sig;
-
-	if (fatal_signal_pending(t))
-		return true;
-	/* A task's own sighand changes only in its own exec. */
-	sh = rcu_dereference_protected(t->sighand, true);
-	spin_lock_irq(&sh->siglock);
-	sigorsets(&pending, &t->pending.signal, &t->signal->shared_pending.signal);
-	for (sig = 1; sig <= _NSIG && !seen; sig++) {
-		if (!sigismember(&pending, sig) || sigismember(&t->blocked, sig))
-			continue;
-		handler = sh->action[sig - 1].sa.sa_handler;
-		seen = handler != SIG_DFL && handler != SIG_IGN;
-	}
-	spin_unlock_irq(&sh->siglock);
-	return seen;
 }
 
 /* Account for a request that slept; one whose signal is not @seen restarts, not interrupted. */

@@ -11,6 +11,7 @@
 #define _RL_REQUEST_H
 
 #include <linux/capability.h>
+#include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 
 #include "ratelimit.h"
@@ -94,6 +95,32 @@ static __always_inline int rl_acquire_admit(struct rl_client *client, const stru
 		return -EINVAL;
 	*limp = lim;
 	return 0;
+}
+
+/* Will the signal that ended a sleep reach the caller (fatal or handled)? Called unlocked. */
+static inline bool rl_signal_seen(void)
+{
+	struct task_struct *t = current;
+	struct sighand_struct *sh;
+	__sighandler_t handler;
+	bool seen = false;
+	sigset_t pending;
+	int sig;
+
+	if (fatal_signal_pending(t))
+		return true;
+	/* A task's own sighand changes only in its own exec. */
+	sh = rcu_dereference_protected(t->sighand, true);
+	spin_lock_irq(&sh->siglock);
+	sigorsets(&pending, &t->pending.signal, &t->signal->shared_pending.signal);
+	for (sig = 1; sig <= _NSIG && !seen; sig++) {
+		if (!sigismember(&pending, sig) || sigismember(&t->blocked, sig))
+			continue;
+		handler = sh->action[sig - 1].sa.sa_handler;
+		seen = handler != SIG_DFL && handler != SIG_IGN;
+	}
+	spin_unlock_irq(&sh->siglock);
+	return seen;
 }
 
 #endif /* _RL_REQUEST_H */
