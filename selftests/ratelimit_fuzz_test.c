@@ -6,7 +6,8 @@
  * threads of several processes, interleaved with open, close, dup, fork,
  * signals (with and without SA_RESTART), SIGKILL of children, poll, sysfs
  * writes and unlink, and mappings of the reservation page taken from,
- * written to and unmapped. Every call must succeed or fail with one of the
+ * written to and unmapped, and keyed limiters (random keys of 0 to 70
+ * bytes, by key acquires, reads and counts). Every call must succeed or fail with one of the
  * errnos the ABI documents; any other result fails the test. At the end
  * every file is closed, every named limiter the fuzzer created must be
  * gone, and nothing may hang.
@@ -61,7 +62,9 @@ enum fz_op {
 	OP_POLL, OP_RW, OP_SYSFS_W, OP_SYSFS_R, OP_FORK, OP_SIGNAL,
 	OP_DEPOSIT, OP_SET_LEASE, OP_GET_DEMAND,	/* fz_global() */
 	OP_HIER,	/* RL_IOC_SET_PARENT and RL_IOC_GET_PARENT (fz_hier()) */
-	OP_URING, OP_CYCLE, OP_PERM, OP_QUEUED, OP_FAST, OP_NR
+	OP_URING, OP_CYCLE, OP_PERM, OP_QUEUED, OP_FAST,
+	OP_KEYED,	/* RL_IOC_ACQUIRE_KEY, GET_KEY, GET_KEYS (fz_keyed()) */
+	OP_NR
 };
 
 static const char *const fz_op_names[OP_NR] = {
@@ -72,6 +75,7 @@ static const char *const fz_op_names[OP_NR] = {
 	"signal",
 	"DEPOSIT", "SET_LEASE", "GET_DEMAND",
 	"SET/GET_PARENT", "io_uring", "CYCLE", "SET_PERM", "queued", "mmap",
+	"keyed",
 };
 
 static const unsigned long fz_cmds[] = {
@@ -374,6 +378,15 @@ static void gen_config(struct fz_thread *t, struct rl_config *c)
 			c->backlog = below(t, c->burst * 1000 + 1);
 		}
 		c->fairness = below(t, 20);
+		if (chance(t, 15)) {
+			/* A family of keys: a rate, none of the limiter-wide modes. */
+			c->flags = RL_CONFIG_KEYED;
+			c->rate = 1 + below(t, 2000);
+			c->concurrency = 0;
+			c->catchup = 0;
+			c->backlog = 0;
+			c->keys = chance(t, 50) ? 1 + below(t, 64) : 0;
+		}
 	} else {
 		c->rate = rnd_u64(t);
 		c->period_ns = chance(t, 50) ? PICK(t, ((const __u64[]){
@@ -385,7 +398,8 @@ static void gen_config(struct fz_thread *t, struct rl_config *c)
 				   below(t, 3) - 1;
 		else
 			c->burst = rnd_u64(t);
-		c->flags = chance(t, 80) ? below(t, 2) : rnd_u32(t);
+		c->flags = chance(t, 80) ? below(t, 2) | (chance(t, 20) ? RL_CONFIG_KEYED : 0) :
+			   rnd_u32(t);
 		c->catchup = PICK(t, ((const __u32[]){
 			0, 999, 1000, 1001, 100000, 100001, ~0U, 5000 }));
 		c->concurrency = rnd_u64(t);
@@ -530,11 +544,15 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 		if (f->version != RL_ABI_VERSION ||
 		    (f->flags & ~(__u32)RL_FEATURE_URING_CMD) !=
 		    (RL_FEATURE_QUEUED | RL_FEATURE_FAST | RL_FEATURE_KEYED) ||
-		    (~f->ioctls & 0x3dffff) || !zero(f->reserved, sizeof(f->reserved)))
+		    (~f->ioctls & 0x1fdffff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;
 	case OP_GET_CONFIG:
-		if (c->reserved0 || c->keys || c->flags & ~RL_CONFIG_FLAGS_ALL ||
+		/* A cap on keys only with keys; the ops of a keyed one only. */
+		if (c->reserved0 || (c->keys && !(c->flags & RL_CONFIG_KEYED)) ||
+		    c->keys > RL_KEYS_MAX || c->flags & ~RL_CONFIG_FLAGS_ALL ||
+		    (c->flags & RL_CONFIG_KEYED &&
+		     (c->flags & ~RL_CONFIG_KEYED || c->concurrency || c->backlog)) ||
 		    !c->period_ns || c->period_ns > RL_PERIOD_MAX_NS ||
 		    !c->burst || c->burst > RL_BURST_PERIOD_MAX / c->period_ns)
 			bad = "config";
@@ -1009,6 +1027,97 @@ static void fz_fast(struct fz_thread *t)
 	}
 	if (!chance(t, 10))
 		munmap(f, len);
+}
+
+/*
+ * A key: 0 to 70 bytes (the valid 1 .. RL_KEY_MAX and beyond), mostly from
+ * a few short ones so that keys repeat, sleep on one another and refill,
+ * else random bytes that make new keys up to a family's cap.
+ */
+static __u32 gen_key(struct fz_thread *t, __u8 *key)
+{
+	__u32 len, i;
+
+	if (chance(t, 70)) {
+		len = 1 + below(t, 2);
+		for (i = 0; i < len; i++)
+			key[i] = 'a' + below(t, 4);
+		return len;
+	}
+	len = below(t, 71);
+	for (i = 0; i < len && i < RL_KEY_MAX; i++)
+		key[i] = (__u8)rnd_u64(t);
+	return len;
+}
+
+/*
+ * Keyed limiters: RL_IOC_ACQUIRE_KEY of a generated request on a generated
+ * key (valid or not: lengths, counts above the burst, flags, reserved),
+ * RL_IOC_GET_KEY of one and RL_IOC_GET_KEYS, on whatever limiter the fd
+ * has; the outputs of a success are checked (not keys <= keys_max: a
+ * change of limits may lower the cap below the keys kept).
+ */
+static void fz_keyed(struct fz_thread *t)
+{
+	static const unsigned long cmds[] = {
+		RL_IOC_ACQUIRE_KEY, RL_IOC_GET_KEY, RL_IOC_GET_KEYS,
+	};
+	unsigned int which = below(t, 10) < 6 ? 0 : 1 + below(t, 2);
+	union {
+		struct rl_key_acquire ka;
+		struct rl_key_state st;
+		struct rl_keys_stats ks;
+	} u;
+	static const size_t sizes[] = {
+		sizeof(u.ka), sizeof(u.st), sizeof(u.ks),
+	};
+	void *arg = &u;
+	char what[80];
+	int fd = fz_fd(t), err;
+	__u32 len = 0;
+	long ret;
+
+	memset(&u, 0, sizeof(u));
+	switch (which) {
+	case 0:
+		gen_acquire(t, &u.ka.acquire);
+		len = gen_key(t, u.ka.key);
+		u.ka.key_len = chance(t, 3) ? rnd_u32(t) : len;
+		u.ka.flags = chance(t, 3) ? rnd_u32(t) | 1 : 0;
+		if (chance(t, 3))
+			u.ka.reserved[below(t, 3)] = rnd_u64(t) | 1;
+		break;
+	case 1:
+		memset(&u.st, POISON_BYTE, sizeof(u.st));
+		len = gen_key(t, u.st.key);
+		u.st.key_len = chance(t, 3) ? rnd_u32(t) : len;
+		u.st.flags = chance(t, 3) ? rnd_u32(t) | 1 : 0;
+		break;
+	default:
+		memset(&u.ks, POISON_BYTE, sizeof(u.ks));
+		u.ks.flags = chance(t, 3) ? rnd_u32(t) | 1 : 0;
+		u.ks.reserved0 = chance(t, 3) ? rnd_u32(t) | 1 : 0;
+	}
+	if (chance(t, 4))
+		arg = fz_bad_ptr(t, sizes[which]);
+	t->op = OP_KEYED;
+	ret = ioctl(fd, cmds[which], arg);
+	err = errno;
+	snprintf(what, sizeof(what), "fd %d keyed cmd %u key_len %u arg %p", fd, which,
+		 which == 0 ? u.ka.key_len : which == 1 ? u.st.key_len : 0, arg);
+	fz_check(t, OP_KEYED, ret, err, fz_ioctl_errs, what, arg == &u ? (void *)&u : NULL,
+		 sizes[which]);
+	if (arg != &u || ret)
+		return;
+	if ((which == 0 && (u.ka.key_len < 1 || u.ka.key_len > RL_KEY_MAX ||
+			    u.ka.acquire.lag_ns || u.ka.acquire.wait_ns == POISON64 ||
+			    u.ka.acquire.ready_ns > now_ns())) ||
+	    (which == 1 && (u.st.kept > 1 || u.st.reserved0 ||
+			    !zero(u.st.reserved, sizeof(u.st.reserved)) ||
+			    (!u.st.kept && (u.st.full_ns || u.st.waiters)))) ||
+	    (which == 2 && (u.ks.keys_max > RL_KEYS_MAX ||
+			    !zero(u.ks.reserved, sizeof(u.ks.reserved)))))
+		fz_fail(t->sh, "%s out: bad output", what);
 }
 
 /* The generic ioctls of fs/ioctl.c: any other type reaches the driver. */
@@ -1595,7 +1704,9 @@ static void fz_one(struct fz_thread *t)
 		fz_fast(t);
 	else if (r < 540)
 		fz_cycle(t);
-	else if (r < 550)
+	else if (r < 555)
+		fz_keyed(t);
+	else if (r < 565)
 		fz_perm(t);
 	else if (r < 600)
 		fz_randcmd(t);

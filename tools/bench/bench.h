@@ -143,6 +143,10 @@ long long redis_take(struct redis *r, const char *key, uint64_t rate,
 long long redis_acquire(struct redis *r, const char *key,
 			uint64_t rate, uint64_t burst, uint64_t n);
 int redis_ping(struct redis *r);
+int redis_load(struct redis *r, const char *script, char *sha, size_t len);
+long long redis_call_int(struct redis *r, int argc, const char *const *argv);
+int redis_call_str(struct redis *r, int argc, const char *const *argv, char *s,
+		   size_t len);
 void redis_del(struct redis *r, const char *key);
 void pin_cpu0(void);
 bool redis_available(void);
@@ -204,6 +208,9 @@ void bench_cycle(void);
 
 /* timer.c */
 void bench_timer(void);
+
+/* keyed.c */
+void bench_keyed(void);
 
 /* trace.c: events enabled once, windows opened with tracing_on */
 enum trace_event {

@@ -63,6 +63,7 @@ static const struct {
 	{ "pollers", bench_pollers, false },
 	{ "cycle", bench_cycle, false },
 	{ "timer", bench_timer, true },
+	{ "keyed", bench_keyed, false },
 };
 
 #define NSECTIONS	(ARRAY_SIZE(sections))

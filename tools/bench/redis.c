@@ -169,6 +169,34 @@ long long redis_acquire(struct redis *r, const char *key,
 	}
 }
 
+/* SCRIPT LOAD of @script: its SHA1 into @sha. 0 or -errno. */
+int redis_load(struct redis *r, const char *script, char *sha, size_t len)
+{
+	const char *const argv[] = { "SCRIPT", "LOAD", script };
+	int ret = redis_send(r, 3, argv);
+
+	return ret ? ret : redis_reply(r, NULL, sha, len);
+}
+
+/* A command whose reply is an integer: it, or -errno. */
+long long redis_call_int(struct redis *r, int argc, const char *const *argv)
+{
+	long long v = -EPROTO;
+	int ret = redis_send(r, argc, argv);
+
+	if (!ret)
+		ret = redis_reply(r, &v, NULL, 0);
+	return ret ? ret : v;
+}
+
+/* A command whose reply is a status or a bulk string (into @s, if not NULL). */
+int redis_call_str(struct redis *r, int argc, const char *const *argv, char *s, size_t len)
+{
+	int ret = redis_send(r, argc, argv);
+
+	return ret ? ret : redis_reply(r, NULL, s, len);
+}
+
 int redis_ping(struct redis *r)
 {
 	const char *const argv[] = { "PING" };
