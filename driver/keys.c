@@ -39,9 +39,9 @@
 /* Smallest table of a stripe with keys: 2^this heads. */
 #define RL_STRIPE_SHIFT_MIN	2
 /* Keys per stripe at the cap, which sizes the stripes of a family. */
-#define RL_STRIPE_KEYS		256
+#define RL_STRIPE_KEYS		1024
 #define RL_STRIPES_MIN		64
-#define RL_STRIPES_MAX		65536
+#define RL_STRIPES_MAX		16384
 /*
  * Other stripes a request for a new key at the cap sweeps, if their locks
  * are free, and how long the next requests at the cap leave them alone.
@@ -299,16 +299,28 @@ static struct rl_key *rl_key_find(struct rl_keys *ks, struct rl_stripe *s, u64 h
 	return NULL;
 }
 
-/* The size the stripe's table should have, 2^this heads. */
-static u32 rl_stripe_wants(const struct rl_stripe *s)
+/* The table a request wants before it looks: one at all, or twice as large when full. */
+static u32 rl_stripe_grows(const struct rl_stripe *s)
 {
 	if (!s->table)
 		return RL_STRIPE_SHIFT_MIN;
-	if (s->count > 1U << s->shift)
-		return s->shift + 1;
-	if (s->shift > RL_STRIPE_SHIFT_MIN && s->count < 1U << (s->shift - 3))
-		return s->shift - 1;
-	return s->shift;
+	return s->count > 1U << s->shift ? s->shift + 1 : s->shift;
+}
+
+/*
+ * The table the sweep leaves: none for no key (0), else as a request
+ * wants, or, below one key in 8 heads, two heads a key.
+ */
+static u32 rl_stripe_fits(const struct rl_stripe *s)
+{
+	u32 shift = rl_stripe_grows(s);
+
+	if (!s->count)
+		return 0;
+	if (shift == s->shift && s->shift > RL_STRIPE_SHIFT_MIN &&
+	    s->count < 1U << (s->shift - 3))
+		shift = max_t(u32, RL_STRIPE_SHIFT_MIN, order_base_2(s->count) + 1);
+	return shift;
 }
 
 static void *rl_keys_alloc(struct rl_keys *ks, size_t n, size_t size)
@@ -344,22 +356,24 @@ static void rl_stripe_rehash(struct rl_keys *ks, struct rl_stripe *s, struct rl_
 }
 
 /*
- * Give the stripe the table its count wants, @shift heads. Called and
- * returns with the lock held; drops it to allocate and to free. False if
- * the allocation failed.
+ * Give the stripe a table of 2^@shift heads, or none for @shift 0, if its
+ * keys still fit then. Called and returns with the lock held; drops it to
+ * allocate and to free. False if the allocation failed.
  */
 static bool rl_stripe_resize(struct rl_keys *ks, struct rl_stripe *s, u32 shift)
 	__must_hold(&s->lock)
 {
-	struct rl_key **t, **old;
+	struct rl_key **t = NULL, **old;
 
-	spin_unlock(&s->lock);
-	t = rl_keys_alloc(ks, 1U << shift, sizeof(*t));
-	spin_lock(&s->lock);
-	if (!t)
-		return false;
+	if (shift) {
+		spin_unlock(&s->lock);
+		t = rl_keys_alloc(ks, 1U << shift, sizeof(*t));
+		spin_lock(&s->lock);
+		if (!t)
+			return false;
+	}
 	old = t;
-	if (rl_stripe_wants(s) == shift) {
+	if (shift != s->shift && s->count <= (shift ? 1U << shift : 0)) {
 		old = s->table;
 		rl_stripe_rehash(ks, s, t, shift);
 	}
@@ -444,7 +458,7 @@ static struct rl_key *rl_key_get(struct rl_keys *ks, struct rl_stripe *s, u64 ha
 	struct rl_key *k;
 	u32 shift;
 
-	shift = rl_stripe_wants(s);
+	shift = rl_stripe_grows(s);
 	if (shift != s->shift && !rl_stripe_resize(ks, s, shift) && !s->table)
 		return ERR_PTR(-ENOMEM);
 	k = rl_key_find(ks, s, hash, now);
@@ -790,7 +804,7 @@ static void rl_keys_sweep_fn(struct work_struct *work)
 
 		spin_lock(&s->lock);
 		rl_stripe_sweep(ks, s, ktime_get_ns());
-		shift = rl_stripe_wants(s);
+		shift = rl_stripe_fits(s);
 		if (s->table && shift != s->shift)
 			rl_stripe_resize(ks, s, shift);
 		spin_unlock(&s->lock);
