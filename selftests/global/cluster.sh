@@ -14,7 +14,7 @@
 # 1000; a slot left half migrated (CLUSTER SETSLOT MIGRATING/IMPORTING,
 # MIGRATE) makes the old node answer ASK, which the agents follow. Then
 # the first primary, which has a replica (a fourth node), is killed with
-# kill -9 (cluster-node-timeout 1 s, lease 4 s): its replica is promoted
+# kill -9 (cluster-node-timeout 1 s, lease 6 s): its replica is promoted
 # and the agents follow it (the slot map read again at once, from a node
 # other than the seed, the dead one), so no link's rate drops to its
 # safe rate (0). Run by selftests/global/run.sh with RLSYNCD_FAKE (the
@@ -126,7 +126,7 @@ for h in h1 h2; do
 	: >"$tmp/$h.log"
 	RLS_FAKE_NAMES=1 RLS_FAKE_DEMAND=$tmp/demand RLS_FAKE_OUT=$tmp/$h.log \
 		"$d" --lua "$lua" -r "127.0.0.1:$p1" --cluster yes -H "$h" \
-		-S '' -l 4s -R 200ms -T 0s "$@" >"$tmp/$h.out" 2>&1 &
+		-S '' -l 6s -R 200ms -T 0s "$@" >"$tmp/$h.out" 2>&1 &
 	pids="$pids $!"
 done
 
@@ -144,7 +144,7 @@ done
 k1=$(cli "$p1" DBSIZE) k2=$(cli "$p2" DBSIZE) k3=$(cli "$p3" DBSIZE)
 m0=$(info "$p1" errorstats errorstat_MOVED)
 check "start" "${m0:-0} == 0 && $(shared) == $nres && $libs == 3 && $k1 > 0 && $k2 > 0 && $k3 > 0 && $k1 + $k2 + $k3 == 3 * $nres" \
-	"$(shared) of $nres resources shared 500/500 after $ms ms (learning 4 s); ${m0:-0} MOVED (the slots rlsyncd computes are Redis's); library on $libs of 3 primaries (loaded by the agents); keys per shard $k1 / $k2 / $k3"
+	"$(shared) of $nres resources shared 500/500 after $ms ms (learning 6 s); ${m0:-0} MOVED (the slots rlsyncd computes are Redis's); library on $libs of 3 primaries (loaded by the agents); keys per shard $k1 / $k2 / $k3"
 
 # reshard during load
 id1=$(cli "$p1" CLUSTER MYID) id2=$(cli "$p2" CLUSTER MYID)
