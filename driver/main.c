@@ -498,6 +498,9 @@ static int rl_ioctl_set_lease(struct rl_client *client, struct rl_limiter *lim, 
 	ret = rl_params_from_user(&l.config, &p) ?: rl_params_from_user(&l.fallback, &fb);
 	if (ret)
 		return ret;
+	/* A keyed limiter takes no lease, and a lease makes no limiter keyed. */
+	if (p.keyed || fb.keyed)
+		return -EINVAL;
 	if (!lim)
 		return -EBADFD;
 	if (lim->keys)

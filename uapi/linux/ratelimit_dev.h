@@ -403,7 +403,8 @@ struct rl_deposit {
  * @reserved:   must be zero.
  *
  * Same permission as RL_IOC_SET_CONFIG. Both configurations are validated
- * before anything changes. One lease per limiter: a new SET_LEASE
+ * before anything changes; neither may be keyed (RL_CONFIG_KEYED, -EINVAL),
+ * as a keyed limiter takes no lease. One lease per limiter: a new SET_LEASE
  * (renewal, from any fd with the right) replaces it and the fd that set it
  * last holds it.
  */
