@@ -154,6 +154,45 @@ static int take_keys(int fd, unsigned int n)
 	return 0;
 }
 
+TEST_F_TIMEOUT(reload, unload_with_named_limiters, 240)
+{
+	long before, after;
+	int cycle, fd;
+	__u64 n0;
+
+	if (access(KS_KO, R_OK))
+		SKIP(return, "no %s to load again", KS_KO);
+	before = sunreclaim_kb();
+	for (cycle = 0; cycle < CYCLES; cycle++) {
+		fd = -1;
+		/*
+		 * Room for them: a fresh module has the default bounds (64 per
+		 * user), and the tests before may have changed them.
+		 */
+		ASSERT_EQ(0, param_set("max_named", 100000));
+		ASSERT_EQ(0, param_set("max_named_per_user", 100000));
+		/* The tests before may have left some: those go with the unload. */
+		n0 = ks_named_count();
+		ASSERT_EQ(0, fill(_metadata, cycle, &fd));
+		EXPECT_EQ(n0 + NAMED, ks_named_count());
+		/* The module is busy while a file is open. */
+		EXPECT_ERRNO(EWOULDBLOCK, mod_unload());
+		close(fd);
+		ASSERT_EQ(0, mod_unload());
+		EXPECT_NE(0, access(KS_SYSFS, F_OK));
+		ASSERT_EQ(0, mod_load());
+		EXPECT_EQ(0ULL, ks_named_count());
+	}
+	after = sunreclaim_kb();
+	TH_LOG("%d cycles of %d named limiters: SUnreclaim %ld kB -> %ld kB (%+ld kB)",
+	       CYCLES, NAMED, before, after, after - before);
+	EXPECT_GE(SLAB_SLACK_KB, after - before);
+}
+
+/*
+ * After the named limiters' cycles: a teardown of 100,000 keys moves the
+ * slab caches' baseline that their 64 kB of slack is measured against.
+ */
 TEST_F_TIMEOUT(reload, unload_with_keys, 240)
 {
 	struct rl_config c = {
@@ -201,41 +240,6 @@ TEST_F_TIMEOUT(reload, unload_with_keys, 240)
 	if (kmemleak)
 		TH_LOG("kmemleak: the scan after the run checks, not SUnreclaim");
 	EXPECT_TRUE(kmemleak || after - before <= KEYED_SLACK_KB);
-}
-
-TEST_F_TIMEOUT(reload, unload_with_named_limiters, 240)
-{
-	long before, after;
-	int cycle, fd;
-	__u64 n0;
-
-	if (access(KS_KO, R_OK))
-		SKIP(return, "no %s to load again", KS_KO);
-	before = sunreclaim_kb();
-	for (cycle = 0; cycle < CYCLES; cycle++) {
-		fd = -1;
-		/*
-		 * Room for them: a fresh module has the default bounds (64 per
-		 * user), and the tests before may have changed them.
-		 */
-		ASSERT_EQ(0, param_set("max_named", 100000));
-		ASSERT_EQ(0, param_set("max_named_per_user", 100000));
-		/* The tests before may have left some: those go with the unload. */
-		n0 = ks_named_count();
-		ASSERT_EQ(0, fill(_metadata, cycle, &fd));
-		EXPECT_EQ(n0 + NAMED, ks_named_count());
-		/* The module is busy while a file is open. */
-		EXPECT_ERRNO(EWOULDBLOCK, mod_unload());
-		close(fd);
-		ASSERT_EQ(0, mod_unload());
-		EXPECT_NE(0, access(KS_SYSFS, F_OK));
-		ASSERT_EQ(0, mod_load());
-		EXPECT_EQ(0ULL, ks_named_count());
-	}
-	after = sunreclaim_kb();
-	TH_LOG("%d cycles of %d named limiters: SUnreclaim %ld kB -> %ld kB (%+ld kB)",
-	       CYCLES, NAMED, before, after, after - before);
-	EXPECT_GE(SLAB_SLACK_KB, after - before);
 }
 
 TEST_HARNESS_MAIN
