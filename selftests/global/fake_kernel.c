@@ -10,7 +10,9 @@
  * below it, they sleep the part $RLS_FAKE_BUSY of the time (0 without it:
  * clients that come in bursts sleep a little under any rate).
  * Every rate set is appended to $RLS_FAKE_OUT as "MS RATE", MS being
- * CLOCK_REALTIME in milliseconds (the test compares agents by it), with
+ * CLOCK_REALTIME in milliseconds with three decimals (the tests merge the
+ * agents' logs by it, and one agent often lowers its rate in the same
+ * millisecond as another raises its own), with
  * RLS_FAKE_NAMES set "MS RATE NAME": each named limiter is simulated
  * apart (up to 1024).
  *
@@ -74,8 +76,9 @@ static void out(double v)
 	if (!f)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	fprintf(f, "%lld %.3f%s%s\n",
-		(long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, v,
+	fprintf(f, "%lld.%03ld %.3f%s%s\n",
+		(long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+		ts.tv_nsec / 1000 % 1000, v,
 		getenv("RLS_FAKE_NAMES") ? " " : "",
 		getenv("RLS_FAKE_NAMES") ? L->name : "");
 	fclose(f);

@@ -5,7 +5,7 @@
 # $d, the agent (rlsyncd-fake: $RLSYNCD_FAKE, unless the script set it),
 # $tmp, a directory of its own removed at exit, $sock and $lua. At exit
 # every pid in $pids, $apid, $rpid and $rpids is killed, and with
-# KEEP=DIR the agents' *.out files are copied there first.
+# KEEP=DIR the agents' *.out and *.log files are copied there first.
 # shellcheck shell=sh disable=SC2034 # the variables are the scripts'
 
 d=${d:-${RLSYNCD_FAKE:?}}
@@ -19,7 +19,7 @@ pids='' apid='' rpid='' rpids=''
 cleanup()
 {
 	for p in $pids $apid $rpid $rpids; do kill -9 "$p" 2>/dev/null || :; done
-	[ -z "${KEEP:-}" ] || cp "$tmp"/*.out "$KEEP"/ 2>/dev/null
+	[ -z "${KEEP:-}" ] || cp "$tmp"/*.out "$tmp"/*.log "$KEEP"/ 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
