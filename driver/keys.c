@@ -50,6 +50,11 @@
 #define RL_RECLAIM_GAP_NS	(100 * NSEC_PER_MSEC)
 /* Least time between two rounds of the sweep. */
 #define RL_SWEEP_MIN_NS		(2 * NSEC_PER_SEC)
+/*
+ * The arrays of a family: charged to its creator's memory cgroup, and a
+ * failure is the caller's ENOMEM, not a warning in the kernel's log.
+ */
+#define RL_KEYS_GFP		(GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
 /* Slack of a sleeper's timer, as the limiter's. */
 #define RL_KEY_SLACK_NS		RL_TIMER_SLACK_NS
 
@@ -331,7 +336,7 @@ static void *rl_keys_alloc(struct rl_keys *ks, size_t n, size_t size)
 	if (size == sizeof(struct rl_key))
 		p = kmem_cache_alloc(rl_key_cache, GFP_KERNEL_ACCOUNT);
 	else
-		p = kvcalloc(n, size, GFP_KERNEL_ACCOUNT);
+		p = kvcalloc(n, size, RL_KEYS_GFP);
 	set_active_memcg(old);
 	return p;
 }
@@ -854,7 +859,7 @@ struct rl_keys *rl_keys_create(const struct rl_params *p)
 	ks->nstripes = clamp_t(u64, roundup_pow_of_two(max_t(u64, keys_max / RL_STRIPE_KEYS, 1)),
 			       RL_STRIPES_MIN, RL_STRIPES_MAX);
 	ks->stripe_bits = ilog2(ks->nstripes);
-	ks->stripes = kvcalloc(ks->nstripes, sizeof(*ks->stripes), GFP_KERNEL_ACCOUNT);
+	ks->stripes = kvcalloc(ks->nstripes, sizeof(*ks->stripes), RL_KEYS_GFP);
 	if (!ks->stripes)
 		goto free_ks;
 	ks->stats = alloc_percpu_gfp(struct rl_kcounters, GFP_KERNEL_ACCOUNT);
