@@ -26,7 +26,6 @@
 #include "named.h"
 #include "ratelimit.h"
 #include "request.h"
-#include "sysfs.h"
 #include "ticket.h"
 #include "tree.h"
 

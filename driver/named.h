@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The registry of named limiters and their names (named.c).
+ * The registry of named limiters, their names and their directories in
+ * /sys/kernel/ratelimit/ (named.c).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -22,12 +23,11 @@ int rl_named_attach(struct rl_client *client, const char *name,
 void rl_named_detach(struct rl_limiter *lim, struct rl_client *client);
 int rl_named_unlink(const char *name);
 int rl_name_from_user(char *name, u64 uptr);
-int rl_named_count(void);
 int rl_named_set_parent(struct rl_limiter *lim, const char *pname, u32 weight);
-int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname, u32 weight);
 int rl_named_set_perm(struct rl_limiter *lim, u32 flags, kuid_t uid, kgid_t gid, umode_t mode);
-int rl_name_from_sysfs(char *name, const char *buf, size_t count);
 int rl_named_init(void);
 void rl_named_exit(void);
+int rl_sysfs_init(void);
+void rl_sysfs_exit(void);
 
 #endif /* _RL_NAMED_H */
