@@ -93,6 +93,7 @@ struct rl_stripe {
 	struct rl_key **table;		/* chains by hash, or NULL */
 	struct list_head waiters;	/* struct rl_kwait, in arrival order */
 	u32 nwaiters;			/* entries of @waiters */
+	u64 idle_at;			/* ns: no key here is idle before it */
 } ____cacheline_aligned_in_smp;
 
 /* Statistics, per cpu, written under a stripe's lock. */
@@ -201,6 +202,12 @@ static bool rl_key_idle(const struct rl_key *k, u64 now)
 	return !k->waiters && rl_key_full(k, now);
 }
 
+/* The first instant at which @k is full: rl_key_full() from then on. */
+static u64 rl_key_full_at(const struct rl_key *k)
+{
+	return k->tat + !!k->frac;
+}
+
 /* max(tat, now) + what @n tokens cost: the key's tat once they are granted. */
 static struct rl_kt rl_key_after(const struct rl_key *k, const struct rl_kparams *kp, u64 n,
 				 u64 now)
@@ -266,23 +273,36 @@ static void rl_key_evict(struct rl_keys *ks, struct rl_stripe *s, struct rl_key 
 	kmem_cache_free(rl_key_cache, k);
 }
 
-/* Drop the idle keys of one chain; the stripe's lock. */
-static void rl_chain_sweep(struct rl_keys *ks, struct rl_stripe *s, struct rl_key **pp, u64 now)
+/* Drop the idle keys of one chain; *@next: the first instant a kept one is full. */
+static void rl_chain_sweep(struct rl_keys *ks, struct rl_stripe *s, struct rl_key **pp, u64 now,
+			   u64 *next)
 {
 	while (*pp) {
-		if (rl_key_idle(*pp, now))
+		if (rl_key_idle(*pp, now)) {
 			rl_key_evict(ks, s, pp);
-		else
-			pp = &(*pp)->next;
+			continue;
+		}
+		*next = min(*next, rl_key_full_at(*pp));
+		pp = &(*pp)->next;
 	}
 }
 
+/*
+ * Drop the stripe's idle keys. A key's tat only grows but for a new key,
+ * so none can be idle before the first instant a key left here is full
+ * (with sleepers or not): until then the stripe is not walked again, and a
+ * flood of new keys at the cap costs a refusal a few compares, not a walk.
+ */
 static void rl_stripe_sweep(struct rl_keys *ks, struct rl_stripe *s, u64 now)
 {
+	u64 next = U64_MAX;
 	u32 i;
 
+	if (now < s->idle_at)
+		return;
 	for (i = 0; s->table && i < 1U << s->shift; i++)
-		rl_chain_sweep(ks, s, &s->table[i], now);
+		rl_chain_sweep(ks, s, &s->table[i], now, &next);
+	s->idle_at = next;
 }
 
 /* Find the key of @hash, dropping the idle others of its chain on the way. */
@@ -444,6 +464,7 @@ static struct rl_key *rl_key_insert(struct rl_keys *ks, struct rl_stripe *s, u64
 	*k = (struct rl_key){ .next = *pp, .hash = hash };
 	*pp = k;
 	s->count++;
+	s->idle_at = 0;
 	__this_cpu_inc(ks->stats->created);
 	if (s->count == 1)
 		queue_delayed_work(system_unbound_wq, &ks->sweep,
