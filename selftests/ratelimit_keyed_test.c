@@ -408,7 +408,9 @@ TEST_F(keyed, wrong_ops_and_requests)
 	struct rl_key_state st;
 	struct rl_keys_stats ks;
 	struct rl_acquire a;
+	struct rl_config c;
 	struct rl_queued q;
+	struct rl_lease l;
 	struct rl_stats s;
 	char key[RL_KEY_MAX + 8];
 	void *p;
@@ -448,6 +450,21 @@ TEST_F(keyed, wrong_ops_and_requests)
 	EXPECT_ERRNO(EBADFD, kacq(fresh, key, 4, 1, 0, RL_ACQUIRE_NONBLOCK, &ka));
 	EXPECT_ERRNO(EBADFD, kstate(fresh, key, 4, &st));
 	EXPECT_ERRNO(EBADFD, kstats(fresh, &ks));
+
+	/* A keyed limiter takes no lease, and no lease makes a limiter keyed. */
+	memset(&l, 0, sizeof(l));
+	l.expires_ns = now_ns() + NS_PER_SEC;
+	l.config = (struct rl_config){ .rate = 10, .period_ns = NS_PER_SEC, .burst = 4 };
+	l.fallback = l.config;
+	EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_SET_LEASE, &l));
+	l.config.flags = RL_CONFIG_KEYED;
+	EXPECT_ERRNO(EINVAL, ioctl(plain, RL_IOC_SET_LEASE, &l));
+	l.config.flags = 0;
+	l.fallback.flags = RL_CONFIG_KEYED;
+	EXPECT_ERRNO(EINVAL, ioctl(plain, RL_IOC_SET_LEASE, &l));
+	ASSERT_EQ(0, ioctl(plain, RL_IOC_GET_CONFIG, &c));
+	EXPECT_EQ(0, c.flags & RL_CONFIG_KEYED);
+	EXPECT_ERRNO(EINVAL, kstats(plain, &ks));
 
 	/* Key lengths. */
 	EXPECT_ERRNO(EINVAL, kacq(fd, key, 0, 1, 0, RL_ACQUIRE_NONBLOCK, &ka));
