@@ -20,6 +20,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/capability.h>
+#include <linux/hrtimer.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/memcontrol.h>
@@ -33,6 +34,7 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
+#include "compat.h"
 #include "keys.h"
 #include "request.h"
 
@@ -132,12 +134,34 @@ struct rl_keys {
 	unsigned long kick_after;	/* jiffies: a refusal may start the sweep; racy */
 };
 
-/* A request sleeping on a key; on the sleeper's stack, the stripe's lock. */
+/*
+ * A request in line on a key: a sleeper's, on its stack, or a queued
+ * one's (struct rl_kasync). The stripe's lock.
+ */
 struct rl_kwait {
 	struct list_head node;		/* in the stripe's waiters */
 	struct rl_key *key;
-	struct task_struct *task;
+	struct task_struct *task;	/* the sleeper; NULL: a struct rl_kasync */
 	u64 count;
+};
+
+/*
+ * A queued request of a key (rl_keys_submit()), from its submission to
+ * rl_keys_async_end(). Its timer, a soft one (so the stripes' locks are
+ * taken with bottom halves off), looks again at the head's ready time,
+ * at the deadline, and when the request before it leaves.
+ */
+struct rl_kasync {
+	struct rl_kwait w;		/* in line while @queued */
+	struct rl_keys *ks;
+	struct rl_stripe *s;
+	struct hrtimer timer;
+	struct rl_acquire req;		/* the request; its outputs once finished */
+	u64 start;			/* when it was submitted */
+	rl_kasync_done_fn done;		/* called once it finished, unlocked */
+	void *arg;
+	int result;			/* once finished: 0, -ETIMEDOUT, -EINVAL; the lock */
+	bool queued;			/* in line; the stripe's lock */
 };
 
 static struct kmem_cache *rl_key_cache;
@@ -391,9 +415,9 @@ static bool rl_stripe_resize(struct rl_keys *ks, struct rl_stripe *s, u32 shift)
 	struct rl_key **t = NULL, **old;
 
 	if (shift) {
-		spin_unlock(&s->lock);
+		spin_unlock_bh(&s->lock);
 		t = rl_keys_alloc(ks, 1U << shift, sizeof(*t));
-		spin_lock(&s->lock);
+		spin_lock_bh(&s->lock);
 		if (!t)
 			return false;
 	}
@@ -402,9 +426,9 @@ static bool rl_stripe_resize(struct rl_keys *ks, struct rl_stripe *s, u32 shift)
 		old = s->table;
 		rl_stripe_rehash(ks, s, t, shift);
 	}
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	kvfree(old);
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	return true;
 }
 
@@ -418,10 +442,10 @@ static void rl_keys_reclaim(struct rl_keys *ks, struct rl_stripe *s, u64 keys_ma
 
 		if (atomic_long_read(&ks->live) <= keys_max)
 			return;
-		if (!spin_trylock(&o->lock))
+		if (!spin_trylock_bh(&o->lock))
 			continue;
 		rl_stripe_sweep(ks, o, now);
-		spin_unlock(&o->lock);
+		spin_unlock_bh(&o->lock);
 	}
 }
 
@@ -527,7 +551,17 @@ static bool rl_kwait_head(struct rl_stripe *s, struct rl_kwait *self)
 	return false;
 }
 
-/* @self leaves; the next sleeper of its key, now its head, looks again. */
+/* Let @w look again: wake its sleeper, or fire its timer now. */
+static void rl_kwait_wake(struct rl_kwait *w)
+{
+	if (w->task)
+		wake_up_process(w->task);
+	else
+		hrtimer_start(&container_of(w, struct rl_kasync, w)->timer, 0,
+			      HRTIMER_MODE_REL_SOFT);
+}
+
+/* @self leaves; the next in line on its key, now its head, looks again. */
 static void rl_kwait_leave(struct rl_stripe *s, struct rl_kwait *self)
 {
 	struct rl_kwait *w = self;
@@ -537,7 +571,7 @@ static void rl_kwait_leave(struct rl_stripe *s, struct rl_kwait *self)
 		if (w->key != self->key)
 			continue;
 		if (head)
-			wake_up_process(w->task);
+			rl_kwait_wake(w);
 		break;
 	}
 	list_del(&self->node);
@@ -552,9 +586,37 @@ static void rl_kwait_sleep(struct rl_stripe *s, u64 until)
 	ktime_t t = ns_to_ktime(until);
 
 	set_current_state(TASK_INTERRUPTIBLE);
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 	schedule_hrtimeout_range(until == U64_MAX ? NULL : &t, RL_KEY_SLACK_NS, HRTIMER_MODE_ABS);
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
+}
+
+/*
+ * One look of @w, in line on its key: 0 when its tokens are granted (*@at:
+ * when they existed), -ETIMEDOUT past the deadline, -EINVAL when the burst
+ * was lowered below its count, or 1 to look again at *@until (U64_MAX:
+ * when the request before it leaves). The stripe's lock.
+ */
+static int rl_kwait_look(struct rl_keys *ks, struct rl_stripe *s, struct rl_kwait *w,
+			 struct rl_acquire *req, u64 *at, u64 *until)
+{
+	u64 deadline = req->deadline_ns, now;
+	struct rl_kparams kp;
+	struct rl_kt ready;
+
+	rl_keys_read_params(ks, &kp);
+	now = ktime_get_ns();
+	if (w->count > kp.burst)
+		return -EINVAL;
+	if (rl_kwait_head(s, w) && rl_key_take(w->key, &kp, w->count, now, at))
+		return 0;
+	ready = rl_key_ready(s, w->key, &kp, w->count, w, now);
+	if (now >= deadline) {
+		req->ready_ns = rl_kt_ceil(ready);
+		return -ETIMEDOUT;
+	}
+	*until = rl_kwait_head(s, w) ? min(rl_kt_ceil(ready), deadline) : deadline;
+	return 1;
 }
 
 /*
@@ -565,27 +627,15 @@ static int rl_kwait(struct rl_keys *ks, struct rl_stripe *s, struct rl_kwait *w,
 		    struct rl_acquire *req, u64 *at)
 	__must_hold(&s->lock)
 {
-	u64 deadline = req->deadline_ns, now, until;
-	struct rl_kparams kp;
-	struct rl_kt ready;
+	u64 until;
+	int ret;
 
-	for (;;) {
-		rl_keys_read_params(ks, &kp);
-		now = ktime_get_ns();
-		if (w->count > kp.burst)
-			return -EINVAL;
-		if (rl_kwait_head(s, w) && rl_key_take(w->key, &kp, w->count, now, at))
-			return 0;
-		ready = rl_key_ready(s, w->key, &kp, w->count, w, now);
-		if (now >= deadline) {
-			req->ready_ns = rl_kt_ceil(ready);
-			return -ETIMEDOUT;
-		}
+	while ((ret = rl_kwait_look(ks, s, w, req, at, &until)) > 0) {
 		if (signal_pending(current))
 			return -ERESTARTSYS;
-		until = rl_kwait_head(s, w) ? min(rl_kt_ceil(ready), deadline) : deadline;
 		rl_kwait_sleep(s, until);
 	}
+	return ret;
 }
 
 /* Account for a request that slept; the stripe's lock. */
@@ -609,17 +659,17 @@ static int rl_kwait_end(struct rl_keys *ks, struct rl_stripe *s, struct rl_kwait
 	return ret;
 }
 
-/* Serve a request now, refuse it, or put it in line; the stripe's lock. */
-static int rl_key_request(struct rl_keys *ks, struct rl_stripe *s, struct rl_key *k,
-			  const struct rl_kparams *kp, struct rl_acquire *req, bool nonblock,
-			  u64 now)
-	__must_hold(&s->lock)
+/*
+ * Serve a request now (0), refuse it (-EAGAIN, -ETIMEDOUT, @req->ready_ns
+ * set), or say that it waits in line (1); the stripe's lock.
+ */
+static int rl_key_admit(struct rl_keys *ks, struct rl_stripe *s, struct rl_key *k,
+			const struct rl_kparams *kp, struct rl_acquire *req, bool nonblock,
+			u64 now)
 {
-	struct rl_kwait w = { .key = k, .task = current, .count = req->count };
 	struct rl_kcounters *c = this_cpu_ptr(ks->stats);
 	struct rl_kt ready;
 	u64 at;
-	int ret;
 
 	if (!k->waiters && rl_key_take(k, kp, req->count, now, &at)) {
 		req->ready_ns = at;
@@ -639,11 +689,68 @@ static int rl_key_request(struct rl_keys *ks, struct rl_stripe *s, struct rl_key
 		return -ETIMEDOUT;
 	}
 	req->ready_ns = 0;
-	list_add_tail(&w.node, &s->waiters);
-	k->waiters++;
+	return 1;
+}
+
+/* Put @w at the end of its key's line; the stripe's lock. */
+static void rl_kwait_add(struct rl_stripe *s, struct rl_kwait *w)
+{
+	list_add_tail(&w->node, &s->waiters);
+	w->key->waiters++;
 	WRITE_ONCE(s->nwaiters, s->nwaiters + 1);
+}
+
+/* Serve a request now, refuse it, or sleep in line; the stripe's lock. */
+static int rl_key_request(struct rl_keys *ks, struct rl_stripe *s, struct rl_key *k,
+			  const struct rl_kparams *kp, struct rl_acquire *req, bool nonblock,
+			  u64 now)
+	__must_hold(&s->lock)
+{
+	struct rl_kwait w = { .key = k, .task = current, .count = req->count };
+	u64 at = 0;
+	int ret;
+
+	ret = rl_key_admit(ks, s, k, kp, req, nonblock, now);
+	if (ret <= 0)
+		return ret;
+	rl_kwait_add(s, &w);
 	ret = rl_kwait(ks, s, &w, req, &at);
 	return rl_kwait_end(ks, s, &w, req, ret, now, at);
+}
+
+/*
+ * Find or make the key of @hash, counting a request: the key, or an
+ * ERR_PTR: -ENOSPC at the cap (@req->ready_ns set), -ENOMEM. Called and
+ * returns with the stripe's lock held; drops it to allocate. *@now: when
+ * the key was found.
+ */
+static struct rl_key *rl_key_lookup(struct rl_keys *ks, struct rl_stripe *s, u64 hash,
+				    const struct rl_kparams *kp, struct rl_acquire *req, u64 *now)
+	__must_hold(&s->lock)
+{
+	struct rl_key *k, *spare = NULL;
+
+	for (;;) {
+		*now = ktime_get_ns();
+		k = rl_key_get(ks, s, hash, &spare, kp, *now);
+		if (k)
+			break;
+		spin_unlock_bh(&s->lock);
+		spare = rl_keys_alloc(ks, 1, sizeof(*spare));
+		spin_lock_bh(&s->lock);
+		if (!spare)
+			return ERR_PTR(-ENOMEM);
+	}
+	if (spare)
+		kmem_cache_free(rl_key_cache, spare);
+	if (k == ERR_PTR(-ENOMEM))
+		return k;
+	__this_cpu_inc(ks->stats->requests);
+	if (k == ERR_PTR(-ENOSPC)) {
+		__this_cpu_inc(ks->stats->refused);
+		req->ready_ns = rl_kt_ceil(rl_kt_add((struct rl_kt){ *now, 0 }, kp->tau, kp->rate));
+	}
+	return k;
 }
 
 /**
@@ -661,39 +768,17 @@ int rl_keys_acquire(struct rl_keys *ks, const u8 *key, u32 len, struct rl_acquir
 {
 	u64 hash = siphash(key, len, &ks->secret), now;
 	struct rl_stripe *s = rl_stripe_of(ks, hash);
-	struct rl_key *k, *spare = NULL;
 	struct rl_kparams kp;
+	struct rl_key *k;
 	int ret;
 
 	rl_keys_read_params(ks, &kp);
 	if (req->count > kp.burst)
 		return -EINVAL;
-	spin_lock(&s->lock);
-	for (;;) {
-		now = ktime_get_ns();
-		k = rl_key_get(ks, s, hash, &spare, &kp, now);
-		if (k)
-			break;
-		spin_unlock(&s->lock);
-		spare = rl_keys_alloc(ks, 1, sizeof(*spare));
-		if (!spare)
-			return -ENOMEM;
-		spin_lock(&s->lock);
-	}
-	__this_cpu_inc(ks->stats->requests);
-	if (IS_ERR(k)) {
-		ret = PTR_ERR(k);
-		if (ret == -ENOSPC) {
-			__this_cpu_inc(ks->stats->refused);
-			req->ready_ns = rl_kt_ceil(rl_kt_add((struct rl_kt){ now, 0 }, kp.tau,
-							     kp.rate));
-		}
-	} else {
-		ret = rl_key_request(ks, s, k, &kp, req, nonblock, now);
-	}
-	spin_unlock(&s->lock);
-	if (spare)
-		kmem_cache_free(rl_key_cache, spare);
+	spin_lock_bh(&s->lock);
+	k = rl_key_lookup(ks, s, hash, &kp, req, &now);
+	ret = IS_ERR(k) ? PTR_ERR(k) : rl_key_request(ks, s, k, &kp, req, nonblock, now);
+	spin_unlock_bh(&s->lock);
 	/* A stop or the freezer restarts the call unseen: one request, as for a limiter. */
 	if (ret == -ERESTARTSYS) {
 		if (rl_signal_seen())
@@ -701,6 +786,142 @@ int rl_keys_acquire(struct rl_keys *ks, const u8 *key, u32 len, struct rl_acquir
 		else
 			this_cpu_dec(ks->stats->requests);
 	}
+	return ret;
+}
+
+/* End @a in line with @ret: its outputs, the counters, the next in line told. The lock. */
+static void rl_kasync_finish(struct rl_kasync *a, int ret, u64 at)
+{
+	a->queued = false;
+	a->result = rl_kwait_end(a->ks, a->s, &a->w, &a->req, ret, a->start, at);
+}
+
+/* @a's outputs into @req, once it finished: its result. */
+static int rl_kasync_outputs(const struct rl_kasync *a, struct rl_acquire *req)
+{
+	req->wait_ns = a->req.wait_ns;
+	req->ready_ns = a->req.ready_ns;
+	req->lag_ns = 0;
+	return a->result;
+}
+
+/* Look again at @a, if it is still in line: finished, or the timer set again. The lock. */
+static bool rl_kasync_look(struct rl_kasync *a)
+{
+	u64 at = 0, until = U64_MAX;
+	int ret;
+
+	if (!a->queued)
+		return false;
+	ret = rl_kwait_look(a->ks, a->s, &a->w, &a->req, &at, &until);
+	if (ret <= 0) {
+		rl_kasync_finish(a, ret, at);
+		return true;
+	}
+	if (until != U64_MAX)
+		hrtimer_start_range_ns(&a->timer, ns_to_ktime(until), RL_KEY_SLACK_NS,
+				       HRTIMER_MODE_ABS_SOFT);
+	return false;
+}
+
+static enum hrtimer_restart rl_kasync_fire(struct hrtimer *timer)
+{
+	struct rl_kasync *a = container_of(timer, struct rl_kasync, timer);
+	bool finished;
+
+	spin_lock(&a->s->lock);
+	finished = rl_kasync_look(a);
+	spin_unlock(&a->s->lock);
+	/* rl_keys_async_end() waits for this callback before freeing @a. */
+	if (finished)
+		a->done(a->arg);
+	return HRTIMER_NORESTART;
+}
+
+/**
+ * rl_keys_submit() - queue a request of one key's tokens (RL_IOC_SUBMIT_KEY)
+ * @ks:   the family
+ * @key:  the key's bytes
+ * @len:  1 .. RL_KEY_MAX
+ * @req:  the request, checked by rl_acquire_check(); outputs filled in when
+ *        it ends at once
+ * @done: called once, from a timer and unlocked, when a queued request
+ *        finishes; rl_keys_async_end() then gives its result
+ * @arg:  for @done
+ * @ap:   set to the queued request, or NULL when it ended at once
+ *
+ * The request waits in line on its key behind the sleepers and queued
+ * requests before it, as a sleeper of RL_IOC_ACQUIRE_KEY does.
+ *
+ * Return: 0 (granted at once when *@ap is NULL), -EINVAL (count above the
+ * burst), -ETIMEDOUT (the deadline past or, with RL_ACQUIRE_PREDICT,
+ * predicted late), -ENOSPC (a new key at the cap), -ENOMEM.
+ */
+int rl_keys_submit(struct rl_keys *ks, const u8 *key, u32 len, struct rl_acquire *req,
+		   rl_kasync_done_fn done, void *arg, struct rl_kasync **ap)
+{
+	u64 hash = siphash(key, len, &ks->secret), now;
+	struct rl_stripe *s = rl_stripe_of(ks, hash);
+	struct rl_kparams kp;
+	struct rl_kasync *a;
+	struct rl_key *k;
+	int ret;
+
+	*ap = NULL;
+	rl_keys_read_params(ks, &kp);
+	if (req->count > kp.burst)
+		return -EINVAL;
+	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	if (!a)
+		return -ENOMEM;
+	spin_lock_bh(&s->lock);
+	k = rl_key_lookup(ks, s, hash, &kp, req, &now);
+	ret = IS_ERR(k) ? PTR_ERR(k) : rl_key_admit(ks, s, k, &kp, req, false, now);
+	if (ret == 1) {
+		*a = (struct rl_kasync){ .w = { .key = k, .count = req->count }, .ks = ks,
+					 .s = s, .req = *req, .start = now, .done = done,
+					 .arg = arg, .queued = true };
+		hrtimer_setup(&a->timer, rl_kasync_fire, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+		rl_kwait_add(s, &a->w);
+		ret = 0;
+		if (rl_kasync_look(a))
+			ret = rl_kasync_outputs(a, req);
+		else
+			*ap = a;
+	}
+	spin_unlock_bh(&s->lock);
+	if (!*ap)
+		kfree(a);
+	return ret;
+}
+
+/**
+ * rl_keys_async_end() - end a queued request and free it
+ * @a:   from rl_keys_submit()
+ * @req: its outputs are filled in
+ *
+ * A request still in line leaves it, taking nothing (counted as
+ * interrupted); a granted one keeps its tokens: a key takes none back.
+ * Once this returns, @a's done callback is not running and never will.
+ *
+ * Return: 0 (granted), -ETIMEDOUT, -EINVAL (the burst lowered below its
+ * count), or -ECANCELED when it was still in line.
+ */
+int rl_keys_async_end(struct rl_kasync *a, struct rl_acquire *req)
+{
+	struct rl_stripe *s = a->s;
+	int ret;
+
+	spin_lock_bh(&s->lock);
+	if (a->queued) {
+		rl_kasync_finish(a, -ECANCELED, 0);
+		__this_cpu_inc(a->ks->stats->interrupted);
+	}
+	spin_unlock_bh(&s->lock);
+	/* Out of line, nobody starts the timer again; a callback running ends. */
+	hrtimer_cancel(&a->timer);
+	ret = rl_kasync_outputs(a, req);
+	kfree(a);
 	return ret;
 }
 
@@ -721,7 +942,7 @@ void rl_keys_get_key(struct rl_keys *ks, const u8 *key, u32 len, struct rl_key_s
 
 	rl_keys_read_params(ks, &kp);
 	st->available = kp.burst;
-	spin_lock(&s->lock);
+	spin_lock_bh(&s->lock);
 	now = ktime_get_ns();
 	k = rl_key_find(ks, s, hash, now);
 	if (k && !rl_key_full(k, now)) {
@@ -739,7 +960,7 @@ void rl_keys_get_key(struct rl_keys *ks, const u8 *key, u32 len, struct rl_key_s
 		st->waiters = k->waiters;
 		st->kept = 1;
 	}
-	spin_unlock(&s->lock);
+	spin_unlock_bh(&s->lock);
 }
 
 static void rl_keys_sum(struct rl_keys *ks, struct rl_kcounters *sum)
@@ -828,12 +1049,12 @@ static void rl_keys_sweep_fn(struct work_struct *work)
 	for (i = 0; i < ks->nstripes; i++) {
 		struct rl_stripe *s = &ks->stripes[i];
 
-		spin_lock(&s->lock);
+		spin_lock_bh(&s->lock);
 		rl_stripe_sweep(ks, s, ktime_get_ns());
 		shift = rl_stripe_fits(s);
 		if (s->table && shift != s->shift)
 			rl_stripe_resize(ks, s, shift);
-		spin_unlock(&s->lock);
+		spin_unlock_bh(&s->lock);
 		cond_resched();
 	}
 	rl_keys_read_params(ks, &kp);

@@ -41,6 +41,7 @@ static_assert(sizeof(struct rl_unlink) == 32);
 static_assert(sizeof(struct rl_release) == 32);
 static_assert(sizeof(struct rl_client_config) == 64);
 static_assert(sizeof(struct rl_parent) == 40);
+static_assert(sizeof(struct rl_key_queued) == 176);
 static_assert(RL_DEPTH_MAX == RL_HIER_DEPTH_MAX);
 static_assert(sizeof(struct rl_cycle) == 96);
 static_assert(sizeof(struct rl_perm) == 32);
@@ -558,6 +559,8 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ticket_cancel(client, argp);
 	case RL_IOC_ACQUIRE_KEY:
 		return rl_ioctl_acquire_key(client, file, argp);
+	case RL_IOC_SUBMIT_KEY:
+		return rl_ticket_submit_key(client, argp);
 	case RL_IOC_GET_KEY:
 		return rl_ioctl_get_key(lim, argp);
 	case RL_IOC_GET_KEYS:
@@ -618,9 +621,9 @@ static __poll_t rl_poll(struct file *file, poll_table *pt)
 	lim = rl_client_limiter(client);
 	if (!lim)
 		return EPOLLERR;
-	/* No request of a keyed limiter is queued or polled for. */
+	/* A keyed limiter's fd is readable for its tickets only. */
 	if (lim->keys)
-		return 0;
+		return rl_ticket_poll(lim, client);
 	return rl_ticket_poll(lim, client) ?: rl_limiter_poll(lim, client);
 }
 

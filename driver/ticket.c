@@ -4,6 +4,9 @@
  * limiter's queue as a sleeper's (struct rl_waiter with no task) and
  * returns a ticket; the fd polls readable once it is finished, and
  * RL_IOC_COLLECT ends it; RL_IOC_CANCEL or close withdraws it.
+ * RL_IOC_SUBMIT_KEY does the same for a key of a keyed limiter: keys.c
+ * keeps the request in the key's line (struct rl_kasync) and calls
+ * rl_ticket_key_done() when it finished; the rest is the same.
  *
  * A ticket is finished once, under the limiter's lock, by whichever comes
  * first: rl_dispatch() serving it (rl_ticket_served()), or its deadline
@@ -22,6 +25,7 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
+#include "keys.h"
 #include "limiter.h"
 #include "ratelimit.h"
 #include "request.h"
@@ -35,6 +39,7 @@ struct rl_ticket {
 	struct list_head node;		/* in rl_client.tickets; rl_client.tmutex */
 	struct list_head done;		/* in rl_client.done once finished; limiter lock */
 	struct rl_limiter *lim;
+	struct rl_kasync *ka;		/* a key's request in its line (keys.c), or NULL */
 	u64 id;				/* its ticket number on the fd */
 	u64 user_data;			/* the caller's, given back */
 	u64 start;			/* when it arrived */
@@ -127,10 +132,27 @@ static void rl_ticket_free(struct rl_client *client, struct rl_ticket *t)
 	kfree(t);
 }
 
+/* Withdraw a key's @t; a grant stays taken. It is gone after. tmutex held. */
+static void rl_ticket_drop_key(struct rl_client *client, struct rl_ticket *t)
+{
+	/* After this, rl_ticket_key_done() has listed @t or never will. */
+	rl_keys_async_end(t->ka, &t->req);
+	rl_lock_irq(t->lim);
+	if (t->finished)
+		list_del(&t->done);
+	rl_unlock_irq(t->lim);
+	rl_ticket_free(client, t);
+}
+
 /* Withdraw @t, giving back what it got; it is gone after. tmutex held. */
 static void rl_ticket_drop(struct rl_client *client, struct rl_ticket *t)
 {
 	bool queued;
+
+	if (t->ka) {
+		rl_ticket_drop_key(client, t);
+		return;
+	}
 
 	/* After this, the timer has finished @t or never will. */
 	hrtimer_cancel(&t->timer);
@@ -213,6 +235,95 @@ int rl_ticket_submit(struct rl_client *client, struct rl_queued __user *u)
 	return ret;
 }
 
+/* A key's @arg (a struct rl_ticket) finished: list it. From keys.c's timer. */
+static void rl_ticket_key_done(void *arg)
+{
+	struct rl_ticket *t = arg;
+	unsigned long flags;
+
+	flags = rl_lock_irqsave(t->lim);
+	rl_ticket_finish(t);
+	rl_unlock_irqrestore(t->lim, flags);
+}
+
+/* Read SUBMIT_KEY's inputs into @kq and clear the outputs: 0 or -EFAULT. */
+static int rl_ticket_read_key(struct rl_key_queued *kq, struct rl_key_queued __user *u)
+{
+	const size_t tail = offsetof(struct rl_key_queued, key_len);
+
+	if (rl_ticket_read(&kq->queued, &u->queued) ||
+	    copy_from_user((u8 *)kq + tail, (u8 __user *)u + tail, sizeof(*kq) - tail))
+		return -EFAULT;
+	return 0;
+}
+
+/* Queue a key's ticket @t for @kq: 0 when it ended at once, RL_QUEUED, or -errno. tmutex held. */
+static int rl_ticket_queue_key(struct rl_client *client, struct rl_ticket *t,
+			       const struct rl_key_queued *kq)
+{
+	const struct rl_queued *q = &kq->queued;
+	int ret;
+
+	t->req = (struct rl_acquire) { .count = q->count, .deadline_ns = q->deadline_ns,
+				       .flags = q->flags, .priority = q->priority };
+	if (q->flags & ~RL_ACQUIRE_PREDICT || q->reserved0 || q->reserved ||
+	    !kq->key_len || kq->key_len > RL_KEY_MAX || kq->flags ||
+	    memchr_inv(kq->reserved, 0, sizeof(kq->reserved)))
+		return -EINVAL;
+	t->lim = rl_client_limiter(client);
+	ret = rl_acquire_check(client, &t->req, t->lim);
+	if (ret)
+		return ret;
+	if (!t->lim->keys)
+		return -EINVAL;
+	if (client->ntickets >= RL_QUEUED_MAX)
+		return -EBUSY;
+	INIT_LIST_HEAD(&t->done);
+	t->w.client = client;
+	ret = rl_keys_submit(t->lim->keys, kq->key, kq->key_len, &t->req, rl_ticket_key_done, t,
+			     &t->ka);
+	if (ret || !t->ka)
+		return ret;
+	t->id = ++client->next_ticket;
+	list_add_tail(&t->node, &client->tickets);
+	client->ntickets++;
+	return RL_QUEUED;
+}
+
+/**
+ * rl_ticket_submit_key() - RL_IOC_SUBMIT_KEY
+ * @client: the fd's client
+ * @u:      the caller's struct rl_key_queued
+ * Return: 0 (ticket 0 when granted at once), or -errno as documented for it.
+ */
+int rl_ticket_submit_key(struct rl_client *client, struct rl_key_queued __user *u)
+{
+	struct rl_key_queued kq;
+	struct rl_ticket *t;
+	int ret;
+
+	if (rl_ticket_read_key(&kq, u))
+		return -EFAULT;
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	if (!t)
+		return -ENOMEM;
+	t->user_data = kq.queued.user_data;
+	mutex_lock(&client->tmutex);
+	ret = rl_ticket_queue_key(client, t, &kq);
+	if (ret == RL_QUEUED) {
+		ret = put_user(t->id, &u->queued.ticket);
+		if (ret)
+			rl_ticket_drop(client, t);
+		mutex_unlock(&client->tmutex);
+		return ret;
+	}
+	mutex_unlock(&client->tmutex);
+	if (!ret || ret == -ETIMEDOUT || ret == -ENOSPC)
+		ret = rl_ticket_write(&u->queued, 0, 0, &t->req, t->user_data) ?: ret;
+	kfree(t);
+	return ret;
+}
+
 /**
  * rl_ticket_collect() - RL_IOC_COLLECT: end the first finished ticket and report it
  * @client: the fd's client
@@ -236,10 +347,15 @@ int rl_ticket_collect(struct rl_client *client, struct rl_queued __user *u)
 	if (t)
 		list_del(&t->done);
 	rl_unlock_irq(lim);
-	if (t) {
+	if (t && t->ka) {
+		t->result = rl_keys_async_end(t->ka, &t->req);
+		t->ka = NULL;
+	} else if (t) {
 		hrtimer_cancel(&t->timer);
 		if (!t->ended)
 			t->result = rl_limiter_acquire_end(lim, &t->req, &t->w, 0, t->start);
+	}
+	if (t) {
 		ret = rl_ticket_write(u, t->id, t->result, &t->req, t->user_data);
 		rl_ticket_free(client, t);
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Queued acquires for event loops (ticket.c): RL_IOC_SUBMIT, RL_IOC_COLLECT
- * and RL_IOC_CANCEL, their poll readiness, and their end at close.
+ * Queued acquires for event loops (ticket.c): RL_IOC_SUBMIT, SUBMIT_KEY,
+ * COLLECT and CANCEL, their poll readiness, and their end at close.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -13,6 +13,7 @@
 #include "ratelimit.h"
 
 int rl_ticket_submit(struct rl_client *client, struct rl_queued __user *u);
+int rl_ticket_submit_key(struct rl_client *client, struct rl_key_queued __user *u);
 int rl_ticket_collect(struct rl_client *client, struct rl_queued __user *u);
 int rl_ticket_cancel(struct rl_client *client, u64 __user *u);
 __poll_t rl_ticket_poll(struct rl_limiter *lim, struct rl_client *client);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * keyed.c - keyed limiters, a token bucket per key (RL_IOC_ACQUIRE_KEY,
- * RL_IOC_GET_KEY, RL_IOC_GET_KEYS). A key's length is checked here, so
+ * RL_IOC_SUBMIT_KEY, RL_IOC_GET_KEY, RL_IOC_GET_KEYS). A key's length is checked here, so
  * that a bad one costs no system call.
  *
  * Copyright (C) 2026 The ratelimit authors
@@ -16,6 +16,7 @@
 static_assert(sizeof(struct rl_key_acquire) == 160, "struct rl_key_acquire size");
 static_assert(sizeof(struct rl_key_state) == 128, "struct rl_key_state size");
 static_assert(sizeof(struct rl_keys_stats) == 128, "struct rl_keys_stats size");
+static_assert(sizeof(struct rl_key_queued) == 176, "struct rl_key_queued size");
 
 static int rl_key_len_valid(const void *key, size_t len)
 {
@@ -73,6 +74,13 @@ int rl_acquire_key_ex(int fd, struct rl_key_acquire *req)
 	if (!req || !req->key_len || req->key_len > RL_KEY_MAX)
 		return -EINVAL;
 	return rl_sys_ioctl(fd, RL_IOC_ACQUIRE_KEY, req);
+}
+
+int rl_submit_key(int fd, struct rl_key_queued *kq)
+{
+	if (!kq || !kq->key_len || kq->key_len > RL_KEY_MAX)
+		return -EINVAL;
+	return rl_sys_ioctl(fd, RL_IOC_SUBMIT_KEY, kq);
 }
 
 int rl_get_key(int fd, const void *key, size_t len, struct rl_key_state *st)

@@ -505,6 +505,27 @@ int rl_acquire_key_timeout(int fd, const void *key, size_t len,
 int rl_acquire_key_ex(int fd, struct rl_key_acquire *req);
 
 /**
+ * rl_submit_key() - take one key's tokens now, or queue the request without
+ *                   sleeping (RL_IOC_SUBMIT_KEY)
+ * @fd: client fd of a keyed limiter.
+ * @kq: the request: @kq->queued as for rl_submit() (count 1 .. the burst,
+ *      deadline_ns, flags 0 or RL_ACQUIRE_PREDICT, user_data), key_len and
+ *      key; other fields zero. On return, kq->queued.ticket is 0 when the
+ *      tokens were granted at once, else the ticket that rl_collect()
+ *      reports and rl_cancel() withdraws, as for rl_submit().
+ *
+ * The request waits in line on its key behind the key's other requests,
+ * queued or sleeping. rl_cancel() of a granted but uncollected one keeps
+ * its tokens taken: a key takes nothing back.
+ *
+ * Return: 0; -ETIMEDOUT and -ENOSPC with kq->queued.ready_ns written;
+ * -EBUSY, -EPERM, -EBADFD, or -EINVAL (also without a system call for a
+ * NULL @kq or a key_len of 0 or above RL_KEY_MAX, and for a limiter that
+ * is not keyed); or another -errno.
+ */
+int rl_submit_key(int fd, struct rl_key_queued *kq);
+
+/**
  * rl_get_key() - one key's state (RL_IOC_GET_KEY), without creating it
  * @fd:  client fd of a keyed limiter.
  * @key: the key's bytes; may point into @st.

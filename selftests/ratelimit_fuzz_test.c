@@ -941,8 +941,9 @@ static void fz_queued(struct fz_thread *t)
 		 arg == &q ? (void *)&q : NULL, sizeof(q));
 	if (arg != &q || ret || which == 2)
 		return;
-	if ((which == 1 && (q.reserved || (q.result && q.result != -ETIMEDOUT) ||
-			    !q.ticket)) ||
+	/* -EINVAL: a key's request whose burst was lowered below its count. */
+	if ((which == 1 && (q.reserved || (q.result && q.result != -ETIMEDOUT &&
+					   q.result != -EINVAL) || !q.ticket)) ||
 	    (which == 0 && (q.result || q.ticket == POISON64)))
 		fz_fail(t->sh, "%s out: ticket %#llx result %d reserved %#llx",
 			which ? "COLLECT" : "SUBMIT", (unsigned long long)q.ticket,
@@ -1053,23 +1054,26 @@ static __u32 gen_key(struct fz_thread *t, __u8 *key)
 /*
  * Keyed limiters: RL_IOC_ACQUIRE_KEY of a generated request on a generated
  * key (valid or not: lengths, counts above the burst, flags, reserved),
- * RL_IOC_GET_KEY of one and RL_IOC_GET_KEYS, on whatever limiter the fd
- * has; the outputs of a success are checked (not keys <= keys_max: a
- * change of limits may lower the cap below the keys kept).
+ * RL_IOC_GET_KEY of one, RL_IOC_GET_KEYS, and RL_IOC_SUBMIT_KEY (its
+ * tickets collected and cancelled by fz_queued(), or ended with their fd),
+ * on whatever limiter the fd has; the outputs of a success are checked
+ * (not keys <= keys_max: a change of limits may lower the cap below the
+ * keys kept).
  */
 static void fz_keyed(struct fz_thread *t)
 {
 	static const unsigned long cmds[] = {
-		RL_IOC_ACQUIRE_KEY, RL_IOC_GET_KEY, RL_IOC_GET_KEYS,
+		RL_IOC_ACQUIRE_KEY, RL_IOC_GET_KEY, RL_IOC_GET_KEYS, RL_IOC_SUBMIT_KEY,
 	};
-	unsigned int which = below(t, 10) < 6 ? 0 : 1 + below(t, 2);
+	unsigned int which = below(t, 10) < 5 ? 0 : 1 + below(t, 3);
 	union {
 		struct rl_key_acquire ka;
 		struct rl_key_state st;
 		struct rl_keys_stats ks;
+		struct rl_key_queued kq;
 	} u;
 	static const size_t sizes[] = {
-		sizeof(u.ka), sizeof(u.st), sizeof(u.ks),
+		sizeof(u.ka), sizeof(u.st), sizeof(u.ks), sizeof(u.kq),
 	};
 	void *arg = &u;
 	char what[80];
@@ -1093,10 +1097,18 @@ static void fz_keyed(struct fz_thread *t)
 		u.st.key_len = chance(t, 3) ? rnd_u32(t) : len;
 		u.st.flags = chance(t, 3) ? rnd_u32(t) | 1 : 0;
 		break;
-	default:
+	case 2:
 		memset(&u.ks, POISON_BYTE, sizeof(u.ks));
 		u.ks.flags = chance(t, 3) ? rnd_u32(t) | 1 : 0;
 		u.ks.reserved0 = chance(t, 3) ? rnd_u32(t) | 1 : 0;
+		break;
+	default:
+		gen_queued(t, &u.kq.queued);
+		len = gen_key(t, u.kq.key);
+		u.kq.key_len = chance(t, 3) ? rnd_u32(t) : len;
+		u.kq.flags = chance(t, 3) ? rnd_u32(t) | 1 : 0;
+		if (chance(t, 3))
+			u.kq.reserved[below(t, 3)] = rnd_u64(t) | 1;
 	}
 	if (chance(t, 4))
 		arg = fz_bad_ptr(t, sizes[which]);
@@ -1104,7 +1116,8 @@ static void fz_keyed(struct fz_thread *t)
 	ret = ioctl(fd, cmds[which], arg);
 	err = errno;
 	snprintf(what, sizeof(what), "fd %d keyed cmd %u key_len %u arg %p", fd, which,
-		 which == 0 ? u.ka.key_len : which == 1 ? u.st.key_len : 0, arg);
+		 which == 0 ? u.ka.key_len : which == 1 ? u.st.key_len :
+		 which == 3 ? u.kq.key_len : 0, arg);
 	fz_check(t, OP_KEYED, ret, err, fz_ioctl_errs, what, arg == &u ? (void *)&u : NULL,
 		 sizes[which]);
 	if (arg != &u || ret)
@@ -1116,7 +1129,9 @@ static void fz_keyed(struct fz_thread *t)
 			    !zero(u.st.reserved, sizeof(u.st.reserved)) ||
 			    (!u.st.kept && (u.st.full_ns || u.st.waiters)))) ||
 	    (which == 2 && (u.ks.keys_max > RL_KEYS_MAX ||
-			    !zero(u.ks.reserved, sizeof(u.ks.reserved)))))
+			    !zero(u.ks.reserved, sizeof(u.ks.reserved)))) ||
+	    (which == 3 && (u.kq.queued.result || u.kq.queued.ticket == POISON64 ||
+			    u.kq.queued.lag_ns)))
 		fz_fail(t->sh, "%s out: bad output", what);
 }
 

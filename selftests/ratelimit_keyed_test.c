@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -90,6 +91,41 @@ static int kacq_id(int fd, unsigned int id, __u64 count, __u64 deadline,
 	char k[RL_KEY_MAX];
 
 	return kacq(fd, k, kname(k, id), count, deadline, flags, ka);
+}
+
+/* A queued request of key @id, the outputs poisoned; @user_data given back. */
+static void kq_fill(struct rl_key_queued *kq, unsigned int id, __u64 count, __u64 deadline,
+		    __u32 flags, __u64 user_data)
+{
+	memset(kq, 0, sizeof(*kq));
+	kq->queued.ticket = POISON64;
+	kq->queued.count = count;
+	kq->queued.deadline_ns = deadline;
+	kq->queued.flags = flags;
+	kq->queued.wait_ns = POISON64;
+	kq->queued.ready_ns = POISON64;
+	kq->queued.lag_ns = POISON64;
+	kq->queued.user_data = user_data;
+	kq->key_len = kname((char *)kq->key, id);
+}
+
+/* RL_IOC_SUBMIT_KEY of kq_fill()'s request. */
+static int ksub_id(int fd, unsigned int id, __u64 count, __u64 deadline, __u32 flags,
+		   __u64 user_data, struct rl_key_queued *kq)
+{
+	kq_fill(kq, id, count, deadline, flags, user_data);
+	return ioctl(fd, RL_IOC_SUBMIT_KEY, kq);
+}
+
+/* Wait up to @ms for a finished ticket, then RL_IOC_COLLECT it into @q. */
+static int kcollect(int fd, struct rl_queued *q, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, ms) != 1)
+		return -1;
+	memset(q, POISON_BYTE, sizeof(*q));
+	return ioctl(fd, RL_IOC_COLLECT, q);
 }
 
 static int kstate(int fd, const void *key, __u32 len, struct rl_key_state *st)
@@ -450,6 +486,38 @@ TEST_F(keyed, wrong_ops_and_requests)
 	EXPECT_ERRNO(EBADFD, kacq(fresh, key, 4, 1, 0, RL_ACQUIRE_NONBLOCK, &ka));
 	EXPECT_ERRNO(EBADFD, kstate(fresh, key, 4, &st));
 	EXPECT_ERRNO(EBADFD, kstats(fresh, &ks));
+
+	/* RL_IOC_SUBMIT_KEY's checks. */
+	{
+		struct rl_key_queued kq;
+
+		EXPECT_ERRNO(EINVAL, ksub_id(plain, 1, 1, RL_DEADLINE_NONE, 0, 0, &kq));
+		EXPECT_ERRNO(EBADFD, ksub_id(fresh, 1, 1, RL_DEADLINE_NONE, 0, 0, &kq));
+		EXPECT_ERRNO(EINVAL, ksub_id(fd, 1, 0, RL_DEADLINE_NONE, 0, 0, &kq));
+		EXPECT_ERRNO(EINVAL, ksub_id(fd, 1, 5, RL_DEADLINE_NONE, 0, 0, &kq));
+		EXPECT_ERRNO(EINVAL, ksub_id(fd, 1, 1, RL_DEADLINE_NONE, RL_ACQUIRE_NONBLOCK, 0,
+					     &kq));
+		kq_fill(&kq, 1, 1, RL_DEADLINE_NONE, 0, 0);
+		kq.key_len = 0;
+		EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_SUBMIT_KEY, &kq));
+		kq.key_len = RL_KEY_MAX + 1;
+		EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_SUBMIT_KEY, &kq));
+		kq_fill(&kq, 1, 1, RL_DEADLINE_NONE, 0, 0);
+		kq.flags = 1;
+		EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_SUBMIT_KEY, &kq));
+		for (i = 0; i < 3; i++) {
+			kq_fill(&kq, 1, 1, RL_DEADLINE_NONE, 0, 0);
+			kq.reserved[i] = 1;
+			EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_SUBMIT_KEY, &kq));
+		}
+		kq_fill(&kq, 1, 1, RL_DEADLINE_NONE, 0, 0);
+		kq.queued.reserved0 = 1;
+		EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_SUBMIT_KEY, &kq));
+		kq_fill(&kq, 1, 1, RL_DEADLINE_NONE, 0, 0);
+		kq.queued.reserved = 1;
+		EXPECT_ERRNO(EINVAL, ioctl(fd, RL_IOC_SUBMIT_KEY, &kq));
+		EXPECT_ERRNO(EFAULT, ioctl(fd, RL_IOC_SUBMIT_KEY, (void *)8));
+	}
 
 	/* A keyed limiter takes no lease, and no lease makes a limiter keyed. */
 	memset(&l, 0, sizeof(l));
@@ -1014,6 +1082,155 @@ TEST_F_TIMEOUT(keyed, cancelled_requests_take_nothing, 60)
 	EXPECT_EQ(r0 + T, ka.acquire.ready_ns);
 	EXPECT_ERRNO(EAGAIN, kacq_id(fd, 7, 1, 0, RL_ACQUIRE_NONBLOCK, &ka));
 	EXPECT_EQ(r0 + 2 * T, ka.acquire.ready_ns);
+	close(fd);
+}
+
+/* ---- queued requests of a key: RL_IOC_SUBMIT_KEY, poll, COLLECT, CANCEL ---- */
+
+TEST_F_TIMEOUT(keyed, queued_in_line_with_sleepers, 60)
+{
+	const __u64 T = 200 * NS_PER_MS;
+	struct rl_key_queued kq;
+	struct rl_keys_stats ks;
+	struct rl_queued q1, q2;
+	struct pollfd pfd;
+	struct ksleeper w;
+	__u64 t1, t2;
+	int fd;
+
+	fd = kopen(1, T, 1, 0);
+	ASSERT_LE(0, fd);
+	/* A full key: granted at once, ticket 0, nothing to collect. */
+	ASSERT_EQ(0, ksub_id(fd, 20, 1, RL_DEADLINE_NONE, 0, 5, &kq));
+	EXPECT_EQ(0, kq.queued.ticket);
+	EXPECT_EQ(0, kq.queued.result);
+	EXPECT_LE(kq.queued.ready_ns, now_ns());
+	/* Then in line: a ticket, a sleeper behind it, a ticket behind both. */
+	ASSERT_EQ(0, ksub_id(fd, 20, 1, RL_DEADLINE_NONE, 0, 7, &kq));
+	t1 = kq.queued.ticket;
+	EXPECT_LT(0, t1);
+	EXPECT_EQ(0, kq.queued.ready_ns);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, ksleeper_start(&w, fd, 20, 1, RL_DEADLINE_NONE, NULL, NULL, 0));
+	ASSERT_EQ(0, wait_key_waiters(fd, 20, 2, 5000));
+	ASSERT_EQ(0, ksub_id(fd, 20, 1, RL_DEADLINE_NONE, 0, 9, &kq));
+	t2 = kq.queued.ticket;
+	EXPECT_LT(t1, t2);
+	EXPECT_EQ(3, key_waiters(fd, 20));
+	/* Another key waits for none of them. */
+	ASSERT_EQ(0, ksub_id(fd, 21, 1, RL_DEADLINE_NONE, 0, 0, &kq));
+	EXPECT_EQ(0, kq.queued.ticket);
+
+	/* Served in arrival order, one T apart (burst 1). */
+	ASSERT_EQ(0, kcollect(fd, &q1, 5000));
+	EXPECT_EQ(t1, q1.ticket);
+	EXPECT_EQ(0, q1.result);
+	EXPECT_EQ(7, q1.user_data);
+	EXPECT_EQ(1, q1.count);
+	EXPECT_LT(0, q1.wait_ns);
+	EXPECT_EQ(0, q1.lag_ns);
+	ASSERT_EQ(0, ksleeper_join(&w, 5000));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_LE(q1.ready_ns + T, w.ka.acquire.ready_ns);
+	ASSERT_EQ(0, kcollect(fd, &q2, 5000));
+	EXPECT_EQ(t2, q2.ticket);
+	EXPECT_EQ(0, q2.result);
+	EXPECT_EQ(9, q2.user_data);
+	EXPECT_LE(w.ka.acquire.ready_ns + T, q2.ready_ns);
+	/* Nothing more to collect. */
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	EXPECT_ERRNO(EAGAIN, ioctl(fd, RL_IOC_COLLECT, &q1));
+	ASSERT_EQ(0, kstats(fd, &ks));
+	EXPECT_EQ(0, ks.waiters);
+	close(fd);
+}
+
+TEST_F_TIMEOUT(keyed, queued_timeout_cancel_close, 60)
+{
+	const __u64 T = HOUR / 4;
+	struct rl_key_state st0, st;
+	struct rl_key_acquire ka;
+	struct rl_key_queued kq;
+	struct rl_config c = { .rate = 4, .period_ns = HOUR, .burst = 4,
+			       .flags = RL_CONFIG_KEYED };
+	struct rl_stats s0, s;
+	struct rl_queued q;
+	__u64 r0, t, id;
+	int fd, fd2, i;
+	char name[32];
+
+	/* 4 per hour, burst 4: nothing comes back during the test. Named, for two files. */
+	snprintf(name, sizeof(name), "kq-%d", getpid());
+	fd = ks_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ks_att_cfg(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, &c));
+	ASSERT_EQ(0, kacq_id(fd, 7, 3, 0, RL_ACQUIRE_NONBLOCK, &ka));
+	ASSERT_EQ(0, kstate_id(fd, 7, &st0));
+	r0 = st0.full_ns - 4 * T;
+	ASSERT_EQ(0, ks_stats(fd, &s0));
+
+	/* The deadline passes in line: -ETIMEDOUT collected, nothing taken. */
+	t = now_ns();
+	ASSERT_EQ(0, ksub_id(fd, 7, 2, t + 100 * NS_PER_MS, 0, 1, &kq));
+	id = kq.queued.ticket;
+	EXPECT_LT(0, id);
+	ASSERT_EQ(0, kcollect(fd, &q, 5000));
+	EXPECT_EQ(id, q.ticket);
+	EXPECT_EQ(-ETIMEDOUT, q.result);
+	EXPECT_EQ(r0 + 2 * T, q.ready_ns);
+	EXPECT_LE(t + 100 * NS_PER_MS, now_ns());
+	/* Predicted late: -ETIMEDOUT at once, ready_ns written. */
+	EXPECT_ERRNO(ETIMEDOUT, ksub_id(fd, 7, 2, now_ns() + NS_PER_SEC, RL_ACQUIRE_PREDICT, 0,
+					&kq));
+	EXPECT_EQ(0, kq.queued.ticket);
+	EXPECT_EQ(r0 + 2 * T, kq.queued.ready_ns);
+
+	/* Cancelled in line: gone, nothing to collect, nothing taken. */
+	ASSERT_EQ(0, ksub_id(fd, 7, 2, RL_DEADLINE_NONE, 0, 0, &kq));
+	id = kq.queued.ticket;
+	EXPECT_EQ(1, key_waiters(fd, 7));
+	EXPECT_EQ(0, ioctl(fd, RL_IOC_CANCEL, &id));
+	EXPECT_ERRNO(ENOENT, ioctl(fd, RL_IOC_CANCEL, &id));
+	EXPECT_ERRNO(EAGAIN, ioctl(fd, RL_IOC_COLLECT, &q));
+	EXPECT_EQ(0, key_waiters(fd, 7));
+
+	/* RL_QUEUED_MAX tickets per fd, then EBUSY; CANCEL of 0 ends them all. */
+	for (i = 0; i < RL_QUEUED_MAX; i++) {
+		ASSERT_EQ(0, ksub_id(fd, 7, 2, RL_DEADLINE_NONE, 0, 0, &kq));
+		ASSERT_LT(0, kq.queued.ticket);
+	}
+	EXPECT_ERRNO(EBUSY, ksub_id(fd, 7, 2, RL_DEADLINE_NONE, 0, 0, &kq));
+	EXPECT_EQ(RL_QUEUED_MAX, key_waiters(fd, 7));
+	id = 0;
+	EXPECT_EQ(0, ioctl(fd, RL_IOC_CANCEL, &id));
+	EXPECT_EQ(0, key_waiters(fd, 7));
+
+	/* Close with tickets in line: another file of the limiter's. */
+	fd2 = ks_open();
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, ks_att_cfg(fd2, name, 0, 0, &c));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, ksub_id(fd2, 7, 2, RL_DEADLINE_NONE, 0, 0, &kq));
+	EXPECT_EQ(3, key_waiters(fd, 7));
+	close(fd2);
+	EXPECT_EQ(0, key_waiters(fd, 7));
+
+	/* As if none had asked: the key owes what it owed, nobody in line. */
+	ASSERT_EQ(0, kstate_id(fd, 7, &st));
+	EXPECT_EQ(st0.available, st.available);
+	EXPECT_EQ(st0.full_ns, st.full_ns);
+	EXPECT_EQ(0, st.waiters);
+	ASSERT_EQ(0, ks_stats(fd, &s));
+	EXPECT_EQ(s0.granted, s.granted);
+	EXPECT_LE(s0.timeouts + 2, s.timeouts);
+	EXPECT_LE(s0.interrupted + 1 + RL_QUEUED_MAX + 3, s.interrupted);
+	EXPECT_EQ(0, kacq_id(fd, 7, 1, 0, RL_ACQUIRE_NONBLOCK, &ka));
+	EXPECT_EQ(r0 + T, ka.acquire.ready_ns);
+
+	/* Tickets still in line when the last fd closes: freed with it. */
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, ksub_id(fd, 7, 1, RL_DEADLINE_NONE, 0, 0, &kq));
 	close(fd);
 }
 

@@ -50,6 +50,7 @@ NOT_BOUND = {
     "rl_acquire_key": "rl_acquire_key_ex() with a deadline",
     "rl_try_acquire_key": "rl_acquire_key_ex() with RL_ACQUIRE_NONBLOCK",
     "rl_acquire_key_timeout": "rl_acquire_key_ex() with a deadline",
+    "rl_submit_key": "AsyncLimiter.acquire_key() tries and sleeps instead",
 }
 
 

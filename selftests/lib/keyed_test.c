@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libratelimit: keyed limiters, rl_acquire_key(), rl_try_acquire_key(),
- * rl_acquire_key_timeout(), rl_acquire_key_ex(), rl_get_key() and
- * rl_get_keys(): a bucket per key, keys independent of each other, the
+ * rl_acquire_key_timeout(), rl_acquire_key_ex(), rl_submit_key(),
+ * rl_get_key() and rl_get_keys(): a bucket per key, keys independent of each other, the
  * cap on keys, and every error as -errno with errno left alone.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <stdio.h>
 
 /* The harness has unused parameters (variant, ucontext) by design. */
@@ -440,6 +441,57 @@ TEST(acquire_key_ex_errors)
 	key_req(&req, "k", 2, RL_DEADLINE_NONE);	/* above the burst */
 	EXPECT_LIB(-EINVAL, rl_acquire_key_ex(fd, &req));
 	EXPECT_EQ(1ULL, key_avail(fd, "k"));
+	rl_close(fd);
+}
+
+/* A queued request of @count tokens of @key. */
+static void key_queued(struct rl_key_queued *kq, const char *key, __u64 count,
+		       __u64 deadline_ns, __u64 user_data)
+{
+	memset(kq, 0, sizeof(*kq));
+	kq->queued.count = count;
+	kq->queued.deadline_ns = deadline_ns;
+	kq->queued.user_data = user_data;
+	kq->key_len = strlen(key);
+	memcpy(kq->key, key, kq->key_len);
+}
+
+TEST(submit_key)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct rl_key_queued kq;
+	struct rl_queued q;
+	int fd = key_fd(10, NS_PER_SEC, 1, 0);
+
+	ASSERT_LE(0, fd);
+	pfd.fd = fd;
+	/* Granted at once: ticket 0. */
+	key_queued(&kq, "k", 1, RL_DEADLINE_NONE, 1);
+	EXPECT_LIB(0, rl_submit_key(fd, &kq));
+	EXPECT_EQ(0ULL, kq.queued.ticket);
+	/* The next token is 100 ms away: a ticket, collected once the fd is readable. */
+	key_queued(&kq, "k", 1, RL_DEADLINE_NONE, 2);
+	EXPECT_LIB(0, rl_submit_key(fd, &kq));
+	EXPECT_LT(0ULL, kq.queued.ticket);
+	EXPECT_LIB(-EAGAIN, rl_collect(fd, &q));
+	ASSERT_EQ(1, poll(&pfd, 1, 10000));
+	EXPECT_LIB(0, rl_collect(fd, &q));
+	EXPECT_EQ(kq.queued.ticket, q.ticket);
+	EXPECT_EQ(0, q.result);
+	EXPECT_EQ(2ULL, q.user_data);
+	EXPECT_LE(50 * NS_PER_MS, q.wait_ns);
+	/* Withdrawn in line: nothing taken, nothing to collect. */
+	key_queued(&kq, "k", 1, RL_DEADLINE_NONE, 3);
+	EXPECT_LIB(0, rl_submit_key(fd, &kq));
+	EXPECT_LIB(0, rl_cancel(fd, kq.queued.ticket));
+	EXPECT_LIB(-EAGAIN, rl_collect(fd, &q));
+	/* Checked here: no system call for a bad key length or a NULL request. */
+	key_queued(&kq, "k", 1, RL_DEADLINE_NONE, 0);
+	kq.key_len = 0;
+	EXPECT_LIB(-EINVAL, rl_submit_key(fd, &kq));
+	kq.key_len = RL_KEY_MAX + 1;
+	EXPECT_LIB(-EINVAL, rl_submit_key(fd, &kq));
+	EXPECT_LIB(-EINVAL, rl_submit_key(fd, NULL));
 	rl_close(fd);
 }
 

@@ -744,6 +744,10 @@ struct rl_perm {
  * limits. The memory is charged to the memory cgroup of the process that
  * created the limiter.
  *
+ * Event loops queue requests of a key with RL_IOC_SUBMIT_KEY (struct
+ * rl_key_queued) and collect them as any ticket (RL_IOC_COLLECT, poll,
+ * RL_IOC_CANCEL); they wait in line on their key with the sleepers.
+ *
  * A keyed limiter takes no RL_IOC_ACQUIRE, CYCLE, SUBMIT, DEPOSIT,
  * SET_LEASE, SET_PARENT, io_uring command or mmap (-EINVAL), has no
  * concurrency limit, catch-up, backlog, fed or unlimited mode, and needs a
@@ -781,6 +785,38 @@ struct rl_perm {
  */
 struct rl_key_acquire {
 	struct rl_acquire acquire;
+	__u32 key_len;
+	__u32 flags;
+	__u64 reserved[3];
+	__u8 key[RL_KEY_MAX];
+};
+
+/**
+ * struct rl_key_queued - queue a request of one key's tokens
+ *                        (RL_IOC_SUBMIT_KEY)
+ * @queued:   the request, in and out, as for RL_IOC_SUBMIT but for
+ *            @queued.count, 1 .. the burst (-EINVAL above), and
+ *            @queued.lag_ns, always 0. @queued.ready_ns on -ETIMEDOUT is
+ *            the time the request could be granted at behind the key's
+ *            line; on -ENOSPC as for RL_IOC_ACQUIRE_KEY.
+ * @key_len:  in: bytes of @key used, 1 .. RL_KEY_MAX.
+ * @flags:    in: must be zero.
+ * @reserved: must be zero.
+ * @key:      in: the key; bytes past @key_len are ignored.
+ *
+ * A ticket of the fd as RL_IOC_SUBMIT's: RL_IOC_COLLECT reports it (the
+ * struct rl_queued part; result 0, -ETIMEDOUT, or -EINVAL when the burst
+ * was lowered below its count while it waited), poll says when one is
+ * finished, RL_IOC_CANCEL and close withdraw it. It waits in line on its
+ * key behind the requests before it, queued or sleeping. A withdrawn
+ * request still in line takes nothing; a granted one not yet collected
+ * keeps its tokens taken (a key's bucket takes nothing back), and counts
+ * as interrupted either way.
+ * Errors: those of RL_IOC_SUBMIT; -EINVAL when the fd's limiter is not
+ * keyed; -ENOSPC as for RL_IOC_ACQUIRE_KEY (@queued's outputs written).
+ */
+struct rl_key_queued {
+	struct rl_queued queued;
 	__u32 key_len;
 	__u32 flags;
 	__u64 reserved[3];
@@ -868,5 +904,6 @@ struct rl_keys_stats {
 #define RL_IOC_ACQUIRE_KEY	_IOWR(RL_IOC_MAGIC, 22, struct rl_key_acquire)
 #define RL_IOC_GET_KEY		_IOWR(RL_IOC_MAGIC, 23, struct rl_key_state)
 #define RL_IOC_GET_KEYS		_IOWR(RL_IOC_MAGIC, 24, struct rl_keys_stats)
+#define RL_IOC_SUBMIT_KEY	_IOWR(RL_IOC_MAGIC, 25, struct rl_key_queued)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */
