@@ -12,6 +12,11 @@
  * results and post the completion. Issue, cancellation and rl_uring_end()
  * all run under the ring's uring_lock, so none runs while another does.
  *
+ * RL_URING_ACQUIRE_KEY does the same for a key of a keyed limiter: keys.c
+ * keeps the request in its key's line (struct rl_kasync, its own deadline
+ * included) and calls rl_uring_key_done() when it finished; the rest is
+ * the same, rl_keys_async_end() giving the result in rl_uring_end().
+ *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <linux/hrtimer.h>
@@ -21,6 +26,7 @@
 #include <linux/spinlock.h>
 
 #include "compat.h"
+#include "keys.h"
 #include "limiter.h"
 #include "ratelimit.h"
 #include "request.h"
@@ -34,6 +40,7 @@ struct rl_async {
 	struct io_uring_cmd *cmd;
 	struct rl_limiter *lim;
 	struct rl_acquire __user *uptr;	/* the caller's, for the results */
+	struct rl_kasync *ka;		/* a key's request in its line (keys.c), or NULL */
 	u64 start;			/* when it arrived */
 	int why;			/* -ETIMEDOUT or -ECANCELED if not served; limiter lock */
 	bool ending;			/* rl_uring_end() is on its way; limiter lock */
@@ -51,8 +58,12 @@ static void rl_uring_end(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	struct rl_limiter *lim = a->lim;
 	int ret;
 
-	hrtimer_cancel(&a->timer);
-	ret = rl_limiter_acquire_end(lim, &a->req, &a->w, a->why, a->start);
+	if (a->ka) {
+		ret = rl_keys_async_end(a->ka, &a->req);
+	} else {
+		hrtimer_cancel(&a->timer);
+		ret = rl_limiter_acquire_end(lim, &a->req, &a->w, a->why, a->start);
+	}
 	if ((!ret || ret == -ETIMEDOUT) && !rl_uring_task_gone() &&
 	    rl_acquire_write(a->uptr, &a->req))
 		ret = -EFAULT;
@@ -76,6 +87,17 @@ static void rl_uring_finish(struct rl_async *a, int why)
 static void rl_uring_served(struct rl_waiter *w)
 {
 	rl_uring_finish(container_of(w, struct rl_async, w), 0);
+}
+
+/* A key's request finished (keys.c's timer): end it, unless it is ending already. */
+static void rl_uring_key_done(void *arg)
+{
+	struct rl_async *a = arg;
+	unsigned long flags;
+
+	flags = rl_lock_irqsave(a->lim);
+	rl_uring_finish(a, 0);
+	rl_unlock_irqrestore(a->lim, flags);
 }
 
 static enum hrtimer_restart rl_uring_deadline(struct hrtimer *timer)
@@ -115,7 +137,8 @@ static void rl_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags)
 static int rl_uring_now(struct io_uring_cmd *cmd, struct rl_async *a, int ret,
 			unsigned int issue_flags)
 {
-	if ((!ret || ret == -EAGAIN || ret == -ETIMEDOUT) && rl_acquire_write(a->uptr, &a->req))
+	if ((!ret || ret == -EAGAIN || ret == -ETIMEDOUT || ret == -ENOSPC) &&
+	    rl_acquire_write(a->uptr, &a->req))
 		ret = -EFAULT;
 	kfree(a);
 	if (ret != -EAGAIN)
@@ -164,6 +187,63 @@ static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	return -EIOCBQUEUED;
 }
 
+/* Wait for a key's request: listed for RL_URING_CANCEL, cancelable. */
+static int rl_uring_key_wait(struct io_uring_cmd *cmd, struct rl_async *a,
+			     unsigned int issue_flags)
+{
+	struct rl_client *client = cmd->file->private_data;
+
+	/* Finished already, it ends after this: see the top of this file. */
+	rl_lock_irq(a->lim);
+	if (!a->ending)
+		list_add_tail(&a->node, &client->async);
+	rl_unlock_irq(a->lim);
+	io_uring_cmd_mark_cancelable(cmd, issue_flags);
+	return -EIOCBQUEUED;
+}
+
+/* RL_URING_ACQUIRE_KEY: sqe->addr is a struct rl_key_acquire, read now. */
+static int rl_uring_acquire_key(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	const size_t tail = offsetof(struct rl_key_acquire, key_len);
+	struct rl_client *client = cmd->file->private_data;
+	struct rl_key_acquire __user *u;
+	struct rl_key_acquire k;
+	struct rl_async *a;
+	int ret;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	if (!a)
+		return -ENOMEM;
+	a->cmd = cmd;
+	INIT_LIST_HEAD(&a->node);
+	u = u64_to_user_ptr(READ_ONCE(cmd->sqe->addr));
+	a->uptr = &u->acquire;
+	ret = rl_acquire_read(&a->req, a->uptr);
+	if (!ret && copy_from_user((u8 *)&k + tail, (u8 __user *)u + tail, sizeof(k) - tail))
+		ret = -EFAULT;
+	if (!ret && (!k.key_len || k.key_len > RL_KEY_MAX || k.flags ||
+		     memchr_inv(k.reserved, 0, sizeof(k.reserved))))
+		ret = -EINVAL;
+	a->lim = rl_client_limiter(client);
+	ret = ret ?: rl_acquire_check(client, &a->req, a->lim);
+	if (!ret && !a->lim->keys)
+		ret = -EINVAL;
+	if (ret) {
+		kfree(a);
+		return ret;
+	}
+	*io_uring_cmd_to_pdu(cmd, struct rl_async *) = a;
+	if (a->req.flags & RL_ACQUIRE_NONBLOCK)
+		ret = rl_keys_acquire(a->lim->keys, k.key, k.key_len, &a->req, true);
+	else
+		ret = rl_keys_submit(a->lim->keys, k.key, k.key_len, &a->req,
+				     rl_uring_key_done, a, &a->ka);
+	if (ret || !a->ka)
+		return rl_uring_now(cmd, a, ret, issue_flags);
+	return rl_uring_key_wait(cmd, a, issue_flags);
+}
+
 /*
  * RL_URING_CANCEL: cancel this fd's acquires submitted to the same ring with
  * user_data sqe->addr (IORING_OP_ASYNC_CANCEL does not reach file commands).
@@ -196,6 +276,8 @@ static int rl_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	switch (cmd->cmd_op) {
 	case RL_URING_ACQUIRE:
 		return rl_uring_acquire(cmd, issue_flags);
+	case RL_URING_ACQUIRE_KEY:
+		return rl_uring_acquire_key(cmd, issue_flags);
 	case RL_URING_CANCEL:
 		return rl_uring_cancel_op(cmd);
 	default:

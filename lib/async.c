@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * async.c - acquires through io_uring (RL_URING_ACQUIRE), on liburing.
+ * async.c - acquires through io_uring (RL_URING_ACQUIRE, RL_URING_ACQUIRE_KEY),
+ * on liburing.
  *
  * Only liburing's inline functions are used: the library does not link
  * with liburing, the caller does.
@@ -26,6 +27,12 @@ void rl_prep_acquire_async(struct io_uring_sqe *sqe, int fd,
 			   struct rl_acquire *req)
 {
 	rl_prep_cmd(sqe, fd, RL_URING_ACQUIRE, (__u64)(uintptr_t)req);
+}
+
+void rl_prep_acquire_key_async(struct io_uring_sqe *sqe, int fd,
+			       struct rl_key_acquire *req)
+{
+	rl_prep_cmd(sqe, fd, RL_URING_ACQUIRE_KEY, (__u64)(uintptr_t)req);
 }
 
 void rl_prep_cancel_async(struct io_uring_sqe *sqe, int fd, uint64_t target)
@@ -87,6 +94,15 @@ int rl_acquire_async(struct io_uring *ring, int fd, struct rl_acquire *req,
 	if (rl_acquire_fast(ring, fd, req, user_data))
 		return 0;
 	return rl_queue_cmd(ring, fd, RL_URING_ACQUIRE,
+			    (__u64)(uintptr_t)req, user_data);
+}
+
+int rl_acquire_key_async(struct io_uring *ring, int fd, struct rl_key_acquire *req,
+			 uint64_t user_data)
+{
+	if (!req || !ring || !req->key_len || req->key_len > RL_KEY_MAX)
+		return -EINVAL;
+	return rl_queue_cmd(ring, fd, RL_URING_ACQUIRE_KEY,
 			    (__u64)(uintptr_t)req, user_data);
 }
 

@@ -770,6 +770,25 @@ int rl_acquire_async(struct io_uring *ring, int fd, struct rl_acquire *req,
 		     uint64_t user_data);
 
 /**
+ * rl_acquire_key_async() - queue an acquire of one key's tokens on an io_uring
+ * @ring:      the ring (liburing's struct io_uring).
+ * @fd:        client fd of a keyed limiter.
+ * @req:       the request, as for rl_acquire_key_ex(); the outputs of
+ *             @req->acquire are written before the completion is posted,
+ *             so it must stay valid (and unchanged) until then.
+ * @user_data: the completion's user_data.
+ *
+ * As rl_acquire_async(), for a key (RL_URING_ACQUIRE_KEY): the request
+ * waits in line on its key with the key's other requests; its result is
+ * what rl_acquire_key_ex() would return (-ENOSPC with a ready time too).
+ *
+ * Return: 0, -EBUSY when the submission queue is full, -EINVAL (also for
+ * a key_len of 0 or above RL_KEY_MAX).
+ */
+int rl_acquire_key_async(struct io_uring *ring, int fd, struct rl_key_acquire *req,
+			 uint64_t user_data);
+
+/**
  * rl_cancel_async() - queue the cancellation of acquires on an io_uring
  * @ring:      the ring of the acquires.
  * @fd:        the client fd they went to.
@@ -793,6 +812,15 @@ int rl_cancel_async(struct io_uring *ring, int fd, uint64_t target,
  */
 void rl_prep_acquire_async(struct io_uring_sqe *sqe, int fd,
 			   struct rl_acquire *req);
+
+/**
+ * rl_prep_acquire_key_async() - fill an SQE with an acquire of a key
+ * @sqe: from io_uring_get_sqe(); every field is written (user_data 0).
+ * @fd:  client fd of a keyed limiter.
+ * @req: as for rl_acquire_key_async().
+ */
+void rl_prep_acquire_key_async(struct io_uring_sqe *sqe, int fd,
+			       struct rl_key_acquire *req);
 
 /**
  * rl_prep_cancel_async() - fill an SQE with a cancellation

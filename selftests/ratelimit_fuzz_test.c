@@ -1548,7 +1548,7 @@ static void fz_fork(struct fz_thread *t)
 	fz_check(t, OP_FORK, 0, 0, NULL, "fork", NULL, 0);
 }
 
-/* ---- acquires through io_uring (RL_URING_ACQUIRE, RL_URING_CANCEL) ---- */
+/* ---- acquires through io_uring (RL_URING_ACQUIRE, _ACQUIRE_KEY, _CANCEL) ---- */
 
 #define FZ_URING_SLOTS	8
 #define FZ_URING_WAIT_NS (2 * NS_PER_SEC)	/* past every deadline */
@@ -1562,7 +1562,7 @@ struct fz_ring {
 	struct io_uring ring;
 	pid_t pid;
 	int busy;
-	struct rl_acquire req[FZ_URING_SLOTS];
+	struct rl_key_acquire req[FZ_URING_SLOTS];	/* .acquire alone for a plain one */
 	bool used[FZ_URING_SLOTS];
 };
 
@@ -1571,7 +1571,7 @@ static __thread struct fz_ring *fz_ring;
 /* What a completion may carry: the ioctl's errnos, cancellation, none. */
 static const int fz_uring_errs[] = {
 	EINVAL, EAGAIN, ETIMEDOUT, EBADFD, EFAULT, ENOTTY, EPERM, ENOMEM,
-	ECANCELED, ENOENT, EOPNOTSUPP, EBADF, EINTR, 0
+	ECANCELED, ENOENT, EOPNOTSUPP, EBADF, EINTR, ENOSPC, 0
 };
 
 static struct fz_ring *fz_ring_get(void)
@@ -1621,23 +1621,36 @@ static void fz_uring_reap(struct fz_thread *t, struct fz_ring *r,
 			r->busy);
 }
 
-/* An acquire whose deadline ends it before the run does. */
+/* An acquire, of a key or not, whose deadline ends it before the run does. */
 static void fz_uring_acquire(struct fz_thread *t, struct fz_ring *r,
 			     struct io_uring_sqe *sqe, int fd)
 {
 	__u64 now = now_ns(), d = below(t, FZ_URING_SLOTS);
-	struct rl_acquire *a = &r->req[d];
+	struct rl_key_acquire *k = &r->req[d];
+	struct rl_acquire *a = &k->acquire;
+	bool keyed = chance(t, 3);
 
 	if (r->used[d] || chance(t, 5)) {
 		rl_prep_acquire_async(sqe, fd, fz_bad_ptr(t, sizeof(*a)));
+		if (keyed)
+			rl_prep_acquire_key_async(sqe, fd, fz_bad_ptr(t, sizeof(*k)));
 		d = FZ_URING_SLOTS;
 	} else {
+		memset(k, 0, sizeof(*k));
 		gen_acquire(t, a);
 		if (a->deadline_ns == RL_DEADLINE_NONE ||
 		    (a->deadline_ns < 1ULL << 63 &&
 		     a->deadline_ns > now + 300 * NS_PER_MS))
 			a->deadline_ns = now + below(t, 300 * NS_PER_MS);
 		rl_prep_acquire_async(sqe, fd, a);
+		if (keyed) {
+			k->key_len = gen_key(t, k->key);
+			if (chance(t, 5))
+				k->key_len = rnd_u32(t);
+			if (chance(t, 5))
+				k->reserved[below(t, 3)] = rnd_u64(t) | 1;
+			rl_prep_acquire_key_async(sqe, fd, k);
+		}
 		r->used[d] = true;
 		r->busy++;
 	}

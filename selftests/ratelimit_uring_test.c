@@ -5,7 +5,8 @@
  * service among blocking waiters, deadlines, cancellation (RL_URING_CANCEL,
  * IORING_OP_ASYNC_CANCEL, closing the ring, the exit of the task) in the
  * middle of a request above the burst, and 10,000 requests outstanding
- * from one thread.
+ * from one thread; and the acquires of a key of a keyed limiter
+ * (RL_URING_ACQUIRE_KEY, rl_acquire_key_async()).
  *
  * On a kernel without RL_FEATURE_URING_CMD (before 6.8: io_uring there
  * cannot cancel a command of a file) the commands must fail with
@@ -499,6 +500,184 @@ TEST_F(uring, wait_histogram)
 	EXPECT_LE(1ULL << 20, floor);
 	EXPECT_EQ(1, count);
 	EXPECT_EQ(NULL, strchr(buf, '\n'));
+	close(fd);
+}
+
+/* ---- keys: RL_URING_ACQUIRE_KEY ---- */
+
+/* A private keyed limiter: @rate per @period, burst 1. */
+static int key_fd(__u64 rate, __u64 period)
+{
+	struct rl_config c = { .rate = rate, .period_ns = period, .burst = 1,
+			       .flags = RL_CONFIG_KEYED };
+	int fd = ks_open();
+
+	if (fd >= 0 && ioctl(fd, RL_IOC_SET_CONFIG, &c)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void key_req(struct rl_key_acquire *k, const char *key, __u64 deadline, __u32 flags)
+{
+	memset(k, 0, sizeof(*k));
+	ks_acq_req(&k->acquire, 1, deadline, flags);
+	k->key_len = strlen(key);
+	memcpy(k->key, key, k->key_len);
+}
+
+/* Queue and submit an acquire of a key, or any SQE of it for a bad @len. */
+static int submit_key(struct io_uring *ring, int fd, struct rl_key_acquire *k, __u64 data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	int ret;
+
+	if (!sqe)
+		return -EBUSY;
+	rl_prep_acquire_key_async(sqe, fd, k);
+	io_uring_sqe_set_data64(sqe, data);
+	ret = io_uring_submit(ring);
+	return ret == 1 ? 0 : ret < 0 ? ret : -EIO;
+}
+
+/* Requests sleeping or queued on @key, or -1. */
+static long key_waiters(int fd, const char *key)
+{
+	struct rl_key_state st;
+
+	memset(&st, 0, sizeof(st));
+	st.key_len = strlen(key);
+	memcpy(st.key, key, st.key_len);
+	return ioctl(fd, RL_IOC_GET_KEY, &st) ? -1 : (long)st.waiters;
+}
+
+/* Wait until nobody is in @key's line (a ring's teardown ends its requests later). */
+static long key_settled(int fd, const char *key)
+{
+	__u64 end = now_ns() + WAIT_MS * NS_PER_MS;
+	long n;
+
+	while ((n = key_waiters(fd, key)) > 0 && now_ns() < end)
+		sleep_ms(2);
+	return n;
+}
+
+/* Immediate results, order in a key's line, other keys, deadline, errors. */
+TEST_F(uring, key_acquires)
+{
+	struct rl_key_acquire k[4];
+	int fd, plain, res[4], r;
+	struct rl_acquire a;
+	__u64 data, t0;
+
+	if (!self->supported)
+		SKIP(return, NO_REASON);
+	/* One token every 200 ms per key, burst 1. */
+	fd = key_fd(5, NS_PER_SEC);
+	ASSERT_LE(0, fd);
+	key_req(&k[0], "a", soon(), 0);
+	ASSERT_EQ(0, rl_acquire_key_async(&self->ring, fd, &k[0], 1));
+	ASSERT_EQ(1, io_uring_submit(&self->ring));
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &r));
+	EXPECT_EQ(1, data);
+	EXPECT_EQ(0, r);
+	EXPECT_EQ(0, k[0].acquire.wait_ns);
+	/* Two in key a's line, in order; key b at once. */
+	key_req(&k[1], "a", soon(), 0);
+	ASSERT_EQ(0, submit_key(&self->ring, fd, &k[1], 2));
+	key_req(&k[2], "a", soon(), 0);
+	ASSERT_EQ(0, submit_key(&self->ring, fd, &k[2], 3));
+	EXPECT_EQ(2, key_waiters(fd, "a"));
+	key_req(&k[3], "b", soon(), 0);
+	ASSERT_EQ(0, submit_key(&self->ring, fd, &k[3], 4));
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &r));
+	EXPECT_EQ(4, data);
+	EXPECT_EQ(0, r);
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &res[0]));
+	EXPECT_EQ(2, data);
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &res[1]));
+	EXPECT_EQ(3, data);
+	EXPECT_EQ(0, res[0]);
+	EXPECT_EQ(0, res[1]);
+	EXPECT_LE(k[1].acquire.ready_ns + 200 * NS_PER_MS, k[2].acquire.ready_ns);
+	EXPECT_LT(100 * NS_PER_MS, k[2].acquire.wait_ns);
+	/* Nonblocking: -EAGAIN with a ready time; a deadline: -ETIMEDOUT. */
+	key_req(&k[0], "a", soon(), RL_ACQUIRE_NONBLOCK);
+	ASSERT_EQ(0, submit_key(&self->ring, fd, &k[0], 5));
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &r));
+	EXPECT_EQ(-EAGAIN, r);
+	EXPECT_LT(now_ns(), k[0].acquire.ready_ns);
+	t0 = now_ns();
+	key_req(&k[0], "a", t0 + 50 * NS_PER_MS, 0);
+	ASSERT_EQ(0, submit_key(&self->ring, fd, &k[0], 6));
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &r));
+	EXPECT_EQ(-ETIMEDOUT, r);
+	EXPECT_LT(t0 + 50 * NS_PER_MS, k[0].acquire.ready_ns);
+	EXPECT_EQ(0, key_waiters(fd, "a"));
+	/* Bad requests fail as the ioctl's do; plain and keyed do not mix. */
+	key_req(&k[0], "a", soon(), 0);
+	k[0].key_len = 0;
+	ASSERT_EQ(0, submit_key(&self->ring, fd, &k[0], 7));
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &r));
+	EXPECT_EQ(-EINVAL, r);
+	key_req(&k[0], "a", soon(), 0);
+	k[0].reserved[1] = 1;
+	ASSERT_EQ(0, submit_key(&self->ring, fd, &k[0], 8));
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &r));
+	EXPECT_EQ(-EINVAL, r);
+	ks_acq_req(&a, 1, soon(), 0);
+	ASSERT_EQ(0, submit(&self->ring, fd, &a, 9));
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &r));
+	EXPECT_EQ(-EINVAL, r);
+	plain = ks_open();
+	ASSERT_LE(0, plain);
+	ASSERT_EQ(0, ks_set(plain, 5, NS_PER_SEC, 1, 0));
+	key_req(&k[0], "a", soon(), 0);
+	ASSERT_EQ(0, submit_key(&self->ring, plain, &k[0], 10));
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &r));
+	EXPECT_EQ(-EINVAL, r);
+	close(plain);
+	close(fd);
+}
+
+/* Cancelled in line, or with its ring: nothing taken, nobody left in line. */
+TEST_F(uring, key_cancel)
+{
+	struct rl_key_acquire k[2];
+	int fd, r, cr;
+	struct rl_stats s0, s;
+	__u64 data;
+
+	if (!self->supported)
+		SKIP(return, NO_REASON);
+	/* One token an hour per key. */
+	fd = key_fd(1, 3600 * NS_PER_SEC);
+	ASSERT_LE(0, fd);
+	key_req(&k[0], "c", soon(), 0);
+	ASSERT_EQ(0, submit_key(&self->ring, fd, &k[0], 1));
+	ASSERT_EQ(0, reap(&self->ring, WAIT_MS, &data, &r));
+	EXPECT_EQ(0, r);
+	ASSERT_EQ(0, ks_stats(fd, &s0));
+	key_req(&k[0], "c", RL_DEADLINE_NONE, 0);
+	ASSERT_EQ(0, submit_key(&self->ring, fd, &k[0], 2));
+	EXPECT_EQ(1, key_waiters(fd, "c"));
+	ASSERT_EQ(0, submit_cancel(&self->ring, fd, 2, 3));
+	ASSERT_EQ(0, reap_pair(&self->ring, 3, &cr, 2, &r));
+	EXPECT_EQ(1, cr);
+	EXPECT_EQ(-ECANCELED, r);
+	EXPECT_EQ(0, key_waiters(fd, "c"));
+	/* Closing the ring ends one still in line. */
+	key_req(&k[1], "c", RL_DEADLINE_NONE, 0);
+	ASSERT_EQ(0, submit_key(&self->ring, fd, &k[1], 4));
+	EXPECT_EQ(1, key_waiters(fd, "c"));
+	io_uring_queue_exit(&self->ring);
+	EXPECT_EQ(0, key_settled(fd, "c"));
+	ASSERT_EQ(0, ks_stats(fd, &s));
+	EXPECT_EQ(s0.granted, s.granted);
+	EXPECT_EQ(s0.interrupted + 2, s.interrupted);
+	/* For the fixture's teardown. */
+	ASSERT_EQ(0, io_uring_queue_init(8, &self->ring, 0));
 	close(fd);
 }
 

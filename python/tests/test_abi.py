@@ -47,6 +47,8 @@ NOT_BOUND = {
     "rl_prep_acquire_async": "io_uring",
     "rl_prep_cancel_async": "io_uring",
     "rl_async_result": "io_uring",
+    "rl_acquire_key_async": "io_uring",
+    "rl_prep_acquire_key_async": "io_uring",
     "rl_acquire_key": "rl_acquire_key_ex() with a deadline",
     "rl_try_acquire_key": "rl_acquire_key_ex() with RL_ACQUIRE_NONBLOCK",
     "rl_acquire_key_timeout": "rl_acquire_key_ex() with a deadline",

@@ -503,6 +503,14 @@ struct rl_parent {
  *                    the struct are written before the completion is
  *                    posted, so it must stay valid until then. The fd's
  *                    O_NONBLOCK does not apply; RL_ACQUIRE_NONBLOCK does.
+ *  RL_URING_ACQUIRE_KEY  sqe->addr points to a struct rl_key_acquire of a
+ *                    keyed limiter, read at submission: completes when
+ *                    RL_IOC_ACQUIRE_KEY would return, its request waiting
+ *                    in line on its key with the key's sleepers and queued
+ *                    requests (see "Keyed limiters"); the outputs of its
+ *                    acquire member are written as RL_URING_ACQUIRE's, on
+ *                    -ENOSPC too. A cancelled request still in line takes
+ *                    nothing; one granted by then completes with 0.
  *  RL_URING_CANCEL   cancels the acquires of this fd submitted to the same
  *                    ring whose user_data is sqe->addr: each completes
  *                    with -ECANCELED (unless served by then) and gives
@@ -516,6 +524,7 @@ struct rl_parent {
 #define RL_FEATURE_URING_CMD	_BITUL(0)	/* struct rl_features.flags */
 #define RL_URING_ACQUIRE	_IOWR(0xBA, 3, struct rl_acquire)
 #define RL_URING_CANCEL		_IOW(0xBA, 17, __u64)
+/* RL_URING_ACQUIRE_KEY: with the ioctls, after struct rl_key_acquire. */
 
 /*
  * Queued acquires, for event loops that poll the fd (every kernel; struct
@@ -746,10 +755,11 @@ struct rl_perm {
  *
  * Event loops queue requests of a key with RL_IOC_SUBMIT_KEY (struct
  * rl_key_queued) and collect them as any ticket (RL_IOC_COLLECT, poll,
- * RL_IOC_CANCEL); they wait in line on their key with the sleepers.
+ * RL_IOC_CANCEL), or submit them to io_uring (RL_URING_ACQUIRE_KEY); they
+ * wait in line on their key with the sleepers.
  *
  * A keyed limiter takes no RL_IOC_ACQUIRE, CYCLE, SUBMIT, DEPOSIT,
- * SET_LEASE, SET_PARENT, io_uring command or mmap (-EINVAL), has no
+ * SET_LEASE, SET_PARENT, RL_URING_ACQUIRE or mmap (-EINVAL), has no
  * concurrency limit, catch-up, backlog, fed or unlimited mode, and needs a
  * rate of 1 .. RL_KEY_RATE_MAX (-EINVAL). RL_IOC_GET_STATS reports the sums
  * of all its keys (available and held are 0); RL_IOC_GET_KEYS its keys.
@@ -905,5 +915,6 @@ struct rl_keys_stats {
 #define RL_IOC_GET_KEY		_IOWR(RL_IOC_MAGIC, 23, struct rl_key_state)
 #define RL_IOC_GET_KEYS		_IOWR(RL_IOC_MAGIC, 24, struct rl_keys_stats)
 #define RL_IOC_SUBMIT_KEY	_IOWR(RL_IOC_MAGIC, 25, struct rl_key_queued)
+#define RL_URING_ACQUIRE_KEY	_IOWR(RL_IOC_MAGIC, 22, struct rl_key_acquire)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */
