@@ -153,6 +153,8 @@ void rls_spec_init(struct rls_spec *s, const char *name,
  * saying what is wrong.
  */
 int rls_conn_parse(const char *v, struct rls_conn *c, const char **why);
+/* HOST:PORT, [IPV6]:PORT or unix:PATH of @c into @buf (rlsyncd_conn.c). */
+const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len);
 
 /* "RATE/PERIOD" as tokens per second; "0" is 0. Returns 0 or -EINVAL. */
 int rls_parse_tps(const char *v, double *tps);
@@ -162,6 +164,9 @@ int rls_parse_ms(const char *v, double *ms);
 
 /* Set @key of @s to @v; 0, or -EINVAL after a message naming its line. */
 int rls_spec_set(struct rls_spec *s, const char *key, const char *v);
+
+/* The wait for a reply while running: half the refresh, at most 1 s. */
+double rls_rpc_ms(const struct rls_spec *s);
 
 /* The checks across keys; 0, or -EINVAL after a message. */
 int rls_spec_check(const struct rls_spec *s);
@@ -286,8 +291,6 @@ int rls_sentinel_primary(const struct rls_spec *s, double timeout_ms,
 /* "sentinel master NAME", for messages, into @buf. */
 const char *rls_sentinel_label(const struct rls_spec *s, char *buf,
 			       size_t len);
-/* HOST:PORT, [IPV6]:PORT or unix:PATH of @c into @buf. */
-const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len);
 /* Make @r stale: the next refresh connects again (and asks the sentinels). */
 void rls_redis_stale(struct rls_redis *r);
 /*
@@ -313,9 +316,6 @@ void rls_redis_timeout(struct rls_redis *r, double timeout_ms);
 
 /* The wait at start-up and reload, when nothing runs yet: generous. */
 #define RLS_START_TIMEOUT_MS	3000.0
-
-/* The wait for a reply while running: half the refresh, at most 1 s. */
-double rls_rpc_ms(const struct rls_spec *s);
 
 /* Whether the connection broke (then free it and connect again). */
 bool rls_redis_broken(const struct rls_redis *r);

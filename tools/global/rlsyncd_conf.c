@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -561,6 +562,17 @@ int rls_spec_set(struct rls_spec *s, const char *key, const char *v)
 	else if (ret)
 		spec_err(s, "bad %s '%s'", key, v);
 	return ret ? -EINVAL : 0;
+}
+
+double rls_rpc_ms(const struct rls_spec *s)
+{
+	/*
+	 * Batch mode: a reply given up on loses the tokens Redis took for
+	 * it, and the module's leases do not depend on the agent's timing.
+	 */
+	if (s->batch)
+		return 1000;
+	return fmin(s->refresh_ms / 2, 1000);
 }
 
 int rls_spec_check(const struct rls_spec *s)

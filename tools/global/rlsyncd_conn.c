@@ -340,6 +340,17 @@ static int tls_start(struct rls_io *io, const struct rls_conn *c,
 	}
 }
 
+const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len)
+{
+	if (!c->port)
+		snprintf(buf, len, "unix:%s", c->host);
+	else if (strchr(c->host, ':'))
+		snprintf(buf, len, "[%s]:%u", c->host, c->port);
+	else
+		snprintf(buf, len, "%s:%u", c->host, c->port);
+	return buf;
+}
+
 struct rls_io *rls_io_open(const struct rls_conn *c, double timeout_ms,
 			   char *err, size_t errlen)
 {

@@ -51,17 +51,6 @@
 
 bool rls_verbose;
 
-double rls_rpc_ms(const struct rls_spec *s)
-{
-	/*
-	 * Batch mode: a reply given up on loses the tokens Redis took for
-	 * it, and the module's leases do not depend on the agent's timing.
-	 */
-	if (s->batch)
-		return 1000;
-	return fmin(s->refresh_ms / 2, 1000);
-}
-
 /* The drift margin taken off a lease. */
 
 static double margin_ms(const struct rls_lease *l)

@@ -58,17 +58,6 @@ struct watch {
 
 static struct watch *watches;
 
-const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len)
-{
-	if (!c->port)
-		snprintf(buf, len, "unix:%s", c->host);
-	else if (strchr(c->host, ':'))
-		snprintf(buf, len, "[%s]:%u", c->host, c->port);
-	else
-		snprintf(buf, len, "%s:%u", c->host, c->port);
-	return buf;
-}
-
 const char *rls_sentinel_label(const struct rls_spec *s, char *buf,
 			       size_t len)
 {
