@@ -9,8 +9,8 @@
  *   rlsyncd_conn.c   the connection under them: a socket, TLS, hiredis's
  *                    reader and command encoder
  *   rlsyncd_cluster.c Redis Cluster: the slot map, routing per primary
- *   rlsyncd_link.c   one link in lease mode: demand, lease, the limiter
- *   rlsyncd_batch.c  one link in batch mode: batches fed to the limiter
+ *   rlsyncd_link.c   one link: demand; lease mode (the lease, the limiter);
+ *                    batch mode (batches fed to the limiter)
  *   rlsyncd_state.c  the state file of a link (/run/rlsyncd/NAME)
  *   rlsyncd_reload.c SIGHUP: the configuration read again
  *   rlsyncd_kernel.c the module's lease, demand and deposit calls
@@ -521,23 +521,6 @@ struct rls_link {
 double rls_cfg_tps(const struct rl_config *cfg);
 
 /*
- * Demand of @l's limiter in tokens per second since the last call: what
- * clients asked, with headroom; the whole capacity when they slept or
- * were refused. Sets *@saturated if not NULL.
- */
-double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated);
-
-/*
- * Connect again if the connection broke; false while Redis is away,
- * with the reason in @err.
- */
-bool rls_link_reconnect(struct rls_link *l, const char *lua, char *err,
-			unsigned int errlen);
-
-/* When to try again after @l's @fails-th failure in a row: backoff. */
-uint64_t rls_link_retry_ns(const struct rls_link *l);
-
-/*
  * With sentinels: ask them whether @l's primary is still theirs, after a
  * grant WAIT found short (@short_acks; at most once a second) and every
  * half lease; another answer makes the connection stale.
@@ -549,14 +532,6 @@ void rls_sentinel_follow(struct rls_link *l, unsigned int short_acks);
  * another primary than @l's makes its connection stale.
  */
 void rls_sentinel_watch(struct rls_link *l);
-
-/* Say once that Redis is away. */
-void rls_link_down(struct rls_link *l, const char *why);
-
-/* Batch mode: open the fed limiter, one refresh, close (give back). */
-int rls_batch_open(struct rls_link *l);
-void rls_batch_refresh(struct rls_link *l, const char *lua);
-void rls_batch_close(struct rls_link *l);
 
 /* Write @l's state file in rls_state_dir; remove it. */
 void rls_state_write(const struct rls_link *l);

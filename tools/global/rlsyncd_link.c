@@ -1,9 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * rlsyncd_link.c - one local named limiter linked to a global resource in
- * lease mode: measure its demand, renew the lease in one Redis call, set
+ * rlsyncd_link.c - one local named limiter linked to a global resource
+ * (struct rls_link), in either mode.
+ *
+ * Lease mode: measure its demand, renew the lease in one Redis call, set
  * the limiter to the share (SET_CONFIG keeps tokens and waiters), and on
  * the local monotonic clock fall back when the lease ends.
+ *
+ * Batch mode (Rockset's): Redis holds one exact token bucket; the local
+ * limiter is fed (RL_CONFIG_FED: its clock adds nothing) with batches of
+ * tokens taken from it, sized to the local demand, so that only a few
+ * local grants cost a Redis round trip. A batch is asked for whole, when
+ * Redis will hold it (rl_take says when): one round trip per batch, also
+ * when the hosts want more than the capacity. Tokens that do not fit
+ * locally, and those left on exit, go back to Redis.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -48,6 +58,12 @@
  * map), so it follows a promotion before its lease ends.
  */
 #define FOLLOW_MS	100.0
+/* The local bucket holds this many refresh intervals at the capacity. */
+#define LOCAL_REFRESHES	2
+/* The local bucket is looked at this many times a refresh interval. */
+#define LOOKS		4
+/* Without a known capacity: the local bucket's size. */
+#define LOCAL_MAX	1000000000ULL
 
 bool rls_verbose;
 
@@ -142,48 +158,6 @@ static void apply(struct rls_link *l, double rate, uint64_t until)
 	l->running = rate;
 }
 
-int rls_link_open(struct rls_link *l)
-{
-	struct rl_config paused = {
-		.rate = 0, .period_ns = 1000000000ULL, .burst = 1,
-		.catchup = RL_CATCHUP_STRICT,
-	};
-	int fd, ret;
-
-	if (l->spec.batch)
-		return rls_batch_open(l);
-	fd = rl_open_named(l->spec.name, RL_ATTACH_CREATE, 0644, &paused);
-	if (fd < 0) {
-		fprintf(stderr, PROG ": %s: cannot open the local limiter: %s\n",
-			l->spec.name, strerror(-fd));
-		return fd;
-	}
-	ret = rl_get_config(fd, &l->base);
-	if (!ret)
-		ret = rl_get_stats(fd, &l->last);
-	if (ret) {
-		fprintf(stderr, PROG ": %s: %s\n", l->spec.name, strerror(-ret));
-		rl_close(fd);
-		return ret;
-	}
-	l->fd = fd;
-	l->kernel = rls_k_features(fd);
-	if (!(l->kernel & RLS_K_LEASE))
-		fprintf(stderr, PROG ": %s: %s\n", l->spec.name,
-			"the module has no kernel lease (RL_IOC_SET_LEASE; older module): the agent ends leases itself, so a killed agent leaves the last share");
-	l->last_ns = rl_now_ns();
-	if (l->kernel & RLS_K_DEMAND)
-		rls_k_demand(fd, &l->dlast);
-	l->dpeek = l->dlast;
-	l->peek = l->last;
-	l->peek_ns = l->last_ns;
-	l->shift = -1;
-	l->running = -1;
-	apply(l, 0, 0);	/* nothing until Redis grants a share */
-	rls_state_write(l);
-	return 0;
-}
-
 /*
  * Tokens per second the clients asked since *@from, from the kernel's
  * demand; *@from becomes now.
@@ -268,7 +242,7 @@ static double demand_since(struct rls_link *l, uint64_t now,
  * Demand in tokens per second since the last call (demand_since()), or
  * the last demand when within 10 % of it.
  */
-double rls_link_demand(struct rls_link *l, uint64_t now, bool *saturated)
+static double link_demand(struct rls_link *l, uint64_t now, bool *saturated)
 {
 	double asked = demand_since(l, now, &l->dlast, &l->last, &l->last_ns,
 				    saturated);
@@ -363,7 +337,8 @@ static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 	l->fails = 0;
 }
 
-void rls_link_down(struct rls_link *l, const char *why)
+/* Say once that Redis is away. */
+static void link_down(struct rls_link *l, const char *why)
 {
 	char who[RLS_ADDR_MAX + RLS_ID_MAX + 32];
 
@@ -377,8 +352,12 @@ void rls_link_down(struct rls_link *l, const char *why)
 	l->down = true;
 }
 
-bool rls_link_reconnect(struct rls_link *l, const char *lua, char *err,
-			unsigned int errlen)
+/*
+ * Connect again if the connection broke; false while Redis is away,
+ * with the reason in @err.
+ */
+static bool reconnect(struct rls_link *l, const char *lua, char *err,
+		      unsigned int errlen)
 {
 	if (!rls_redis_broken(l->redis) && rls_cluster_owns(l->redis, &l->spec))
 		return true;
@@ -402,7 +381,7 @@ bool rls_link_reconnect(struct rls_link *l, const char *lua, char *err,
  * (at most a refresh): a failover promotes a replica within seconds, and
  * each try asks who the primary is now, so the link follows it at once.
  */
-uint64_t rls_link_retry_ns(const struct rls_link *l)
+static uint64_t retry_ns(const struct rls_link *l)
 {
 	double ms = l->spec.refresh_ms * (1U << (l->fails < 3 ? l->fails : 3));
 
@@ -421,11 +400,11 @@ static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 	char err[720];
 
 	l->next_ns = now + (uint64_t)(l->spec.refresh_ms * NS_PER_MS);
-	if (rls_link_reconnect(l, lua, err, sizeof(err)))
+	if (reconnect(l, lua, err, sizeof(err)))
 		return true;
-	rls_link_down(l, err);
+	link_down(l, err);
 	l->shift = -1;
-	l->next_ns = now + rls_link_retry_ns(l);
+	l->next_ns = now + retry_ns(l);
 	l->fails++;
 	rls_state_write(l);
 	return false;
@@ -443,7 +422,7 @@ static int lease_send(struct rls_link *l, uint64_t now, const char *host,
 		l->last_ns = l->peek_ns;
 		l->shift = -1;
 	} else {
-		l->wants = rls_link_demand(l, now, NULL);
+		l->wants = link_demand(l, now, NULL);
 	}
 	/*
 	 * Less wanted than run at: run at that first (a decrease is always
@@ -524,11 +503,11 @@ static void lease_done(struct reply *rp, uint64_t now, uint64_t sent,
 		l->next_ns = now;
 	} else if (ret == -EAGAIN) {
 		/* a failover or a migration under way: soon again */
-		rls_link_down(l, rp->err);
-		l->next_ns = rp->got + rls_link_retry_ns(l);
+		link_down(l, rp->err);
+		l->next_ns = rp->got + retry_ns(l);
 		l->fails++;
 	} else {
-		rls_link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" :
+		link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" :
 			      rp->err);
 	}
 	rls_sentinel_follow(l, rp->short_acks);
@@ -587,6 +566,215 @@ static bool due_on(const struct rls_link *links, unsigned int n,
 	return false;
 }
 
+/* The largest batch: one refresh interval at the capacity. */
+static double batch_max(const struct rls_link *l)
+{
+	if (!l->spec.configure)
+		return (double)LOCAL_MAX / LOCAL_REFRESHES;
+	return fmax(1, l->spec.capacity * l->spec.refresh_ms / 1000);
+}
+
+/* The smallest: a thousandth of the capacity a second (Rockset's). */
+static double batch_min(const struct rls_link *l)
+{
+	return fmax(1, l->spec.configure ? l->spec.capacity / 1000 : 1);
+}
+
+static int batch_open(struct rls_link *l)
+{
+	struct rl_config cfg = {
+		.rate = 0, .period_ns = 1000000000ULL, .burst = 1,
+		.catchup = RL_CATCHUP_STRICT,
+	};
+	int fd, ret;
+
+	fd = rl_open_named(l->spec.name, RL_ATTACH_CREATE, 0644, &cfg);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": %s: cannot open the local limiter: %s\n",
+			l->spec.name, strerror(-fd));
+		return fd;
+	}
+	l->kernel = rls_k_features(fd);
+	if (!(l->kernel & RLS_K_DEPOSIT)) {
+		fprintf(stderr, PROG ": %s: mode batch needs %s\n", l->spec.name,
+			"the module's RL_IOC_DEPOSIT and RL_CONFIG_FED, which it lacks (older module)");
+		rl_close(fd);
+		return -ENOTTY;
+	}
+	/* fed: nothing but deposits; the rate is not used */
+	cfg.flags = rls_k_fed_flag();
+	cfg.rate = 1;
+	cfg.burst = (uint64_t)(batch_max(l) * LOCAL_REFRESHES);
+	ret = rl_set_config(fd, &cfg);
+	if (ret) {
+		fprintf(stderr, PROG ": %s: a fed limiter: %s\n", l->spec.name,
+			strerror(-ret));
+		rl_close(fd);
+		return ret;
+	}
+	l->fd = fd;
+	l->base = cfg;
+	l->last_ns = rl_now_ns();
+	if (l->kernel & RLS_K_DEMAND)
+		rls_k_demand(fd, &l->dlast);
+	rl_get_stats(fd, &l->last);
+	l->b.batch = batch_min(l);
+	rls_state_write(l);
+	return 0;
+}
+
+/* Tokens that did not fit locally, or were left: back to Redis. */
+static void give_back(struct rls_link *l, uint64_t n)
+{
+	int64_t back;
+
+	if (!n)
+		return;
+	back = rls_redis_give(l->redis, l->spec.resource, n);
+	if (back > 0)
+		l->b.given += (uint64_t)back;
+}
+
+/*
+ * Take up to @n from Redis and feed them to the limiter; the next take
+ * not before Redis holds @n again (at most one refresh interval away).
+ */
+static void take(struct rls_link *l, uint64_t n, uint64_t now)
+{
+	uint64_t got = 0, excess = 0, sent = rl_now_ns();
+	unsigned int short_acks;
+	double wait_ms = 0;
+	char err[720];
+	int ret;
+
+	ret = rls_redis_take(l->redis, l->spec.resource, n, &got, &wait_ms,
+			     err, sizeof(err));
+	short_acks = rls_redis_short_acks(l->redis);
+	l->wait_short += short_acks;
+	rls_sentinel_follow(l, short_acks);
+	l->b.calls++;
+	if (ret) {
+		link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
+		return;
+	}
+	if (l->down)
+		printf(PROG ": %s: redis reachable again\n", l->spec.name);
+	l->down = false;
+	l->rtt_ms = (double)(rl_now_ns() - sent) / NS_PER_MS;
+	l->b.taken += got;
+	l->b.ready_ns = now + (uint64_t)(fmin(wait_ms, l->spec.refresh_ms) *
+					 NS_PER_MS);
+	if (!got)
+		return;
+	ret = rls_k_deposit(l->fd, got, &excess);
+	if (ret) {
+		fprintf(stderr, PROG ": %s: deposit of %llu: %s\n", l->spec.name,
+			(unsigned long long)got, strerror(-ret));
+		excess = got;
+	}
+	give_back(l, excess);
+}
+
+/*
+ * A few times a refresh interval, with no Redis call: size the batch to
+ * the demand (one refresh interval of it). When the local bucket holds
+ * less than half a batch, ask Redis for a whole batch, or wait until it
+ * holds one: rl_take's reply says when, and the link wakes then.
+ */
+static void batch_refresh(struct rls_link *l, const char *lua)
+{
+	uint64_t now = rl_now_ns(), n;
+	struct rl_stats st;
+	char err[720];
+	double wants;
+
+	if (now < l->next_ns)
+		return;
+	l->next_ns = now + (uint64_t)(l->spec.refresh_ms / LOOKS * NS_PER_MS);
+	wants = link_demand(l, now, NULL);
+	l->wants = wants;
+	l->b.batch = fmin(batch_max(l),
+			  fmax(batch_min(l), wants * l->spec.refresh_ms / 1000));
+	if (rl_get_stats(l->fd, &st))
+		return;
+	if ((double)st.available >= l->b.batch / 2 || wants <= 0)
+		goto out;
+	if (now < l->b.ready_ns) {	/* Redis holds no batch yet */
+		if (l->b.ready_ns < l->next_ns)
+			l->next_ns = l->b.ready_ns;
+		goto out;
+	}
+	if (!reconnect(l, lua, err, sizeof(err))) {
+		link_down(l, err);
+		l->next_ns = now + retry_ns(l);
+		l->fails++;
+		goto out;
+	}
+	l->fails = 0;
+	/* a whole batch, as far as the local bucket has room */
+	n = (uint64_t)ceil(l->b.batch);
+	if (l->base.burst > st.available && n > l->base.burst - st.available)
+		n = l->base.burst - st.available;
+	take(l, n, now);
+	if (l->b.ready_ns < l->next_ns)
+		l->next_ns = l->b.ready_ns;
+out:
+	rls_state_write(l);
+}
+
+/* Take what is left in the local bucket and give it back to Redis. */
+static void batch_close(struct rls_link *l)
+{
+	struct rl_stats st;
+
+	if (rl_get_stats(l->fd, &st) || !st.available)
+		return;
+	if (!rl_try_acquire(l->fd, st.available, NULL))
+		give_back(l, st.available);
+}
+
+int rls_link_open(struct rls_link *l)
+{
+	struct rl_config paused = {
+		.rate = 0, .period_ns = 1000000000ULL, .burst = 1,
+		.catchup = RL_CATCHUP_STRICT,
+	};
+	int fd, ret;
+
+	if (l->spec.batch)
+		return batch_open(l);
+	fd = rl_open_named(l->spec.name, RL_ATTACH_CREATE, 0644, &paused);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": %s: cannot open the local limiter: %s\n",
+			l->spec.name, strerror(-fd));
+		return fd;
+	}
+	ret = rl_get_config(fd, &l->base);
+	if (!ret)
+		ret = rl_get_stats(fd, &l->last);
+	if (ret) {
+		fprintf(stderr, PROG ": %s: %s\n", l->spec.name, strerror(-ret));
+		rl_close(fd);
+		return ret;
+	}
+	l->fd = fd;
+	l->kernel = rls_k_features(fd);
+	if (!(l->kernel & RLS_K_LEASE))
+		fprintf(stderr, PROG ": %s: %s\n", l->spec.name,
+			"the module has no kernel lease (RL_IOC_SET_LEASE; older module): the agent ends leases itself, so a killed agent leaves the last share");
+	l->last_ns = rl_now_ns();
+	if (l->kernel & RLS_K_DEMAND)
+		rls_k_demand(fd, &l->dlast);
+	l->dpeek = l->dlast;
+	l->peek = l->last;
+	l->peek_ns = l->last_ns;
+	l->shift = -1;
+	l->running = -1;
+	apply(l, 0, 0);	/* nothing until Redis grants a share */
+	rls_state_write(l);
+	return 0;
+}
+
 uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 			   const char *host, const char *lua)
 {
@@ -604,7 +792,7 @@ uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 			continue;
 		rls_sentinel_watch(l);
 		if (l->spec.batch)
-			rls_batch_refresh(l, lua);
+			batch_refresh(l, lua);
 		else if (now >= l->next_ns || demand_shifted(l, now))
 			l->due = lease_ready(l, now, lua);
 		any = any || l->due;
@@ -685,7 +873,7 @@ void rls_link_close(struct rls_link *l, const char *host)
 	if (l->fd < 0)
 		return;
 	if (l->spec.batch) {
-		rls_batch_close(l);
+		batch_close(l);
 	} else {
 		apply(l, 0, 0);
 		rls_redis_leave(l->redis, l->spec.resource, host);

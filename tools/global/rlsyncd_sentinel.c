@@ -12,7 +12,7 @@
  * the sentinels: at once, then every 100 ms while the link's lease runs,
  * so that a promotion within the lease is followed before it ends; after
  * it the link backs off and the kernel's lease fallback holds the limit
- * (rls_link_retry_ns(), rlsyncd_link.c). A primary cut off from the
+ * (retry_ns(), rlsyncd_link.c). A primary cut off from the
  * sentinels but not from this host answers on: rls_sentinel_follow()
  * asks the sentinels whether it is still theirs, once a second while
  * WAIT finds grants short, and every half lease. And a subscription to
