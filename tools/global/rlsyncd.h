@@ -291,6 +291,14 @@ int rls_sentinel_primary(const struct rls_spec *s, double timeout_ms,
 /* "sentinel master NAME", for messages, into @buf. */
 const char *rls_sentinel_label(const struct rls_spec *s, char *buf,
 			       size_t len);
+/*
+ * @s's sentinels' +switch-master events, from a subscription to each
+ * (opened, one sentinel a second, and read, without waiting): whether one
+ * named a new primary of @s's master since *@seen (then updated), and
+ * that primary in *@primary (HOST:PORT).
+ */
+bool rls_sentinel_switched(const struct rls_spec *s, uint64_t now,
+			   unsigned int *seen, const char **primary);
 /* Make @r stale: the next refresh connects again (and asks the sentinels). */
 void rls_redis_stale(struct rls_redis *r);
 /*
@@ -482,7 +490,7 @@ struct rls_batch {
  * @rtt_ms:  the last round trip to Redis that succeeded (0: none yet)
  * @wait_short: grants WAIT found short of wait-replicas, in all
  * @asked_ns: when the sentinels were last asked if the primary moved
- * @switches: the sentinels' +switch-master events seen (rls_sentinel_watch())
+ * @switches: the sentinels' +switch-master events seen (rls_sentinel_switched())
  * @due:     renewed in this round trip (rls_links_refresh())
  */
 struct rls_link {
@@ -519,19 +527,6 @@ struct rls_link {
 
 /* Tokens per second of @cfg (0 when paused). */
 double rls_cfg_tps(const struct rl_config *cfg);
-
-/*
- * With sentinels: ask them whether @l's primary is still theirs, after a
- * grant WAIT found short (@short_acks; at most once a second) and every
- * half lease; another answer makes the connection stale.
- */
-void rls_sentinel_follow(struct rls_link *l, unsigned int short_acks);
-/*
- * With sentinels: @l's subscription to their +switch-master events
- * (opened, one sentinel a second, and read, without waiting); a switch to
- * another primary than @l's makes its connection stale.
- */
-void rls_sentinel_watch(struct rls_link *l);
 
 /* Write @l's state file in rls_state_dir; remove it. */
 void rls_state_write(const struct rls_link *l);

@@ -394,6 +394,62 @@ static uint64_t retry_ns(const struct rls_link *l)
 	return (uint64_t)(ms * NS_PER_MS);
 }
 
+/*
+ * With sentinels: ask them whether @l's primary is still theirs, after a
+ * grant WAIT found short (@short_acks; at most once a second) and every
+ * half lease; another answer makes the connection stale.
+ */
+static void sentinel_follow(struct rls_link *l, unsigned int short_acks)
+{
+	char err[400], now_at[RLS_ADDR_MAX + 16], who[RLS_ID_MAX + 32];
+	uint64_t now = rl_now_ns(), every;
+	struct rls_conn c = l->spec.conn;
+
+	if (!l->spec.ha.n || rls_redis_broken(l->redis))
+		return;
+	every = short_acks ? 1000000000ULL :
+		(uint64_t)(l->spec.lease_ms / 2 * 1000000.0);
+	if (now - l->asked_ns < every)
+		return;
+	l->asked_ns = now;
+	/* sentinels away: keep the primary, which still answers */
+	if (rls_sentinel_primary(&l->spec, rls_rpc_ms(&l->spec), &c, err,
+				 sizeof(err)))
+		return;
+	rls_conn_label(&c, now_at, sizeof(now_at));
+	if (!strcmp(now_at, rls_redis_addr(l->redis)))
+		return;
+	fprintf(stderr, PROG ": %s: %s: the primary is %s now, not %s: connecting to it\n",
+		l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)),
+		now_at, rls_redis_addr(l->redis));
+	rls_redis_stale(l->redis);
+	l->next_ns = now;
+}
+
+/*
+ * With sentinels: the switches to another primary that their
+ * +switch-master events announced (rls_sentinel_switched()); one to
+ * another primary than @l's makes its connection stale.
+ */
+static void sentinel_watch(struct rls_link *l)
+{
+	char who[RLS_ID_MAX + 32];
+	uint64_t now = rl_now_ns();
+	const char *primary;
+
+	if (!l->spec.ha.n ||
+	    !rls_sentinel_switched(&l->spec, now, &l->switches, &primary))
+		return;
+	if (rls_redis_broken(l->redis) ||
+	    !strcmp(primary, rls_redis_addr(l->redis)))
+		return;
+	fprintf(stderr, PROG ": %s: %s: +switch-master to %s, not %s: connecting to it\n",
+		l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)),
+		primary, rls_redis_addr(l->redis));
+	rls_redis_stale(l->redis);
+	l->next_ns = now;
+}
+
 /* Before a renewal: connected, or down and retried later. */
 static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 {
@@ -510,7 +566,7 @@ static void lease_done(struct reply *rp, uint64_t now, uint64_t sent,
 		link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" :
 			      rp->err);
 	}
-	rls_sentinel_follow(l, rp->short_acks);
+	sentinel_follow(l, rp->short_acks);
 	rls_state_write(l);
 }
 
@@ -651,7 +707,7 @@ static void take(struct rls_link *l, uint64_t n, uint64_t now)
 			     err, sizeof(err));
 	short_acks = rls_redis_short_acks(l->redis);
 	l->wait_short += short_acks;
-	rls_sentinel_follow(l, short_acks);
+	sentinel_follow(l, short_acks);
 	l->b.calls++;
 	if (ret) {
 		link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
@@ -790,7 +846,7 @@ uint64_t rls_links_refresh(struct rls_link *links, unsigned int n,
 		l->due = false;
 		if (l->fd < 0)
 			continue;
-		rls_sentinel_watch(l);
+		sentinel_watch(l);
 		if (l->spec.batch)
 			batch_refresh(l, lua);
 		else if (now >= l->next_ns || demand_shifted(l, now))

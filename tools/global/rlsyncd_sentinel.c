@@ -13,13 +13,14 @@
  * so that a promotion within the lease is followed before it ends; after
  * it the link backs off and the kernel's lease fallback holds the limit
  * (retry_ns(), rlsyncd_link.c). A primary cut off from the
- * sentinels but not from this host answers on: rls_sentinel_follow()
- * asks the sentinels whether it is still theirs, once a second while
- * WAIT finds grants short, and every half lease. And a subscription to
- * the sentinels' +switch-master events (struct watch, read at each turn
- * of the main loop, without waiting) moves the links to a new primary as
- * soon as a sentinel names it: a switchover with the old primary alive
- * costs no more than a failover.
+ * sentinels but not from this host answers on: its links ask the
+ * sentinels whether it is still theirs (sentinel_follow(),
+ * rlsyncd_link.c), once a second while WAIT finds grants short, and every
+ * half lease. And a subscription to the sentinels' +switch-master events
+ * (struct watch, read at each turn of the main loop, without waiting:
+ * rls_sentinel_switched()) moves the links to a new primary as soon as a
+ * sentinel names it: a switchover with the old primary alive costs no
+ * more than a failover.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -108,33 +109,6 @@ int rls_sentinel_primary(const struct rls_spec *s, double timeout_ms,
 	return -EIO;
 }
 
-void rls_sentinel_follow(struct rls_link *l, unsigned int short_acks)
-{
-	char err[400], now_at[RLS_ADDR_MAX + 16], who[RLS_ID_MAX + 32];
-	uint64_t now = rl_now_ns(), every;
-	struct rls_conn c = l->spec.conn;
-
-	if (!l->spec.ha.n || rls_redis_broken(l->redis))
-		return;
-	every = short_acks ? 1000000000ULL :
-		(uint64_t)(l->spec.lease_ms / 2 * 1000000.0);
-	if (now - l->asked_ns < every)
-		return;
-	l->asked_ns = now;
-	/* sentinels away: keep the primary, which still answers */
-	if (rls_sentinel_primary(&l->spec, rls_rpc_ms(&l->spec), &c, err,
-				 sizeof(err)))
-		return;
-	rls_conn_label(&c, now_at, sizeof(now_at));
-	if (!strcmp(now_at, rls_redis_addr(l->redis)))
-		return;
-	fprintf(stderr, PROG ": %s: %s: the primary is %s now, not %s: connecting to it\n",
-		l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)),
-		now_at, rls_redis_addr(l->redis));
-	rls_redis_stale(l->redis);
-	l->next_ns = now;
-}
-
 /* The watch of @s's sentinels, made if new; NULL without memory. */
 static struct watch *watch_of(const struct rls_spec *s)
 {
@@ -216,31 +190,21 @@ static void watch_read(struct watch *w)
 	}
 }
 
-void rls_sentinel_watch(struct rls_link *l)
+bool rls_sentinel_switched(const struct rls_spec *s, uint64_t now,
+			   unsigned int *seen, const char **primary)
 {
-	char who[RLS_ID_MAX + 32];
-	uint64_t now = rl_now_ns();
-	struct watch *w;
+	struct watch *w = watch_of(s);
 
-	if (!l->spec.ha.n)
-		return;
-	w = watch_of(&l->spec);
 	if (!w)
-		return;
+		return false;
 	if (now - w->tried_ns >= NS_PER_SEC) {
 		w->tried_ns = now;
-		watch_open(w, rls_rpc_ms(&l->spec));
+		watch_open(w, rls_rpc_ms(s));
 	}
 	watch_read(w);
-	if (l->switches == w->switches)
-		return;
-	l->switches = w->switches;
-	if (rls_redis_broken(l->redis) ||
-	    !strcmp(w->primary, rls_redis_addr(l->redis)))
-		return;
-	fprintf(stderr, PROG ": %s: %s: +switch-master to %s, not %s: connecting to it\n",
-		l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)),
-		w->primary, rls_redis_addr(l->redis));
-	rls_redis_stale(l->redis);
-	l->next_ns = now;
+	if (*seen == w->switches)
+		return false;
+	*seen = w->switches;
+	*primary = w->primary;
+	return true;
 }
