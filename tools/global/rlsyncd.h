@@ -181,64 +181,106 @@ int rls_conf_load(const char *path, const struct rls_spec *defaults,
 		  struct rls_spec **specs, unsigned int *n);
 
 /*
- * One connection to a Redis server (rlsyncd_conn.c): commands queued
- * with rls_io_queue() go out at the next rls_io_reply(), which reads one
- * reply. Errors are one line, rls_io_error(); after an error of the
- * connection itself (not an error reply) it is broken for good.
+ * A connection to a Redis server (rlsyncd_conn.c): a socket, TLS, AUTH
+ * and SELECT as its struct rls_conn asks, shared by all that ask for the
+ * same one while it works: each rls_redis_connect_conn() (or
+ * rls_redis_connect()) is matched by one rls_redis_free(). Commands
+ * queued with rls_redis_send() go out at the next rls_redis_recv(),
+ * which reads one reply (a pipeline). Errors are one line, kept as
+ * rls_redis_error() and printed too if the connection was opened with
+ * @say; after an error of the connection itself (not an error reply) it
+ * is broken for good.
  */
-struct rls_io;
+struct rls_redis;
 struct redisReply;
 
-/*
- * Connect to @c (TCP, unix socket, TLS as @c asks), each step bounded
- * by @timeout_ms, which then bounds each reply too. NULL with the error
- * in @err (@errlen bytes).
- */
-struct rls_io *rls_io_open(const struct rls_conn *c, double timeout_ms,
-			   char *err, size_t errlen);
-void rls_io_close(struct rls_io *io);
-void rls_io_timeout(struct rls_io *io, double timeout_ms);
-/* Queue one command; 0, or -ENOMEM. */
-int rls_io_queue(struct rls_io *io, int argc, const char **argv,
-		 const size_t *argvlen);
-/* Send what is queued, read the next reply; NULL on error. */
-struct redisReply *rls_io_reply(struct rls_io *io);
-/*
- * The next reply if it is already there, or what the socket holds makes
- * it whole, without waiting; NULL if none (or on error: rls_io_broken()).
- */
-struct redisReply *rls_io_poll(struct rls_io *io);
-bool rls_io_broken(const struct rls_io *io);
-const char *rls_io_error(const struct rls_io *io);
-
-struct rls_redis;
-
-/*
- * Connect to @s's Redis with @timeout_ms, AUTH and SELECT as @s asks.
- * NULL after a message if @say. Later errors of the library calls below
- * are printed too if @say; rls_redis_error() keeps the last one. Links
- * of the same address (struct rls_conn) share one connection while it
- * works: each rls_redis_connect() is matched by one rls_redis_free().
- */
-struct rls_redis *rls_redis_connect(const struct rls_spec *s,
-				    double timeout_ms, bool say);
-/*
- * Connect to the node @c (@addr for messages), shared as above; for
- * rls_redis_connect() and Redis Cluster's nodes.
- */
+/* Connect to the server @c (@addr for messages), each step in @timeout_ms. */
 struct rls_redis *rls_redis_connect_conn(const struct rls_conn *c,
 					 const char *addr, double timeout_ms,
 					 bool say);
-
+void rls_redis_free(struct rls_redis *r);
 /*
- * CLUSTER SLOTS on @r: @add called for each range of slots LO..HI with
- * its primary; 0 or -EIO after a message.
+ * Queue one command (argv/argvlen as redisCommandArgv; @argvlen NULL:
+ * strings); 0, or -EIO with the connection stale (the replies of a
+ * pipeline would lose their order).
  */
-int rls_redis_cluster_slots(struct rls_redis *r,
-			    void (*add)(void *arg, unsigned int lo,
-					unsigned int hi, const char *host,
-					unsigned int port),
-			    void *arg);
+int rls_redis_send(struct rls_redis *r, int argc, const char **argv,
+		   const size_t *argvlen);
+/*
+ * Send what is queued, read the next reply (NULL on error; the caller
+ * frees it). READONLY or NOREPLICAS makes the connection stale.
+ */
+struct redisReply *rls_redis_recv(struct rls_redis *r);
+/* One command and its reply. */
+struct redisReply *rls_redis_call(struct rls_redis *r, int argc,
+				  const char **argv, const size_t *argvlen);
+/*
+ * A grant's command (one that takes or leases tokens): with WAIT set
+ * (rls_redis_set_wait()), ROLE before the first of a round trip and WAIT
+ * behind each; and its reply, with theirs. Grants that WAIT found short
+ * are counted (rls_redis_short_acks()).
+ */
+int rls_redis_grant_send(struct rls_redis *r, int argc, const char **argv);
+struct redisReply *rls_redis_grant_recv(struct rls_redis *r);
+/* WAIT for @replicas within @ms after each grant (0: no WAIT). */
+void rls_redis_set_wait(struct rls_redis *r, unsigned int replicas, double ms);
+/*
+ * Grants that WAIT found short of wait-replicas acknowledgements (or
+ * whose WAIT reply was lost) since the last call; the count restarts.
+ */
+unsigned int rls_redis_short_acks(struct rls_redis *r);
+/* ROLE: 0 if @r's server is a primary, else -EIO after a message. */
+int rls_redis_is_primary(struct rls_redis *r);
+
+/* Keep a message as @r's last error; print it if @r says. */
+void __attribute__((format(printf, 2, 3)))
+rls_redis_fail(struct rls_redis *r, const char *fmt, ...);
+/* The same for the error reply @rep of @cmd, explained. */
+void rls_redis_explain(struct rls_redis *r, const char *cmd,
+		       const struct redisReply *rep);
+/*
+ * The message of an error reply @rep of FCALL into @buf, without Redis's
+ * " script: ..." tail; errors of authentication and ACLs explained.
+ */
+const char *rls_redis_reply_error(const struct rls_redis *r,
+				  const struct redisReply *rep, char *buf,
+				  size_t len);
+/*
+ * The last error of @r, one line without "redis ADDR: "; with @r NULL,
+ * that of the last connection that failed.
+ */
+const char *rls_redis_error(const struct rls_redis *r);
+/* Set that of the last connection that failed, for a refusal above. */
+void __attribute__((format(printf, 1, 2)))
+rls_redis_set_error(const char *fmt, ...);
+
+/* The address of @r's server, as its messages name it. */
+const char *rls_redis_addr(const struct rls_redis *r);
+/* The node @r is connected to (NULL for NULL). */
+const struct rls_conn *rls_redis_conn(const struct rls_redis *r);
+/* The wait for each later reply; and what it is. */
+void rls_redis_timeout(struct rls_redis *r, double timeout_ms);
+double rls_redis_timeout_ms(const struct rls_redis *r);
+/* Whether the connection broke (then free it and connect again). */
+bool rls_redis_broken(const struct rls_redis *r);
+/* Make @r stale: the next refresh connects again (and asks the sentinels). */
+void rls_redis_stale(struct rls_redis *r);
+/* Whether the function library is known to be on @r's server; set it. */
+bool rls_redis_lib(const struct rls_redis *r);
+void rls_redis_set_lib(struct rls_redis *r, bool lib);
+/*
+ * SUBSCRIBE @channel on @r, which must be its caller's alone (it is
+ * shared with nobody from then on); 0, or -EIO (-EBUSY: shared).
+ */
+int rls_redis_subscribe(struct rls_redis *r, const char *channel);
+/*
+ * The next message published to @r's subscription, if one came, into
+ * @buf, without waiting: 1, 0 (none), or -EIO (the connection broke).
+ */
+int rls_redis_message(struct rls_redis *r, char *buf, size_t len);
+
+/* The wait at start-up and reload, when nothing runs yet: generous. */
+#define RLS_START_TIMEOUT_MS	3000.0
 
 /*
  * Redis Cluster (rlsyncd_cluster.c): the slot map read from a seed node,
@@ -266,28 +308,21 @@ bool rls_cluster_owns(struct rls_redis *r, const struct rls_spec *s);
 int rls_cluster_library(const struct rls_spec *s, const char *lua, bool check);
 /* The library's path, for the nodes a redirection reaches. */
 extern const char *rls_cluster_lua;
-/*
- * SENTINEL get-master-addr-by-name @master, on a sentinel: 0 with @c's
- * host and port set, -ENOENT when the sentinel does not know @master,
- * -EIO (rls_redis_error() says why).
- */
-int rls_redis_master_addr(struct rls_redis *r, const char *master,
-			  struct rls_conn *c);
-/* The address of @r's server, as its messages name it. */
-const char *rls_redis_addr(const struct rls_redis *r);
-/*
- * Grants that WAIT found short of wait-replicas acknowledgements (or
- * whose WAIT reply was lost) since the last call; the count restarts.
- */
-unsigned int rls_redis_short_acks(struct rls_redis *r);
 
 /*
- * The primary of @s's sentinels into @c (the connection of @s with the
- * host and port they name): the sentinels asked in turn. 0, or -EIO
- * with one line in @err (never printed here).
+ * Redis Sentinel (rlsyncd_sentinel.c): the primary of @s's sentinels into
+ * @c (the connection of @s with the host and port they name): the
+ * sentinels asked in turn. 0, or -EIO with one line in @err (never
+ * printed here).
  */
 int rls_sentinel_primary(const struct rls_spec *s, double timeout_ms,
 			 struct rls_conn *c, char *err, size_t errlen);
+/*
+ * The connection to that primary, shared, once ROLE says it is one; NULL
+ * after a message if @say (rls_redis_error(NULL) says why).
+ */
+struct rls_redis *rls_sentinel_connect(const struct rls_spec *s,
+				       double timeout_ms, bool say);
 /* "sentinel master NAME", for messages, into @buf. */
 const char *rls_sentinel_label(const struct rls_spec *s, char *buf,
 			       size_t len);
@@ -299,37 +334,17 @@ const char *rls_sentinel_label(const struct rls_spec *s, char *buf,
  */
 bool rls_sentinel_switched(const struct rls_spec *s, uint64_t now,
 			   unsigned int *seen, const char **primary);
-/* Make @r stale: the next refresh connects again (and asks the sentinels). */
-void rls_redis_stale(struct rls_redis *r);
-/*
- * SUBSCRIBE @channel on @r, which must be its caller's alone (it is
- * shared with nobody from then on); 0, or -EIO (-EBUSY: shared).
- */
-int rls_redis_subscribe(struct rls_redis *r, const char *channel);
-/*
- * The next message published to @r's subscription, if one came, into
- * @buf, without waiting: 1, 0 (none), or -EIO (the connection broke).
- */
-int rls_redis_message(struct rls_redis *r, char *buf, size_t len);
 
 /*
- * The last error of @r, one line without "redis ADDR: "; with @r NULL,
- * that of the last rls_redis_connect() that failed.
+ * The calls into tools/global/ratelimit.lua (rlsyncd_redis.c).
+ *
+ * Connect to @s's Redis with @timeout_ms (the primary of its sentinels,
+ * or of its resource's slot in a cluster), shared. NULL after a message
+ * if @say. Later errors of the library calls below are printed too if
+ * @say.
  */
-const char *rls_redis_error(const struct rls_redis *r);
-void rls_redis_free(struct rls_redis *r);
-
-/* The wait for each later reply. */
-void rls_redis_timeout(struct rls_redis *r, double timeout_ms);
-
-/* The wait at start-up and reload, when nothing runs yet: generous. */
-#define RLS_START_TIMEOUT_MS	3000.0
-
-/* Whether the connection broke (then free it and connect again). */
-bool rls_redis_broken(const struct rls_redis *r);
-
-/* The node @r is connected to (NULL for NULL). */
-const struct rls_conn *rls_redis_conn(const struct rls_redis *r);
+struct rls_redis *rls_redis_connect(const struct rls_spec *s,
+				    double timeout_ms, bool say);
 
 /* Load the function library from @lua if Redis lacks it; 0 or -errno. */
 int rls_redis_library(struct rls_redis *r, const char *lua);

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hiredis/hiredis.h>
+
 #define PROG "rlsyncd"
 #include "tool.h"
 #include "rlsyncd.h"
@@ -123,11 +125,10 @@ int rls_cluster_parse_node(const char *v, struct rls_conn *node, char *addr,
 	return 0;
 }
 
-/* One range of CLUSTER SLOTS into the map @arg. */
-static void add_range(void *arg, unsigned int lo, unsigned int hi,
+/* One range of CLUSTER SLOTS into the map @m. */
+static void add_range(struct cmap *m, unsigned int lo, unsigned int hi,
 		      const char *host, unsigned int port)
 {
-	struct cmap *m = arg;
 	unsigned int i;
 
 	for (i = 0; i < m->n; i++) {
@@ -143,6 +144,39 @@ static void add_range(void *arg, unsigned int lo, unsigned int hi,
 	}
 	for (; lo <= hi && lo < SLOTS; lo++)
 		m->owner[lo] = (unsigned char)(i + 1);
+}
+
+/* CLUSTER SLOTS on @r into @m, each range with its primary; 0 or -EIO. */
+static int read_slots(struct rls_redis *r, struct cmap *m)
+{
+	const char *argv[2] = { "CLUSTER", "SLOTS" };
+	redisReply *rep = rls_redis_call(r, 2, argv, NULL), *e, *node;
+	size_t i;
+
+	if (!rep || rep->type != REDIS_REPLY_ARRAY) {
+		if (rep && rep->type == REDIS_REPLY_ERROR)
+			rls_redis_explain(r, "CLUSTER SLOTS", rep);
+		else
+			rls_redis_fail(r, "CLUSTER SLOTS: %s",
+				       rep ? "not an array" : rls_redis_error(r));
+		freeReplyObject(rep);
+		return -EIO;
+	}
+	for (i = 0; i < rep->elements; i++) {
+		e = rep->element[i];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements < 3)
+			continue;
+		node = e->element[2];
+		if (node->type != REDIS_REPLY_ARRAY || node->elements < 2 ||
+		    node->element[0]->type != REDIS_REPLY_STRING)
+			continue;
+		add_range(m, (unsigned int)e->element[0]->integer,
+			  (unsigned int)e->element[1]->integer,
+			  node->element[0]->str,
+			  (unsigned int)node->element[1]->integer);
+	}
+	freeReplyObject(rep);
+	return 0;
 }
 
 /* @m's node @i as a connection of @s's credentials; "HOST:PORT" in @addr. */
@@ -180,7 +214,7 @@ static int read_map(struct cmap *m, const struct rls_spec *s,
 			continue;
 		m->n = 0;
 		memset(m->owner, 0, sizeof(m->owner));
-		ret = rls_redis_cluster_slots(r, add_range, m);
+		ret = read_slots(r, m);
 		rls_redis_free(r);
 	}
 	m->read_ns = rl_now_ns();

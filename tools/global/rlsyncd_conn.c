@@ -15,6 +15,14 @@
  * in plain text and the reverse, a certificate that does not verify and
  * why, a client certificate the server asks for.
  *
+ * That transport (struct rls_io) is this file's own. What the other files
+ * hold is a struct rls_redis over it: AUTH and SELECT after each connect,
+ * shared by all that ask for the same address (a pool), commands queued
+ * and their replies read in order (rls_redis_send(), rls_redis_recv(): N
+ * commands queued, then N replies read, one round trip), the server's
+ * errors explained, a failover seen (READONLY, NOREPLICAS: stale), and
+ * with wait-replicas a WAIT behind each grant.
+ *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <arpa/inet.h>
@@ -340,6 +348,24 @@ static int tls_start(struct rls_io *io, const struct rls_conn *c,
 	}
 }
 
+static void rls_io_close(struct rls_io *io)
+{
+	if (!io)
+		return;
+	if (io->ssl) {
+		if (!io->broken && SSL_is_init_finished(io->ssl))
+			SSL_shutdown(io->ssl);	/* close_notify, not waited for */
+		SSL_free(io->ssl);
+	}
+	SSL_CTX_free(io->ctx);
+	if (io->fd >= 0)
+		close(io->fd);
+	if (io->reader)
+		redisReaderFree(io->reader);
+	free(io->out);
+	free(io);
+}
+
 const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len)
 {
 	if (!c->port)
@@ -351,8 +377,13 @@ const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len)
 	return buf;
 }
 
-struct rls_io *rls_io_open(const struct rls_conn *c, double timeout_ms,
-			   char *err, size_t errlen)
+/*
+ * Connect to @c (TCP, unix socket, TLS as @c asks), each step bounded
+ * by @timeout_ms, which then bounds each reply too. NULL with the error
+ * in @err (@errlen bytes).
+ */
+static struct rls_io *rls_io_open(const struct rls_conn *c, double timeout_ms,
+				  char *err, size_t errlen)
 {
 	struct rls_io *io = calloc(1, sizeof(*io));
 	int ret;
@@ -380,42 +411,25 @@ struct rls_io *rls_io_open(const struct rls_conn *c, double timeout_ms,
 	return NULL;
 }
 
-void rls_io_close(struct rls_io *io)
-{
-	if (!io)
-		return;
-	if (io->ssl) {
-		if (!io->broken && SSL_is_init_finished(io->ssl))
-			SSL_shutdown(io->ssl);	/* close_notify, not waited for */
-		SSL_free(io->ssl);
-	}
-	SSL_CTX_free(io->ctx);
-	if (io->fd >= 0)
-		close(io->fd);
-	if (io->reader)
-		redisReaderFree(io->reader);
-	free(io->out);
-	free(io);
-}
-
-void rls_io_timeout(struct rls_io *io, double timeout_ms)
+static void rls_io_timeout(struct rls_io *io, double timeout_ms)
 {
 	if (io)
 		io->timeout_ms = timeout_ms;
 }
 
-bool rls_io_broken(const struct rls_io *io)
+static bool rls_io_broken(const struct rls_io *io)
 {
 	return !io || io->broken;
 }
 
-const char *rls_io_error(const struct rls_io *io)
+static const char *rls_io_error(const struct rls_io *io)
 {
 	return io->err;
 }
 
-int rls_io_queue(struct rls_io *io, int argc, const char **argv,
-		 const size_t *argvlen)
+/* Queue one command; 0, or -ENOMEM. */
+static int rls_io_queue(struct rls_io *io, int argc, const char **argv,
+			const size_t *argvlen)
 {
 	char *cmd, *out;
 	int len;
@@ -552,7 +566,11 @@ static int io_move(struct rls_io *io, bool write, redisReply **rep)
 	return 0;
 }
 
-redisReply *rls_io_poll(struct rls_io *io)
+/*
+ * The next reply if it is already there, or what the socket holds makes
+ * it whole, without waiting; NULL if none (or on error: rls_io_broken()).
+ */
+static redisReply *rls_io_poll(struct rls_io *io)
 {
 	short events;
 	void *r = NULL;
@@ -568,11 +586,525 @@ redisReply *rls_io_poll(struct rls_io *io)
 	return NULL;
 }
 
-redisReply *rls_io_reply(struct rls_io *io)
+/* Send what is queued, read the next reply; NULL on error. */
+static redisReply *rls_io_reply(struct rls_io *io)
 {
 	redisReply *rep = NULL;
 
 	if (io->broken || io_move(io, true, NULL) || io_move(io, false, &rep))
 		return NULL;
 	return rep;
+}
+
+/*
+ * struct rls_redis - a connection as the other files hold it
+ * @conn: what it was made for, the key links share it by
+ * @refs: the links that hold it
+ * @lib:  the function library was found (or loaded) on it
+ */
+struct rls_redis {
+	struct rls_io *io;
+	char addr[RLS_ADDR_MAX];
+	char user[RLS_ID_MAX];
+	bool say;
+	bool stale;	/* READONLY: no longer the primary, connect again */
+	unsigned int wait_replicas;	/* WAIT after each grant (0: none) */
+	double wait_ms;
+	unsigned int short_acks;	/* grants WAIT found short, unread */
+	int online;		/* replicas online, from ROLE (-1: unknown) */
+	unsigned int wait_now;	/* replicas WAITed for in this round trip */
+	unsigned int inflight;	/* grants sent, their replies unread */
+	bool role_queued;	/* ROLE queued before them */
+	bool subscribed;	/* SUBSCRIBE sent: messages only, not shared */
+	char err[RLS_ERR_MAX];	/* the last error, without "redis ADDR: " */
+	struct rls_conn conn;	/* what it was opened with: the pool's key */
+	unsigned int refs;	/* links and callers holding it */
+	bool lib;		/* the function library is known to be there */
+	double timeout_ms;	/* the wait for a reply */
+	struct rls_redis *next;	/* in pool */
+};
+
+/* The connections open, shared by the links of one address. */
+static struct rls_redis *pool;
+
+static bool starts(const char *s, const char *with)
+{
+	return !strncmp(s, with, strlen(with));
+}
+
+/* Keep the message as the last error (it may quote it); print it if asked. */
+void rls_redis_fail(struct rls_redis *r, const char *fmt, ...)
+{
+	char buf[RLS_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	memcpy(r->err, buf, sizeof(r->err));
+	if (r->say)
+		fprintf(stderr, PROG ": redis %s: %s\n", r->addr, r->err);
+}
+
+/*
+ * Queue one command (argv/argvlen as redisCommandArgv; @argvlen NULL:
+ * strings); nothing is sent yet. 0, or -EIO with r->err set and the
+ * connection stale: the replies of a pipeline would lose their order.
+ */
+int rls_redis_send(struct rls_redis *r, int argc, const char **argv,
+		   const size_t *argvlen)
+{
+	if (!rls_io_queue(r->io, argc, argv, argvlen))
+		return 0;
+	snprintf(r->err, sizeof(r->err), "%s", rls_io_error(r->io));
+	/* what was queued before it has no caller to read its reply */
+	r->stale = true;
+	return -EIO;
+}
+
+/*
+ * Send what is queued, then read the next reply (NULL with r->err set on
+ * error; the caller frees it with freeReplyObject). A READONLY error
+ * reply means the server is a replica now (a failover), NOREPLICAS that
+ * it lost its replicas (min-replicas-to-write; cut off from the
+ * sentinels?): the connection is stale, and the next one asks the
+ * sentinels again.
+ */
+redisReply *rls_redis_recv(struct rls_redis *r)
+{
+	redisReply *rep = rls_io_reply(r->io);
+
+	if (!rep) {
+		snprintf(r->err, sizeof(r->err), "%s", rls_io_error(r->io));
+		return NULL;
+	}
+	if (rep->type == REDIS_REPLY_ERROR && rep->str &&
+	    (starts(rep->str, "READONLY") || starts(rep->str, "NOREPLICAS")))
+		r->stale = true;
+	return rep;
+}
+
+/* One command and its reply. */
+redisReply *rls_redis_call(struct rls_redis *r, int argc, const char **argv,
+			   const size_t *argvlen)
+{
+	return rls_redis_send(r, argc, argv, argvlen) ? NULL : rls_redis_recv(r);
+}
+
+/* The error of the last connection that failed. */
+static char connect_err[RLS_ERR_MAX];
+
+const char *rls_redis_error(const struct rls_redis *r)
+{
+	return r ? r->err : connect_err;
+}
+
+/*
+ * What error @e of @cmd means, one line in @buf: the errors of
+ * authentication and ACLs explained, others as Redis says them.
+ */
+static const char *meaning(const struct rls_redis *r, const char *cmd,
+			   const char *e, char *buf, size_t len)
+{
+	if (starts(e, "WRONGPASS") || starts(e, "ERR invalid password") ||
+	    starts(e, "ERR invalid username-password"))
+		snprintf(buf, len, "%s: wrong username or password (%s)", cmd, e);
+	else if (starts(e, "NOAUTH"))
+		snprintf(buf, len, "%s: the server needs a password: give password-file = (%s)",
+			 cmd, e);
+	else if (starts(e, "NOPERM"))
+		snprintf(buf, len, "%s: denied by the ACL of user %s; %s (%s)", cmd,
+			 r->user[0] ? r->user : "default",
+			 "rlsyncd(8) gives the ACL it needs", e);
+	else if (starts(e, "ERR AUTH") && strstr(e, "without any password"))
+		snprintf(buf, len, "%s: a password was given but the server has none (%s)",
+			 cmd, e);
+	else
+		snprintf(buf, len, "%s: %s", cmd, e);
+	return buf;
+}
+
+void rls_redis_explain(struct rls_redis *r, const char *cmd,
+		       const redisReply *rep)
+{
+	char buf[400];
+
+	rls_redis_fail(r, "%s", meaning(r, cmd, rep->str ? rep->str : "error",
+					buf, sizeof(buf)));
+}
+
+const char *rls_redis_reply_error(const struct rls_redis *r,
+				  const redisReply *rep, char *buf, size_t len)
+{
+	char e[256], *tail;
+
+	snprintf(e, sizeof(e), "%s", rep->str ? rep->str : "error");
+	tail = strstr(e, " script:");
+	if (tail)
+		*tail = '\0';
+	if (starts(e, "NOPERM") || starts(e, "NOAUTH") || starts(e, "WRONGPASS"))
+		return meaning(r, "FCALL", e, buf, len);
+	snprintf(buf, len, "%s", e);
+	return buf;
+}
+
+/* The reply @rep of @cmd (freed): 0 if not an error, else -EIO. */
+static int handshake_reply(struct rls_redis *r, const char *cmd,
+			   redisReply *rep)
+{
+	int ret = -EIO;
+
+	if (!rep)
+		rls_redis_fail(r, "%s: %s", cmd, r->err);
+	else if (rep->type == REDIS_REPLY_ERROR)
+		rls_redis_explain(r, cmd, rep);
+	else
+		ret = 0;
+	freeReplyObject(rep);
+	return ret;
+}
+
+/* AUTH and SELECT as @c asks, after each connect. */
+static int handshake(struct rls_redis *r, const struct rls_conn *c)
+{
+	/* AUTH user password, or AUTH password (requirepass) */
+	const char *auth[3] = { "AUTH", c->user[0] ? c->user : c->pass, c->pass };
+	char db[16];
+	const char *select[2] = { "SELECT", db };
+
+	if (c->pass[0] &&
+	    handshake_reply(r, "AUTH", rls_redis_call(r, c->user[0] ? 3 : 2, auth, NULL)))
+		return -EIO;
+	snprintf(db, sizeof(db), "%u", c->db);
+	if (c->db && handshake_reply(r, "SELECT", rls_redis_call(r, 2, select, NULL)))
+		return -EIO;
+	return 0;
+}
+
+/* A connection to @c open and usable, shared: one more holder. */
+static struct rls_redis *shared(const struct rls_conn *c)
+{
+	struct rls_redis *r;
+
+	for (r = pool; r; r = r->next) {
+		if (!rls_redis_broken(r) && !r->subscribed &&
+		    !memcmp(&r->conn, c, sizeof(*c))) {
+			r->refs++;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+struct rls_redis *rls_redis_connect_conn(const struct rls_conn *c,
+					 const char *addr, double timeout_ms,
+					 bool say)
+{
+	struct rls_redis *r = shared(c);
+	char err[RLS_ERR_MAX];
+
+	if (r)
+		return r;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	snprintf(r->addr, sizeof(r->addr), "%s", addr);
+	snprintf(r->user, sizeof(r->user), "%s", c->user);
+	r->say = say;
+	r->conn = *c;
+	r->refs = 1;
+	r->timeout_ms = timeout_ms;
+	r->online = -1;
+	r->io = rls_io_open(c, timeout_ms, err, sizeof(err));
+	if (!r->io) {
+		rls_redis_fail(r, "%s", err);
+	} else if (!handshake(r, c)) {
+		r->next = pool;
+		pool = r;
+		return r;
+	}
+	snprintf(connect_err, sizeof(connect_err), "%s", r->err);
+	rls_redis_free(r);
+	return NULL;
+}
+
+/*
+ * The replicas online in a primary's ROLE reply @rep (its third element
+ * lists them: those in sync, or syncing, are left out); -1 if not a
+ * primary's.
+ */
+static int role_online(const redisReply *rep)
+{
+	if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
+	    !rep->element[0]->str || strcmp(rep->element[0]->str, "master") ||
+	    rep->element[2]->type != REDIS_REPLY_ARRAY)
+		return -1;
+	return (int)rep->element[2]->elements;
+}
+
+/* ROLE: 0 if @r's server is a primary, else -EIO after a message. */
+int rls_redis_is_primary(struct rls_redis *r)
+{
+	const char *argv[1] = { "ROLE" };
+	redisReply *rep = rls_redis_send(r, 1, argv, NULL) ? NULL : rls_redis_recv(r);
+	int ret = -EIO;
+
+	if (!rep)
+		rls_redis_fail(r, "ROLE: %s", r->err);
+	else if (rep->type == REDIS_REPLY_ERROR)
+		rls_redis_explain(r, "ROLE", rep);
+	else if (rep->type != REDIS_REPLY_ARRAY || !rep->elements ||
+		 !rep->element[0]->str)
+		rls_redis_fail(r, "ROLE: an unexpected reply");
+	else if (strcmp(rep->element[0]->str, "master"))
+		rls_redis_fail(r,
+			       "ROLE says %s, not master: the sentinels named a server that is no primary (a failover under way?)",
+			       rep->element[0]->str);
+	else
+		ret = 0;
+	r->online = role_online(rep);
+	freeReplyObject(rep);
+	return ret;
+}
+
+void rls_redis_stale(struct rls_redis *r)
+{
+	if (r)
+		r->stale = true;
+}
+
+int rls_redis_subscribe(struct rls_redis *r, const char *channel)
+{
+	const char *argv[2] = { "SUBSCRIBE", channel };
+	redisReply *rep;
+	int ret = -EIO;
+
+	if (r->refs > 1)
+		return -EBUSY;
+	r->subscribed = true;
+	rep = rls_redis_call(r, 2, argv, NULL);
+	if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 3 &&
+	    rep->element[0]->str && !strcmp(rep->element[0]->str, "subscribe"))
+		ret = 0;
+	else if (rep && rep->type == REDIS_REPLY_ERROR)
+		rls_redis_explain(r, "SUBSCRIBE", rep);
+	else
+		rls_redis_fail(r, "SUBSCRIBE: %s", rep ? "an unexpected reply" : r->err);
+	freeReplyObject(rep);
+	return ret;
+}
+
+int rls_redis_message(struct rls_redis *r, char *buf, size_t len)
+{
+	redisReply *rep;
+
+	while ((rep = rls_io_poll(r->io))) {
+		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 3 &&
+		    rep->element[0]->str && rep->element[2]->str &&
+		    !strcmp(rep->element[0]->str, "message")) {
+			snprintf(buf, len, "%s", rep->element[2]->str);
+			freeReplyObject(rep);
+			return 1;
+		}
+		freeReplyObject(rep);
+	}
+	if (!rls_io_broken(r->io))
+		return 0;
+	snprintf(r->err, sizeof(r->err), "%s", rls_io_error(r->io));
+	return -EIO;
+}
+
+const char *rls_redis_addr(const struct rls_redis *r)
+{
+	return r ? r->addr : "";
+}
+
+unsigned int rls_redis_short_acks(struct rls_redis *r)
+{
+	unsigned int n = r ? r->short_acks : 0;
+
+	if (r)
+		r->short_acks = 0;
+	return n;
+}
+
+void rls_redis_timeout(struct rls_redis *r, double timeout_ms)
+{
+	if (r) {
+		rls_io_timeout(r->io, timeout_ms);
+		r->timeout_ms = timeout_ms;
+	}
+}
+
+void rls_redis_free(struct rls_redis *r)
+{
+	struct rls_redis **p;
+
+	if (!r || --r->refs)
+		return;
+	for (p = &pool; *p; p = &(*p)->next) {
+		if (*p == r) {
+			*p = r->next;
+			break;
+		}
+	}
+	rls_io_close(r->io);
+	free(r);
+}
+
+const struct rls_conn *rls_redis_conn(const struct rls_redis *r)
+{
+	return r ? &r->conn : NULL;
+}
+
+bool rls_redis_broken(const struct rls_redis *r)
+{
+	return !r || rls_io_broken(r->io) || r->stale;
+}
+
+/* The first grant of a primary that WAIT found short: one line. */
+static void wait_said(const struct rls_redis *r, const redisReply *w,
+		      long long acks)
+{
+	const char *why = r->err;
+
+	if (w)
+		why = w->str ? w->str : "an unexpected reply";
+	fprintf(stderr, PROG ": redis %s: ", r->addr);
+	if (!r->wait_now)
+		fprintf(stderr, "WAIT: %d of %u replicas online (ROLE): grants not waited for",
+			r->online, r->wait_replicas);
+	else if (acks < 0)
+		fprintf(stderr, "WAIT after a grant: %s", why);
+	else
+		fprintf(stderr, "WAIT: %lld of %u replicas acknowledged a grant within %.0f ms",
+			acks, r->wait_replicas, r->wait_ms);
+	fputs(" (grants stand; counted as wait_short)\n", stderr);
+}
+
+/*
+ * After a grant (@rep, FCALL's reply): WAIT's reply, queued behind it
+ * unless no replica was online. Fewer acknowledgements than
+ * wait-replicas, or no reply: the grant stands, and is counted
+ * (rls_redis_short_acks()); the first of a primary is said.
+ */
+static void wait_reply(struct rls_redis *r, const redisReply *rep)
+{
+	redisReply *w = r->wait_now ? rls_redis_recv(r) : NULL;
+	long long acks = w && w->type == REDIS_REPLY_INTEGER ? w->integer :
+			 r->wait_now ? -1 : 0;
+
+	/* said once per primary, not per connection: it may reconnect often */
+	static char said[RLS_ADDR_MAX];
+
+	if (rep && rep->type != REDIS_REPLY_ERROR &&
+	    acks < (long long)r->wait_replicas) {
+		r->short_acks++;
+		if (strcmp(said, r->addr))
+			wait_said(r, w, acks);
+		snprintf(said, sizeof(said), "%s", r->addr);
+	}
+	freeReplyObject(w);
+}
+
+/*
+ * Before the first grant of a round trip, with wait-replicas: how many
+ * replicas its WAITs ask for (those ROLE found online last time, at most
+ * wait-replicas: WAIT for a replica that is not there would hold every
+ * grant for the whole timeout), and ROLE queued to count them again for
+ * the next round trip. 0 or -EIO.
+ */
+static int send_role(struct rls_redis *r)
+{
+	const char *argv[1] = { "ROLE" };
+
+	if (!r->wait_replicas || r->inflight)
+		return 0;
+	r->wait_now = r->wait_replicas;
+	if (r->online >= 0 && (unsigned int)r->online < r->wait_now)
+		r->wait_now = (unsigned int)r->online;
+	if (rls_redis_send(r, 1, argv, NULL))
+		return -EIO;
+	r->role_queued = true;
+	return 0;
+}
+
+/* ROLE's reply, read before the first grant's: the replicas online. */
+static void role_reply(struct rls_redis *r)
+{
+	redisReply *rep;
+
+	if (!r->role_queued)
+		return;
+	r->role_queued = false;
+	rep = rls_redis_recv(r);
+	/* an ACL without +role: WAIT for wait-replicas, as before */
+	r->online = role_online(rep);
+	freeReplyObject(rep);
+}
+
+/* A grant's command: ROLE before it if first, WAIT behind it; 0 or -EIO. */
+int rls_redis_grant_send(struct rls_redis *r, int argc, const char **argv)
+{
+	char n_rep[16], ms[24];
+	const char *wait[3] = { "WAIT", n_rep, ms };
+
+	if (send_role(r) || rls_redis_send(r, argc, argv, NULL))
+		return -EIO;
+	if (!r->wait_replicas)
+		return 0;
+	r->inflight++;
+	if (!r->wait_now)
+		return 0;
+	snprintf(n_rep, sizeof(n_rep), "%u", r->wait_now);
+	snprintf(ms, sizeof(ms), "%.0f", r->wait_ms < 1 ? 1 : r->wait_ms);
+	return rls_redis_send(r, 3, wait, NULL);
+}
+
+/* A grant's reply (NULL on error), with ROLE's before and WAIT's after. */
+redisReply *rls_redis_grant_recv(struct rls_redis *r)
+{
+	redisReply *rep;
+
+	role_reply(r);
+	rep = rls_redis_recv(r);
+	if (!r->wait_replicas)
+		return rep;
+	if (rep || !rls_redis_broken(r))
+		wait_reply(r, rep);
+	if (r->inflight)
+		r->inflight--;
+	return rep;
+}
+
+void rls_redis_set_error(const char *fmt, ...)
+{
+	char buf[RLS_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	memcpy(connect_err, buf, sizeof(connect_err));
+}
+
+double rls_redis_timeout_ms(const struct rls_redis *r)
+{
+	return r->timeout_ms;
+}
+
+void rls_redis_set_wait(struct rls_redis *r, unsigned int replicas, double ms)
+{
+	r->wait_replicas = replicas;
+	r->wait_ms = ms;
+}
+
+bool rls_redis_lib(const struct rls_redis *r)
+{
+	return r->lib;
+}
+
+void rls_redis_set_lib(struct rls_redis *r, bool lib)
+{
+	r->lib = lib;
 }

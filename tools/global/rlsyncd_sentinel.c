@@ -3,8 +3,8 @@
  * rlsyncd_sentinel.c - the primary of a link that names Redis Sentinel
  * (sentinels = HOST:PORT, ...; master-name = NAME): the sentinels are
  * asked in turn, from the one that answered last, with SENTINEL
- * get-master-addr-by-name; rlsyncd_redis.c then connects to the address
- * named and checks with ROLE that it is the primary.
+ * get-master-addr-by-name; rls_sentinel_connect() then connects to the
+ * address named and checks with ROLE that it is the primary.
  *
  * A failover is followed by connecting again: rls_redis_broken() is true
  * after a connection loss, a READONLY reply (the old primary demoted) or
@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <hiredis/hiredis.h>
 
 #define PROG "rlsyncd"
 #include "rlsyncd.h"
@@ -66,6 +68,45 @@ const char *rls_sentinel_label(const struct rls_spec *s, char *buf,
 	return buf;
 }
 
+/*
+ * SENTINEL get-master-addr-by-name @master, on a sentinel: 0 with @c's
+ * host and port set, -ENOENT when the sentinel does not know @master,
+ * -EIO (rls_redis_error() says why).
+ */
+static int master_addr(struct rls_redis *r, const char *master,
+		       struct rls_conn *c)
+{
+	const char *argv[3] = { "SENTINEL", "get-master-addr-by-name", master };
+	redisReply *rep = rls_redis_send(r, 3, argv, NULL) ? NULL : rls_redis_recv(r);
+	long port;
+	int ret = -EIO;
+
+	if (!rep) {
+		rls_redis_fail(r, "SENTINEL: %s", rls_redis_error(r));
+	} else if (rep->type == REDIS_REPLY_NIL) {
+		rls_redis_fail(r, "no master named '%s'", master);
+		ret = -ENOENT;
+	} else if (rep->type == REDIS_REPLY_ERROR) {
+		rls_redis_explain(r, "SENTINEL get-master-addr-by-name", rep);
+	} else if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+		   !rep->element[0]->str || !rep->element[1]->str ||
+		   strlen(rep->element[0]->str) >= sizeof(c->host)) {
+		rls_redis_fail(r, "SENTINEL get-master-addr-by-name: an unexpected reply");
+	} else {
+		port = strtol(rep->element[1]->str, NULL, 10);
+		if (port > 0 && port <= 65535) {
+			snprintf(c->host, sizeof(c->host), "%s",
+				 rep->element[0]->str);
+			c->port = (unsigned int)port;
+			ret = 0;
+		} else {
+			rls_redis_fail(r, "SENTINEL named port '%s'", rep->element[1]->str);
+		}
+	}
+	freeReplyObject(rep);
+	return ret;
+}
+
 int rls_sentinel_primary(const struct rls_spec *s, double timeout_ms,
 			 struct rls_conn *c, char *err, size_t errlen)
 {
@@ -89,7 +130,7 @@ int rls_sentinel_primary(const struct rls_spec *s, double timeout_ms,
 				 rls_redis_error(NULL));
 			continue;
 		}
-		ret = rls_redis_master_addr(r, ha->master, c);
+		ret = master_addr(r, ha->master, c);
 		if (ret)
 			snprintf(last, sizeof(last), "%s: %s", addr,
 				 rls_redis_error(r));
@@ -107,6 +148,35 @@ int rls_sentinel_primary(const struct rls_spec *s, double timeout_ms,
 		snprintf(err, errlen, "no sentinel named a primary (%u asked; last: %s)",
 			 ha->n, last);
 	return -EIO;
+}
+
+struct rls_redis *rls_sentinel_connect(const struct rls_spec *s,
+				       double timeout_ms, bool say)
+{
+	char label[RLS_ADDR_MAX + RLS_ID_MAX + 32], err[RLS_ERR_MAX];
+	struct rls_conn c = s->conn;
+	struct rls_redis *r;
+
+	if (rls_sentinel_primary(s, timeout_ms, &c, err, sizeof(err))) {
+		rls_redis_set_error("%s", err);
+		if (say)
+			fprintf(stderr, PROG ": %s: %s\n",
+				rls_sentinel_label(s, label, sizeof(label)),
+				err);
+		return NULL;
+	}
+	r = rls_redis_connect_conn(&c, rls_conn_label(&c, label, sizeof(label)),
+				   timeout_ms, say);
+	if (r && rls_redis_is_primary(r)) {
+		rls_redis_set_error("%s", rls_redis_error(r));
+		rls_redis_free(r);
+		r = NULL;
+	}
+	/* the link's line names the sentinels: name the primary too */
+	if (!r)
+		rls_redis_set_error("primary %.120s: %.260s", label,
+				    rls_redis_error(NULL));
+	return r;
 }
 
 /* The watch of @s's sentinels, made if new; NULL without memory. */
