@@ -271,7 +271,7 @@ static int check_redis(const struct opts *o, struct rls_link *links,
 		struct rls_link *l = &links[i];
 
 		if (l->spec.conn.cluster) {	/* every primary's library */
-			ret = rls_cluster_library(&l->spec, o->lua, o->check);
+			ret = rls_redis_cluster_library(&l->spec, o->lua, o->check);
 			if (ret)
 				return ret;
 		}

@@ -302,12 +302,17 @@ int rls_cluster_parse_node(const char *v, struct rls_conn *node, char *addr,
  */
 bool rls_cluster_owns(struct rls_redis *r, const struct rls_spec *s);
 /*
- * The function library checked (and loaded, unless @check) on every
- * primary of @s's cluster; 0 or -errno after a message.
+ * The primaries of @s's cluster (the map read if new or stale, with
+ * @timeout_ms, a message if @say): their number, or -EIO; *@libs: the
+ * function library was found on all of them since they last changed
+ * (rls_cluster_set_libs()).
  */
-int rls_cluster_library(const struct rls_spec *s, const char *lua, bool check);
-/* The library's path, for the nodes a redirection reaches. */
-extern const char *rls_cluster_lua;
+int rls_cluster_nodes(const struct rls_spec *s, double timeout_ms, bool say,
+		      bool *libs);
+/* Primary @i of them as a connection of @s's credentials; HOST:PORT in @addr. */
+void rls_cluster_node(const struct rls_spec *s, unsigned int i,
+		      struct rls_conn *c, char *addr, size_t len);
+void rls_cluster_set_libs(const struct rls_spec *s, bool libs);
 
 /*
  * Redis Sentinel (rlsyncd_sentinel.c): the primary of @s's sentinels into
@@ -353,6 +358,12 @@ int rls_redis_library(struct rls_redis *r, const char *lua);
  * LIST, and @lua if Redis lacks the library); 0 or -errno.
  */
 int rls_redis_library_check(struct rls_redis *r, const char *lua);
+/*
+ * The same on every primary of @s's cluster (each checked only, with
+ * @check); 0 or -errno after a message.
+ */
+int rls_redis_cluster_library(const struct rls_spec *s, const char *lua,
+			      bool check);
 
 /* rl_config with @s; 0, or -EINVAL/-EIO after a message. */
 int rls_redis_config(struct rls_redis *r, const struct rls_spec *s,

@@ -10,7 +10,7 @@
  * not answer marks them stale too: a link of its slots reads them again
  * at each try (every 100 ms while its lease runs) until they name the
  * replica promoted in its place. The function library is loaded on every
- * primary.
+ * primary (rls_redis_cluster_library(), rlsyncd_redis.c).
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -52,7 +52,6 @@ struct cmap {
 };
 
 static struct cmap *maps;
-const char *rls_cluster_lua;
 
 /*
  * CRC16 of Redis Cluster's key hashing (CCITT/XMODEM: polynomial 0x1021,
@@ -231,9 +230,8 @@ static int read_map(struct cmap *m, const struct rls_spec *s,
 	return 0;
 }
 
-/* The map of @s's cluster, read if new or stale; NULL without one. */
-static struct cmap *map_of(const struct rls_spec *s, double timeout_ms,
-			   bool say)
+/* The map of @s's cluster, NULL if none was made yet. */
+static struct cmap *find_map(const struct rls_spec *s)
 {
 	struct cmap *m;
 
@@ -241,6 +239,15 @@ static struct cmap *map_of(const struct rls_spec *s, double timeout_ms,
 		if (!memcmp(&m->seed, &s->conn, sizeof(s->conn)))
 			break;
 	}
+	return m;
+}
+
+/* The map of @s's cluster, read if new or stale; NULL without one. */
+static struct cmap *map_of(const struct rls_spec *s, double timeout_ms,
+			   bool say)
+{
+	struct cmap *m = find_map(s);
+
 	if (!m) {
 		m = calloc(1, sizeof(*m));
 		if (!m)
@@ -298,34 +305,27 @@ bool rls_cluster_owns(struct rls_redis *r, const struct rls_spec *s)
 		      !strcmp(m->nodes[o - 1].host, c->host));
 }
 
-int rls_cluster_library(const struct rls_spec *s, const char *lua, bool check)
+int rls_cluster_nodes(const struct rls_spec *s, double timeout_ms, bool say,
+		      bool *libs)
 {
-	struct cmap *m = map_of(s, RLS_START_TIMEOUT_MS, true);
-	char addr[RLS_ADDR_MAX];
-	struct rls_redis *r;
-	struct rls_conn c;
-	unsigned int i;
-	int ret = 0;
+	struct cmap *m = map_of(s, timeout_ms, say);
 
-	rls_cluster_lua = lua;
 	if (!m)
 		return -EIO;
-	if (m->libs)
-		return 0;
-	if (!m->n) {
-		fprintf(stderr, PROG ": redis %s: %s\n", s->redis,
-			"the cluster serves no slot (CLUSTER SLOTS is empty)");
-		return -EIO;
-	}
-	for (i = 0; !ret && i < m->n; i++) {
-		node_conn(m, i, s, &c, addr, sizeof(addr));
-		r = rls_redis_connect_conn(&c, addr, RLS_START_TIMEOUT_MS, true);
-		if (!r)
-			return -EIO;
-		ret = check ? rls_redis_library_check(r, lua) :
-			      rls_redis_library(r, lua);
-		rls_redis_free(r);
-	}
-	m->libs = !ret && !check;
-	return ret;
+	*libs = m->libs;
+	return (int)m->n;
+}
+
+void rls_cluster_node(const struct rls_spec *s, unsigned int i,
+		      struct rls_conn *c, char *addr, size_t len)
+{
+	node_conn(find_map(s), i, s, c, addr, len);
+}
+
+void rls_cluster_set_libs(const struct rls_spec *s, bool libs)
+{
+	struct cmap *m = find_map(s);
+
+	if (m)
+		m->libs = libs;
 }

@@ -26,6 +26,9 @@
 
 #define RLS_LIB_MAX	(1 << 20)
 
+/* The library's path, for the nodes a redirection reaches (cluster = yes). */
+static const char *cluster_lua;
+
 struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 				    double timeout_ms, bool say)
 {
@@ -105,8 +108,8 @@ static redisReply *redirect(struct rls_redis *r, redisReply *rep,
 	to = rls_redis_connect_conn(&node, addr, rls_redis_timeout_ms(r), false);
 	if (!to)
 		return rep;
-	if (rls_redis_lib(to) || !rls_cluster_lua ||
-	    !rls_redis_library(to, rls_cluster_lua)) {
+	if (rls_redis_lib(to) || !cluster_lua ||
+	    !rls_redis_library(to, cluster_lua)) {
 		if ((!ask || !rls_redis_send(to, 1, argv, NULL)) &&
 		    !rls_redis_send(to, a->n, a->argv, NULL)) {
 			if (ask)
@@ -236,6 +239,39 @@ int rls_redis_library(struct rls_redis *r, const char *lua)
 	freeReplyObject(rep);
 	rls_redis_set_lib(r, true);
 	return 0;
+}
+
+int rls_redis_cluster_library(const struct rls_spec *s, const char *lua,
+			      bool check)
+{
+	char addr[RLS_ADDR_MAX];
+	struct rls_redis *r;
+	struct rls_conn c;
+	int i, n, ret = 0;
+	bool libs;
+
+	cluster_lua = lua;
+	n = rls_cluster_nodes(s, RLS_START_TIMEOUT_MS, true, &libs);
+	if (n < 0)
+		return -EIO;
+	if (libs)
+		return 0;
+	if (!n) {
+		fprintf(stderr, PROG ": redis %s: %s\n", s->redis,
+			"the cluster serves no slot (CLUSTER SLOTS is empty)");
+		return -EIO;
+	}
+	for (i = 0; !ret && i < n; i++) {
+		rls_cluster_node(s, (unsigned int)i, &c, addr, sizeof(addr));
+		r = rls_redis_connect_conn(&c, addr, RLS_START_TIMEOUT_MS, true);
+		if (!r)
+			return -EIO;
+		ret = check ? rls_redis_library_check(r, lua) :
+			      rls_redis_library(r, lua);
+		rls_redis_free(r);
+	}
+	rls_cluster_set_libs(s, !ret && !check);
+	return ret;
 }
 
 static void fmt(char *buf, size_t len, double v)

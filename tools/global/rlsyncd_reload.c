@@ -41,7 +41,7 @@ static int open_new(struct rls_link *l, const char *lua)
 {
 	int ret;
 
-	if (l->spec.conn.cluster && rls_cluster_library(&l->spec, lua, false))
+	if (l->spec.conn.cluster && rls_redis_cluster_library(&l->spec, lua, false))
 		return -EIO;
 	l->redis = rls_redis_connect(&l->spec, RLS_START_TIMEOUT_MS, true);
 	if (!l->redis)
