@@ -587,6 +587,7 @@ void rls_link_close(struct rls_link *l, const char *host);
 int rls_reload(const char *path, const struct rls_spec *defaults,
 	       const char *host, const char *lua, struct rls_link **links, unsigned int *n);
 
+/* -v: print each change of a share (rlsyncd_conf.c). */
 extern bool rls_verbose;
 
 #endif /* RLSYNCD_H */

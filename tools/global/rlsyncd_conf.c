@@ -28,6 +28,8 @@
 #define RLS_DEF_REFRESH_MS	1000.0
 #define RLS_DEF_HOLD_MS		10000.0
 
+bool rls_verbose;
+
 void rls_spec_init(struct rls_spec *s, const char *name,
 		   const struct rls_spec *from)
 {

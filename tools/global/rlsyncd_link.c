@@ -65,8 +65,6 @@
 /* Without a known capacity: the local bucket's size. */
 #define LOCAL_MAX	1000000000ULL
 
-bool rls_verbose;
-
 /* The drift margin taken off a lease. */
 
 static double margin_ms(const struct rls_lease *l)
