@@ -3,18 +3,22 @@
  * rlsyncd.h - the parts of rlsyncd(8), the agent that links local named
  * limiters to global resources kept in Redis (Documentation/global.md).
  *
- *   rlsyncd.c        command line, start-up checks, the main loop
- *   rlsyncd_conf.c   the [global NAME] sections of ratelimit.d(5) files
- *   rlsyncd_redis.c  the calls into tools/global/ratelimit.lua
- *   rlsyncd_conn.c   the connection under them: a socket, TLS, hiredis's
- *                    reader and command encoder
- *   rlsyncd_cluster.c Redis Cluster: the slot map, routing per primary
- *   rlsyncd_link.c   one link: demand; lease mode (the lease, the limiter);
- *                    batch mode (batches fed to the limiter)
- *   rlsyncd_state.c  the state file of a link (/run/rlsyncd/NAME)
- *   rlsyncd_reload.c SIGHUP: the configuration read again
- *   rlsyncd_kernel.c the module's lease, demand and deposit calls
- *   rlsyncd_sentinel.c the primary, asked of Redis Sentinel
+ * Its files, from the top down: calls run down this list, never up
+ * (Documentation/rlsyncd.md says what each owns).
+ *
+ *   rlsyncd.c          command line, start-up checks, the main loop
+ *   rlsyncd_reload.c   SIGHUP: the configuration read again
+ *   rlsyncd_link.c     one link (struct rls_link): demand; lease mode (the
+ *                      lease, the limiter); batch mode (batches fed to it)
+ *   rlsyncd_state.c    the state file of a link (/run/rlsyncd/NAME)
+ *   rlsyncd_redis.c    the calls into tools/global/ratelimit.lua; a link's
+ *                      primary connected to
+ *   rlsyncd_cluster.c  Redis Cluster: the slot map, routing per primary
+ *   rlsyncd_sentinel.c Redis Sentinel: the primary they name, their events
+ *   rlsyncd_conn.c     a connection (struct rls_redis): a socket, TLS,
+ *                      hiredis's reader and encoder, AUTH, shared, WAIT
+ *   rlsyncd_kernel.c   the module's lease, demand and deposit calls
+ *   rlsyncd_conf.c     the [global NAME] sections of ratelimit.d(5) files
  *
  * Errors are one line on stderr, "rlsyncd: what went wrong".
  *
