@@ -450,11 +450,12 @@ static void rl_keys_reclaim(struct rl_keys *ks, struct rl_stripe *s, u64 keys_ma
 }
 
 /*
- * Room for one more key at the cap? Sweeps the stripe when there is
- * none, and other stripes at most every RL_RECLAIM_GAP_NS: a flood of
- * new keys at the cap costs a stripe's keys per request, not more. No
- * room found starts the sweep of every stripe, at most every
- * RL_SWEEP_MIN_NS.
+ * Room for one more key (counted in @ks->live when true)? At the cap,
+ * sweeps the stripe, and other stripes at most every RL_RECLAIM_GAP_NS:
+ * a flood of new keys at the cap costs a request a stripe's walk at
+ * most, and a few compares while none of its keys can be idle
+ * (rl_stripe_sweep()). No room found starts the sweep of every stripe,
+ * at most every RL_SWEEP_MIN_NS.
  */
 static bool rl_keys_room(struct rl_keys *ks, struct rl_stripe *s, u64 keys_max, u64 now)
 {
@@ -498,11 +499,13 @@ static struct rl_key *rl_key_insert(struct rl_keys *ks, struct rl_stripe *s, u64
 
 /*
  * The key of @hash, with the stripe's lock held: found, or made from
- * *@spare. NULL with *@spare NULL: allocate one and call again. An
- * ERR_PTR: -ENOSPC at the cap, -ENOMEM.
+ * *@spare. A new key's room under the cap is taken first (*@room), so
+ * that a refusal allocates nothing. NULL with *@spare NULL: allocate one
+ * and call again. An ERR_PTR: -ENOSPC at the cap, -ENOMEM.
  */
 static struct rl_key *rl_key_get(struct rl_keys *ks, struct rl_stripe *s, u64 hash,
-				 struct rl_key **spare, const struct rl_kparams *kp, u64 now)
+				 struct rl_key **spare, bool *room, const struct rl_kparams *kp,
+				 u64 now)
 	__must_hold(&s->lock)
 {
 	struct rl_key *k;
@@ -514,10 +517,12 @@ static struct rl_key *rl_key_get(struct rl_keys *ks, struct rl_stripe *s, u64 ha
 	k = rl_key_find(ks, s, hash, now);
 	if (k)
 		return k;
+	if (!*room && !rl_keys_room(ks, s, kp->keys_max, now))
+		return ERR_PTR(-ENOSPC);
+	*room = true;
 	if (!*spare)
 		return NULL;
-	if (!rl_keys_room(ks, s, kp->keys_max, now))
-		return ERR_PTR(-ENOSPC);
+	*room = false;
 	return rl_key_insert(ks, s, hash, spare, kp);
 }
 
@@ -729,18 +734,24 @@ static struct rl_key *rl_key_lookup(struct rl_keys *ks, struct rl_stripe *s, u64
 	__must_hold(&s->lock)
 {
 	struct rl_key *k, *spare = NULL;
+	bool room = false;
 
 	for (;;) {
 		*now = ktime_get_ns();
-		k = rl_key_get(ks, s, hash, &spare, kp, *now);
+		k = rl_key_get(ks, s, hash, &spare, &room, kp, *now);
 		if (k)
 			break;
 		spin_unlock_bh(&s->lock);
 		spare = rl_keys_alloc(ks, 1, sizeof(*spare));
 		spin_lock_bh(&s->lock);
-		if (!spare)
-			return ERR_PTR(-ENOMEM);
+		if (!spare) {
+			k = ERR_PTR(-ENOMEM);
+			break;
+		}
 	}
+	/* Found after all (made meanwhile), or no memory: the room goes back. */
+	if (room)
+		atomic_long_dec(&ks->live);
 	if (spare)
 		kmem_cache_free(rl_key_cache, spare);
 	if (k == ERR_PTR(-ENOMEM))
