@@ -819,9 +819,9 @@ struct rl_key_acquire {
  * was lowered below its count while it waited), poll says when one is
  * finished, RL_IOC_CANCEL and close withdraw it. It waits in line on its
  * key behind the requests before it, queued or sleeping. A withdrawn
- * request still in line takes nothing; a granted one not yet collected
- * keeps its tokens taken (a key's bucket takes nothing back), and counts
- * as interrupted either way.
+ * request still in line takes nothing and counts as interrupted; a
+ * granted one not yet collected keeps its tokens taken (a key's bucket
+ * takes nothing back) and counts as granted.
  * Errors: those of RL_IOC_SUBMIT; -EINVAL when the fd's limiter is not
  * keyed; -ENOSPC as for RL_IOC_ACQUIRE_KEY (@queued's outputs written).
  */
