@@ -71,7 +71,7 @@ IOCTL_NR = {
     "RL_IOC_SET_PARENT": 14, "RL_IOC_GET_PARENT": 15, "RL_IOC_CYCLE": 16,
     "RL_IOC_SET_PERM": 18, "RL_IOC_SUBMIT": 19, "RL_IOC_COLLECT": 20,
     "RL_IOC_CANCEL": 21, "RL_IOC_ACQUIRE_KEY": 22, "RL_IOC_GET_KEY": 23,
-    "RL_IOC_GET_KEYS": 24,
+    "RL_IOC_GET_KEYS": 24, "RL_IOC_SUBMIT_KEY": 25,
 }
 
 _u32 = ctypes.c_uint32
@@ -147,6 +147,11 @@ class rl_key_acquire(ctypes.Structure):
                 ("reserved", _u64 * 3), ("key", ctypes.c_uint8 * KEY_MAX)]
 
 
+class rl_key_queued(ctypes.Structure):
+    _fields_ = [("queued", rl_queued), ("key_len", _u32), ("flags", _u32),
+                ("reserved", _u64 * 3), ("key", ctypes.c_uint8 * KEY_MAX)]
+
+
 class rl_key_state(ctypes.Structure):
     _fields_ = [("key_len", _u32), ("flags", _u32),
                 ("key", ctypes.c_uint8 * KEY_MAX), ("available", _u64),
@@ -168,7 +173,8 @@ STRUCTS: Dict[str, Type[ctypes.Structure]] = {
     c.__name__: c for c in (rl_config, rl_acquire, rl_stats,
                             rl_client_config, rl_features, rl_lease,
                             rl_demand, rl_parent, rl_cycle, rl_queued,
-                            rl_key_acquire, rl_key_state, rl_keys_stats)}
+                            rl_key_acquire, rl_key_queued, rl_key_state,
+                            rl_keys_stats)}
 
 _P = ctypes.POINTER
 _int = ctypes.c_int
@@ -229,6 +235,13 @@ KEYED: Dict[str, Tuple[Any, List[Any]]] = {
     "rl_get_keys": (_int, [_int, _P(rl_keys_stats)]),
 }
 
+# The queued acquire of a key (RL_IOC_SUBMIT_KEY; LIBRATELIMIT_1.1, after
+# the other keyed calls): without it, AsyncLimiter.acquire_key() waits
+# with non-blocking tries.
+KEYED_QUEUED: Dict[str, Tuple[Any, List[Any]]] = {
+    "rl_submit_key": (_int, [_int, _P(rl_key_queued)]),
+}
+
 
 def _ioc_wr(nr: int, size: int) -> int:
     """_IOWR(RL_IOC_MAGIC, @nr, a struct of @size bytes) (asm-generic)."""
@@ -260,7 +273,7 @@ def load() -> Any:
     for name, (res, args) in PROTOTYPES.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args
-    for name, (res, args) in {**QUEUED, **KEYED}.items():
+    for name, (res, args) in {**QUEUED, **KEYED, **KEYED_QUEUED}.items():
         if hasattr(lib, name):
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = res, args
@@ -272,6 +285,8 @@ lib = load()
 has_queued = all(hasattr(lib, name) for name in QUEUED)
 # Has the library the keyed calls (else ioctl_key() makes the ioctls)?
 has_keyed = all(hasattr(lib, name) for name in KEYED)
+# Has the library the queued acquire of a key (rl_submit_key)?
+has_submit_key = has_queued and all(hasattr(lib, n) for n in KEYED_QUEUED)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.ioctl.restype = _int

@@ -86,6 +86,12 @@ _HINTS: Dict[Tuple[str, int], str] = {
     ("rl_set_perm", errno.EINVAL): "a private limiter, or bad ids or mode",
     ("rl_submit", errno.EBUSY): "RL_QUEUED_MAX requests outstanding on "
                                 "this fd",
+    ("rl_submit_key", errno.EINVAL): "a limiter that is not keyed, or "
+                                     "a count above the burst",
+    ("rl_submit_key", errno.ENOSPC): "a new key, and the limiter keeps "
+                                     "state for as many keys as "
+                                     "Config.keys allows (ready_ns: "
+                                     "when room comes back at the latest)",
     ("rl_parse_rate", errno.EINVAL): "not unlimited or "
                                      "RATE[/PERIOD][:BURST], e.g. 100/s:10",
     ("rl_parse_rate", errno.ERANGE): "a number out of range",

@@ -16,10 +16,16 @@ whose head is served with non-blocking acquires (RL_ACQUIRE_NONBLOCK),
 waiting for the predicted grant time or for the fd to poll readable; the
 kernel then serves its sleepers first.
 
-Keyed limiters have no queued acquire: acquire_key() serves each key's
-waiters of the loop in order (a FIFO per key) with non-blocking acquires
-of the key, waiting for the ready time the kernel predicts; the kernel
-serves the key's sleepers in blocking acquires first.
+acquire_key() takes the same path with the queued acquire of a key
+(rl_submit_key(), RL_IOC_SUBMIT_KEY): the request waits in line on its
+key in the kernel, with the key's sleepers, and is collected as any
+other. A task cancelled while in line withdraws it (nothing taken); one
+cancelled as its grant comes keeps the tokens taken (a key's bucket takes
+nothing back). With a library without rl_submit_key(), acquire_key()
+serves each key's waiters of the loop in order (a FIFO per key) with
+non-blocking acquires of the key, waiting for the ready time the kernel
+predicts; the kernel serves the key's sleepers in blocking acquires
+first.
 """
 
 from __future__ import annotations
@@ -81,6 +87,9 @@ class _Ops:
     def cancel(self, fd: int, ticket: int) -> int:
         return int(_lib.lib.rl_cancel(fd, ticket))
 
+    def submit_key(self, fd: int, kq: _lib.rl_key_queued) -> int:
+        return int(_lib.lib.rl_submit_key(fd, ctypes.byref(kq)))
+
 
 # The requests' user_data, unique in the process: an fd may have several
 # AsyncLimiters (a loop per thread), and a collect returns any result of
@@ -91,18 +100,21 @@ _owners: "weakref.WeakValueDictionary[int, AsyncLimiter]" = \
 
 
 class _Request:
-    """A task's queued acquire: in the FIFO (ticket 0) or in the kernel."""
+    """A task's queued acquire: in the FIFO (ticket 0) or in the kernel;
+    key: the key of a keyed limiter's request, else None."""
 
-    __slots__ = ("fut", "count", "prio", "deadline", "uid", "ticket")
+    __slots__ = ("fut", "count", "prio", "deadline", "uid", "ticket", "key")
 
     def __init__(self, fut: "asyncio.Future[Grant]", count: int, prio: int,
-                 deadline: int, uid: int) -> None:
+                 deadline: int, uid: int,
+                 key: Optional[bytes] = None) -> None:
         self.fut = fut
         self.count = count
         self.prio = prio
         self.deadline = deadline
         self.uid = uid
         self.ticket = 0
+        self.key = key
 
 
 class _Waiter:
@@ -140,7 +152,9 @@ class AsyncLimiter:
             self._ops = _Ops()
         self._fifo: Deque[_Request] = collections.deque()
         self._out: Dict[int, _Request] = {}
-        # acquire_key()'s waiters, a FIFO per key: the head tries.
+        # Do acquire_key()s take the same path (rl_submit_key())?
+        self._keyed_queued = self._ops is not None and _lib.has_submit_key
+        # Else acquire_key()'s waiters, a FIFO per key: the head tries.
         self._keys: Dict[bytes, Deque["asyncio.Future[None]"]] = {}
 
     @property
@@ -212,14 +226,16 @@ class AsyncLimiter:
         tasks run meanwhile.
 
         @key is bytes or str (UTF-8), 1 to KEY_MAX bytes (ValueError
-        else). This loop's requests of one key are served in order, and
-        never wait for other keys'. @timeout (seconds) raises
-        TimeoutError with nothing taken (ready_ns attribute: the
-        predicted grant time, DEADLINE_NONE when the request timed out
-        behind another of the key's here, never tried); OSError ENOSPC and EINVAL at once, as
-        Limiter.acquire_key(). There is no queued acquire of keys: the
-        tries wait for the ready time the kernel predicts, and the key's
-        sleepers in blocking acquire_key() go first.
+        else). Requests of one key are served in arrival order, this
+        loop's in the kernel's line of the key with the key's sleepers
+        in blocking acquire_key(), and never wait for other keys'.
+        @timeout (seconds) raises TimeoutError with nothing taken
+        (ready_ns attribute: the time the request could have been
+        granted at, as the kernel says); OSError ENOSPC (with ready_ns)
+        and EINVAL at once, as Limiter.acquire_key(). A task cancelled
+        while its request waits withdraws it, nothing taken; the tokens
+        of a grant that comes as it is cancelled stay taken (a key takes
+        nothing back).
         """
         k = _key(key)
         loop = asyncio.get_running_loop()
@@ -228,6 +244,9 @@ class AsyncLimiter:
         deadline = _lib.DEADLINE_NONE
         if timeout is not None:
             deadline = start + max(0, int(timeout * 1e9))
+        if self._keyed_queued:
+            return await self._acquire_queued(loop, count, 0, deadline, k)
+        # A library without rl_submit_key(): tries at the ready time.
         q = self._keys.setdefault(k, collections.deque())
         turn: "asyncio.Future[None]" = loop.create_future()
         q.append(turn)
@@ -275,10 +294,10 @@ class AsyncLimiter:
         return e
 
     async def _acquire_queued(self, loop: asyncio.AbstractEventLoop,
-                              count: int, prio: int,
-                              deadline: int) -> Grant:
+                              count: int, prio: int, deadline: int,
+                              key: Optional[bytes] = None) -> Grant:
         r = _Request(loop.create_future(), count, prio, deadline,
-                     next(_uids))
+                     next(_uids), key)
         if not self._fifo and len(self._out) < _lib.QUEUED_MAX:
             self._submit(r)
         else:
@@ -299,14 +318,24 @@ class AsyncLimiter:
         """Hand @r to the kernel: granted at once, queued there, or back
         to the head of the FIFO (the fd has QUEUED_MAX outstanding)."""
         assert self._ops is not None
-        q = _lib.rl_queued(count=r.count, deadline_ns=r.deadline,
-                           priority=r.prio, user_data=r.uid)
-        rc = self._ops.submit(self.limiter.fileno(), q)
+        fd = self.limiter.fileno()
+        if r.key is None:
+            q = _lib.rl_queued(count=r.count, deadline_ns=r.deadline,
+                               priority=r.prio, user_data=r.uid)
+            rc = self._ops.submit(fd, q)
+        else:
+            kq = _lib.rl_key_queued(key_len=len(r.key))
+            ctypes.memmove(kq.key, r.key, len(r.key))
+            q = kq.queued
+            q.count, q.deadline_ns, q.user_data = r.count, r.deadline, r.uid
+            rc = self._ops.submit_key(fd, kq)
         if rc == -errno.EBUSY:
             self._fifo.appendleft(r)    # another loop's requests: later
             self._watch()
         elif rc < 0:
-            r.fut.set_exception(_error("rl_submit", -rc, f" of {r.count}"))
+            r.fut.set_exception(self._failed(
+                "rl_submit_key" if r.key is not None else "rl_submit",
+                -rc, r, q))
         elif q.ticket == 0:
             r.fut.set_result(Grant(True, r.count, int(q.wait_ns),
                                    int(q.ready_ns), int(q.lag_ns)))
@@ -369,8 +398,8 @@ class AsyncLimiter:
                 r.fut.set_result(Grant(True, r.count, int(q.wait_ns),
                                        int(q.ready_ns), int(q.lag_ns)))
         elif not r.fut.done():
-            r.fut.set_exception(_error("rl_collect", -int(q.result),
-                                       f" of {r.count}"))
+            r.fut.set_exception(self._failed("rl_collect", -int(q.result),
+                                             r, q))
         if self._loop is not None and not self._out and self._reader:
             self._loop.remove_reader(self.limiter.fileno())
             self._reader = False
@@ -414,8 +443,25 @@ class AsyncLimiter:
             self._give_back_queued(r.count)
         self._refill()
 
+    @staticmethod
+    def _failed(call: str, err: int, r: _Request,
+                q: _lib.rl_queued) -> OSError:
+        """The error of @r, refused by @call with errno @err; a keyed
+        request's carries the kernel's ready_ns (ETIMEDOUT, ENOSPC), for
+        a Retry-After, as Limiter.acquire_key()'s."""
+        if r.key is None:
+            return _error(call, err, f" of {r.count}")
+        e = _error(call, err, f" of {r.count} for key {r.key!r}")
+        e.ready_ns = int(q.ready_ns)  # type: ignore[attr-defined]
+        return e
+
     def _give_back_queued(self, count: int) -> None:
+        """Tokens granted to a request whose task is gone go back; a
+        keyed limiter's stay taken (a key's bucket takes nothing back: a
+        refund could let a later request of the key through early)."""
         cfg = self.limiter.config()
+        if cfg.keyed:
+            return
         if not cfg.unlimited:
             self.limiter.refund(count)
         if cfg.concurrency:

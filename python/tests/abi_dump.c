@@ -113,6 +113,12 @@ static void structs(void)
 	OFF(rl_keys_stats, refused); OFF(rl_keys_stats, waiters);
 	OFF(rl_keys_stats, reserved);
 #endif
+#ifdef RL_IOC_SUBMIT_KEY
+	SIZE(rl_key_queued);
+	OFF(rl_key_queued, queued); OFF(rl_key_queued, key_len);
+	OFF(rl_key_queued, flags); OFF(rl_key_queued, reserved);
+	OFF(rl_key_queued, key);
+#endif
 }
 
 static void ioctls(void)
@@ -129,6 +135,9 @@ static void ioctls(void)
 #endif
 #ifdef RL_IOC_ACQUIRE_KEY
 	IOC(RL_IOC_ACQUIRE_KEY); IOC(RL_IOC_GET_KEY); IOC(RL_IOC_GET_KEYS);
+#endif
+#ifdef RL_IOC_SUBMIT_KEY
+	IOC(RL_IOC_SUBMIT_KEY);
 #endif
 }
 

@@ -44,6 +44,13 @@ class FakeKernel:
         with self.lock:
             return self._cancel(fd, ticket)
 
+    def submit_key(self, fd, kq):
+        """A keyed limiter's request: one key's line is all this fake
+        has."""
+        with self.lock:
+            self.calls.append(("key", bytes(kq.key[:kq.key_len])))
+            return self._submit(fd, kq.queued)
+
     def _submit(self, fd, q):
         self.calls.append(("submit", q.user_data))
         if len(self.queue) + len(self.done) >= QUEUED_MAX:
@@ -117,8 +124,9 @@ class FakeLimiter:
 
     closed = False
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, keyed=False):
         self.kernel = kernel
+        self.keyed = keyed
 
     def fileno(self):
         return self.kernel.rd
@@ -129,7 +137,7 @@ class FakeLimiter:
         return F()
 
     def config(self):
-        return Config(rate=10)
+        return Config(rate=10, keyed=self.keyed)
 
     def refund(self, n):
         self.kernel.refunded += n
@@ -139,10 +147,11 @@ class FakeLimiter:
         raise AssertionError("no concurrency limit here")
 
 
-def setup(tokens=0):
+def setup(tokens=0, keyed=False):
     k = FakeKernel(tokens)
-    alim = AsyncLimiter(FakeLimiter(k))
+    alim = AsyncLimiter(FakeLimiter(k, keyed))
     alim._ops = k
+    alim._keyed_queued = True
     return k, alim
 
 
@@ -268,6 +277,30 @@ class Queued(unittest.TestCase):
             return k
         k = asyncio.run(main())
         self.assertEqual(k.refunded, 3)
+        k.close()
+
+    def test_keyed_same_path_nothing_given_back(self):
+        """acquire_key() takes the same path (submit_key); a key's
+        grant collected for a cancelled task is not refunded: a key's
+        bucket takes nothing back."""
+        async def main():
+            k, alim = setup(keyed=True)
+            t = asyncio.create_task(alim.acquire_key("10.0.0.1"))
+            t2 = asyncio.create_task(alim.acquire_key(b"k", 2))
+            await settle()
+            self.assertEqual(len(alim._out), 2)
+            k.add(1)
+            alim._collect()         # the grant, before the task runs
+            t.cancel()
+            await asyncio.gather(t, return_exceptions=True)
+            k.add(2)
+            g = await asyncio.wait_for(t2, 5)
+            self.assertEqual(g.count, 2)
+            return k, alim
+        k, alim = asyncio.run(main())
+        self.assertIn(("key", b"10.0.0.1"), k.calls)
+        self.assertIn(("key", b"k"), k.calls)
+        self.assertEqual((k.refunded, k.tokens, alim._out), (0, 0, {}))
         k.close()
 
     def test_deadline(self):

@@ -309,10 +309,118 @@ class AsyncKeyed(unittest.TestCase):
             first.cancel()
             with self.assertRaises(asyncio.CancelledError):
                 await first
-            self.assertEqual(alim._keys, {})
+            self.assertEqual((alim._keys, alim._out), ({}, {}))
+            self.assertEqual(lim.key_state("k").waiters, 0)
             with self.assertRaises(ValueError):
                 await alim.acquire_key("")
             lim.close()
+        asyncio.run(main())
+
+
+@need_device
+@need_keyed
+@need_socketpair
+class AsyncKeyedQueued(unittest.TestCase):
+    """AsyncLimiter.acquire_key() on the queued acquire of a key
+    (rl_submit_key()): its requests wait in the kernel's line of the key,
+    1 token per 200 ms, burst 1."""
+
+    def setUp(self):
+        self.lim = Limiter.private(1, 200_000_000, burst=1, keyed=True)
+        self.alim = AsyncLimiter(self.lim)
+        self.assertTrue(self.alim._keyed_queued)
+
+    def tearDown(self):
+        self.lim.close()
+
+    def test_in_order_other_keys_at_once(self):
+        async def main():
+            lim, alim = self.lim, self.alim
+            done = []
+
+            async def one(key, i):
+                await alim.acquire_key(key)
+                done.append((i, now()))
+            start = now()
+            tasks = [asyncio.ensure_future(one("a", i)) for i in range(3)]
+            await asyncio.sleep(0.05)
+            # the first at once; two in the kernel's line of "a"
+            self.assertEqual([i for i, _ in done], [0])
+            self.assertEqual(lim.key_state("a").waiters, 2)
+            self.assertEqual(len(alim._out), 2)
+            await asyncio.wait_for(one("b", 9), 0.05)
+            await asyncio.gather(*tasks)
+            self.assertEqual([i for i, _ in done], [0, 9, 1, 2])
+            t = {i: at - start for i, at in done}
+            self.assertLess(t[0], 50_000_000)
+            self.assertLess(t[9], 100_000_000)
+            self.assertGreater(t[1], 180_000_000)
+            self.assertLess(t[1], 320_000_000)
+            self.assertGreater(t[2] - t[1], 150_000_000)
+            self.assertLess(t[2] - t[1], 320_000_000)
+            self.assertEqual(lim.key_state("a").waiters, 0)
+            self.assertEqual(alim._out, {})
+        asyncio.run(main())
+
+    def test_timeout_takes_nothing(self):
+        async def main():
+            lim, alim = self.lim, self.alim
+            await alim.acquire_key("k")
+            start = now()
+            with self.assertRaises(TimeoutError) as cm:
+                await alim.acquire_key("k", timeout=0.05)
+            # the kernel's ready time: the next token, 200 ms after the
+            # first
+            self.assertGreater(cm.exception.ready_ns, now())
+            self.assertLess(cm.exception.ready_ns, start + 250_000_000)
+            self.assertEqual(lim.key_state("k").waiters, 0)
+            # nothing taken: the next is granted when the token comes
+            await alim.acquire_key("k")
+            took = now() - start
+            self.assertGreater(took, 120_000_000)
+            self.assertLess(took, 300_000_000)
+        asyncio.run(main())
+
+    def test_cancel_withdraws(self):
+        async def main():
+            lim, alim = self.lim, self.alim
+            await alim.acquire_key("k")
+            start = now()
+            t = asyncio.ensure_future(alim.acquire_key("k"))
+            await asyncio.sleep(0.02)
+            self.assertEqual(lim.key_state("k").waiters, 1)
+            t.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await t
+            self.assertEqual(lim.key_state("k").waiters, 0)
+            self.assertEqual(alim._out, {})
+            # withdrawn, it took nothing: the next gets the token
+            await alim.acquire_key("k")
+            self.assertLess(now() - start, 300_000_000)
+        asyncio.run(main())
+
+    def test_errors(self):
+        async def main():
+            lim, alim = self.lim, self.alim
+            with self.assertRaises(OSError) as cm:
+                await alim.acquire_key("k", 2)      # above the burst
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
+            plain = Limiter.private("10/s")
+            with self.assertRaises(OSError) as cm:
+                await AsyncLimiter(plain).acquire_key("k")
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
+            self.assertIn("not keyed", str(cm.exception))
+            plain.close()
+            full = Limiter.private(1, HOUR, burst=1, keyed=True, keys=2)
+            afull = AsyncLimiter(full)
+            await afull.acquire_key("a")
+            await afull.acquire_key("b")
+            with self.assertRaises(OSError) as cm:
+                await afull.acquire_key("c")
+            self.assertEqual(cm.exception.errno, errno.ENOSPC)
+            self.assertGreater(cm.exception.ready_ns, now())
+            full.close()
+            self.assertFalse(lim.closed)
         asyncio.run(main())
 
 
