@@ -65,7 +65,8 @@ static_assert(offsetof(struct rl_stats, reserved0) == offsetof(struct rl_demand,
 			 RL_IOC_BIT(GET_DEMAND) | RL_IOC_BIT(SET_PARENT) |		\
 			 RL_IOC_BIT(GET_PARENT) | RL_IOC_BIT(CYCLE) | RL_IOC_BIT(SET_PERM) |	\
 			 RL_IOC_BIT(SUBMIT) | RL_IOC_BIT(COLLECT) | RL_IOC_BIT(CANCEL) |	\
-			 RL_IOC_BIT(ACQUIRE_KEY) | RL_IOC_BIT(GET_KEY) | RL_IOC_BIT(GET_KEYS))
+			 RL_IOC_BIT(ACQUIRE_KEY) | RL_IOC_BIT(GET_KEY) | RL_IOC_BIT(GET_KEYS) |	\
+			 RL_IOC_BIT(SUBMIT_KEY))
 
 /* Flags and reserved fields here, the limits in rl_params_from_config(). */
 static int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)

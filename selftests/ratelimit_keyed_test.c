@@ -313,6 +313,7 @@ TEST_F(keyed, features)
 	EXPECT_TRUE(f.ioctls & (1ULL << _IOC_NR(RL_IOC_ACQUIRE_KEY)));
 	EXPECT_TRUE(f.ioctls & (1ULL << _IOC_NR(RL_IOC_GET_KEY)));
 	EXPECT_TRUE(f.ioctls & (1ULL << _IOC_NR(RL_IOC_GET_KEYS)));
+	EXPECT_TRUE(f.ioctls & (1ULL << _IOC_NR(RL_IOC_SUBMIT_KEY)));
 	close(fd);
 }
 

@@ -49,7 +49,7 @@ static void base_cfg(struct rl_config *c, __u32 flags)
 /* ---- feature discovery and ioctl encoding ---- */
 
 /* Every ioctl number but 17, RL_URING_CANCEL's (io_uring, not ioctl). */
-#define RL_TEST_IOCTLS	(0x1ffffULL | 1ULL << 18 | 63ULL << 19)
+#define RL_TEST_IOCTLS	(0x1ffffULL | 1ULL << 18 | 127ULL << 19)
 
 TEST(features)
 {
