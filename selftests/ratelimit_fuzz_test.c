@@ -1562,6 +1562,7 @@ struct fz_ring {
 	struct io_uring ring;
 	pid_t pid;
 	int busy;
+	int submit_err;			/* the last failed submission's -errno, or 0 */
 	struct rl_key_acquire req[FZ_URING_SLOTS];	/* .acquire alone for a plain one */
 	bool used[FZ_URING_SLOTS];
 };
@@ -1573,6 +1574,12 @@ static const int fz_uring_errs[] = {
 	EINVAL, EAGAIN, ETIMEDOUT, EBADFD, EFAULT, ENOTTY, EPERM, ENOMEM,
 	ECANCELED, ENOENT, EOPNOTSUPP, EBADF, EINTR, ENOSPC, 0
 };
+
+/*
+ * What the kernel may refuse a submission with: the SQEs kept, or the
+ * ring's fd closed or replaced by another thread (EBADF, EOPNOTSUPP).
+ */
+static const int fz_submit_errs[] = { EBUSY, EAGAIN, EINTR, ENOMEM, EBADF, EOPNOTSUPP, 0 };
 
 static struct fz_ring *fz_ring_get(void)
 {
@@ -1590,6 +1597,32 @@ static struct fz_ring *fz_ring_get(void)
 	return r;
 }
 
+/*
+ * Send the SQEs queued so far. liburing has put them in the ring before it
+ * enters the kernel, so one that a submission failed to send (an error,
+ * or 0 sent) stays there and goes with the next: it stays counted.
+ */
+static void fz_uring_submit(struct fz_thread *t, struct fz_ring *r)
+{
+	int ret = io_uring_submit(&r->ring);
+
+	if (ret >= 0)
+		return;
+	r->submit_err = ret;
+	fz_check(t, OP_URING, -1, -ret, fz_submit_errs, "submit", NULL, 0);
+	/*
+	 * Another thread closed the ring's fd, or put another file at its
+	 * number: the ring is gone with what it held. Its number is not
+	 * ours to close, and its memory stays for any late write; the
+	 * thread's next call makes a new one.
+	 */
+	if (ret == -EBADF || ret == -EOPNOTSUPP) {
+		r->busy = 0;
+		if (fz_ring == r)
+			fz_ring = NULL;
+	}
+}
+
 /* Collect completions; @wait_ns: for all of them, at most that long. */
 static void fz_uring_reap(struct fz_thread *t, struct fz_ring *r,
 			  __u64 wait_ns)
@@ -1603,6 +1636,8 @@ static void fz_uring_reap(struct fz_thread *t, struct fz_ring *r,
 		if (io_uring_peek_cqe(&r->ring, &cqe)) {
 			if (!r->busy || now_ns() >= end)
 				break;
+			/* What a full ring kept back goes now. */
+			fz_uring_submit(t, r);
 			sleep_ms(1);
 			continue;
 		}
@@ -1617,8 +1652,8 @@ static void fz_uring_reap(struct fz_thread *t, struct fz_ring *r,
 			 "completion", NULL, 0);
 	}
 	if (wait_ns && r->busy)
-		fz_fail(t->sh, "io_uring: %d acquires not completed after their deadlines",
-			r->busy);
+		fz_fail(t->sh, "io_uring: %d acquires not completed (last submit error %d)",
+			r->busy, r->submit_err);
 }
 
 /* An acquire, of a key or not, whose deadline ends it before the run does. */
@@ -1663,16 +1698,18 @@ static void fz_uring(struct fz_thread *t)
 	struct io_uring_sqe *sqe;
 	struct fz_ring *r;
 	unsigned int k;
-	int ret;
-	__u64 d;
 
 	t->op = OP_URING;
 	r = fz_ring_get();
 	if (!r)
 		return;
 	sqe = io_uring_get_sqe(&r->ring);
-	if (!sqe)
+	if (!sqe) {
+		/* The ring is full of SQEs not sent yet: send them, reap. */
+		fz_uring_submit(t, r);
+		fz_uring_reap(t, r, 0);
 		return;
+	}
 	k = below(t, 10);
 	if (k < 7) {
 		fz_uring_acquire(t, r, sqe, fz_fd(t));
@@ -1682,17 +1719,7 @@ static void fz_uring(struct fz_thread *t)
 			sqe->cmd_op = rnd_u32(t);
 		io_uring_sqe_set_data64(sqe, FZ_URING_SLOTS);
 	}
-	ret = io_uring_submit(&r->ring);
-	if (ret < 0) {
-		/* Refused at submission: no completion will come. */
-		fz_check(t, OP_URING, -1, -ret, fz_uring_errs, "submit",
-			 NULL, 0);
-		d = sqe->user_data;
-		if (d < FZ_URING_SLOTS && r->used[d]) {
-			r->used[d] = false;
-			r->busy--;
-		}
-	}
+	fz_uring_submit(t, r);
 	fz_uring_reap(t, r, 0);
 }
 
@@ -1703,7 +1730,12 @@ static void fz_uring_end(struct fz_thread *t)
 
 	if (!r || r->pid != getpid())
 		return;
+	fz_uring_submit(t, r);
+	if (fz_ring != r)
+		return;
 	fz_uring_reap(t, r, FZ_URING_WAIT_NS);
+	if (fz_ring != r)
+		return;
 	io_uring_queue_exit(&r->ring);
 	free(r);
 	fz_ring = NULL;
