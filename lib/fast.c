@@ -112,23 +112,20 @@ static int rl_fast_auto(void)
 
 /*
  * Give up @s's page, setting its state to @state: an empty anonymous page
- * takes its place at the same address, for takes still reading it.
+ * takes its place at the same address, for takes still reading it. If
+ * none can be put there (no memory), the address stays the slot's, with
+ * whatever the failed call left there: unmapping it here would pull the
+ * page from under a take still reading it.
  */
 static void rl_fast_retire(struct rl_fast_slot *s, uintptr_t state)
 {
 	uintptr_t old = s->page;
-	void *empty;
 
 	__atomic_store_n(&s->page, state, __ATOMIC_RELEASE);
 	if (old <= RL_FAST_OURS || !s->addr)
 		return;
-	empty = mmap((void *)s->addr, RL_FAST_SIZE, PROT_READ,
-		     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (empty == MAP_FAILED) {
-		/* Nothing can be put there: the address is the system's again. */
-		munmap((void *)s->addr, RL_FAST_SIZE);
-		s->addr = 0;
-	}
+	mmap((void *)s->addr, RL_FAST_SIZE, PROT_READ,
+	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
 /* Map @fd's page at @s's address (or a new one); the lock held. */
