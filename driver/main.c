@@ -218,8 +218,7 @@ static int rl_ioctl_acquire_key(struct rl_client *client, struct file *file,
 	if (rl_acquire_read(&ka.acquire, &argp->acquire) ||
 	    copy_from_user((u8 *)&ka + tail, (u8 __user *)argp + tail, sizeof(ka) - tail))
 		return -EFAULT;
-	if (!ka.key_len || ka.key_len > RL_KEY_MAX || ka.flags ||
-	    memchr_inv(ka.reserved, 0, sizeof(ka.reserved)))
+	if (rl_key_fields_bad(ka.key_len, ka.flags, ka.reserved))
 		return -EINVAL;
 	ret = rl_acquire_check(client, &ka.acquire, lim);
 	if (ret)

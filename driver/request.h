@@ -97,6 +97,12 @@ static __always_inline int rl_acquire_admit(struct rl_client *client, const stru
 	return 0;
 }
 
+/* Are a key request's @len, @flags and @reserved[3] bad (rl_key_acquire, rl_key_queued)? */
+static inline bool rl_key_fields_bad(u32 len, u32 flags, const u64 *reserved)
+{
+	return !len || len > RL_KEY_MAX || flags || reserved[0] || reserved[1] || reserved[2];
+}
+
 /* Will the signal that ended a sleep reach the caller (fatal or handled)? Called unlocked. */
 static inline bool rl_signal_seen(void)
 {

@@ -267,8 +267,7 @@ static int rl_ticket_queue_key(struct rl_client *client, struct rl_ticket *t,
 	t->req = (struct rl_acquire) { .count = q->count, .deadline_ns = q->deadline_ns,
 				       .flags = q->flags, .priority = q->priority };
 	if (q->flags & ~RL_ACQUIRE_PREDICT || q->reserved0 || q->reserved ||
-	    !kq->key_len || kq->key_len > RL_KEY_MAX || kq->flags ||
-	    memchr_inv(kq->reserved, 0, sizeof(kq->reserved)))
+	    rl_key_fields_bad(kq->key_len, kq->flags, kq->reserved))
 		return -EINVAL;
 	t->lim = rl_client_limiter(client);
 	ret = rl_acquire_check(client, &t->req, t->lim);

@@ -147,6 +147,33 @@ static int rl_uring_now(struct io_uring_cmd *cmd, struct rl_async *a, int ret,
 	return -EIOCBQUEUED;
 }
 
+/* A new acquire of @cmd, whose sqe->addr is the caller's request; NULL without memory. */
+static struct rl_async *rl_async_new(struct io_uring_cmd *cmd)
+{
+	struct rl_async *a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+
+	if (!a)
+		return NULL;
+	a->cmd = cmd;
+	INIT_LIST_HEAD(&a->node);
+	a->uptr = u64_to_user_ptr(READ_ONCE(cmd->sqe->addr));
+	return a;
+}
+
+/* Wait for @a: listed for RL_URING_CANCEL, cancelable. */
+static int rl_uring_wait(struct io_uring_cmd *cmd, struct rl_async *a, unsigned int issue_flags)
+{
+	struct rl_client *client = cmd->file->private_data;
+
+	/* Finished already, it ends after this: see the top of this file. */
+	rl_lock_irq(a->lim);
+	if (!a->ending)
+		list_add_tail(&a->node, &client->async);
+	rl_unlock_irq(a->lim);
+	io_uring_cmd_mark_cancelable(cmd, issue_flags);
+	return -EIOCBQUEUED;
+}
+
 static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
 	struct rl_client *client = cmd->file->private_data;
@@ -154,12 +181,9 @@ static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	bool nonblock;
 	int ret;
 
-	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	a = rl_async_new(cmd);
 	if (!a)
 		return -ENOMEM;
-	a->cmd = cmd;
-	INIT_LIST_HEAD(&a->node);
-	a->uptr = u64_to_user_ptr(READ_ONCE(cmd->sqe->addr));
 	ret = rl_acquire_read(&a->req, a->uptr) ?:
 	      rl_acquire_admit(client, &a->req, &a->lim);
 	if (ret) {
@@ -174,32 +198,11 @@ static int rl_uring_acquire(struct io_uring_cmd *cmd, unsigned int issue_flags)
 				       rl_uring_served, &a->start);
 	if (ret != RL_QUEUED)
 		return rl_uring_now(cmd, a, ret, issue_flags);
-	/* Served already, it ends after this: see the top of this file. */
-	rl_lock_irq(a->lim);
-	if (!a->ending)
-		list_add_tail(&a->node, &client->async);
-	rl_unlock_irq(a->lim);
-	/* Watch the deadline, as rl_sleep() does. */
+	/* Watch the deadline, as rl_sleep() does; one that fires first ends it. */
 	if (a->req.deadline_ns != RL_DEADLINE_NONE)
 		hrtimer_start_range_ns(&a->timer, ns_to_ktime(a->req.deadline_ns),
 				       current->timer_slack_ns, HRTIMER_MODE_ABS);
-	io_uring_cmd_mark_cancelable(cmd, issue_flags);
-	return -EIOCBQUEUED;
-}
-
-/* Wait for a key's request: listed for RL_URING_CANCEL, cancelable. */
-static int rl_uring_key_wait(struct io_uring_cmd *cmd, struct rl_async *a,
-			     unsigned int issue_flags)
-{
-	struct rl_client *client = cmd->file->private_data;
-
-	/* Finished already, it ends after this: see the top of this file. */
-	rl_lock_irq(a->lim);
-	if (!a->ending)
-		list_add_tail(&a->node, &client->async);
-	rl_unlock_irq(a->lim);
-	io_uring_cmd_mark_cancelable(cmd, issue_flags);
-	return -EIOCBQUEUED;
+	return rl_uring_wait(cmd, a, issue_flags);
 }
 
 /* RL_URING_ACQUIRE_KEY: sqe->addr is a struct rl_key_acquire, read now. */
@@ -212,18 +215,14 @@ static int rl_uring_acquire_key(struct io_uring_cmd *cmd, unsigned int issue_fla
 	struct rl_async *a;
 	int ret;
 
-	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	a = rl_async_new(cmd);
 	if (!a)
 		return -ENOMEM;
-	a->cmd = cmd;
-	INIT_LIST_HEAD(&a->node);
-	u = u64_to_user_ptr(READ_ONCE(cmd->sqe->addr));
-	a->uptr = &u->acquire;
+	u = (struct rl_key_acquire __user *)a->uptr;
 	ret = rl_acquire_read(&a->req, a->uptr);
 	if (!ret && copy_from_user((u8 *)&k + tail, (u8 __user *)u + tail, sizeof(k) - tail))
 		ret = -EFAULT;
-	if (!ret && (!k.key_len || k.key_len > RL_KEY_MAX || k.flags ||
-		     memchr_inv(k.reserved, 0, sizeof(k.reserved))))
+	if (!ret && rl_key_fields_bad(k.key_len, k.flags, k.reserved))
 		ret = -EINVAL;
 	a->lim = rl_client_limiter(client);
 	ret = ret ?: rl_acquire_check(client, &a->req, a->lim);
@@ -241,7 +240,7 @@ static int rl_uring_acquire_key(struct io_uring_cmd *cmd, unsigned int issue_fla
 				     rl_uring_key_done, a, &a->ka);
 	if (ret || !a->ka)
 		return rl_uring_now(cmd, a, ret, issue_flags);
-	return rl_uring_key_wait(cmd, a, issue_flags);
+	return rl_uring_wait(cmd, a, issue_flags);
 }
 
 /*
