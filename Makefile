@@ -271,6 +271,9 @@ $(B)/selftests/%: selftests/%.c $(LIB_A) $(KSFT)
 # Acquires through io_uring, on liburing (liburing-dev: scripts/deps.sh).
 $(B)/selftests/ratelimit_uring_test $(B)/selftests/ratelimit_fuzz_test: \
 	SELFTEST_LIBS := -luring
+# The library's mmap() and mremap() made to fail midway (swap_fails_midway).
+$(B)/selftests/ratelimit_fast_test: \
+	SELFTEST_LIBS := -Wl,--wrap=mmap -Wl,--wrap=mremap
 
 $(B)/selftests/lib_%: selftests/lib/%.c $(LIB_A) $(KSFT)
 	@mkdir -p $(@D)

@@ -25,6 +25,14 @@
  * (rl_fast_retire()). So a take racing a close(2), dup2() or rl_close() of
  * its fd reads the old page or the new one, never a hole.
  *
+ * Both calls may fail for want of memory after the kernel took the old
+ * mapping away (mremap() and MAP_FIXED unmap first). The address is then
+ * no longer known to be the library's: the process may map anything
+ * there next. So the slot forgets it (@addr 0) and the library never maps
+ * over it again; takes go to the ioctl from before the call. Only a take
+ * that read the page before that, and is still reading it when such a
+ * call fails, can find a hole: the one race user space cannot close.
+ *
  * Copyright (C) 2026 The ratelimit authors
  */
 #define _GNU_SOURCE
@@ -113,19 +121,20 @@ static int rl_fast_auto(void)
 /*
  * Give up @s's page, setting its state to @state: an empty anonymous page
  * takes its place at the same address, for takes still reading it. If
- * none can be put there (no memory), the address stays the slot's, with
- * whatever the failed call left there: unmapping it here would pull the
- * page from under a take still reading it.
+ * none can be put there (no memory), the slot forgets the address.
  */
 static void rl_fast_retire(struct rl_fast_slot *s, uintptr_t state)
 {
 	uintptr_t old = s->page;
+	void *p;
 
 	__atomic_store_n(&s->page, state, __ATOMIC_RELEASE);
 	if (old <= RL_FAST_OURS || !s->addr)
 		return;
-	mmap((void *)s->addr, RL_FAST_SIZE, PROT_READ,
-	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap((void *)s->addr, RL_FAST_SIZE, PROT_READ,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		s->addr = 0;
 }
 
 /* Map @fd's page at @s's address (or a new one); the lock held. */
@@ -137,12 +146,16 @@ static int rl_fast_place(int fd, struct rl_fast_slot *s)
 	if (page == MAP_FAILED)
 		return -errno;
 	if (s->addr) {
+		/* Takes go to the ioctl while the address may be a hole. */
+		if (s->page > RL_FAST_OURS)
+			__atomic_store_n(&s->page, 0, __ATOMIC_RELEASE);
 		moved = mremap(page, RL_FAST_SIZE, RL_FAST_SIZE,
 			       MREMAP_MAYMOVE | MREMAP_FIXED, (void *)s->addr);
 		if (moved == MAP_FAILED) {
 			int ret = -errno;
 
 			munmap(page, RL_FAST_SIZE);
+			s->addr = 0;
 			return ret;
 		}
 		page = moved;

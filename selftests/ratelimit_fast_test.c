@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -542,6 +543,141 @@ TEST(dup2_over_mapped)
 	EXPECT_EQ(790, stat_of(wy, available));
 	close(wx);
 	close(wy);
+}
+
+/*
+ * A swap of the library's page that fails midway. mremap() and mmap() with
+ * MAP_FIXED may take the old mapping away before they fail for want of
+ * memory; this program is linked with --wrap=mmap,mremap so that the next
+ * such call of the library does exactly that, and every such call is
+ * counted by its address.
+ */
+void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+void *__real_mremap(void *old, size_t old_len, size_t new_len, int flags, ...);
+
+static int fail_next;		/* MAP_FIXED or MREMAP_FIXED: the next such call fails */
+static void *failed_at;		/* where it failed */
+static void *fixed_at[64];	/* every fixed call's address, in order */
+static int nfixed;
+
+/* A fixed call at @addr of kind @kind: MAP_FAILED if it is to fail, else NULL. */
+static void *fixed_call(int kind, void *addr)
+{
+	if (nfixed < (int)ARRAY_SIZE(fixed_at))
+		fixed_at[nfixed++] = addr;
+	if (fail_next != kind)
+		return NULL;
+	fail_next = 0;
+	failed_at = addr;
+	munmap(addr, RL_FAST_SIZE);
+	errno = ENOMEM;
+	return MAP_FAILED;
+}
+
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (flags & MAP_FIXED && fixed_call(MAP_FIXED, addr))
+		return MAP_FAILED;
+	return __real_mmap(addr, len, prot, flags, fd, off);
+}
+
+void *__wrap_mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *new_addr = NULL;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+		if (fixed_call(MREMAP_FIXED, new_addr))
+			return MAP_FAILED;
+	}
+	return __real_mremap(old, old_len, new_len, flags, new_addr);
+}
+
+/*
+ * After a fixed call made to fail: another mapping of the process's own
+ * is put where it failed (so it left a hole), for swap_check().
+ */
+static char *swap_failed(struct __test_metadata *_metadata, int *from)
+{
+	char *other;
+
+	EXPECT_EQ(0, fail_next) TH_LOG("no such call to fail");
+	other = mmap(failed_at, RL_FAST_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	EXPECT_EQ(failed_at, other) TH_LOG("the failed call left no hole");
+	if (other != failed_at)
+		return NULL;
+	memset(other, 0x5a, RL_FAST_SIZE);
+	*from = nfixed;
+	return other;
+}
+
+/* Since @from, the library mapped nothing over @other, which is intact. */
+static void swap_check(struct __test_metadata *_metadata, char *other, int from)
+{
+	int i, bad = 0;
+
+	for (i = from; i < nfixed; i++)
+		EXPECT_NE(failed_at, fixed_at[i]) TH_LOG("mapped over it at call %d", i);
+	for (i = 0; i < RL_FAST_SIZE; i++)
+		bad += other[i] != 0x5a;
+	EXPECT_EQ(0, bad);
+	munmap(other, RL_FAST_SIZE);
+}
+
+/*
+ * A swap that fails midway leaves a hole where the page was, which the
+ * process may fill with anything: the library forgets the address rather
+ * than map over it later (the fuzzer's io_uring ring was once there).
+ * Takes keep working meanwhile.
+ */
+TEST(swap_fails_midway)
+{
+	int a, b, c, num, from;
+	char *other;
+
+	/* mremap() of a new file's page to the number's old address. */
+	a = lib_named("swapa", RL_ATTACH_CREATE, 0600, 1, HOUR, 800, 0);
+	ASSERT_LE(0, a);
+	ASSERT_EQ(0, rl_try_acquire(a, 1, NULL));
+	num = a;
+	close(a);
+	fail_next = MREMAP_FIXED;
+	b = lib_named("swapb", RL_ATTACH_CREATE, 0600, 1, HOUR, 800, 0);
+	ASSERT_EQ(num, b);
+	other = swap_failed(_metadata, &from);
+	ASSERT_NE(NULL, other);
+	ASSERT_EQ(0, rl_try_acquire(b, 1, NULL));
+	ASSERT_EQ(0, rl_fast_map(b));
+	ASSERT_EQ(0, rl_try_acquire(b, 1, NULL));
+	close(b);
+	c = lib_named("swapc", RL_ATTACH_CREATE, 0600, 1, HOUR, 800, 0);
+	ASSERT_EQ(num, c);
+	ASSERT_EQ(0, rl_try_acquire(c, 1, NULL));
+	ASSERT_EQ(0, rl_fast_unmap(c));
+	swap_check(_metadata, other, from);
+	EXPECT_EQ(1, stat_of(c, granted));
+	rl_close(c);
+
+	/* An empty page put where a page given up was. */
+	a = lib_named("swapd", RL_ATTACH_CREATE, 0600, 1, HOUR, 800, 0);
+	ASSERT_LE(0, a);
+	ASSERT_EQ(0, rl_try_acquire(a, 1, NULL));
+	fail_next = MAP_FIXED;
+	ASSERT_EQ(0, rl_fast_unmap(a));
+	other = swap_failed(_metadata, &from);
+	ASSERT_NE(NULL, other);
+	ASSERT_EQ(0, rl_try_acquire(a, 1, NULL));
+	ASSERT_EQ(0, rl_fast_map(a));
+	ASSERT_EQ(0, rl_try_acquire(a, 1, NULL));
+	ASSERT_EQ(0, rl_fast_unmap(a));
+	ASSERT_EQ(0, rl_fast_map(a));
+	swap_check(_metadata, other, from);
+	EXPECT_EQ(3, stat_of(a, granted));
+	rl_close(a);
 }
 
 /*
