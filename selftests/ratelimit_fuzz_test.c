@@ -1575,26 +1575,45 @@ static const int fz_uring_errs[] = {
 	ECANCELED, ENOENT, EOPNOTSUPP, EBADF, EINTR, ENOSPC, 0
 };
 
+/* What the kernel may refuse a submission with, the SQEs kept. */
+static const int fz_submit_errs[] = { EBUSY, EAGAIN, EINTR, ENOMEM, 0 };
+
 /*
- * What the kernel may refuse a submission with: the SQEs kept, or the
- * ring's fd closed or replaced by another thread (EBADF, EOPNOTSUPP).
+ * A ring for the calling thread, which no close() or dup2() of the fuzzer
+ * can reach: those go to numbers read from the slots, maybe a while ago
+ * (by then another file's), and in a child of fz_fork() to numbers the
+ * fork may not have copied (the fd table is copied before the memory,
+ * while the other threads go on). So the ring is entered by its registered
+ * index alone and its number is closed at once; and it is made where no
+ * other thread moves fds meanwhile: before the threads of a worker start
+ * (fz_thread_fn()), or in a child, which has one thread.
  */
-static const int fz_submit_errs[] = { EBUSY, EAGAIN, EINTR, ENOMEM, EBADF, EOPNOTSUPP, 0 };
-
-static struct fz_ring *fz_ring_get(void)
+static struct fz_ring *fz_ring_new(void)
 {
-	struct fz_ring *r = fz_ring;
+	struct fz_ring *r = calloc(1, sizeof(*r));
 
-	if (r && r->pid == getpid())
-		return r;
-	r = calloc(1, sizeof(*r));
 	if (!r || io_uring_queue_init(2 * FZ_URING_SLOTS, &r->ring, 0)) {
 		free(r);
 		return NULL;
 	}
+	if (io_uring_register_ring_fd(&r->ring) != 1) {
+		io_uring_queue_exit(&r->ring);
+		free(r);
+		return NULL;
+	}
+	close(r->ring.ring_fd);
+	r->ring.ring_fd = -1;	/* io_uring_queue_exit() closes no number then */
 	r->pid = getpid();
-	fz_ring = r;
 	return r;
+}
+
+/* The thread's ring, if it has one. */
+static struct fz_ring *fz_ring_get(struct fz_thread *t)
+{
+	if (fz_ring && fz_ring->pid == getpid())
+		return fz_ring;
+	fz_ring = t->child ? fz_ring_new() : NULL;
+	return fz_ring;
 }
 
 /*
@@ -1610,17 +1629,6 @@ static void fz_uring_submit(struct fz_thread *t, struct fz_ring *r)
 		return;
 	r->submit_err = ret;
 	fz_check(t, OP_URING, -1, -ret, fz_submit_errs, "submit", NULL, 0);
-	/*
-	 * Another thread closed the ring's fd, or put another file at its
-	 * number: the ring is gone with what it held. Its number is not
-	 * ours to close, and its memory stays for any late write; the
-	 * thread's next call makes a new one.
-	 */
-	if (ret == -EBADF || ret == -EOPNOTSUPP) {
-		r->busy = 0;
-		if (fz_ring == r)
-			fz_ring = NULL;
-	}
 }
 
 /* Collect completions; @wait_ns: for all of them, at most that long. */
@@ -1700,7 +1708,7 @@ static void fz_uring(struct fz_thread *t)
 	unsigned int k;
 
 	t->op = OP_URING;
-	r = fz_ring_get();
+	r = fz_ring_get(t);
 	if (!r)
 		return;
 	sqe = io_uring_get_sqe(&r->ring);
@@ -1731,11 +1739,7 @@ static void fz_uring_end(struct fz_thread *t)
 	if (!r || r->pid != getpid())
 		return;
 	fz_uring_submit(t, r);
-	if (fz_ring != r)
-		return;
 	fz_uring_reap(t, r, FZ_URING_WAIT_NS);
-	if (fz_ring != r)
-		return;
 	io_uring_queue_exit(&r->ring);
 	free(r);
 	fz_ring = NULL;
@@ -1814,6 +1818,7 @@ static void *fz_thread_fn(void *arg)
 {
 	struct fz_thread *t = arg;
 
+	fz_ring = fz_ring_new();
 	/* Every pthread_t is set before anyone signals a sibling. */
 	while (!__atomic_load_n(&t->proc->go, __ATOMIC_SEQ_CST))
 		sleep_ms(1);
