@@ -91,7 +91,7 @@ export interface AcquireKeyOptions {
    * error has readyNs, retryAfterMs and retryAfter).
    */
   timeoutMs?: number;
-  /** Rejects with signal.reason; nothing is taken. */
+  /** Rejects with signal.reason and withdraws the request; nothing is taken. */
   signal?: AbortSignal;
 }
 
@@ -148,7 +148,7 @@ export interface RateLimitError extends Error {
   syscall: string;
   /**
    * Keyed ETIMEDOUT and ENOSPC: the kernel's ready time (ns); 0 for a
-   * request that timed out behind another of its key, never tried.
+   * request that timed out before it reached the kernel.
    */
   readyNs?: number;
   /** Keyed ETIMEDOUT and ENOSPC: ms from the error to readyNs. */
@@ -209,9 +209,9 @@ export declare class Limiter {
    */
   tryAcquireKey(key: Key, n?: number): KeyTry;
   /**
-   * Keyed limiters: n tokens (default 1) of key's bucket; this client's
-   * requests of one key in order. No queued form: tries at the ready
-   * time the kernel predicts (Documentation/node.md).
+   * Keyed limiters: n tokens (default 1) of key's bucket, queued in the
+   * kernel's line of the key: requests of one key in arrival order
+   * (Documentation/node.md).
    */
   acquireKey(key: Key, n?: number, options?: AcquireKeyOptions): Promise<Permit>;
   /** Keyed limiters: one key's state, read without creating it. */

@@ -8,11 +8,13 @@
 // requests are in the kernel per fd; the rest wait here, in one FIFO per
 // priority. No thread waits anywhere.
 //
-// A keyed limiter (config.keyed: a token bucket per key) has no queued
-// acquire: acquireKey() serves each key's requests of this Limiter in
+// On a keyed limiter (config.keyed: a token bucket per key), acquireKey()
+// takes the same path with the queued request of a key (rl_submit_key(),
+// RL_IOC_SUBMIT_KEY): it waits in the kernel's line of its key, with the
+// key's sleepers, and is collected as any other. With an addon built
+// without it, acquireKey() serves each key's requests of this Limiter in
 // order (a FIFO per key), the head with non-blocking acquires of its key
-// and a timer set to the ready time the kernel predicts, as acquire()
-// does on a module without the queued acquire.
+// and a timer set to the ready time the kernel predicts.
 'use strict';
 
 const util = require('util');
@@ -210,6 +212,7 @@ class Limiter {
 	#signals = new Map();		// AbortSignal -> its requests here
 	#keyQueues = new Map();		// key (latin1) -> Fifo of acquireKey()s
 	#queued;
+	#keyQueued;			// acquireKey() by submitKey()
 
 	constructor(fd) {
 		this.#fd = fd;
@@ -218,6 +221,7 @@ class Limiter {
 		let f = native.getFeatures(fd);
 		this.#queued = typeof native.submit === 'function' && f >= 0 &&
 			(f & native.FEATURE_QUEUED) !== 0 && !process.env.KRATELIMIT_NO_QUEUED;
+		this.#keyQueued = this.#queued && typeof native.submitKey === 'function';
 		f = native.getConfig(fd);
 		this._concurrency = typeof f === 'object' ? f.concurrency : 0;
 	}
@@ -352,21 +356,24 @@ class Limiter {
 			retryAfter: retryAfter(rc.ms) };
 	}
 
-	// A promise of a Permit for n tokens of key's bucket, this Limiter's
-	// requests of one key in order. timeoutMs: rejects with ETIMEDOUT
-	// (nothing taken; readyNs, retryAfterMs on the error); signal: an
-	// AbortSignal, rejects with its reason. ENOSPC and EINVAL reject at
-	// once.
+	// A promise of a Permit for n tokens of key's bucket; requests of
+	// one key in arrival order, in the kernel's line of the key with
+	// its sleepers. timeoutMs: rejects with ETIMEDOUT (nothing taken;
+	// readyNs, retryAfterMs on the error); signal: an AbortSignal,
+	// rejects with its reason and withdraws the request (nothing taken;
+	// tokens granted as it aborts stay taken: a key takes nothing
+	// back). ENOSPC (readyNs, retryAfterMs) and EINVAL reject at once.
 	acquireKey(key, n, opts = {}) {
 		if (opts.timeoutMs !== undefined &&
 		    (typeof opts.timeoutMs !== 'number' || !(opts.timeoutMs >= 0)))
 			throw new RangeError('timeoutMs must be a number >= 0');
 		const req = {
-			id: nextId++, n: count(n), key: keyBytes(key),
+			id: nextId++, n: count(n), key: keyBytes(key), prio: 0,
 			deadline: opts.timeoutMs === undefined ? -1 :
 				performance.now() + opts.timeoutMs,
-			signal: opts.signal, state: 'key', timer: null, retry: null,
-			start: performance.now(), resolve: null, reject: null,
+			signal: opts.signal, ticket: 0, state: 'key', timer: null,
+			retry: null, start: performance.now(), resolve: null,
+			reject: null,
 		};
 		this.#keyedOrThrow();
 		if (req.signal?.aborted)
@@ -375,6 +382,13 @@ class Limiter {
 			req.resolve = resolve;
 			req.reject = reject;
 		});
+		if (this.#keyQueued) {
+			if (req.signal)
+				this.#watchSignal(req);
+			this.#wait(req);
+			return p;
+		}
+		// An addon without submitKey(): tries at the ready time.
 		const name = req.key.toString('latin1');
 		let q = this.#keyQueues.get(name);
 		if (!q) {
@@ -630,13 +644,16 @@ class Limiter {
 		let timeout = -1;
 		if (req.deadline >= 0)
 			timeout = Math.max(0, Math.floor((req.deadline - performance.now()) * NS_PER_MS));
-		const rc = native.submit(this.#fd, req.n, timeout, req.prio, req.id);
+		const rc = req.key ?
+			native.submitKey(this.#fd, req.key, req.n, timeout, req.id) :
+			native.submit(this.#fd, req.n, timeout, req.prio, req.id);
 		if (rc === -E.EBUSY)
 			return false;
 		if (typeof rc === 'object') {
-			this.#settle(req, null, rc);
+			// A key's refusal (ETIMEDOUT, ENOSPC) has its ready time.
+			this.#settle(req, rc.errno ? keyError(rc, 'rl_submit_key') : null, rc);
 		} else if (rc < 0) {
-			this.#settle(req, rlError(rc, 'rl_submit'));
+			this.#settle(req, rlError(rc, req.key ? 'rl_submit_key' : 'rl_submit'));
 		} else {
 			req.state = 'kernel';
 			req.ticket = rc;
@@ -696,7 +713,11 @@ class Limiter {
 			if (!req)
 				continue;
 			this.#inKernel.delete(res.userData);
-			this.#settle(req, res.result ? rlError(res.result, 'rl_collect') : null, res);
+			let err = null;
+			if (res.result)
+				err = req.key ? keyError({ ...res, errno: res.result }, 'rl_collect') :
+					rlError(res.result, 'rl_collect');
+			this.#settle(req, err, res);
 		}
 		this.#pump();
 	}
@@ -705,7 +726,10 @@ class Limiter {
 		req.timer = null;
 		if (req.state === 'fifo') {
 			this.#waiting--;
-			this.#settle(req, rlError(-E.ETIMEDOUT, 'rl_submit'));
+			// Never submitted: no ready time of the kernel's.
+			this.#settle(req, req.key ?
+				keyError({ errno: -E.ETIMEDOUT, readyNs: 0, ms: 0 }, 'rl_submit_key') :
+				rlError(-E.ETIMEDOUT, 'rl_submit'));
 		}
 	}
 
@@ -717,8 +741,9 @@ class Limiter {
 			return;
 		}
 		if (req.state === 'kernel') {
-			// Queued or granted and not collected: back to the limiter
-			// (ENOENT cannot be: a collected request is settled).
+			// Queued: withdrawn; granted and not collected: back to
+			// the limiter, or on a key taken still (ENOENT cannot be:
+			// a collected request is settled).
 			native.cancel(this.#fd, req.ticket);
 			this.#inKernel.delete(req.id);
 			this.#settle(req, reason);

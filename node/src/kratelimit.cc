@@ -7,7 +7,8 @@
  * than throwing; index.js turns them into Error objects with a code.
  * The keyed calls make their ioctls here (RL_IOC_ACQUIRE_KEY, GET_KEY,
  * GET_KEYS), never blocking: a library without rl_acquire_key() and
- * friends serves as well.
+ * friends serves as well; the queued request of a key is the library's
+ * rl_submit_key(), built when its header declares it (RL_IOC_SUBMIT_KEY).
  * Argument types are checked by index.js; here only by node-addon-api.
  *
  * Copyright (C) 2026 The ratelimit authors
@@ -235,6 +236,30 @@ Napi::Value Now(const Napi::CallbackInfo &info)
 	return U64(info.Env(), rl_now_ns());
 }
 
+// Sets readyNs to @ready and ms to the ms (at least 1, Infinity for no
+// time) from now to it, exact here where the u64 still is.
+void SetReady(Napi::Env env, Napi::Object o, uint64_t ready)
+{
+	uint64_t now;
+
+	o.Set("readyNs", U64(env, ready));
+	if (ready == RL_DEADLINE_NONE) {
+		o.Set("ms", Napi::Number::New(env, INFINITY));
+		return;
+	}
+	now = rl_now_ns();
+	o.Set("ms", Napi::Number::New(env, ready > now ?
+		static_cast<double>((ready - now + 999999) / 1000000) : 1));
+}
+
+// The deadline of a timeout in ns from now (negative: none).
+uint64_t ArgDeadline(const Napi::CallbackInfo &info, size_t i)
+{
+	double t = info[i].As<Napi::Number>().DoubleValue();
+
+	return t < 0 ? RL_DEADLINE_NONE : rl_now_ns() + static_cast<uint64_t>(t);
+}
+
 #ifdef RL_IOC_SUBMIT
 // submit(fd, count, timeoutNs (negative: none), priority, userData): the
 // ticket (> 0), -errno, or when granted at once { readyNs, waitNs }.
@@ -242,12 +267,10 @@ Napi::Value Submit(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
 	struct rl_queued q = {};
-	double t = info[2].As<Napi::Number>().DoubleValue();
 	int rc;
 
 	q.count = ArgU64(info, 1);
-	q.deadline_ns = t < 0 ? RL_DEADLINE_NONE :
-		rl_now_ns() + static_cast<uint64_t>(t);
+	q.deadline_ns = ArgDeadline(info, 2);
 	q.priority = info[3].As<Napi::Number>().Uint32Value();
 	q.user_data = ArgU64(info, 4);
 	rc = rl_submit(ArgFd(info), &q);
@@ -259,9 +282,9 @@ Napi::Value Submit(const Napi::CallbackInfo &info)
 	return o;
 }
 
-// collect(fd): { ticket, userData, result, count, waitNs, readyNs }, or
-// -errno
-// (-EAGAIN: nothing finished).
+// collect(fd): { ticket, userData, result, count, waitNs, readyNs, and
+// with a result (-errno) ms from now to readyNs }, or -errno (-EAGAIN:
+// nothing finished).
 Napi::Value Collect(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
@@ -276,7 +299,10 @@ Napi::Value Collect(const Napi::CallbackInfo &info)
 	o.Set("result", Napi::Number::New(env, q.result));
 	o.Set("count", U64(env, q.count));
 	o.Set("waitNs", U64(env, q.wait_ns));
-	o.Set("readyNs", U64(env, q.ready_ns));
+	if (q.result)
+		SetReady(env, o, q.ready_ns);
+	else
+		o.Set("readyNs", U64(env, q.ready_ns));
 	return o;
 }
 
@@ -317,7 +343,6 @@ Napi::Value TryAcquireKey(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
 	struct rl_key_acquire req = {};
-	uint64_t now;
 	int rc;
 
 	if (!ArgKey(info, 1, req.key, &req.key_len))
@@ -332,16 +357,42 @@ Napi::Value TryAcquireKey(const Napi::CallbackInfo &info)
 		return Errno(env, rc);
 	Napi::Object o = Napi::Object::New(env);
 	o.Set("errno", Napi::Number::New(env, rc));
-	o.Set("readyNs", U64(env, req.acquire.ready_ns));
-	if (req.acquire.ready_ns == RL_DEADLINE_NONE) {
-		o.Set("ms", Napi::Number::New(env, INFINITY));
-		return o;
-	}
-	now = rl_now_ns();
-	o.Set("ms", Napi::Number::New(env, req.acquire.ready_ns > now ?
-		static_cast<double>((req.acquire.ready_ns - now + 999999) / 1000000) : 1));
+	SetReady(env, o, req.acquire.ready_ns);
 	return o;
 }
+
+#ifdef RL_IOC_SUBMIT_KEY
+// submitKey(fd, key, n, timeoutNs (negative: none), userData): as
+// submit(), the ticket (> 0), -errno, or granted at once { readyNs,
+// waitNs }; refused (ETIMEDOUT) or at the cap of keys (ENOSPC), { errno,
+// readyNs, ms } as tryAcquireKey().
+Napi::Value SubmitKey(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	struct rl_key_queued kq = {};
+	int rc;
+
+	if (!ArgKey(info, 1, kq.key, &kq.key_len))
+		return Errno(env, -EINVAL);
+	kq.queued.count = ArgU64(info, 2);
+	kq.queued.deadline_ns = ArgDeadline(info, 3);
+	kq.queued.user_data = ArgU64(info, 4);
+	rc = rl_submit_key(ArgFd(info), &kq);
+	if (!rc && kq.queued.ticket)
+		return U64(env, kq.queued.ticket);
+	if (rc && rc != -ETIMEDOUT && rc != -ENOSPC)
+		return Errno(env, rc);
+	Napi::Object o = Napi::Object::New(env);
+	if (rc) {
+		o.Set("errno", Napi::Number::New(env, rc));
+		SetReady(env, o, kq.queued.ready_ns);
+	} else {
+		o.Set("readyNs", U64(env, kq.queued.ready_ns));
+		o.Set("waitNs", U64(env, kq.queued.wait_ns));
+	}
+	return o;
+}
+#endif
 
 // getKey(fd, key): { available, fullNs, waiters, kept }, or -errno.
 Napi::Value GetKey(const Napi::CallbackInfo &info)
@@ -501,6 +552,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports)
 #ifdef RL_IOC_ACQUIRE_KEY
 		{ "tryAcquireKey", TryAcquireKey }, { "getKey", GetKey },
 		{ "getKeys", GetKeys },
+#endif
+#ifdef RL_IOC_SUBMIT_KEY
+		{ "submitKey", SubmitKey },
 #endif
 	};
 
