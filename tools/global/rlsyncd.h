@@ -555,9 +555,6 @@ struct rls_link {
 	bool due;
 };
 
-/* Tokens per second of @cfg (0 when paused). */
-double rls_cfg_tps(const struct rl_config *cfg);
-
 /* Write @l's state file in rls_state_dir; remove it. */
 void rls_state_write(const struct rls_link *l);
 void rls_state_remove(const struct rls_link *l);

@@ -97,13 +97,6 @@ static void rate_config(const struct rls_link *l, double rate,
 	cfg->burst = (uint64_t)fmax(1, llround(rate * BURST_MS / 1000));
 }
 
-double rls_cfg_tps(const struct rl_config *cfg)
-{
-	if (!cfg->period_ns)
-		return 0;
-	return (double)cfg->rate * 1e9 / (double)cfg->period_ns;
-}
-
 /* What the limiter falls back to when a lease at @rate ends. */
 static double fallback(const struct rls_link *l, double rate)
 {
@@ -307,6 +300,14 @@ static bool demand_shifted(struct rls_link *l, uint64_t now)
 	return true;
 }
 
+/* Redis answered: say so once if it was away. */
+static void link_up(struct rls_link *l)
+{
+	if (l->down)
+		printf(PROG ": %s: redis reachable again\n", l->spec.name);
+	l->down = false;
+}
+
 /* Lease renewed at @sent, replied at @got: apply what it allows. */
 static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 		       uint64_t sent, uint64_t got)
@@ -329,9 +330,7 @@ static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 				      (0.9 + 0.2 * rand() / RAND_MAX));
 	if (l->running < was)
 		l->next_ns = got + (uint64_t)(ls->refresh_ms * EARLY * NS_PER_MS);
-	if (l->down)
-		printf(PROG ": %s: redis reachable again\n", l->spec.name);
-	l->down = false;
+	link_up(l);
 	l->fails = 0;
 }
 
@@ -711,9 +710,7 @@ static void take(struct rls_link *l, uint64_t n, uint64_t now)
 		link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" : err);
 		return;
 	}
-	if (l->down)
-		printf(PROG ": %s: redis reachable again\n", l->spec.name);
-	l->down = false;
+	link_up(l);
 	l->rtt_ms = (double)(rl_now_ns() - sent) / NS_PER_MS;
 	l->b.taken += got;
 	l->b.ready_ns = now + (uint64_t)(fmin(wait_ms, l->spec.refresh_ms) *
