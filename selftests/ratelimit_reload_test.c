@@ -186,12 +186,23 @@ TEST_F_TIMEOUT(reload, unload_with_named_limiters, 240)
 	after = sunreclaim_kb();
 	TH_LOG("%d cycles of %d named limiters: SUnreclaim %ld kB -> %ld kB (%+ld kB)",
 	       CYCLES, NAMED, before, after, after - before);
-	EXPECT_GE(SLAB_SLACK_KB, after - before);
+	/*
+	 * With kmemleak (the debug kernel) its scan checks: KASAN's quarantine
+	 * keeps freed objects in SUnreclaim until it is full (+31 MB here when
+	 * this test ran first after boot).
+	 */
+	if (!access(KS_KMEMLEAK, F_OK))
+		TH_LOG("kmemleak: the scan after the run checks, not SUnreclaim");
+	else
+		EXPECT_GE(SLAB_SLACK_KB, after - before);
 }
 
 /*
  * After the named limiters' cycles: a teardown of 100,000 keys moves the
  * slab caches' baseline that their 64 kB of slack is measured against.
+ * With kmemleak (the debug kernel) its scan after the run is the check,
+ * not SUnreclaim: a tenth of the keys in half the cycles then, since under
+ * KASAN the test took 134 s of a CI run (3 s on the other kernels).
  */
 TEST_F_TIMEOUT(reload, unload_with_keys, 240)
 {
@@ -199,16 +210,21 @@ TEST_F_TIMEOUT(reload, unload_with_keys, 240)
 		.rate = 1, .period_ns = 3600 * NS_PER_SEC, .burst = 1,
 		.flags = RL_CONFIG_KEYED, .keys = 2 * KEYED_KEYS,
 	};
+	bool kmemleak = !access(KS_KMEMLEAK, F_OK);
+	int cycle, fd, priv, cycles = KEYED_CYCLES;
 	struct rl_keys_stats ks;
 	char name[RL_NAME_MAX];
-	int cycle, fd, priv;
 	long before, after;
-	bool kmemleak;
+	unsigned int keys = KEYED_KEYS;
 
 	if (access(KS_KO, R_OK))
 		SKIP(return, "no %s to load again", KS_KO);
+	if (kmemleak) {
+		keys /= 10;
+		cycles /= 2;
+	}
 	before = sunreclaim_kb();
-	for (cycle = 0; cycle < KEYED_CYCLES; cycle++) {
+	for (cycle = 0; cycle < cycles; cycle++) {
 		ASSERT_EQ(0, param_set("max_named", 100000));
 		ASSERT_EQ(0, param_set("max_named_per_user", 100000));
 		snprintf(name, sizeof(name), "reload-keyed-%d", cycle);
@@ -216,15 +232,15 @@ TEST_F_TIMEOUT(reload, unload_with_keys, 240)
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, ks_att_cfg(fd, name, RL_ATTACH_CREATE | RL_ATTACH_EXCL |
 					RL_ATTACH_PERSIST, 0644, &c));
-		ASSERT_EQ(0, take_keys(fd, KEYED_KEYS));
+		ASSERT_EQ(0, take_keys(fd, keys));
 		memset(&ks, 0, sizeof(ks));
 		ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_KEYS, &ks));
-		EXPECT_EQ(KEYED_KEYS, ks.keys);
+		EXPECT_EQ(keys, ks.keys);
 		/* A private family's keys go with its fd. */
 		priv = ks_open();
 		ASSERT_LE(0, priv);
 		ASSERT_EQ(0, ioctl(priv, RL_IOC_SET_CONFIG, &c));
-		ASSERT_EQ(0, take_keys(priv, KEYED_KEYS / 10));
+		ASSERT_EQ(0, take_keys(priv, keys / 10));
 		close(priv);
 		EXPECT_ERRNO(EWOULDBLOCK, mod_unload());
 		close(fd);
@@ -234,9 +250,8 @@ TEST_F_TIMEOUT(reload, unload_with_keys, 240)
 		EXPECT_EQ(0ULL, ks_named_count());
 	}
 	after = sunreclaim_kb();
-	TH_LOG("%d cycles of %d live keys: SUnreclaim %ld kB -> %ld kB (%+ld kB)",
-	       KEYED_CYCLES, KEYED_KEYS, before, after, after - before);
-	kmemleak = !access(KS_KMEMLEAK, F_OK);
+	TH_LOG("%d cycles of %u live keys: SUnreclaim %ld kB -> %ld kB (%+ld kB)",
+	       cycles, keys, before, after, after - before);
 	if (kmemleak)
 		TH_LOG("kmemleak: the scan after the run checks, not SUnreclaim");
 	EXPECT_TRUE(kmemleak || after - before <= KEYED_SLACK_KB);
