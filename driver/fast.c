@@ -8,7 +8,9 @@
  * hold at most the burst less @fast_out, what the pages may still hold
  * (rl_limiter.fast_out, the sum of the clients' @fast_out). The kernel
  * learns what was taken by reading the pages (rl_fast_sweep(): when the
- * bucket would fill up to that limit, and before statistics are read) and
+ * bucket reaches that limit, and before statistics are read, each time
+ * with the bucket refilled first, so that what was taken makes room from
+ * then on: it may have been taken a moment before) and
  * takes the rest back with an exchange (rl_fast_reclaim(): before a
  * request would fail or wait, and on any change of the limits); a page is
  * topped up only by a grant at once with nobody waiting. So while a
@@ -304,22 +306,18 @@ void rl_fast_topup(struct rl_limiter *lim, struct rl_client *client)
  * @lim: a limiter with tokens reserved, locked; no backlog to catch up on
  * @now: the time
  *
- * When that limit would be reached, the pages are read first: what their
- * processes took since is room again.
+ * When that limit is reached, the pages are read: what their processes
+ * took since is room again from @now on. Not for the time gone: those
+ * tokens may have been taken a moment ago, and a bucket refilled for the
+ * time it stood at the limit would give as many again at once.
  */
 void rl_fast_refill(struct rl_limiter *lim, u64 now)
 {
 	struct rl_params cp = lim->params;
-	struct rl_bucket b = lim->bucket;
 
 	lockdep_assert_held(lim->tlock);
 	cp.burst -= lim->fast_out;
-	rl_bucket_refill(&b, &cp, now);
-	if (b.tokens < cp.burst || list_empty(&lim->fast_clients)) {
-		lim->bucket = b;
-		return;
-	}
-	rl_fast_sweep(lim);
-	cp.burst = lim->params.burst - lim->fast_out;
 	rl_bucket_refill(&lim->bucket, &cp, now);
+	if (lim->bucket.tokens >= cp.burst && !list_empty(&lim->fast_clients))
+		rl_fast_sweep(lim);
 }

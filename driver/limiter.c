@@ -1654,6 +1654,8 @@ void rl_limiter_get_client(struct rl_limiter *lim, struct rl_client *client,
 			   struct rl_client_config *cc)
 {
 	rl_lock_irq(lim);
+	/* Refilled first: what the sweep finds taken is room from now on. */
+	rl_sync(lim, ktime_get_ns());
 	rl_fast_sweep(lim);
 	cc->priority = client->level + 1;
 	cc->weight = client->weight;
@@ -1757,8 +1759,10 @@ void rl_limiter_get_demand(struct rl_limiter *lim, struct rl_demand *d)
 	const struct rl_global *g = &lim->global;
 
 	rl_lock_irq(lim);
-	rl_fast_sweep(lim);
 	d->now_ns = ktime_get_ns();
+	/* Refilled first: what the sweep finds taken is room from now on. */
+	rl_sync(lim, d->now_ns);
+	rl_fast_sweep(lim);
 	d->asked = lim->counters.asked;
 	d->refused = lim->counters.refused;
 	d->queued = lim->queued_hi ? U64_MAX : lim->queued;

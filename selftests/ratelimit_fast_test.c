@@ -546,6 +546,48 @@ TEST(dup2_over_mapped)
 }
 
 /*
+ * What a process took from its page is room in the bucket from the
+ * kernel's next look on, not for the time the bucket stood at the burst
+ * less the page's tokens: they may have been taken a moment before. The
+ * bucket once refilled for that time too, and gave as many again at once
+ * (the start of bound_mixed, seen 4 and 8 over the bound).
+ */
+TEST(taken_is_room_from_now_on)
+{
+	__u64 t0, t1, allow;
+	struct rl_acquire a;
+	struct rl_fast *f;
+	int fa, fb, n = 0;
+
+	fa = named("roomnow", 0600, 2000, NS_PER_SEC, 64);
+	ASSERT_LE(0, fa);
+	fb = named_again("roomnow", getpid());
+	ASSERT_LE(0, fb);
+	f = fmap(fa);
+	ASSERT_NE(MAP_FAILED, f);
+	/* A grant at once fills fa's page: 8 there, 55 in the bucket. */
+	ASSERT_EQ(0, ks_acq(fa, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	ASSERT_EQ(8, page_tokens(f));
+	/* The bucket reaches 56 within a ms and stands there. */
+	sleep_ms(50);
+	t0 = now_ns();
+	while (take(f, 1))
+		n++;
+	/* fb is not mapped: its grants come from the bucket alone. */
+	while (!ks_acq(fb, 1, 0, RL_ACQUIRE_NONBLOCK, &a))
+		n++;
+	t1 = now_ns();
+	allow = 64 + 2000 * (t1 - t0) / NS_PER_SEC + 1;
+	TH_LOG("%d taken in %llu us, %llu allowed", n,
+	       (unsigned long long)(t1 - t0) / 1000, (unsigned long long)allow);
+	EXPECT_GE(allow, (__u64)n);
+	EXPECT_LE(64, n);
+	munmap(f, RL_FAST_SIZE);
+	close(fb);
+	close(fa);
+}
+
+/*
  * A swap of the library's page that fails midway. mremap() and mmap() with
  * MAP_FIXED may take the old mapping away before they fail for want of
  * memory; this program is linked with --wrap=mmap,mremap so that the next
