@@ -261,11 +261,28 @@ uint64_t ArgDeadline(const Napi::CallbackInfo &info, size_t i)
 }
 
 #ifdef RL_IOC_SUBMIT
-// submit(fd, count, timeoutNs (negative: none), priority, userData): the
-// ticket (> 0), -errno, or when granted at once { readyNs, waitNs }.
+// What a submission @q returned @rc with: the ticket (> 0), -errno, or
+// granted at once { readyNs, waitNs }; @refused (a key's ETIMEDOUT and
+// ENOSPC) as { errno, readyNs, ms }.
+Napi::Value Submitted(Napi::Env env, int rc, const struct rl_queued &q, bool refused)
+{
+	if ((rc && !refused) || (!rc && q.ticket))
+		return rc ? Errno(env, rc) : U64(env, q.ticket);
+	Napi::Object o = Napi::Object::New(env);
+	if (rc) {
+		o.Set("errno", Napi::Number::New(env, rc));
+		SetReady(env, o, q.ready_ns);
+		return o;
+	}
+	o.Set("readyNs", U64(env, q.ready_ns));
+	o.Set("waitNs", U64(env, q.wait_ns));
+	return o;
+}
+
+// submit(fd, count, timeoutNs (negative: none), priority, userData): as
+// Submitted().
 Napi::Value Submit(const Napi::CallbackInfo &info)
 {
-	Napi::Env env = info.Env();
 	struct rl_queued q = {};
 	int rc;
 
@@ -274,12 +291,7 @@ Napi::Value Submit(const Napi::CallbackInfo &info)
 	q.priority = info[3].As<Napi::Number>().Uint32Value();
 	q.user_data = ArgU64(info, 4);
 	rc = rl_submit(ArgFd(info), &q);
-	if (rc || q.ticket)
-		return rc ? Errno(env, rc) : U64(env, q.ticket);
-	Napi::Object o = Napi::Object::New(env);
-	o.Set("readyNs", U64(env, q.ready_ns));
-	o.Set("waitNs", U64(env, q.wait_ns));
-	return o;
+	return Submitted(info.Env(), rc, q, false);
 }
 
 // collect(fd): { ticket, userData, result, count, waitNs, readyNs, and
@@ -368,29 +380,16 @@ Napi::Value TryAcquireKey(const Napi::CallbackInfo &info)
 // readyNs, ms } as tryAcquireKey().
 Napi::Value SubmitKey(const Napi::CallbackInfo &info)
 {
-	Napi::Env env = info.Env();
 	struct rl_key_queued kq = {};
 	int rc;
 
 	if (!ArgKey(info, 1, kq.key, &kq.key_len))
-		return Errno(env, -EINVAL);
+		return Errno(info.Env(), -EINVAL);
 	kq.queued.count = ArgU64(info, 2);
 	kq.queued.deadline_ns = ArgDeadline(info, 3);
 	kq.queued.user_data = ArgU64(info, 4);
 	rc = rl_submit_key(ArgFd(info), &kq);
-	if (!rc && kq.queued.ticket)
-		return U64(env, kq.queued.ticket);
-	if (rc && rc != -ETIMEDOUT && rc != -ENOSPC)
-		return Errno(env, rc);
-	Napi::Object o = Napi::Object::New(env);
-	if (rc) {
-		o.Set("errno", Napi::Number::New(env, rc));
-		SetReady(env, o, kq.queued.ready_ns);
-	} else {
-		o.Set("readyNs", U64(env, kq.queued.ready_ns));
-		o.Set("waitNs", U64(env, kq.queued.wait_ns));
-	}
-	return o;
+	return Submitted(info.Env(), rc, kq.queued, rc == -ETIMEDOUT || rc == -ENOSPC);
 }
 #endif
 
