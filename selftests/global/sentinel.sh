@@ -20,7 +20,8 @@
 # (SENTINEL FAILOVER) with the old primary alive: the agents follow; and
 # an agent given the primary's address sends WAIT too. Also: a wrong
 # master name and all sentinels down give one-line errors,
-# checked by text.
+# checked by text. Last, a promotion after an agent's lease ended (lease 1 s):
+# the +switch-master event brings it to the new primary within a refresh.
 # Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
 set -u
 
@@ -310,6 +311,7 @@ td=$(now)
 redis-server --port "$pp" --bind 127.0.0.1 --dir "$tmp/p" --save '' \
 	--appendonly no --logfile "$tmp/p.log" --replicaof 127.0.0.1 "$rp" &
 pids="$pids $!"
+ppid=$!
 up "$pp"
 t0=$(now)
 until [ "$(redis-cli -p $pp INFO replication | tr -d '\r' |
@@ -416,3 +418,54 @@ for w in 1 2 5; do
 			n / 1000, short
 	}'
 done
+
+# A promotion after the lease: an agent with a lease (1 s) shorter than
+# the sentinels take to promote (down-after 1 s, then the election) runs
+# at its safe rate (0) from the lease's end and backs off (up to 8
+# refreshes); the +switch-master event must bring it to the new primary
+# at once, not at its next retry. The primary is the old one again (the
+# switchover), its replica in sync (WAIT without sentinels).
+mkdir "$tmp/h5.state"
+echo 100000 >"$tmp/h5.d"
+: >"$tmp/h5.log"
+RLS_FAKE_DEMAND=$tmp/h5.d RLS_FAKE_OUT=$tmp/h5.log "$d" --lua "$lua" \
+	--sentinels "$sentinels" --master-name rlm -H h5 -S "$tmp/h5.state" \
+	-l 1s -R 500ms -T 0s late=1000/s >"$tmp/h5.out" 2>&1 &
+apids=$!
+lst() { sed -n "s/^$1=//p" "$tmp/h5.state/late" 2>/dev/null; }
+t0=$(now)
+until [ "$(lst primary)" = "127.0.0.1:$pp" ] && [ "$(rate h5)" = 1000.000 ]; do
+	[ $(($(now) - t0)) -lt 8000 ] || break
+	sleep 0.02
+done
+tk=$(now)
+kill -9 "$ppid"
+tp=-1
+while [ $(($(now) - tk)) -le 15000 ]; do
+	if redis-cli -p "$s1" SENTINEL get-master-addr-by-name rlm 2>/dev/null |
+		grep -qx "$rp"; then
+		tp=$(now)
+		break
+	fi
+	sleep 0.02
+done
+on=-1
+while [ "$tp" -ge 0 ] && [ $(($(now) - tp)) -le 6000 ]; do
+	if [ "$(lst primary)" = "127.0.0.1:$rp" ]; then
+		on=$(($(now) - tp))
+		break
+	fi
+	sleep 0.02
+done
+# when the agent set 0 (its lease's end), ms after the kill
+zero=$(awk -v a="$tk" '$1 >= a && $2 == 0 { printf "%d\n", $1 - a; exit }' "$tmp/h5.log")
+kill "$apids"
+wait "$apids"
+apids=''
+if [ -z "$zero" ] || [ "$tp" -lt 0 ] || [ "$zero" -ge $((tp - tk)) ]; then
+	echo "ok - sentinel a promotion after the lease # SKIP the lease did not end before the promotion (lease end +${zero:-none} ms, promotion +$((tp - tk)) ms after kill -9)"
+else
+	check "a promotion after the lease" "$on >= 0 && $on <= 500" \
+		"lease ended +$zero ms after kill -9, the sentinels named the replica at +$((tp - tk)) ms, the agent on it $on ms later (bound: one refresh, 500 ms; its backoff up to 4000 ms)"
+fi
+grep -F '+switch-master' "$tmp/h5.out" | sed 's/^/#   /'

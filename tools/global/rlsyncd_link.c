@@ -426,7 +426,8 @@ static void sentinel_follow(struct rls_link *l, unsigned int short_acks)
 /*
  * With sentinels: the switches to another primary that their
  * +switch-master events announced (rls_sentinel_switched()); one to
- * another primary than @l's makes its connection stale.
+ * another primary than @l's makes its connection stale, and a link that
+ * lost its primary and backs off (retry_ns()) retries at once.
  */
 static void sentinel_watch(struct rls_link *l)
 {
@@ -437,8 +438,16 @@ static void sentinel_watch(struct rls_link *l)
 	if (!l->spec.ha.n ||
 	    !rls_sentinel_switched(&l->spec, now, &l->switches, &primary))
 		return;
-	if (rls_redis_broken(l->redis) ||
-	    !strcmp(primary, rls_redis_addr(l->redis)))
+	if (rls_redis_broken(l->redis)) {
+		if (l->next_ns > now)
+			fprintf(stderr, PROG ": %s: %s: +switch-master to %s: %s\n",
+				l->spec.name,
+				rls_sentinel_label(&l->spec, who, sizeof(who)),
+				primary, "connecting to it now");
+		l->next_ns = now;
+		return;
+	}
+	if (!strcmp(primary, rls_redis_addr(l->redis)))
 		return;
 	fprintf(stderr, PROG ": %s: %s: +switch-master to %s, not %s: connecting to it\n",
 		l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)),

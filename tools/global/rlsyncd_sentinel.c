@@ -12,7 +12,7 @@
  * the sentinels: at once, then every 100 ms while the link's lease runs,
  * so that a promotion within the lease is followed before it ends; after
  * it the link backs off and the kernel's lease fallback holds the limit
- * (retry_ns(), rlsyncd_link.c). A primary cut off from the
+ * (retry_ns(), rlsyncd_link.c) until a +switch-master event (below). A primary cut off from the
  * sentinels but not from this host answers on: its links ask the
  * sentinels whether it is still theirs (sentinel_follow(),
  * rlsyncd_link.c), once a second while WAIT finds grants short, and every
