@@ -4,7 +4,7 @@
  * driven directly, with simulated hosts, against a private redis-server
  * that selftests/global/run.sh starts.
  *
- *   lease_test SOCKET
+ *   lease_test SOCKET [MEMBERS]
  *
  * Each simulated host behaves as rlsyncd does: it runs at the rate of its
  * last reply until its lease ends on its own clock (measured from when it
@@ -16,6 +16,7 @@
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@ struct host {
 static redisContext *rc;
 static const char *res = "t";
 static const char *hold = "0";	/* floors end with the lease */
+static const char *refresh = "50";
 static int passed, failed;
 
 static double mono_ms(void)
@@ -101,7 +103,7 @@ static void configure(const char *mode, const char *cap, const char *algo,
 		      const char *lease, const char *burst)
 {
 	redisReply *r = fcall("rl_config", 9, "test", mode, cap, algo, lease,
-			      "50", hold, "300", burst);
+			      refresh, hold, "300", burst);
 
 	if (!r || r->type == REDIS_REPLY_ERROR) {
 		fprintf(stderr, "rl_config: %s\n", r ? r->str : rc->errstr);
@@ -178,35 +180,43 @@ static void round_all(struct host *hs, int n)
 		renew(&hs[i], 0);
 }
 
-/* Random calls from NHOST hosts: the sum they run at never exceeds C. */
-static void test_random(void)
+/*
+ * Random calls from @n hosts (NHOST; 100: the cached round of a large
+ * resource): the sum they run at never exceeds C.
+ */
+static void test_random(const char *name, int n)
 {
-	struct host hs[NHOST];
+	struct host *hs = calloc(n, sizeof(*hs));
 	double worst = 0, t, start;
 	int calls = 0, errs = 0;
 
-	res = "rand";
+	if (!hs) {
+		check(0, "random calls keep sum <= C", "out of memory");
+		return;
+	}
+	res = name;
 	hold = "1000";
 	configure("lease", "1000", "fair", "400", "0");
 	hold = "0";
-	hosts_init(hs, NHOST, 0);
+	hosts_init(hs, n, 0);
 	srand(11);
 	start = mono_ms();
 	while ((t = mono_ms()) - start < 3000) {
-		struct host *h = &hs[rand() % NHOST];
+		struct host *h = &hs[rand() % n];
 
-		if (h == &hs[NHOST - 1] && t - start > 1500)
+		if (h == &hs[n - 1] && t - start > 1500)
 			continue;	/* one host dies half-way */
-		h->wants = rand() % 600;
-		h->want_floor = rand() % 4 ? 0 : rand() % 100;
+		h->wants = rand() % (4800 / n);
+		h->want_floor = rand() % 4 ? 0 : rand() % (800 / n);
 		errs += renew(h, rand() % 10 == 0) < 0;
 		calls++;
-		worst = fmax(worst, total(hs, NHOST));
-		sleep_ms(rand() % 3);
+		worst = fmax(worst, total(hs, n));
+		sleep_ms(rand() % 3 / (n > NHOST ? 4.0 : 1.0));
 	}
 	check(worst <= 1000 + EPS && !errs, "random calls keep sum <= C",
 	      "%d calls from %d hosts over 3 s, 10%% replies lost, max sum %.1f of 1000",
-	      calls, NHOST, worst);
+	      calls, n, worst);
+	free(hs);
 }
 
 static double jain(double a, double b)
@@ -269,6 +279,160 @@ static void test_proportional(void)
 	check(err <= 0.05, "proportional share",
 	      "wants 1000 2000 3000 of 3000: has %.0f %.0f %.0f, worst error %.2f %%",
 	      hs[0].rate, hs[1].rate, hs[2].rate, err * 100);
+}
+
+/* Weighted (all 1) max-min fair shares of @cap among @n demands @d. */
+static void exact_fill(const double *d, int n, double cap, double *out)
+{
+	int i, left = n;
+	bool *done = calloc(n, sizeof(*done));
+
+	while (done && left) {
+		double lvl = cap / left;
+		int met = 0;
+
+		for (i = 0; i < n; i++) {
+			if (!done[i] && d[i] <= lvl) {
+				out[i] = d[i];
+				cap -= d[i];
+				done[i] = true;
+				met++;
+			}
+		}
+		left -= met;
+		if (met)
+			continue;
+		for (i = 0; i < n; i++)
+			if (!done[i])
+				out[i] = lvl;
+		break;
+	}
+	free(done);
+}
+
+/*
+ * Rounds of every host renewing, one a refresh (@every ms), until each
+ * runs within 2 % of @want.
+ */
+static int large_rounds(struct host *hs, int n, const double *want,
+			double every, double *worst_sum, double *err)
+{
+	double cap = 10000, start;
+	int r, i, conv = -1;
+
+	for (r = 1; r <= 8; r++) {
+		start = mono_ms();
+		*err = 0;
+		for (i = 0; i < n; i++) {
+			renew(&hs[i], 0);
+			*worst_sum = fmax(*worst_sum, total(hs, n));
+		}
+		for (i = 0; i < n; i++)
+			*err = fmax(*err, fabs(hs[i].rate - want[i]) /
+				    fmax(want[i], EPS));
+		if (conv < 0 && *err <= 0.02)
+			conv = r;
+		if (total(hs, n) > cap + EPS)
+			return -1;
+		sleep_ms(fmax(0, start + every - mono_ms()));
+	}
+	return *err <= 0.02 ? conv : -1;
+}
+
+/* Redis's time per FCALL (INFO commandstats) since CONFIG RESETSTAT, us. */
+static double fcall_us(void)
+{
+	static const char field[] = "usec_per_call=";
+	redisReply *r = redisCommand(rc, "INFO commandstats");
+	const char *p = r && r->str ? strstr(r->str, "cmdstat_fcall:") : NULL;
+	double us = -1;
+
+	if (p)
+		p = strstr(p, field);
+	if (p)
+		us = atof(p + strlen(field));
+	freeReplyObject(r);
+	return us;
+}
+
+/*
+ * A resource of more members than the library reads on every call (64):
+ * @n hosts (300; lease_test's second argument), 100 wanting 10..109/s,
+ * the others backlogged, then half of the backlogged down to 5/s, then
+ * the first half of the hosts leaving (rl_leave; the backlogged that
+ * stay get what they left): every host within 2 % of the
+ * exact max-min share within 4 rounds (one a refresh: 200 ms, or what
+ * a round of calls takes at 10000 calls/s; the lease 4 refreshes), and
+ * the sum the hosts run at never above the capacity. The figures: Redis's time per
+ * call here and with 40 members.
+ */
+static void test_large(int n)
+{
+	struct host *hs = calloc(n, sizeof(*hs));
+	double *d = calloc(n, sizeof(*d)), *want = calloc(n, sizeof(*want));
+	double worst = 0, e1 = 0, e2 = 0, e3 = 0, us40, us300, every;
+	int i, c1, c2, c3, cached;
+	char ms[2][24];
+	redisReply *r;
+
+	if (!hs || !d || !want || n < 200) {
+		check(0, "large resource", "%d members: out of memory or under 200", n);
+		goto out;
+	}
+
+	/* a refresh long enough for one round (Redis: 10000 calls/s) */
+	every = fmax(200, n / 3);
+	snprintf(ms[0], sizeof(ms[0]), "%.0f", every);
+	snprintf(ms[1], sizeof(ms[1]), "%.0f", 4 * every);
+	res = "large";
+	refresh = ms[0];
+	configure("lease", "10000", "fair", ms[1], "0");
+	refresh = "50";
+	hosts_init(hs, 40, 10000);
+	learn(hs, 40, 4 * every);
+	freeReplyObject(redisCommand(rc, "CONFIG RESETSTAT"));
+	round_all(hs, 40);
+	round_all(hs, 40);
+	us40 = fcall_us();
+	hosts_init(hs, n, 10000);
+	for (i = 0; i < 100; i++)
+		hs[i].wants = 10 + i;
+	for (i = 0; i < n; i++)
+		d[i] = hs[i].wants;
+	exact_fill(d, n, 10000, want);
+	freeReplyObject(redisCommand(rc, "CONFIG RESETSTAT"));
+	c1 = large_rounds(hs, n, want, every, &worst, &e1);
+	us300 = fcall_us();
+	r = redisCommand(rc, "HMGET rl:{large}:members %s", "");
+	cached = r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+		 r->element[0]->type == REDIS_REPLY_STRING;
+	freeReplyObject(r);
+	for (i = 100; i < 100 + (n - 100) / 2; i++) {
+		hs[i].wants = 5;
+		d[i] = 5;
+	}
+	exact_fill(d, n, 10000, want);
+	c2 = large_rounds(hs, n, want, every, &worst, &e2);
+	for (i = 0; i < n / 2; i++) {
+		r = fcall("rl_leave", 1, hs[i].id);
+		freeReplyObject(r);
+		hs[i].exp_ms = 0;
+		hs[i].mexp_ms = 0;
+	}
+	exact_fill(d + n / 2, n - n / 2, 10000, want + n / 2);
+	c3 = large_rounds(hs + n / 2, n - n / 2, want + n / 2, every, &worst,
+			  &e3);
+	check(cached && c1 > 0 && c1 <= 4 && c2 > 0 && c2 <= 4 && c3 > 0 &&
+	      c3 <= 4 && worst <= 10000 + EPS,
+	      "large resource: max-min shares from the cached round",
+	      "%d members (round cached: %s): within 2 %% of the exact water-fill in round %d (worst %.2f %%), after a demand shift in round %d (%.2f %%), after %d left in round %d (%.2f %%); the most the hosts ran at %.1f of 10000; Redis per call %.1f us (40 members: %.1f us)",
+	      n, cached ? "yes" : "no", c1, e1 * 100, c2, e2 * 100, n / 2, c3,
+	      e3 * 100, worst,
+	      us300, us40);
+out:
+	free(hs);
+	free(d);
+	free(want);
 }
 
 /* h2 stops renewing: h1 gets its share after one lease, not before. */
@@ -508,8 +672,8 @@ static void test_config(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: lease_test SOCKET\n");
+	if (argc < 2 || argc > 3) {
+		fprintf(stderr, "usage: lease_test SOCKET [MEMBERS]\n");
 		return 2;
 	}
 	rc = redisConnectUnix(argv[1]);
@@ -519,7 +683,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_config();
-	test_random();
+	test_random("rand", NHOST);
+	test_random("rand100", 100);
 	test_fair();
 	test_proportional();
 	test_expiry();
@@ -528,6 +693,7 @@ int main(int argc, char **argv)
 	test_flush();
 	test_flush_floor();
 	test_batch();
+	test_large(argc > 2 ? atoi(argv[2]) : 300);
 	printf("%d passed, %d failed\n", passed, failed);
 	redisFree(rc);
 	return failed ? 1 : 0;

@@ -13,7 +13,8 @@
 -- them in this order (rlsyncd does):
 --   KEYS[1] rl:{RES}:cfg     hash: the resource's configuration
 --   KEYS[2] rl:{RES}:epoch   string: id of the state; missing = state lost
---   KEYS[3] rl:{RES}:members hash: HOST -> its lease (see pack())
+--   KEYS[3] rl:{RES}:members hash: HOST -> its lease (see pack()); field
+--                            "" the cached round of a large resource (prepare())
 --   KEYS[4] rl:{RES}:bucket  hash: the token bucket of batch mode
 -- rl_lease, rl_leave and rl_info use only the first three, and rlsyncd
 -- passes three to rl_lease: in a Redis Cluster migrating the slot, the
@@ -34,6 +35,11 @@
 local ALGOS = { fair = true, proportional = true, static = true }
 local MODES = { lease = true, batch = true }
 local EPS = 1e-9
+-- A resource of more members than SMALL takes its shares from a round
+-- cached in its members hash, in the field CACHE (no host is empty:
+-- rl_lease refuses one); see prepare().
+local SMALL = 64
+local CACHE = ''
 
 -- Fail with the error reply "CODE text": CODE is RLARG, RLNOCONF or RLMODE.
 local function fail(msg)
@@ -57,11 +63,12 @@ local function fmt(n)
 	return string.format('%.6f', n)
 end
 
--- A member's lease, packed in one hash field.
+-- A member's lease, packed in one hash field; rsv is what the share cache
+-- counts it for (see round()), -1 when it counts nothing.
 local function pack(m)
-	return string.format('%.6f %.6f %.6f %.3f %.3f %.3f %.6f %.6f',
+	return string.format('%.6f %.6f %.6f %.3f %.3f %.3f %.6f %.6f %.6f',
 		m.wants, m.has, m.qhas, m.quntil, m.lexp, m.mexp, m.weight,
-		m.floor)
+		m.floor, m.rsv or -1)
 end
 
 local function unpack_member(s)
@@ -70,7 +77,8 @@ local function unpack_member(s)
 		v[#v + 1] = tonumber(w)
 	end
 	return { wants = v[1], has = v[2], qhas = v[3], quntil = v[4],
-		 lexp = v[5], mexp = v[6], weight = v[7], floor = v[8] }
+		 lexp = v[5], mexp = v[6], weight = v[7], floor = v[8],
+		 rsv = v[9] or -1 }
 end
 
 local function load_cfg(keys)
@@ -180,45 +188,29 @@ local function reserved(m, now)
 	return r
 end
 
--- The members, without those whose membership expired.
+-- The members, without those whose membership expired, and their number.
 local function load_members(keys, now)
 	local raw = redis.call('HGETALL', keys[3])
-	local ms = {}
+	local ms, n = {}, 0
 	for i = 1, #raw, 2 do
-		local m = unpack_member(raw[i + 1])
-		if now >= m.mexp then
+		local m = raw[i] ~= CACHE and unpack_member(raw[i + 1])
+		if m and now >= m.mexp then
 			redis.call('HDEL', keys[3], raw[i])
-		else
+		elseif m then
 			ms[raw[i]] = m
+			n = n + 1
 		end
 	end
-	return ms
+	return ms, n
 end
 
--- Weighted max-min fair shares of @cap among @list ({ d, w, id }): the
--- smallest demands per weight are met in full, the rest is split by
--- weight.
-local function waterfill(cap, list)
-	local wsum, out = 0, {}
-	table.sort(list, function(a, b) return a.d / a.w < b.d / b.w end)
-	for _, e in ipairs(list) do
-		wsum = wsum + e.w
-	end
-	for _, e in ipairs(list) do
-		local share = cap * e.w / wsum
-		if e.d < share then
-			share = e.d
-		end
-		out[e.id] = share
-		cap = cap - share
-		wsum = wsum - e.w
-	end
-	return out
-end
-
--- The target share of @host under the algorithm: capacity less the floors
--- of members with no lease, divided among the members with one.
-local function target(c, ms, host, now)
+-- The shares of a round, as two numbers from which any member's follows
+-- (share()): the water level of the fair algorithm (a member's share is
+-- min(wants, weight x level); -1 when every demand fits) and the ratio of
+-- the proportional one (share = wants x weight x ratio; -1 when every
+-- demand fits). The capacity is less the floors of members with no lease
+-- (@host counts as one with a lease); it is divided among the others.
+local function shares(c, ms, host, now)
 	local cap, list, sum = c.capacity, {}, 0
 	for id, m in pairs(ms) do
 		if id == host or now < m.lexp then
@@ -228,16 +220,35 @@ local function target(c, ms, host, now)
 			cap = cap - m.floor
 		end
 	end
-	local me = ms[host]
-	if c.algorithm == 'static' then
-		return math.min(me.wants, c.static)
-	elseif c.algorithm == 'proportional' then
-		if sum <= cap or sum <= 0 then
-			return me.wants
-		end
-		return cap * me.wants * me.weight / sum
+	local level, ratio = -1, -1
+	if sum > cap and sum > 0 then
+		ratio = math.max(0, cap) / sum
 	end
-	return waterfill(cap, list)[host] or 0
+	table.sort(list, function(a, b) return a.d / a.w < b.d / b.w end)
+	local wsum = 0
+	for _, e in ipairs(list) do
+		wsum = wsum + e.w
+	end
+	for _, e in ipairs(list) do
+		if e.d * wsum >= cap * e.w then
+			level = math.max(0, cap) / wsum
+			break
+		end
+		cap = cap - e.d
+		wsum = wsum - e.w
+	end
+	return level, ratio
+end
+
+-- A member's target share under the algorithm, from its round's level
+-- and ratio (shares()).
+local function share(c, m, level, ratio)
+	if c.algorithm == 'static' then
+		return math.min(m.wants, c.static)
+	elseif c.algorithm == 'proportional' then
+		return ratio < 0 and m.wants or m.wants * m.weight * ratio
+	end
+	return level < 0 and m.wants or math.min(m.wants, m.weight * level)
 end
 
 -- Capacity not reserved by the members other than @host.
@@ -296,12 +307,87 @@ local function quarantine(m, old, old_exp, reported, now)
 	end
 end
 
+-- The round of a large resource (more than SMALL members), cached in the
+-- field CACHE: "T VERSION LEVEL RATIO RSUM", when it was computed, for
+-- which configuration, the level and ratio of shares(), and the sum of
+-- what the members are counted for (their field rsv). A member's rsv is
+-- at least what it reserves (reserved() only falls until the member calls
+-- again, and each call counts it anew), so capacity less the others' rsv
+-- never exceeds what they leave free: the bound holds between rounds,
+-- and capacity whose lease ended comes back at the next round.
+local function cache_parse(s)
+	local v = {}
+	for w in string.gmatch(s, '%S+') do
+		v[#v + 1] = tonumber(w)
+	end
+	return { t = v[1], version = v[2], level = v[3], ratio = v[4],
+		 rsum = v[5] }
+end
+
+local function cache_write(keys, k)
+	redis.call('HSET', keys[3], CACHE, string.format('%.3f %d %.9f %.12f %.6f',
+		k.t, k.version, k.level, k.ratio, k.rsum))
+end
+
+-- A new round from all the members @ms (load_members()): each counted
+-- for what it reserves now.
+local function round(keys, c, ms, now)
+	local k = { t = now, version = c.version, rsum = 0 }
+	for id, m in pairs(ms) do
+		local r = reserved(m, now)
+		if r ~= m.rsv then
+			m.rsv = r
+			redis.call('HSET', keys[3], id, pack(m))
+		end
+		k.rsum = k.rsum + r
+	end
+	k.level, k.ratio = shares(c, ms, nil, now)
+	return k
+end
+
+-- For @host's call: its record as member() gives it, the capacity the
+-- others leave free, and the level and ratio of its share. A large
+-- resource's call reads the round and its own member (O(1)); the round is
+-- computed anew when it is older than half a refresh or of another
+-- configuration, from every member (O(N log N), at most twice a refresh:
+-- O(log N) per call amortised, every member calling once a refresh). Up
+-- to SMALL members every call reads them all and computes its share
+-- exactly, as a new round does.
+local function prepare(keys, c, host, wants, weight, now)
+	local got = redis.call('HMGET', keys[3], CACHE, host)
+	local k = got[1] and cache_parse(got[1])
+	if k and k.version == c.version and now >= k.t and
+	   now - k.t < c.refresh_ms / 2 then
+		local m = got[2] and unpack_member(got[2]) or nil
+		local counted = m and math.max(m.rsv, 0) or 0
+		if m and now >= m.mexp then
+			m = nil
+		end
+		m = member({ [host] = m }, host, now)
+		return m, c.capacity - (k.rsum - counted), k, counted
+	end
+	local ms, n = load_members(keys, now)
+	if n > SMALL then
+		k = round(keys, c, ms, now)
+		local m = member(ms, host, now)
+		local counted = math.max(m.rsv or -1, 0)
+		return m, c.capacity - (k.rsum - counted), k, counted
+	end
+	if got[1] then
+		redis.call('HDEL', keys[3], CACHE)
+	end
+	local m = member(ms, host, now)
+	m.wants, m.weight = wants, weight
+	local level, ratio = shares(c, ms, host, now)
+	return m, free_for(c, ms, host, now), { level = level, ratio = ratio }
+end
+
 -- rl_lease: KEYS as above; ARGV: host, wants, has (the rate the host runs
 -- at now), weight, floor (the safe rate it asks to have reserved).
 -- Returns { has, floor, lease_ms, refresh_ms, hold_ms, learning (0/1),
 -- epoch, server time ms, config version }: the host may run at has for
 -- lease_ms, then at floor for hold_ms more, measured from before it sent
--- the call.
+-- the call. O(1) above SMALL members (prepare()).
 local function rl_lease(keys, args)
 	local now = now_ms()
 	local c = need_cfg(keys, 'lease')
@@ -311,15 +397,16 @@ local function rl_lease(keys, args)
 	if weight <= 0 then
 		return fail('RLARG weight must be above 0')
 	end
+	if host == CACHE then
+		return fail('RLARG host must not be empty')
+	end
 	local id, learn_until = epoch(keys, c, now)
-	local ms = load_members(keys, now)
-	local m = member(ms, host, now)
+	local learning = now < learn_until
+	local m, free, k, counted = prepare(keys, c, host, wants, weight, now)
 	local old, old_exp = m.has, m.lexp
 	m.wants, m.weight = wants, weight
-	local free = free_for(c, ms, host, now)
-	local learning = now < learn_until
 	m.floor = grant_floor(m, want_floor, free, reported, learning)
-	local g = math.min(target(c, ms, host, now), free)
+	local g = math.min(share(c, m, k.level, k.ratio), free)
 	if learning then
 		g = math.min(g, reported)
 	end
@@ -327,6 +414,12 @@ local function rl_lease(keys, args)
 	quarantine(m, old, old_exp, reported, now)
 	m.lexp = now + c.lease_ms
 	m.mexp = m.lexp + c.hold_ms
+	m.rsv = -1
+	if counted then
+		m.rsv = reserved(m, now)
+		k.rsum = k.rsum - counted + m.rsv
+		cache_write(keys, k)
+	end
 	redis.call('HSET', keys[3], host, pack(m))
 	redis.call('PEXPIRE', keys[3], math.ceil(c.lease_ms + c.hold_ms) * 2)
 	return { fmt(m.has), fmt(m.floor), c.lease_ms, c.refresh_ms, c.hold_ms,
@@ -337,7 +430,21 @@ end
 -- lease and floor at once (it set its limiter to 0 first). Returns 1 if
 -- it was a member.
 local function rl_leave(keys, args)
-	return redis.call('HDEL', keys[3], tostring(args[1]))
+	local host = tostring(args[1])
+	if host == CACHE then
+		return 0
+	end
+	local got = redis.call('HMGET', keys[3], CACHE, host)
+	if not got[2] then
+		return 0
+	end
+	local rsv = unpack_member(got[2]).rsv
+	if got[1] and rsv > 0 then
+		local k = cache_parse(got[1])
+		k.rsum = k.rsum - rsv
+		cache_write(keys, k)
+	end
+	return redis.call('HDEL', keys[3], host)
 end
 
 -- rl_info: KEYS as above. The configuration, then per member: host, wants,
@@ -351,8 +458,8 @@ local function rl_info(keys, args)
 	local out = redis.call('HGETALL', keys[1])
 	local raw = redis.call('HGETALL', keys[3])
 	for i = 1, #raw, 2 do
-		local m = unpack_member(raw[i + 1])
-		if now < m.mexp then
+		local m = raw[i] ~= CACHE and unpack_member(raw[i + 1])
+		if m and now < m.mexp then
 			out[#out + 1] = raw[i]
 			out[#out + 1] = string.format('wants=%s has=%s floor=%s left_ms=%d reserved=%s',
 				fmt(m.wants), fmt(now < m.lexp and m.has or 0),
