@@ -712,12 +712,19 @@ check-global-redis:
 	@selftests/global/run.sh $(B)
 
 # Lease renewals of 1..1000 resources per agent: round trips and CPU
-# (selftests/global/bench.sh, Documentation/global.md); not in check.
+# (selftests/global/bench.sh), and fleets of 300 and 1,000 agents on one
+# resource of a Redis Cluster at 100 calls/s (selftests/global/fleet.sh;
+# FLEET="HOSTS:REFRESH_MS ..."); Documentation/global.md; not in check.
+FLEET ?= 300:3000 1000:10000
 .PHONY: bench-global
 bench-global:
 	@scripts/deps.sh global
 	@$(MAKE) --no-print-directory $(B)/global/rlsyncd-fake WERROR=1
 	@selftests/global/bench.sh $(B)/global/rlsyncd-fake
+	@for f in $(FLEET); do \
+		RLSYNCD_FAKE=$(B)/global/rlsyncd-fake \
+			selftests/global/fleet.sh $${f%%:*} $${f##*:} || exit 1; \
+	done
 
 check-host:
 	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/run.sh

@@ -11,7 +11,8 @@
 # port, no persistence), loads the library, runs BUILD_DIR/global/lease_test
 # and selftests/global/rlsyncd.sh, stops the server, then runs
 # selftests/global/auth.sh, tls.sh, agents.sh, sentinel.sh (a Sentinel
-# failover under three agents), pipeline.sh, batch.sh and cluster.sh.
+# failover under three agents), pipeline.sh, batch.sh, cluster.sh and
+# fleet.sh (100 agents on a Redis Cluster of 3 primaries and 3 replicas).
 # The last line is "N passed, N failed".
 set -eu
 
@@ -66,6 +67,8 @@ RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/pipeline.sh |
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/batch.sh |
 	tee -a "$dir/out2"
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/cluster.sh |
+	tee -a "$dir/out2"
+RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/fleet.sh 100 1000 |
 	tee -a "$dir/out2"
 p=$((${p:-0} + $(grep -c '^ok' "$dir/out2" || :)))
 f=$((${f:-0} + $(grep -c '^not ok' "$dir/out2" || :)))
