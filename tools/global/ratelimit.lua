@@ -324,9 +324,13 @@ local function cache_parse(s)
 		 rsum = v[5] }
 end
 
+local function cache_pack(k)
+	return string.format('%.3f %d %.9f %.12f %.6f', k.t, k.version,
+		k.level, k.ratio, k.rsum)
+end
+
 local function cache_write(keys, k)
-	redis.call('HSET', keys[3], CACHE, string.format('%.3f %d %.9f %.12f %.6f',
-		k.t, k.version, k.level, k.ratio, k.rsum))
+	redis.call('HSET', keys[3], CACHE, cache_pack(k))
 end
 
 -- A new round from all the members @ms (load_members()): each counted
@@ -416,12 +420,17 @@ local function rl_lease(keys, args)
 	m.mexp = m.lexp + c.hold_ms
 	m.rsv = -1
 	if counted then
+		-- one write, replicated as one command; the expiry at rounds
 		m.rsv = reserved(m, now)
 		k.rsum = k.rsum - counted + m.rsv
-		cache_write(keys, k)
+		redis.call('HSET', keys[3], host, pack(m), CACHE, cache_pack(k))
+	else
+		redis.call('HSET', keys[3], host, pack(m))
 	end
-	redis.call('HSET', keys[3], host, pack(m))
-	redis.call('PEXPIRE', keys[3], math.ceil(c.lease_ms + c.hold_ms) * 2)
+	if not counted or k.t == now then
+		redis.call('PEXPIRE', keys[3],
+			   math.ceil(c.lease_ms + c.hold_ms) * 2)
+	end
 	return { fmt(m.has), fmt(m.floor), c.lease_ms, c.refresh_ms, c.hold_ms,
 		 learning and 1 or 0, id, string.format('%d', now), c.version }
 end
