@@ -254,18 +254,24 @@ check "fair shares" "$ms >= 0" \
 	"$(rate h1) $(rate h2) $(rate h3) of $cap/s, $ms ms after start (learning 4000 ms), primary $(st h1 primary)"
 sleep 2
 
+# promotion FROM: when (ms) the sentinels named the replica, waiting up
+# to 15 s from FROM; -1 if they did not
+promotion()
+{
+	while [ $(($(now) - $1)) -le 15000 ]; do
+		if redis-cli -p "$s1" SENTINEL get-master-addr-by-name rlm 2>/dev/null |
+			grep -qx "$rp"; then
+			now
+			return
+		fi
+		sleep 0.02
+	done
+	echo -1
+}
+
 tk=$(now)
 kill -9 "$ppid"
-# The promotion: the sentinels name the replica.
-tp=-1
-while [ $(($(now) - tk)) -le 15000 ]; do
-	if redis-cli -p "$s1" SENTINEL get-master-addr-by-name rlm 2>/dev/null |
-		grep -qx "$rp"; then
-		tp=$(now)
-		break
-	fi
-	sleep 0.02
-done
+tp=$(promotion "$tk")
 check "failover" "$tp >= 0" \
 	"the sentinels promoted the replica $((tp - tk)) ms after kill -9 of the primary"
 
@@ -440,15 +446,7 @@ until [ "$(lst primary)" = "127.0.0.1:$pp" ] && [ "$(rate h5)" = 1000.000 ]; do
 done
 tk=$(now)
 kill -9 "$ppid"
-tp=-1
-while [ $(($(now) - tk)) -le 15000 ]; do
-	if redis-cli -p "$s1" SENTINEL get-master-addr-by-name rlm 2>/dev/null |
-		grep -qx "$rp"; then
-		tp=$(now)
-		break
-	fi
-	sleep 0.02
-done
+tp=$(promotion "$tk")
 on=-1
 while [ "$tp" -ge 0 ] && [ $(($(now) - tp)) -le 6000 ]; do
 	if [ "$(lst primary)" = "127.0.0.1:$rp" ]; then
