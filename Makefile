@@ -713,9 +713,10 @@ check-global-redis:
 
 # Lease renewals of 1..1000 resources per agent: round trips and CPU
 # (selftests/global/bench.sh), and fleets of 300 and 1,000 agents on one
-# resource of a Redis Cluster at 100 calls/s (selftests/global/fleet.sh;
-# FLEET="HOSTS:REFRESH_MS ..."); Documentation/global.md; not in check.
-FLEET ?= 300:3000 1000:10000
+# resource of a Redis Cluster at 100 calls/s, and of 100 agents with 100
+# resources each (selftests/global/fleet.sh; FLEET="HOSTS:REFRESH_MS[:
+# RESOURCES] ..."); Documentation/global.md; not in check.
+FLEET ?= 300:3000 1000:10000 100:10000:100
 .PHONY: bench-global
 bench-global:
 	@scripts/deps.sh global
@@ -723,7 +724,7 @@ bench-global:
 	@selftests/global/bench.sh $(B)/global/rlsyncd-fake
 	@for f in $(FLEET); do \
 		RLSYNCD_FAKE=$(B)/global/rlsyncd-fake \
-			selftests/global/fleet.sh $${f%%:*} $${f##*:} || exit 1; \
+			selftests/global/fleet.sh $$(echo $$f | tr : ' ') || exit 1; \
 	done
 
 check-host:

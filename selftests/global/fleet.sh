@@ -3,10 +3,10 @@
 #
 # A fleet on one resource, against a real Redis Cluster of three primaries
 # and three replicas (redis-cli --cluster create --cluster-replicas 1):
-#   selftests/global/fleet.sh HOSTS REFRESH_MS
+#   selftests/global/fleet.sh HOSTS REFRESH_MS [RESOURCES]
 # HOSTS real rlsyncd agents (rlsyncd-fake: rlsyncd's code, each on one
 # simulated limiter of selftests/global/fake_kernel.c) share resource
-# fleet of 10000/s (fair, lease 4 refreshes, hold 0), each with demand
+# fleet of 10000/s (fair, lease 6 refreshes, hold 0), each with demand
 # from one of two files: hosts of group a (odd) and b (even) start
 # backlogged (10000/s each). What is simulated: the limiters (a limiter
 # serves min(demand, its rate), and dies with its agent) and the hosts
@@ -20,7 +20,9 @@
 # and group b's wants those of its demand), after learning (one lease);
 # a demand shift (group b down to a quarter of its fair share); a tenth
 # of the hosts leaving (SIGTERM: rl_leave) and coming back; a thundering
-# restart (every agent killed with kill -9 and started again at once).
+# restart (every agent killed with kill -9 and started again at once);
+# the resource's primary killed with kill -9 (its replica promoted), then
+# back and CLUSTER FAILOVER to it (shares back within two leases each).
 # A shift and a leave must converge within 3 refreshes (2 for the
 # algorithm, 1 for the agents' demand measurement), a join within 10 (a
 # new agent measures its demand, the others' decrease waits for a round
@@ -32,6 +34,9 @@
 # N x (CPU per call), a call's cost being flat in N above 64 members
 # (Documentation/global.md); the run prints it for its own N, and make
 # bench-global runs two sizes to check it.
+# With RESOURCES (M > 1) each agent links fleet1..fleetM, spread over the
+# three shards; the run measures steady shares of fleet1 and the cost
+# (many()), without the phases.
 # Run by selftests/global/run.sh (100 hosts, 1 s) and make bench-global.
 set -u
 
@@ -40,8 +45,17 @@ suite='fleet'
 . "$(dirname "$0")/lib.sh"
 N=${1:-100}
 R=${2:-1000}
+M=${3:-1}
 C=10000
-L=$((4 * R))
+L=$((6 * R))
+# the resources: fleet, or fleet1..fleetM (the phases watch fleet1)
+res=fleet
+links="fleet=$C/s"
+if [ "$M" -gt 1 ]; then
+	res=fleet1
+	links=$(j=1; while [ "$j" -le "$M" ]; do printf 'fleet%d=%d/s ' "$j" $C; j=$((j + 1)); done)
+	export RLS_FAKE_NAMES=1
+fi
 
 cli() { p=$1; shift; redis-cli -h 127.0.0.1 -p "$p" "$@"; }
 
@@ -53,7 +67,7 @@ for i in 0 1 2 3 4 5; do
 	ports="$ports $p"
 	redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
 		--cluster-config-file "$tmp/nodes-$p.conf" --dir "$tmp" \
-		--cluster-node-timeout 2000 --save '' --appendonly no \
+		--cluster-node-timeout 1000 --save '' --appendonly no \
 		--maxclients 10000 --logfile "$tmp/redis-$p.log" &
 	rpids="$rpids $!"
 done
@@ -84,12 +98,17 @@ until [ "$(cli "$seed" CLUSTER INFO | tr -d '\r' | grep -c '^cluster_state:ok')"
 	sleep 0.05
 done
 # the primary of the resource's slot
-slot=$(cli "$seed" CLUSTER KEYSLOT 'rl:{fleet}:cfg')
-owner=$(cli "$seed" CLUSTER NODES | awk -v s="$slot" '
-	/master/ { for (i = 9; i <= NF; i++) { split($i, r, "-")
+slot=$(cli "$seed" CLUSTER KEYSLOT "rl:{$res}:cfg")
+# slot_owner PORT: the port of the slot's primary, as node PORT sees it
+slot_owner()
+{
+	cli "$1" CLUSTER NODES | awk -v s="$slot" '
+	/master/ && !/fail/ { for (i = 9; i <= NF; i++) { split($i, r, "-")
 		if (r[2] == "") r[2] = r[1]
-		if (s >= r[1] && s <= r[2]) { split($2, a, "[:@]"); print a[2] } } }')
-echo "# cluster: 3 primaries, 3 replicas on ports $base..$((base + 5)); {fleet} in slot $slot on $owner"
+		if (s >= r[1] && s <= r[2]) { split($2, a, "[:@]"); print a[2] } } }'
+}
+owner=$(slot_owner "$seed")
+echo "# cluster: 3 primaries, 3 replicas on ports $base..$((base + 5)); {$res} in slot $slot on $owner"
 
 cpu() { cli "$owner" INFO cpu | tr -d '\r' | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.3f\n", s }'; }
 # Redis's own (idle: cluster bus, cron) CPU over 3 s, before any agent
@@ -99,39 +118,96 @@ idle=$(awk -v a="$i0" -v b="$(cpu)" -v t=$(($(now) - s0)) 'BEGIN { printf "%.6f"
 
 echo $C >"$tmp/da"
 echo $C >"$tmp/db"
+# many: with M resources per host, the cost of the steady fleet over 3
+# refreshes, per primary (CPU, calls, reads: a read is a round trip or
+# more of pipelined calls), and the agents' CPU (/proc/PID/schedstat);
+# scaled to 1,000 hosts x 100 resources at R = 1 s. The phases and the
+# bound are fleet.sh's with one resource.
+stats()
+{
+	cli "$1" INFO all | tr -d '\r' | awk -F: '
+	/^used_cpu_(sys|user):/ { c += $2 }
+	/^total_reads_processed:/ { r = $2 }
+	/^cmdstat_fcall:/ { split($2, a, "[=,]"); k = a[2] }
+	END { printf "%.3f %d %d\n", c, k, r }'
+}
+acpu()
+{
+	for a in $pids; do cut -d' ' -f1 "/proc/$a/schedstat" 2>/dev/null; done |
+		awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+many()
+{
+	prim=$(cli "$seed" CLUSTER NODES | awk '/master/ && !/fail/ { split($2, a, "[:@]"); print a[2] }')
+	for p in $prim; do stats "$p" >"$tmp/s0.$p"; done
+	a0=$(acpu) m0=$(now)
+	sleep $((3 * R / 1000)).$((3 * R % 1000 / 100))
+	for p in $prim; do stats "$p" >"$tmp/s1.$p"; done
+	a1=$(acpu) m1=$(now)
+	for p in $prim; do
+		echo "$p $(cat "$tmp/s0.$p") $(cat "$tmp/s1.$p")"
+	done | awk -v t=$((m1 - m0)) -v n="$N" -v m="$M" -v r="$R" \
+		-v idle="$idle" -v a0="$a0" -v a1="$a1" '
+	{
+		s = t / 1000; cpu = $5 - $2; k = $6 - $3; rd = $7 - $4
+		rt = rd / (n * t / r)
+		if (rt > worst) worst = rt
+		per = k > 0 ? (cpu - idle * s) / k : 0
+		if (per > pmax) pmax = per
+		printf "# primary %s: %d calls (%.0f/s), %.1f %% of a core, %.1f us per call beside idle, %.2f reads per host per refresh\n",
+			$1, k, k / s, 100 * cpu / s, per * 1e6, rt
+	}
+	END {
+		ag = (a1 - a0) / 1e9 / (t / 1000) / n
+		printf "# agents: %.3f %% of a core per host (%d resources, R = %d ms); model at R = 1 s, 100 resources: %.2f %%\n",
+			100 * ag, m, r, 100 * ag * (r / 1000) * (100 / m)
+		printf "# model, 1,000 hosts x 100 resources at R = 1 s on 3 primaries: %.0f calls/s per primary, %.0f %% of a core each (idle %.1f %% + the most per call, %.1f us)\n",
+			100000 / 3, 100 * (idle + 100000 / 3 * pmax), 100 * idle,
+			pmax * 1e6
+		printf "%s - fleet round trips: at most %.2f reads per host per refresh on a primary (bound 1.5: one pipelined round trip per primary)\n",
+			worst <= 1.5 ? "ok" : "not ok", worst
+	}'
+}
+
 # start I: agent hI (group a when odd, b when even)
 start()
 {
 	g=b
 	[ $(($1 % 2)) = 1 ] && g=a
+	# shellcheck disable=SC2086 # links: words
 	RLS_FAKE_DEMAND=$tmp/d$g RLS_FAKE_OUT=$tmp/h$1.log "$d" --lua "$lua" \
 		-r "127.0.0.1:$seed" --cluster yes -H "h$1" -S '' -l "${L}ms" \
-		-R "${R}ms" -T 0s "fleet=$C/s" >>"$tmp/h$1.out" 2>&1 &
+		-R "${R}ms" -T 0s $links >>"$tmp/h$1.out" 2>&1 &
 	eval "ap$1=$!"
 }
+# each FROM TO FUNCTION: FUNCTION I for every agent I from FROM to TO
+each()
+{
+	e=$1
+	while [ "$e" -le "$2" ]; do
+		"$3" "$e"
+		e=$((e + 1))
+	done
+}
+stop() { eval "kill \$ap$1"; }
+reap() { eval "wait \$ap$1" 2>/dev/null; }
+slay() { eval "kill -9 \$ap$1"; }
+add_pid() { eval "pids=\"\$pids \$ap$1\""; }
 # the agents' pids, for lib.sh's cleanup (ap1..apN: those running now)
 agents()
 {
 	pids=''
-	j=1
-	while [ "$j" -le "$N" ]; do
-		eval "pids=\"\$pids \$ap$j\""
-		j=$((j + 1))
-	done
+	each 1 "$N" add_pid
 }
-i=1
-while [ "$i" -le "$N" ]; do
-	start "$i"
-	i=$((i + 1))
-done
+each 1 "$N" start
 agents
 t0=$(now)
 
 # members: "HOST WANTS HAS", from rl_info on the owner
 members()
 {
-	cli "$owner" FCALL_RO rl_info 3 'rl:{fleet}:cfg' 'rl:{fleet}:epoch' \
-		'rl:{fleet}:members' 2>/dev/null | tr -d '\r' | awk '
+	cli "$owner" FCALL_RO rl_info 3 "rl:{$res}:cfg" "rl:{$res}:epoch" \
+		"rl:{$res}:members" 2>/dev/null | tr -d '\r' | awk '
 	/^wants=/ { split($1, w, "="); split($2, h, "="); print host, w[2], h[2] }
 	{ host = $0 }'
 }
@@ -195,6 +271,7 @@ awk -v c0="$c0" -v c1="$c1" -v k0="${k0:-0}" -v k1="${k1:-0}" -v s0="$s0" \
 		k, t, k / t, n, r, cpu, 100 * cpu / t, 100 * idle, per * 1e6,
 		us, 100 * idle, n, per * 1e6, 100 * (idle + n * per)
 	}' | tee "$tmp/cpu"
+[ "$M" -eq 1 ] || { many; exit; }
 
 # a demand shift: group b down to a quarter of the fair share
 q=$((C / N / 4))
@@ -205,27 +282,15 @@ check "demand shift" "$ms >= 0 && $ms <= 3 * $R" \
 
 # a tenth leave (SIGTERM: rl_leave) and come back
 k=$((N / 10))
-i=1
-while [ "$i" -le "$k" ]; do
-	eval "kill \$ap$i"
-	i=$((i + 1))
-done
-i=1
-while [ "$i" -le "$k" ]; do
-	eval "wait \$ap$i" 2>/dev/null
-	i=$((i + 1))
-done
+each 1 "$k" stop
+each 1 "$k" reap
 nn=$N
 N=$((N - k))
 ms=$(converge $((q * 12 / 10 + 1)) $((10 * R)))
 check "leave" "$ms >= 0 && $ms <= 3 * $R" \
 	"$k hosts stopped (rl_leave): the other $N within 2 % of the exact share $ms ms after (bound: 3 refreshes)"
 N=$nn
-i=1
-while [ "$i" -le "$k" ]; do
-	start "$i"
-	i=$((i + 1))
-done
+each 1 "$k" start
 agents
 ms=$(converge $((q * 12 / 10 + 1)) $((14 * R)))
 check "join" "$ms >= 0 && $ms <= 10 * $R" \
@@ -233,33 +298,86 @@ check "join" "$ms >= 0 && $ms <= 10 * $R" \
 
 # a thundering restart: every agent killed at once, then started again
 tk=$(now)
-i=1
-while [ "$i" -le "$N" ]; do
-	eval "kill -9 \$ap$i"
-	i=$((i + 1))
-done
+each 1 "$N" slay
 wait_all=$(now)
-i=1
-while [ "$i" -le "$N" ]; do
-	eval "wait \$ap$i" 2>/dev/null
-	# the simulated limiter died with its agent
-	echo "$tk.000 0.000000" >>"$tmp/h$i.log"
-	start "$i"
-	i=$((i + 1))
-done
+# again, each as soon as it is reaped; its simulated limiter died with it
+again()
+{
+	reap "$1"
+	echo "$tk.000 0.000000" >>"$tmp/h$1.log"
+	start "$1"
+}
+each 1 "$N" again
 agents
 ms=$(converge $((q * 12 / 10 + 1)) $((L + 10 * R)))
 check "thundering restart" "$ms >= 0 && $ms <= $L + 4 * $R" \
 	"every agent killed with kill -9 and started again ($((wait_all - tk)) ms to kill, restarted one by one): all $N within 2 % of the exact share $ms ms after the restart (bound: a lease and 4 refreshes)"
+# A failover inside the cluster under the fleet: the resource's primary
+# killed with kill -9, its replica promotes itself (cluster-node-timeout
+# 1 s: within the lease) and the agents follow (they read the slot map
+# again), no limiter's rate dropping; then the
+# killed node back, a replica of the new primary, and CLUSTER FAILOVER on
+# it with the other alive. Each: shares back within two leases.
+q=$((q * 12 / 10 + 1))
+j=0
+for p in $ports; do
+	j=$((j + 1))
+	# shellcheck disable=SC2086 # rpids: words
+	[ "$p" = "$owner" ] && opid=$(echo $rpids | cut -d' ' -f$j)
+done
+old=$owner
+live=$(for p in $ports; do [ "$p" = "$old" ] || echo "$p"; done | head -n 1)
+# leases ended on the agents (each says so on stderr) until now
+ended() { cat "$tmp"/h*.out | grep -c 'lease ended'; }
+le0=$(ended)
+tk=$(now)
+kill -9 "$opid"
+while [ $(($(now) - tk)) -le 20000 ]; do
+	owner=$(slot_owner "$live")
+	[ -z "$owner" ] || [ "$owner" = "$old" ] || break
+	sleep 0.1
+done
+tp=$(now)
+ms=-1
+[ -z "$owner" ] || [ "$owner" = "$old" ] || ms=$(converge "$q" $((3 * L)))
+# every agent renewed there: as many calls as agents
+c0=$(calls)
+until [ "$(($(calls) - ${c0:-0}))" -ge "$N" ] || [ $(($(now) - tp)) -gt $((3 * L)) ]; do
+	sleep 0.1
+done
+rn=$(($(now) - tp))
+ends=$(($(ended) - le0))
+check "failover (kill -9)" "$ms >= 0 && $ms <= 2 * $L && $rn <= 2 * $L && $ends == 0" \
+	"the primary of {fleet} ($old) killed: its replica ($owner) promoted $((tp - tk)) ms after (within the lease, $L ms); every member within 2 % of the exact share $ms ms after the promotion, $N calls there $rn ms after (bound: two leases, $((2 * L)) ms); leases ended meanwhile: $ends"
+redis-server --port "$old" --bind 127.0.0.1 --cluster-enabled yes \
+	--cluster-config-file "$tmp/nodes-$old.conf" --dir "$tmp" \
+	--cluster-node-timeout 1000 --save '' --appendonly no \
+	--maxclients 10000 --logfile "$tmp/redis-$old.log" &
+rpids="$rpids $!"
+tr=$(now)
+until [ "$(cli "$old" INFO replication 2>/dev/null | tr -d '\r' | sed -n 's/^master_link_status://p')" = up ] &&
+	[ "$(cli "$old" CLUSTER FAILOVER 2>&1 | tr -d '\r')" = OK ]; do
+	[ $(($(now) - tr)) -le 20000 ] || break
+	sleep 0.2
+done
+tf=$(now)
+new=$owner
+while [ $(($(now) - tf)) -le 10000 ]; do
+	owner=$(slot_owner "$live")
+	[ "$owner" != "$old" ] || break
+	sleep 0.1
+done
+tp=$(now)
+ms=-1
+[ "$owner" != "$old" ] || ms=$(converge "$q" $((3 * L)))
+check "switchover (CLUSTER FAILOVER)" "$ms >= 0 && $ms <= 2 * $L" \
+	"$old back as a replica of $new, CLUSTER FAILOVER $((tf - tr)) ms after its start, primary again $((tp - tf)) ms after the command; every member within 2 % of the exact share $ms ms after (bound: two leases)"
 te=$(now)
 
 # The bound: over every window of 1, 2, 5 refreshes from the start, the
 # tokens of all hosts (integral of the rates set; ms resolution).
-i=1
-while [ "$i" -le "$N" ]; do
-	sed "s/\$/ h$i/" "$tmp/h$i.log"
-	i=$((i + 1))
-done | sort -n >"$tmp/merged"
+tagged() { sed "s/\$/ h$1/" "$tmp/h$1.log"; }
+each 1 "$N" tagged | sort -n >"$tmp/merged"
 for w in 1 2 5; do
 	awk -v a="$t0" -v b="$te" -v w=$((w * R)) -v c=$C '
 	{ t[++k] = $1; r[k] = $2; h[k] = $3 }
