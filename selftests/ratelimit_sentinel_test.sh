@@ -214,9 +214,12 @@ steady()
 	# pessimistic limiter (safe rate 0) runs at its share until then,
 	# then at 0 until the new primary renews it: only a promotion within
 	# the lease leaves no drop, so after a later one drops count until
-	# then (50 ms short of it, for the clocks).
+	# then. The agent ends a lease two call timeouts (half a refresh
+	# each) before its end, as a call may block it that long
+	# (rls_link_expire()): drops count until a refresh before the end,
+	# and 50 ms more for the clocks.
 	lim=0
-	[ "${4:-0}" -gt 0 ] && [ "$3" -gt "$4" ] && lim=$(($4 - 50))
+	[ "${4:-0}" -gt 0 ] && [ "$3" -gt "$4" ] && lim=$(($4 - REFRESH - 50))
 	awk -v a="$2" -v tp="$3" -v c=$C -v lim="$lim" 'NF == 9 { t[++k] = $1; g[k] = $2
 		if ($1 >= a && (lim == 0 || $1 < lim))
 			for (i = 7; i <= 9; i++) if (seen[i] == 0 || $i < m[i]) {
@@ -239,7 +242,7 @@ steady()
 	read -r least lh lat lo at full <"$T/steady"
 	upto="from the failover's start on"
 	[ "$lim" -eq 0 ] ||
-		upto="from the failover's start until the first lease ended (+$(($4 - $2)) ms, before the promotion at +$(($3 - $2)) ms)"
+		upto="from the failover's start until a refresh before the first lease ended (+$(($4 - $2)) ms, before the promotion at +$(($3 - $2)) ms)"
 	check "$1: no kernel rate drops" "$least > 0" \
 		"the least rate a limiter ran at $upto: $least/s ($lh, +$lat ms; safe rate 0, share $third/s)"
 	check "$1: utilisation" "$lo >= 0.90" \
