@@ -71,11 +71,17 @@ local function pack(m)
 		m.floor, m.rsv or -1)
 end
 
-local function unpack_member(s)
+-- The numbers of a packed field, in order.
+local function numbers(s)
 	local v = {}
 	for w in string.gmatch(s, '%S+') do
 		v[#v + 1] = tonumber(w)
 	end
+	return v
+end
+
+local function unpack_member(s)
+	local v = numbers(s)
 	return { wants = v[1], has = v[2], qhas = v[3], quntil = v[4],
 		 lexp = v[5], mexp = v[6], weight = v[7], floor = v[8],
 		 rsv = v[9] or -1 }
@@ -316,10 +322,7 @@ end
 -- never exceeds what they leave free: the bound holds between rounds,
 -- and capacity whose lease ended comes back at the next round.
 local function cache_parse(s)
-	local v = {}
-	for w in string.gmatch(s, '%S+') do
-		v[#v + 1] = tonumber(w)
-	end
+	local v = numbers(s)
 	return { t = v[1], version = v[2], level = v[3], ratio = v[4],
 		 rsum = v[5] }
 end
