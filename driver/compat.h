@@ -31,6 +31,11 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #define rl_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
 #endif
 
+/* close_fd_get_file() became file_close_fd() in 6.8. */
+#ifndef RL_HAVE_FILE_CLOSE_FD
+#define file_close_fd(fd)	close_fd_get_file(fd)
+#endif
+
 /* kobj_type.get_ownership() takes a const kobject since 6.2. */
 #ifdef RL_HAVE_CONST_KOBJ_OWNERSHIP
 #define rl_ownership_const const

@@ -66,7 +66,7 @@ static_assert(offsetof(struct rl_stats, reserved0) == offsetof(struct rl_demand,
 			 RL_IOC_BIT(GET_PARENT) | RL_IOC_BIT(CYCLE) | RL_IOC_BIT(SET_PERM) |	\
 			 RL_IOC_BIT(SUBMIT) | RL_IOC_BIT(COLLECT) | RL_IOC_BIT(CANCEL) |	\
 			 RL_IOC_BIT(ACQUIRE_KEY) | RL_IOC_BIT(GET_KEY) | RL_IOC_BIT(GET_KEYS) |	\
-			 RL_IOC_BIT(SUBMIT_KEY))
+			 RL_IOC_BIT(SUBMIT_KEY) | RL_IOC_BIT(SHARE))
 
 /* Flags and reserved fields here, the limits in rl_params_from_config(). */
 static int rl_params_from_user(const struct rl_config *cfg, struct rl_params *p)
@@ -81,7 +81,7 @@ static int rl_ioctl_get_features(void __user *argp)
 	struct rl_features f = {
 		.version = RL_ABI_VERSION,
 		.flags = rl_uring_features() | RL_FEATURE_QUEUED | RL_FEATURE_FAST |
-			 RL_FEATURE_KEYED,
+			 RL_FEATURE_KEYED | RL_FEATURE_IPC_NS,
 		.ioctls = RL_IOCTLS_ALL,
 		.config_flags = RL_CONFIG_FLAGS_ALL,
 		.acquire_flags = RL_ACQUIRE_FLAGS_ALL,
@@ -457,6 +457,21 @@ static int rl_ioctl_set_perm(struct rl_limiter *lim, void __user *argp)
 	return rl_named_set_perm(lim, perm.flags, uid, gid, perm.mode);
 }
 
+static int rl_ioctl_share(struct rl_limiter *lim, void __user *argp)
+{
+	struct rl_share sh;
+
+	if (copy_from_user(&sh, argp, sizeof(sh)))
+		return -EFAULT;
+	if (sh.flags & ~RL_SHARE_FLAGS_ALL || memchr_inv(sh.reserved, 0, sizeof(sh.reserved)))
+		return -EINVAL;
+	if (!lim)
+		return -EBADFD;
+	if (!rl_limiter_named(lim))
+		return -EINVAL;
+	return rl_named_share(lim, sh.ns_fd, sh.flags & RL_SHARE_REVOKE);
+}
+
 static int rl_ioctl_deposit(struct rl_client *client, struct rl_limiter *lim,
 			    struct rl_deposit __user *argp)
 {
@@ -551,6 +566,8 @@ static long rl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rl_ioctl_cycle(client, file, argp);
 	case RL_IOC_SET_PERM:
 		return rl_ioctl_set_perm(lim, argp);
+	case RL_IOC_SHARE:
+		return rl_ioctl_share(lim, argp);
 	case RL_IOC_SUBMIT:
 		return rl_ticket_submit(client, argp);
 	case RL_IOC_COLLECT:

@@ -11,19 +11,34 @@
  * persistent removes the name, so one found in the registry always has a
  * reference to take.
  *
+ * A name lives in the IPC namespace of the process that created it, as a
+ * System V IPC object does (struct rl_ns): lookups see the caller's only.
+ * The host's administrator may share a host's limiter into another
+ * namespace (struct rl_shared): one more name for it, there.
+ *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/ctype.h>
+#include <linux/dcache.h>
 #include <linux/delay.h>
+#include <linux/hash.h>
+#include <linux/fdtable.h>
+#include <linux/file.h>
+#include <linux/ipc_namespace.h>
 #include <linux/jhash.h>
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
 #include <linux/list.h>
+#include <linux/magic.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/nsproxy.h>
+#include <linux/proc_fs.h>
+#include <linux/proc_ns.h>
+#include <linux/rcupdate.h>
 #include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -31,6 +46,7 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include "compat.h"
@@ -43,6 +59,8 @@
 static struct rl_dir *rl_sysfs_add(struct rl_limiter *lim);
 static void rl_sysfs_del(struct rl_dir *dir);
 static int rl_sysfs_chown(struct rl_dir *dir, kuid_t uid, kgid_t gid);
+static struct kobject *rl_sysfs_ns_add(unsigned int inum);
+static int rl_sysfs_link(struct kobject *nsdir, struct rl_dir *dir, const char *name);
 
 static unsigned int max_named = 1024;
 module_param(max_named, uint, 0644);
@@ -51,6 +69,11 @@ MODULE_PARM_DESC(max_named, "Most named limiters at once (default 1024)");
 static unsigned int max_named_per_user = 64;
 module_param(max_named_per_user, uint, 0644);
 MODULE_PARM_DESC(max_named_per_user, "Most named limiters one uid may own (default 64)");
+
+static unsigned int max_named_per_ns = 64;
+module_param(max_named_per_ns, uint, 0644);
+MODULE_PARM_DESC(max_named_per_ns,
+		 "Most named limiters in an IPC namespace other than the host's (default 64)");
 
 /* Names of the global files in /sys/kernel/ratelimit/. */
 static const char *const rl_reserved_names[] = {
@@ -113,34 +136,81 @@ static DEFINE_MUTEX(rl_registry_lock);
 static LIST_HEAD(rl_registry);
 /* Entries of rl_registry; rl_registry_lock for writes. */
 static int rl_nr_named;
-/* The same by name (rl_limiter.hnode), for lookups; rl_registry_lock. */
+/* Their names and the shares, by namespace and name (rl_name.hnode); rl_registry_lock. */
 static struct rhashtable rl_names;
+
+/*
+ * The names of one IPC namespace. The host's (the initial namespace) is
+ * rl_host_ns, always there. Another's exists while it has a name, and
+ * holds its namespace through a file of nsfs, as an open /proc/PID/ns/ipc
+ * would; rl_ns_reap() removes its names once nothing else holds it.
+ */
+struct rl_ns {
+	struct ipc_namespace *ipc;	/* identity, NULL for the host's; constant */
+	struct file *pin;		/* nsfs file holding @ipc, NULL for the host's; constant */
+	struct kobject *kobj;		/* /sys/kernel/ratelimit/ipc:INUM, NULL for the host's */
+	int nr_named;			/* its names; rl_registry_lock, READ_ONCE() for sysfs */
+	struct rcu_head rcu;		/* freed after RCU readers (count_show()) */
+};
+
+static struct rl_ns rl_host_ns;
+
+/*
+ * A host's limiter shared into another namespace (RL_IOC_SHARE), where it
+ * is one of that namespace's names until its name on the host goes, the
+ * share is revoked or unlinked there, or the namespace goes.
+ */
+struct rl_shared {
+	struct rl_name nm;		/* the name there */
+	struct list_head node;		/* in rl_shares */
+};
+
+/* Every share; rl_registry_lock. */
+static LIST_HEAD(rl_shares);
+/* Namespaces other than the host's with names, by inode number; rl_registry_lock. */
+static DEFINE_XARRAY(rl_nss);
+static void rl_ns_reap(struct work_struct *work);
+/* Runs while rl_nss is not empty. */
+static DECLARE_DELAYED_WORK(rl_ns_reaper, rl_ns_reap);
+#define RL_NS_REAP_PERIOD	HZ
 /* Named limiters each uid owns, xa_mk_value() counts, none no entry; rl_registry_lock. */
 static DEFINE_XARRAY(rl_owners);
 
+/* What rl_names is searched by. */
+struct rl_name_key {
+	const struct rl_ns *ns;
+	const char *name;
+};
+
+static u32 rl_name_key_hash(const struct rl_ns *ns, const char *name, u32 seed)
+{
+	return jhash(name, strnlen(name, RL_NAME_MAX), seed ^ hash_ptr(ns, 32));
+}
+
 static u32 rl_name_hash(const void *data, u32 len, u32 seed)
 {
-	const char *name = data;
+	const struct rl_name_key *key = data;
 
-	return jhash(name, strnlen(name, RL_NAME_MAX), seed);
+	return rl_name_key_hash(key->ns, key->name, seed);
 }
 
 static u32 rl_name_obj_hash(const void *obj, u32 len, u32 seed)
 {
-	const struct rl_limiter *lim = obj;
+	const struct rl_name *nm = obj;
 
-	return rl_name_hash(lim->name, len, seed);
+	return rl_name_key_hash(nm->ns, nm->lim->name, seed);
 }
 
 static int rl_name_cmp(struct rhashtable_compare_arg *arg, const void *obj)
 {
-	const struct rl_limiter *lim = obj;
+	const struct rl_name_key *key = arg->key;
+	const struct rl_name *nm = obj;
 
-	return strncmp(lim->name, arg->key, RL_NAME_MAX);
+	return nm->ns != key->ns || strncmp(nm->lim->name, key->name, RL_NAME_MAX);
 }
 
 static const struct rhashtable_params rl_names_params = {
-	.head_offset = offsetof(struct rl_limiter, hnode),
+	.head_offset = offsetof(struct rl_name, hnode),
 	.hashfn = rl_name_hash,
 	.obj_hashfn = rl_name_obj_hash,
 	.obj_cmpfn = rl_name_cmp,
@@ -157,18 +227,191 @@ int rl_named_init(void)
 	return rhashtable_init(&rl_names, &rl_names_params);
 }
 
+/* A kernel without System V IPC and POSIX message queues has no IPC namespace: NULL. */
+static bool rl_ipc_is_host(const struct ipc_namespace *ipc)
+{
+	return !ipc || ipc->ns.inum == PROC_IPC_INIT_INO;
+}
+
+/* The names of @ipc, NULL if it has none; rl_registry_lock or RCU. */
+static struct rl_ns *rl_ns_find(struct ipc_namespace *ipc)
+{
+	struct rl_ns *ns;
+
+	if (rl_ipc_is_host(ipc))
+		return &rl_host_ns;
+	ns = xa_load(&rl_nss, ipc->ns.inum);
+	return ns && ns->ipc == ipc ? ns : NULL;
+}
+
+/* The current task's IPC namespace, until it exits; NULL without any (rl_ipc_is_host()). */
+static struct ipc_namespace *rl_current_ipc(void)
+{
+	return current->nsproxy->ipc_ns;
+}
+
+/* open_related_ns()'s callback: a reference for the nsfs inode, as get_ipc_ns(). */
+static struct ns_common *rl_ns_get(struct ns_common *ns)
+{
+	refcount_inc(&ns->count);
+	return ns;
+}
+
+/*
+ * A file of nsfs holding @ipc. open_related_ns() installs it in the
+ * caller's table of files, from which it is taken out at once: a thread
+ * that closes a descriptor it was never given may take it first (-EBUSY).
+ */
+static struct file *rl_ns_pin(struct ipc_namespace *ipc)
+{
+	struct file *file;
+	int fd;
+
+	fd = open_related_ns(&ipc->ns, rl_ns_get);
+	if (fd < 0)
+		return ERR_PTR(fd);
+	file = file_close_fd(fd);
+	if (!file)
+		return ERR_PTR(-EBUSY);
+	if (file_inode(file)->i_sb->s_magic != NSFS_MAGIC ||
+	    get_proc_ns(file_inode(file)) != &ipc->ns) {
+		fput(file);
+		return ERR_PTR(-EBUSY);
+	}
+	return file;
+}
+
+/* The names of @ipc, made now if it had none; @ipc is held by the caller. */
+static struct rl_ns *rl_ns_get_or_add(struct ipc_namespace *ipc)
+{
+	struct rl_ns *ns = rl_ns_find(ipc);
+	int ret = -ENOMEM;
+
+	lockdep_assert_held(&rl_registry_lock);
+	if (ns)
+		return ns;
+	ns = kzalloc(sizeof(*ns), GFP_KERNEL_ACCOUNT);
+	if (!ns)
+		return ERR_PTR(-ENOMEM);
+	ns->ipc = ipc;
+	ns->pin = rl_ns_pin(ipc);
+	if (IS_ERR(ns->pin)) {
+		ret = PTR_ERR(ns->pin);
+		goto err_free;
+	}
+	ns->kobj = rl_sysfs_ns_add(ipc->ns.inum);
+	if (!ns->kobj)
+		goto err_unpin;
+	ret = xa_insert(&rl_nss, ipc->ns.inum, ns, GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto err_del_kobj;
+	schedule_delayed_work(&rl_ns_reaper, RL_NS_REAP_PERIOD);
+	return ns;
+
+err_del_kobj:
+	kobject_put(ns->kobj);
+err_unpin:
+	fput(ns->pin);
+err_free:
+	kfree(ns);
+	return ERR_PTR(ret);
+}
+
+/* Free @ns once it has no name; the host's stays. */
+static void rl_ns_put_empty(struct rl_ns *ns)
+{
+	lockdep_assert_held(&rl_registry_lock);
+	if (ns == &rl_host_ns || ns->nr_named)
+		return;
+	xa_erase(&rl_nss, ns->ipc->ns.inum);
+	kobject_put(ns->kobj);
+	/* Drops the namespace, which may go now. */
+	fput(ns->pin);
+	kfree_rcu(ns, rcu);
+}
+
+/*
+ * Is @ns's namespace gone: no task in it, no other file or mount of its
+ * nsfs inode? Then nothing can enter it again, and only @ns->pin's inode
+ * holds it. A task entering it by setns(2) holds a file of that inode
+ * until its reference is taken: so the files are counted first.
+ */
+static bool rl_ns_gone(const struct rl_ns *ns)
+{
+	if (d_count(ns->pin->f_path.dentry) > 1)
+		return false;
+	smp_rmb();	/* the count of files, then of references */
+	return refcount_read(&ns->ipc->ns.count) == 1;
+}
+
 /**
- * rl_named_count() - number of named limiters, read without the lock
+ * rl_named_count() - number of names of the current task's namespace
+ *
+ * Read without the registry lock (sysfs).
  */
 static int rl_named_count(void)
 {
-	return READ_ONCE(rl_nr_named);
+	struct rl_ns *ns;
+	int n = 0;
+
+	rcu_read_lock();
+	ns = rl_ns_find(rl_current_ipc());
+	if (ns)
+		n = READ_ONCE(ns->nr_named);
+	rcu_read_unlock();
+	return n;
 }
 
-static struct rl_limiter *rl_lookup(const char *name)
+static struct rl_name *rl_lookup(const struct rl_ns *ns, const char *name)
 {
+	struct rl_name_key key = { .ns = ns, .name = name };
+
 	lockdep_assert_held(&rl_registry_lock);
-	return rhashtable_lookup_fast(&rl_names, name, rl_names_params);
+	return rhashtable_lookup_fast(&rl_names, &key, rl_names_params);
+}
+
+/* @name in the current task's namespace, NULL if there is none. */
+static struct rl_name *rl_lookup_current(const char *name)
+{
+	struct rl_ns *ns = rl_ns_find(rl_current_ipc());
+
+	return ns ? rl_lookup(ns, name) : NULL;
+}
+
+static bool rl_name_is_share(const struct rl_name *nm)
+{
+	return nm != &nm->lim->nm;
+}
+
+/* Take @sh out of the registry; its namespace is left to the caller. */
+static void rl_share_remove(struct rl_shared *sh)
+{
+	struct rl_ns *ns = sh->nm.ns;
+
+	lockdep_assert_held(&rl_registry_lock);
+	rhashtable_remove_fast(&rl_names, &sh->nm.hnode, rl_names_params);
+	list_del(&sh->node);
+	sysfs_remove_link(ns->kobj, sh->nm.lim->name);
+	WRITE_ONCE(ns->nr_named, ns->nr_named - 1);
+	kfree(sh);
+}
+
+/*
+ * Remove the shares of @lim (a host's limiter), and their namespaces if
+ * they have no name left: none is @lim's, or a caller's to look at again.
+ */
+static void rl_shares_remove(struct rl_limiter *lim)
+{
+	struct rl_shared *sh, *tmp;
+	struct rl_ns *ns;
+
+	list_for_each_entry_safe(sh, tmp, &rl_shares, node) {
+		if (sh->nm.lim != lim)
+			continue;
+		ns = sh->nm.ns;
+		rl_share_remove(sh);
+		rl_ns_put_empty(ns);
+	}
 }
 
 static unsigned long rl_owned(kuid_t uid)
@@ -224,8 +467,11 @@ static bool rl_name_orphan(const struct rl_limiter *lim)
 }
 
 /*
- * Forget @lim's name: it leaves its parent, the registry and sysfs; so does
- * a parent left orphan, and so on up (RL_HIER_DEPTH_MAX levels at most).
+ * Remove @lim's name and its shares: it leaves its parent, the registry
+ * and sysfs; so does a parent left orphan, and so on up (RL_HIER_DEPTH_MAX
+ * levels at most). All are of one namespace, a parent being looked up
+ * among its own names: that is left to the caller, even if it has no name
+ * now, but no share is in it (rl_shares_remove()).
  */
 static void rl_name_remove(struct rl_limiter *lim)
 {
@@ -239,8 +485,11 @@ static void rl_name_remove(struct rl_limiter *lim)
 		if (parent)
 			rl_tree_set_parent(lim, NULL, 1, RL_TREE_FORCE);
 		list_del_init(&lim->node);
-		rhashtable_remove_fast(&rl_names, &lim->hnode, rl_names_params);
+		rhashtable_remove_fast(&rl_names, &lim->nm.hnode, rl_names_params);
 		rl_owner_uncharge(lim->uid);
+		rl_shares_remove(lim);
+		WRITE_ONCE(lim->nm.ns->nr_named, lim->nm.ns->nr_named - 1);
+		lim->nm.ns = NULL;
 		dir = lim->dir;
 		lim->dir = NULL;
 		WRITE_ONCE(rl_nr_named, rl_nr_named - 1);
@@ -250,22 +499,44 @@ static void rl_name_remove(struct rl_limiter *lim)
 	}
 }
 
-/* Create and register a named limiter, with a reference for the caller. */
+/* rl_name_remove(), and its namespace goes if it has no name left. */
+static void rl_name_forget(struct rl_limiter *lim)
+{
+	struct rl_ns *ns = lim->nm.ns;
+
+	rl_name_remove(lim);
+	rl_ns_put_empty(ns);
+}
+
+/* Check the quotas of names for creating one in @ns: 0, -ENOSPC or -EDQUOT. */
+static int rl_named_quota(const struct rl_ns *ns)
+{
+	if (rl_nr_named >= max_named)
+		return -ENOSPC;
+	if (ns != &rl_host_ns && ns->nr_named >= max_named_per_ns)
+		return -EDQUOT;
+	return rl_owned(current_fsuid()) >= max_named_per_user ? -EDQUOT : 0;
+}
+
+/*
+ * Create and register a named limiter in the current task's namespace,
+ * with a reference for the caller.
+ */
 static struct rl_limiter *rl_named_create(const char *name, const struct rl_attach *at,
 					  const struct rl_params *p)
 {
 	struct rl_limiter *lim;
 	struct rl_dir *dir;
+	struct rl_ns *ns;
 	int ret;
 
 	lockdep_assert_held(&rl_registry_lock);
-	if (rl_nr_named >= max_named)
-		return ERR_PTR(-ENOSPC);
-	if (rl_owned(current_fsuid()) >= max_named_per_user)
-		return ERR_PTR(-EDQUOT);
-	ret = rl_owner_charge(current_fsuid());
+	ns = rl_ns_get_or_add(rl_current_ipc());
+	if (IS_ERR(ns))
+		return ERR_CAST(ns);
+	ret = rl_named_quota(ns) ?: rl_owner_charge(current_fsuid());
 	if (ret)
-		return ERR_PTR(ret);
+		goto err_put_ns;
 	lim = rl_limiter_create(p);
 	if (!lim) {
 		ret = -ENOMEM;
@@ -282,7 +553,9 @@ static struct rl_limiter *rl_named_create(const char *name, const struct rl_atta
 	lim->gid = current_fsgid();
 	lim->mode = at->mode;
 	lim->persistent = at->flags & RL_ATTACH_PERSIST;
-	ret = rhashtable_insert_fast(&rl_names, &lim->hnode, rl_names_params);
+	lim->nm.ns = ns;
+	lim->nm.lim = lim;
+	ret = rhashtable_insert_fast(&rl_names, &lim->nm.hnode, rl_names_params);
 	if (ret)
 		goto err_put_limiter;
 	dir = rl_sysfs_add(lim);
@@ -292,15 +565,19 @@ static struct rl_limiter *rl_named_create(const char *name, const struct rl_atta
 	}
 	lim->dir = dir;
 	list_add_tail(&lim->node, &rl_registry);
+	WRITE_ONCE(ns->nr_named, ns->nr_named + 1);
 	WRITE_ONCE(rl_nr_named, rl_nr_named + 1);
 	return lim;
 
 err_unhash:
-	rhashtable_remove_fast(&rl_names, &lim->hnode, rl_names_params);
+	rhashtable_remove_fast(&rl_names, &lim->nm.hnode, rl_names_params);
 err_put_limiter:
+	lim->nm.ns = NULL;
 	rl_limiter_put(lim);
 err_uncharge:
 	rl_owner_uncharge(current_fsuid());
+err_put_ns:
+	rl_ns_put_empty(ns);
 	return ERR_PTR(ret);
 }
 
@@ -309,12 +586,14 @@ static struct rl_limiter *rl_named_get(const char *name, const struct rl_attach 
 				       const struct rl_params *p)
 {
 	struct rl_limiter *lim;
+	struct rl_name *nm;
 
 	lockdep_assert_held(&rl_registry_lock);
-	lim = rl_lookup(name);
-	if (!lim)
+	nm = rl_lookup_current(name);
+	if (!nm)
 		return at->flags & RL_ATTACH_CREATE ? rl_named_create(name, at, p) :
 		       ERR_PTR(-ENOENT);
+	lim = nm->lim;
 	if (at->flags & RL_ATTACH_EXCL)
 		return ERR_PTR(-EEXIST);
 	if (!rl_permitted(lim, MAY_READ))
@@ -364,34 +643,154 @@ void rl_named_detach(struct rl_limiter *lim, struct rl_client *client)
 {
 	mutex_lock(&rl_registry_lock);
 	if (!rl_limiter_detach(lim, client) && rl_name_orphan(lim))
-		rl_name_remove(lim);
+		rl_name_forget(lim);
 	mutex_unlock(&rl_registry_lock);
+}
+
+/* Unlink a share: only as the host's administrator, who made it. */
+static int rl_share_unlink(struct rl_name *nm)
+{
+	struct rl_ns *ns = nm->ns;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	rl_share_remove(container_of(nm, struct rl_shared, nm));
+	rl_ns_put_empty(ns);
+	return 0;
 }
 
 /**
  * rl_named_unlink() - remove a name
- * @name: valid name
+ * @name: valid name, of the current task's namespace
  * Return: 0, -ENOENT, -EPERM unless the caller owns the limiter or has
- * CAP_SYS_ADMIN, or -EBUSY if the limiter has children.
+ * CAP_SYS_ADMIN (a share: CAP_SYS_ADMIN), or -EBUSY if the limiter has
+ * children.
  */
 int rl_named_unlink(const char *name)
 {
 	struct rl_limiter *lim;
+	struct rl_name *nm;
 	int ret = 0;
 
 	mutex_lock(&rl_registry_lock);
-	lim = rl_lookup(name);
-	if (!lim)
+	nm = rl_lookup_current(name);
+	if (!nm) {
 		ret = -ENOENT;
-	else if (!uid_eq(current_fsuid(), lim->uid) && !capable(CAP_SYS_ADMIN))
+		goto out_unlock;
+	}
+	if (rl_name_is_share(nm)) {
+		ret = rl_share_unlink(nm);
+		goto out_unlock;
+	}
+	lim = nm->lim;
+	if (!uid_eq(current_fsuid(), lim->uid) && !capable(CAP_SYS_ADMIN))
 		ret = -EPERM;
 	else if (rl_tree_has_children(lim))
 		ret = -EBUSY;
 	if (!ret) {
 		WRITE_ONCE(lim->persistent, false);
-		rl_name_remove(lim);
+		rl_name_forget(lim);
 	}
+out_unlock:
 	mutex_unlock(&rl_registry_lock);
+	return ret;
+}
+
+/* The IPC namespace of an nsfs file, or NULL for another file. */
+static struct ipc_namespace *rl_file_ipc(struct file *file)
+{
+	struct ns_common *ns;
+
+	if (file_inode(file)->i_sb->s_magic != NSFS_MAGIC)
+		return NULL;
+	ns = get_proc_ns(file_inode(file));
+	return ns->ops->type == CLONE_NEWIPC ? container_of(ns, struct ipc_namespace, ns) : NULL;
+}
+
+/* Share @lim into @ipc, under its name there: 0, -EEXIST or -ENOMEM. */
+static int rl_share_add(struct rl_limiter *lim, struct ipc_namespace *ipc)
+{
+	struct rl_shared *sh;
+	struct rl_ns *ns;
+	int ret = -EEXIST;
+
+	ns = rl_ns_get_or_add(ipc);
+	if (IS_ERR(ns))
+		return PTR_ERR(ns);
+	if (rl_lookup(ns, lim->name))
+		goto err_put_ns;
+	ret = -ENOMEM;
+	sh = kzalloc(sizeof(*sh), GFP_KERNEL_ACCOUNT);
+	if (!sh)
+		goto err_put_ns;
+	sh->nm.ns = ns;
+	sh->nm.lim = lim;
+	ret = rhashtable_insert_fast(&rl_names, &sh->nm.hnode, rl_names_params);
+	if (ret)
+		goto err_free;
+	ret = rl_sysfs_link(ns->kobj, lim->dir, lim->name);
+	if (ret)
+		goto err_unhash;
+	list_add_tail(&sh->node, &rl_shares);
+	WRITE_ONCE(ns->nr_named, ns->nr_named + 1);
+	return 0;
+
+err_unhash:
+	rhashtable_remove_fast(&rl_names, &sh->nm.hnode, rl_names_params);
+err_free:
+	kfree(sh);
+err_put_ns:
+	rl_ns_put_empty(ns);
+	return ret;
+}
+
+/* Take back the share of @lim in @ipc: 0 or -ENOENT. */
+static int rl_share_revoke(struct rl_limiter *lim, struct ipc_namespace *ipc)
+{
+	struct rl_ns *ns = rl_ns_find(ipc);
+	struct rl_name *nm = ns ? rl_lookup(ns, lim->name) : NULL;
+
+	if (!nm || nm->lim != lim || !rl_name_is_share(nm))
+		return -ENOENT;
+	rl_share_remove(container_of(nm, struct rl_shared, nm));
+	rl_ns_put_empty(ns);
+	return 0;
+}
+
+/**
+ * rl_named_share() - share a host's limiter into another IPC namespace, or revoke it
+ * @lim:    a named limiter, of which the caller holds a reference
+ * @fd:     a file of the namespace's nsfs inode (/proc/PID/ns/ipc)
+ * @revoke: take the share back instead
+ *
+ * Return: 0; -EBADF for a bad @fd; -EINVAL when @fd is not an IPC
+ * namespace's, or is the host's, or @lim is not the host's or was
+ * unlinked; -EPERM without CAP_SYS_ADMIN; -EEXIST when the namespace has
+ * the name already; -ENOENT to revoke what is not shared; -ENOMEM.
+ */
+int rl_named_share(struct rl_limiter *lim, int fd, bool revoke)
+{
+	struct ipc_namespace *ipc;
+	struct file *file;
+	int ret = -EINVAL;
+
+	file = fget(fd);
+	if (!file)
+		return -EBADF;
+	ipc = rl_file_ipc(file);
+	if (!ipc || rl_ipc_is_host(ipc))
+		goto out_fput;
+	ret = -EPERM;
+	if (!capable(CAP_SYS_ADMIN))
+		goto out_fput;
+	mutex_lock(&rl_registry_lock);
+	if (!lim->dir || lim->nm.ns != &rl_host_ns)
+		ret = -EINVAL;
+	else
+		ret = revoke ? rl_share_revoke(lim, ipc) : rl_share_add(lim, ipc);
+	mutex_unlock(&rl_registry_lock);
+out_fput:
+	fput(file);
 	return ret;
 }
 
@@ -472,13 +871,16 @@ out_unlock:
 static int rl_named_move(struct rl_limiter *lim, const char *pname, u32 weight, u64 self)
 {
 	struct rl_limiter *parent = NULL, *old;
+	struct rl_name *nm;
 	int ret = 0;
 
 	lockdep_assert_held(&rl_registry_lock);
 	if (!lim->dir) {
 		ret = -EINVAL;
 	} else if (pname) {
-		parent = rl_lookup(pname);
+		nm = rl_lookup(lim->nm.ns, pname);
+		/* A parent is of the namespace's own names: a tree stays in one. */
+		parent = nm && !rl_name_is_share(nm) ? nm->lim : NULL;
 		if (!parent)
 			ret = -ENOENT;
 		else if (!rl_permitted(parent, MAY_WRITE))
@@ -488,14 +890,14 @@ static int rl_named_move(struct rl_limiter *lim, const char *pname, u32 weight, 
 	if (!ret)
 		ret = rl_tree_set_parent(lim, parent, weight, self);
 	if (!ret && old && old != parent && rl_name_orphan(old))
-		rl_name_remove(old);
+		rl_name_forget(old);
 	return ret;
 }
 
 /**
  * rl_named_set_parent() - move a named limiter under another one
  * @lim:    a named limiter, whose client (the caller's fd) may reconfigure it
- * @pname:  name of the new parent, NULL to make @lim a root
+ * @pname:  name of the new parent, in @lim's namespace, NULL to make @lim a root
  * @weight: share of @lim among its parent's children, 1..RL_WEIGHT_MAX
  * Return: 0, -EINVAL if @lim's name was unlinked, -ENOENT for a missing
  * parent, -EACCES without write permission on it, or an error of
@@ -543,15 +945,49 @@ static int rl_named_set_parent_sysfs(struct rl_limiter *lim, const char *pname, 
 	return ret;
 }
 
-/* A named limiter with no children, or NULL if none is left. */
-static struct rl_limiter *rl_named_leaf(void)
+/*
+ * A named limiter with no children, of @ns (any namespace's if NULL), or
+ * NULL if none is left. Compares @ns with the limiters' but never reads it.
+ */
+static struct rl_limiter *rl_named_leaf(const struct rl_ns *ns)
 {
 	struct rl_limiter *lim;
 
 	list_for_each_entry(lim, &rl_registry, node)
-		if (!rl_tree_has_children(lim))
+		if ((!ns || lim->nm.ns == ns) && !rl_tree_has_children(lim))
 			return lim;
 	return NULL;
+}
+
+/*
+ * Remove the names of each namespace that is gone, persistent ones too,
+ * children before their parents (rl_named_leaf()), and the shares into
+ * it; then @ns is freed.
+ * Their limiters stay while files hold them, as after an unlink.
+ */
+static void rl_ns_reap(struct work_struct *work)
+{
+	struct rl_shared *sh, *tmp;
+	struct rl_limiter *lim;
+	struct rl_ns *ns;
+	unsigned long i;
+
+	mutex_lock(&rl_registry_lock);
+	xa_for_each(&rl_nss, i, ns) {
+		if (!rl_ns_gone(ns))
+			continue;
+		while ((lim = rl_named_leaf(ns))) {
+			WRITE_ONCE(lim->persistent, false);
+			rl_name_remove(lim);
+		}
+		list_for_each_entry_safe(sh, tmp, &rl_shares, node)
+			if (sh->nm.ns == ns)
+				rl_share_remove(sh);
+		rl_ns_put_empty(ns);
+	}
+	if (!xa_empty(&rl_nss))
+		schedule_delayed_work(&rl_ns_reaper, RL_NS_REAP_PERIOD);
+	mutex_unlock(&rl_registry_lock);
 }
 
 /**
@@ -564,13 +1000,15 @@ void rl_named_exit(void)
 {
 	struct rl_limiter *lim;
 
+	cancel_delayed_work_sync(&rl_ns_reaper);
 	mutex_lock(&rl_registry_lock);
-	while ((lim = rl_named_leaf())) {
+	while ((lim = rl_named_leaf(NULL))) {
 		WARN_ON_ONCE(!lim->persistent);
 		WRITE_ONCE(lim->persistent, false);
-		rl_name_remove(lim);
+		rl_name_forget(lim);
 	}
 	WARN_ON_ONCE(!list_empty(&rl_registry));
+	WARN_ON_ONCE(!xa_empty(&rl_nss));
 	mutex_unlock(&rl_registry_lock);
 	rhashtable_destroy(&rl_names);
 	WARN_ON_ONCE(!xa_empty(&rl_owners));
@@ -894,7 +1332,8 @@ static struct rl_dir *rl_sysfs_add(struct rl_limiter *lim)
 		return ERR_PTR(-ENOMEM);
 	rl_limiter_get(lim);
 	dir->lim = lim;
-	ret = kobject_init_and_add(&dir->kobj, &rl_ktype, rl_root, "%s", lim->name);
+	ret = kobject_init_and_add(&dir->kobj, &rl_ktype, lim->nm.ns->kobj ?: rl_root,
+				   "%s", lim->name);
 	if (ret) {
 		/* Its release drops the reference and frees @dir. */
 		kobject_put(&dir->kobj);
@@ -908,6 +1347,38 @@ static struct rl_dir *rl_sysfs_add(struct rl_limiter *lim)
 		return ERR_PTR(ret);
 	}
 	return dir;
+}
+
+/**
+ * rl_sysfs_ns_add() - create /sys/kernel/ratelimit/ipc:<inum>
+ * @inum: inode number of an IPC namespace other than the host's
+ *
+ * A directory of the directories of its names; kobject_put() removes it.
+ * No valid name has a ':'.
+ *
+ * Return: the directory, or NULL without memory.
+ */
+static struct kobject *rl_sysfs_ns_add(unsigned int inum)
+{
+	char name[sizeof("ipc:4294967295")];
+
+	snprintf(name, sizeof(name), "ipc:%u", inum);
+	return kobject_create_and_add(name, rl_root);
+}
+
+/**
+ * rl_sysfs_link() - link /sys/kernel/ratelimit/ipc:<inum>/<name> to a host's directory
+ * @nsdir: the namespace's directory
+ * @dir:   the directory of the host's limiter shared into it
+ * @name:  its name
+ *
+ * sysfs_remove_link() removes it.
+ *
+ * Return: 0, or a negative errno.
+ */
+static int rl_sysfs_link(struct kobject *nsdir, struct rl_dir *dir, const char *name)
+{
+	return sysfs_create_link(nsdir, &dir->kobj, name);
 }
 
 /**
@@ -980,6 +1451,7 @@ static ssize_t features_show(struct kobject *kobj, struct kobj_attribute *attr, 
 			len += sysfs_emit_at(buf, len, " %s", t->feature);
 	if (rl_uring_features() & RL_FEATURE_URING_CMD)
 		len += sysfs_emit_at(buf, len, " io_uring");
+	len += sysfs_emit_at(buf, len, " ipc-namespace");
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 

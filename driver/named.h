@@ -25,6 +25,7 @@ int rl_named_unlink(const char *name);
 int rl_name_from_user(char *name, u64 uptr);
 int rl_named_set_parent(struct rl_limiter *lim, const char *pname, u32 weight);
 int rl_named_set_perm(struct rl_limiter *lim, u32 flags, kuid_t uid, kgid_t gid, umode_t mode);
+int rl_named_share(struct rl_limiter *lim, int fd, bool revoke);
 int rl_named_init(void);
 void rl_named_exit(void);
 int rl_sysfs_init(void);

@@ -33,6 +33,19 @@
 #include "bucket.h"
 
 struct rl_dir;
+struct rl_ns;
+
+/*
+ * A name in the registry (named.c), guarded by the registry lock: a named
+ * limiter's own (rl_limiter.nm), in the IPC namespace that created it, or
+ * a share of a host's limiter in another namespace (RL_IOC_SHARE).
+ */
+struct rl_name {
+	struct rhash_head hnode;	/* entry in the registry's table of names */
+	struct rl_ns *ns;		/* its namespace while registered */
+	struct rl_limiter *lim;		/* the limiter it names */
+};
+
 struct rl_keys;
 
 /* Most ancestors a limiter may have: a tree has at most 5 levels. */
@@ -194,7 +207,7 @@ struct rl_limiter {
 	umode_t mode;			/* permission bits, as @uid */
 	bool persistent;		/* the name stays when the last client leaves */
 	struct list_head node;		/* entry in the registry */
-	struct rhash_head hnode;	/* entry in the registry's table of names */
+	struct rl_name nm;		/* its own name */
 	struct rl_dir *dir;		/* its sysfs directory while the name is registered */
 	struct rl_hnode h;		/* its place in a tree (tree.c, queue.c) */
 	struct list_head fast_clients;	/* clients with a reservation (rl_client.fast_node) */

@@ -394,6 +394,24 @@ int rl_set_perm(int fd, uint32_t uid, uint32_t gid, uint32_t mode,
 		uint32_t flags);
 
 /**
+ * rl_share() - give the fd's host limiter a name in another IPC namespace,
+ *              such as a container's, or take it back (RL_IOC_SHARE)
+ * @fd:    client fd attached to a named limiter of the host's IPC namespace.
+ * @ns_fd: fd of the namespace: an open /proc/PID/ns/ipc of a process in it.
+ * @flags: 0 to share, RL_SHARE_REVOKE to take the share back.
+ *
+ * The namespace's processes then find the limiter under its name, with
+ * its permission bits checked as on the host. Takes CAP_SYS_ADMIN.
+ *
+ * Return: 0, -EPERM, -EEXIST when the namespace has the name, -ENOENT to
+ * revoke what is not shared there, -EINVAL for a private, unlinked or
+ * non-host limiter, an @ns_fd of no IPC namespace or of the host's, or bad
+ * flags, -EBADF for a bad @ns_fd, -EBADFD for an fd without a limiter,
+ * -ENOTTY from a module without the call, or another -errno.
+ */
+int rl_share(int fd, int ns_fd, uint32_t flags);
+
+/**
  * rl_set_parent() - put the fd's named limiter under another one
  *                   (RL_IOC_SET_PARENT)
  * @fd:     client fd attached to a named limiter it may reconfigure.

@@ -114,3 +114,13 @@ int rl_set_perm(int fd, uint32_t uid, uint32_t gid, uint32_t mode,
 	req.flags = flags;
 	return rl_sys_ioctl(fd, RL_IOC_SET_PERM, &req);
 }
+
+int rl_share(int fd, int ns_fd, uint32_t flags)
+{
+	struct rl_share req;
+
+	memset(&req, 0, sizeof(req));
+	req.ns_fd = ns_fd;
+	req.flags = flags;
+	return rl_sys_ioctl(fd, RL_IOC_SHARE, &req);
+}

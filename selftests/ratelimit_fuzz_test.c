@@ -543,7 +543,8 @@ static void fz_check_out(struct fz_thread *t, int op, const void *buf)
 	case OP_FEATURES:
 		if (f->version != RL_ABI_VERSION ||
 		    (f->flags & ~(__u32)RL_FEATURE_URING_CMD) !=
-		    (RL_FEATURE_QUEUED | RL_FEATURE_FAST | RL_FEATURE_KEYED) ||
+		    (RL_FEATURE_QUEUED | RL_FEATURE_FAST | RL_FEATURE_KEYED |
+		     RL_FEATURE_IPC_NS) ||
 		    (~f->ioctls & 0x1fdffff) || !zero(f->reserved, sizeof(f->reserved)))
 			bad = "features";
 		break;

@@ -49,7 +49,7 @@ static void base_cfg(struct rl_config *c, __u32 flags)
 /* ---- feature discovery and ioctl encoding ---- */
 
 /* Every ioctl number but 17, RL_URING_CANCEL's (io_uring, not ioctl). */
-#define RL_TEST_IOCTLS	(0x1ffffULL | 1ULL << 18 | 127ULL << 19)
+#define RL_TEST_IOCTLS	(0x1ffffULL | 1ULL << 18 | 255ULL << 19)
 
 TEST(features)
 {
@@ -61,7 +61,8 @@ TEST(features)
 	memset(&f, POISON_BYTE, sizeof(f));
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
-	EXPECT_EQ((__u32)(RL_FEATURE_QUEUED | RL_FEATURE_FAST | RL_FEATURE_KEYED),
+	EXPECT_EQ((__u32)(RL_FEATURE_QUEUED | RL_FEATURE_FAST | RL_FEATURE_KEYED |
+			  RL_FEATURE_IPC_NS),
 		  f.flags & ~(__u32)RL_FEATURE_URING_CMD);
 	EXPECT_EQ(RL_TEST_IOCTLS, f.ioctls);
 	EXPECT_EQ((__u64)RL_CONFIG_FLAGS_ALL, f.config_flags);

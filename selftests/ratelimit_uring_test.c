@@ -159,7 +159,8 @@ TEST(feature_matches_behaviour)
 	ASSERT_EQ(0, ks_set(fd, 1000, NS_PER_SEC, 10, 0));
 	ASSERT_EQ(0, rl_get_features(fd, &f));
 	EXPECT_EQ(0, f.flags & ~(__u32)(RL_FEATURE_URING_CMD | RL_FEATURE_QUEUED |
-					 RL_FEATURE_FAST | RL_FEATURE_KEYED));
+					 RL_FEATURE_FAST | RL_FEATURE_KEYED |
+					 RL_FEATURE_IPC_NS));
 	ASSERT_EQ(0, io_uring_queue_init(8, &ring, 0));
 	ks_acq_req(&a, 1, soon(), 0);
 	ASSERT_EQ(0, submit(&ring, fd, &a, 7));

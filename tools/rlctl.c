@@ -54,6 +54,10 @@ static void print_usage(void)
 		"                       when full, waiters; KEY as bytes or in hex\n"
 		"  list                 one line per limiter\n"
 		"  rm NAME              remove the name\n"
+		"  share NAME PID|PATH [--revoke]\n"
+		"                       give the host's limiter NAME to the IPC\n"
+		"                       namespace of PID (a container's), or take\n"
+		"                       it back\n"
 		"  watch NAME [-i SECONDS] [-n COUNT]\n"
 		"                       target and achieved rate every interval\n"
 		"  apply [--dry-run] [--prune] PATH...\n"
@@ -124,6 +128,7 @@ static const struct {
 	{ "list", cmd_list },
 	{ "ls", cmd_list },
 	{ "rm", cmd_rm },
+	{ "share", cmd_share },
 	{ "watch", cmd_watch },
 	{ "apply", cmd_apply },
 	{ "export", cmd_export },
@@ -147,13 +152,11 @@ static int take_json(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	const char *env = getenv("RLCTL_SYSFS");
 	char *cmd;
 	size_t c;
 	int i;
 
-	if (env && *env)
-		sysfs_root = env;
+	sysfs_set_root(getenv("RLCTL_SYSFS"));
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = true;

@@ -30,8 +30,15 @@
 /* --json: JSON output (show, list, watch). */
 extern bool json;
 
-/* /sys/kernel/ratelimit, or RLCTL_SYSFS from the environment. */
+/*
+ * The directory of the names of this process's IPC namespace:
+ * /sys/kernel/ratelimit on the host, /sys/kernel/ratelimit/ipc:INUM in a
+ * container; or RLCTL_SYSFS from the environment.
+ */
 extern const char *sysfs_root;
+/* /sys/kernel/ratelimit, there while the module is loaded; or RLCTL_SYSFS. */
+extern const char *sysfs_base;
+void sysfs_set_root(const char *env);
 
 /* The sysfs attributes of a limiter, all decimal u64 but mode (octal). */
 struct info {
@@ -107,7 +114,8 @@ void parse_hist(char *text, struct hist *h);
 
 /*
  * rlctl_sysfs.c: the limiters' directories, by name (free each and the
- * array): how many, or -1 after saying why.
+ * array), with the links to the host's limiters shared into this
+ * container: how many, or -1 after saying why.
  */
 struct dirent;
 int scan_limiters(struct dirent ***ents);
@@ -146,6 +154,7 @@ const char *fmt_rate_unit(char *buf, size_t len, double per_s);
  */
 int cmd_create(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
+int cmd_share(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_list(int argc, char **argv);

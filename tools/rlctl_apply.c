@@ -397,6 +397,9 @@ static int plan_prune(struct apply *a)
 
 	/* rlctl keeps the C locale: alphasort() is byte order */
 	n = scandir(a->sysfs, &ents, is_limiter_dir, alphasort);
+	/* A container's directory is there while it has a name. */
+	if (n < 0 && errno == ENOENT && a->sysfs != sysfs_base)
+		return 0;
 	if (n < 0) {
 		rld_error(&a->conf.rd, a->sysfs, 0, "%s", strerror(errno));
 		return 0;
@@ -427,7 +430,6 @@ static int nothing_applied(const struct apply *a)
 
 static int apply(struct apply *a, int npaths, char **paths)
 {
-	const char *env = getenv("RLCTL_SYSFS");
 	size_t i;
 	int ret = 0;
 
@@ -438,7 +440,7 @@ static int apply(struct apply *a, int npaths, char **paths)
 	if (a->conf.rd.errors)
 		return nothing_applied(a);
 
-	a->sysfs = env && *env ? env : SYSFS_ROOT;
+	a->sysfs = sysfs_root;
 	a->admin = is_admin();
 	a->check_fd = rl_open(0);
 	if (a->check_fd == -ENOENT || a->check_fd == -ENODEV ||

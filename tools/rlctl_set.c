@@ -6,11 +6,13 @@
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libratelimit.h"
 #include "rlctl.h"
@@ -279,6 +281,73 @@ int cmd_rm(int argc, char **argv)
 	ret = rl_unlink(fd, argv[1]);
 	rl_close(fd);
 	return ret ? name_error(argv[1], ret) : 0;
+}
+
+/* The IPC namespace of a pid, or of a path (/proc/PID/ns/ipc, a bind mount): an fd or -1. */
+static int open_ipc_ns(const char *target)
+{
+	char path[64];
+	int fd;
+
+	if (target[0] && strspn(target, "0123456789") == strlen(target)) {
+		snprintf(path, sizeof(path), "/proc/%s/ns/ipc", target);
+		target = path;
+	}
+	fd = open(target, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail("%s: %s", target, strerror(errno));
+	return fd;
+}
+
+static int share_error(const char *name, int err, bool revoke)
+{
+	switch (err) {
+	case -EEXIST:
+		return fail("that namespace has a limiter named '%s' already", name);
+	case -ENOENT:
+		return revoke ? fail("'%s' is not shared with that namespace", name) :
+				name_error(name, err);
+	case -EPERM:
+		return fail("sharing '%s' takes CAP_SYS_ADMIN", name);
+	case -EINVAL:
+		return fail("'%s' is no host's limiter, or that is not a container's IPC namespace",
+			    name);
+	default:
+		return name_error(name, err);
+	}
+}
+
+int cmd_share(int argc, char **argv)
+{
+	bool revoke = argc == 4 && !strcmp(argv[3], "--revoke");
+	int fd, nsfd, ret;
+
+	ret = check_operands("share", argc - 1 - revoke, argv + 1, 2,
+			     (const char *const[]){ "NAME", "PID" });
+	if (!ret)
+		ret = check_name(argv[1]);
+	if (ret)
+		return ret;
+	nsfd = open_ipc_ns(argv[2]);
+	if (nsfd < 0)
+		return 1;
+	fd = open_device();
+	if (fd < 0) {
+		close(nsfd);
+		return 1;
+	}
+	ret = rl_attach(fd, argv[1], 0, 0, NULL);
+	if (ret) {
+		ret = name_error(argv[1], ret);
+		goto out;
+	}
+	ret = rl_share(fd, nsfd, revoke ? RL_SHARE_REVOKE : 0);
+	if (ret)
+		ret = share_error(argv[1], ret, revoke);
+out:
+	rl_close(fd);
+	close(nsfd);
+	return ret;
 }
 
 /* rate=VALUE: a rate spec, "unlimited" or a number of tokens. */

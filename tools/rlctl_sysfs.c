@@ -25,6 +25,27 @@
 #include "sysfile.h"
 
 const char *sysfs_root = SYSFS_ROOT;
+const char *sysfs_base = SYSFS_ROOT;
+
+/* Inode number of the host's IPC namespace (PROC_IPC_INIT_INO). */
+#define HOST_IPC_INUM	0xEFFFFFFFU
+
+/* Set sysfs_root and sysfs_base from RLCTL_SYSFS (@env) or the namespace. */
+void sysfs_set_root(const char *env)
+{
+	static char root[sizeof(SYSFS_ROOT "/ipc:") + 10];
+	struct stat st;
+
+	if (env && *env) {
+		sysfs_root = env;
+		sysfs_base = env;
+		return;
+	}
+	if (stat("/proc/self/ns/ipc", &st) || st.st_ino == HOST_IPC_INUM)
+		return;
+	snprintf(root, sizeof(root), SYSFS_ROOT "/ipc:%lu", (unsigned long)st.st_ino);
+	sysfs_root = root;
+}
 
 #define ATTR(x, f)	{ #x, offsetof(struct info, x), f }
 /* The files after the tunables. */
@@ -140,8 +161,8 @@ int check_limiter(const char *name)
 	char path[4096];
 	struct stat sb;
 
-	if (stat(sysfs_root, &sb))
-		return fail("module not loaded (no %s)", sysfs_root);
+	if (stat(sysfs_base, &sb))
+		return fail("module not loaded (no %s)", sysfs_base);
 	if (attr_path(path, sizeof(path), name, NULL))
 		return name_error(name, -ENAMETOOLONG);
 	if (stat(path, &sb) || !S_ISDIR(sb.st_mode))
@@ -317,12 +338,24 @@ int is_limiter_dir(const struct dirent *d)
 	       (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN);
 }
 
+/* A limiter's directory, or in a container a link to a host's shared with it. */
+static int is_limiter(const struct dirent *d)
+{
+	return is_limiter_dir(d) || (rl_name_valid(d->d_name) && d->d_type == DT_LNK);
+}
+
 int scan_limiters(struct dirent ***ents)
 {
-	int n = scandir(sysfs_root, ents, is_limiter_dir, alphasort);
+	int n = scandir(sysfs_root, ents, is_limiter, alphasort);
+	struct stat sb;
 
+	/* A container's directory is there while it has a name. */
+	if (n < 0 && errno == ENOENT && sysfs_root != sysfs_base && !stat(sysfs_base, &sb)) {
+		*ents = NULL;
+		return 0;
+	}
 	if (n < 0 && errno == ENOENT)
-		fail("module not loaded (no %s)", sysfs_root);
+		fail("module not loaded (no %s)", sysfs_base);
 	else if (n < 0)
 		fail("cannot read %s: %s", sysfs_root, strerror(errno));
 	return n < 0 ? -1 : n;

@@ -52,6 +52,8 @@ NOT_BOUND = {
     "rl_acquire_key": "rl_acquire_key_ex() with a deadline",
     "rl_try_acquire_key": "rl_acquire_key_ex() with RL_ACQUIRE_NONBLOCK",
     "rl_acquire_key_timeout": "rl_acquire_key_ex() with a deadline",
+    "rl_share": "the host administrator's call (rlctl share), not a "
+                "service's",
 }
 
 

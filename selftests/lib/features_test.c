@@ -31,7 +31,8 @@ static void check_features(struct __test_metadata *_metadata, int fd)
 	memset(&f, POISON_BYTE, sizeof(f));
 	EXPECT_LIB(0, rl_get_features(fd, &f));
 	EXPECT_EQ((__u32)RL_ABI_VERSION, f.version);
-	EXPECT_EQ((__u32)(RL_FEATURE_QUEUED | RL_FEATURE_FAST | RL_FEATURE_KEYED),
+	EXPECT_EQ((__u32)(RL_FEATURE_QUEUED | RL_FEATURE_FAST | RL_FEATURE_KEYED |
+			  RL_FEATURE_IPC_NS),
 		  f.flags & ~(__u32)RL_FEATURE_URING_CMD);
 	for (i = 0; i < ARRAY_SIZE(ioctls); i++)
 		EXPECT_EQ(IOC_BIT(ioctls[i]), f.ioctls & IOC_BIT(ioctls[i]));

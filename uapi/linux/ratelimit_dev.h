@@ -280,7 +280,7 @@ struct rl_client_config {
  * struct rl_features - what this module supports (RL_IOC_GET_FEATURES)
  * @version:       RL_ABI_VERSION of the module.
  * @flags:         RL_FEATURE_* bits: RL_FEATURE_URING_CMD, RL_FEATURE_QUEUED,
- *                 RL_FEATURE_FAST, RL_FEATURE_KEYED.
+ *                 RL_FEATURE_FAST, RL_FEATURE_KEYED, RL_FEATURE_IPC_NS.
  * @ioctls:        bit N set when ioctl number N (_IOC_NR) is supported.
  * @config_flags:  supported struct rl_config flags.
  * @acquire_flags: supported struct rl_acquire flags.
@@ -302,6 +302,20 @@ struct rl_features {
  * [A-Za-z0-9._-], not starting with '.', and not "count", "version" or
  * "features" (global files beside the limiters in sysfs); anything else
  * is -EINVAL.
+ *
+ * With RL_FEATURE_IPC_NS (struct rl_features.flags), a name lives in the
+ * IPC namespace of the process that created it, as a System V IPC object
+ * does: RL_IOC_ATTACH and RL_IOC_UNLINK see the names of the caller's
+ * IPC namespace only, so that two containers may each have their own
+ * "api". The host's (the initial namespace's) names are as before. A
+ * namespace's names, persistent ones too, go when nothing holds the
+ * namespace any more (no process in it, no open /proc/PID/ns/ipc, no bind
+ * mount of it), within a second; fds attached to their limiters keep
+ * working until closed, as after RL_IOC_UNLINK. RL_IOC_SHARE gives a
+ * host's limiter a name in another namespace. The first name of a
+ * namespace other than the host's takes a file descriptor of the caller
+ * for a moment (the module holds the namespace by a file of nsfs): -EMFILE
+ * when it has none free.
  */
 #define RL_NAME_MAX		64
 
@@ -330,8 +344,8 @@ struct rl_features {
  * RL_ATTACH_CREATE a missing name is -ENOENT. A non-persistent limiter dies
  * with its last fd; a persistent one lives until RL_IOC_UNLINK. Denied
  * access is -EACCES. Past the module's bounds on named limiters (module
- * parameters max_named and max_named_per_user) creation fails with
- * -ENOSPC and -EDQUOT.
+ * parameters max_named, and max_named_per_user and max_named_per_ns)
+ * creation fails with -ENOSPC and -EDQUOT.
  */
 struct rl_attach {
 	__u64 name_ptr;
@@ -350,7 +364,9 @@ struct rl_attach {
  *
  * The name disappears at once (-ENOENT if missing); fds attached to the
  * limiter keep working until closed. Only the owner or CAP_SYS_ADMIN may
- * unlink (-EPERM). Any fd of /dev/ratelimit can be used.
+ * unlink (-EPERM). Any fd of /dev/ratelimit can be used. A share
+ * (RL_IOC_SHARE) unlinked in its namespace goes from there only, and
+ * takes CAP_SYS_ADMIN.
  */
 struct rl_unlink {
 	__u64 name_ptr;
@@ -731,6 +747,46 @@ struct rl_perm {
 	__u64 reserved[2];
 };
 
+/* struct rl_features.flags: names per IPC namespace, RL_IOC_SHARE */
+#define RL_FEATURE_IPC_NS	_BITUL(4)
+
+/* struct rl_share.flags */
+#define RL_SHARE_REVOKE		_BITUL(0)	/* take the share back */
+#define RL_SHARE_FLAGS_ALL	RL_SHARE_REVOKE
+
+/**
+ * struct rl_share - give a host's named limiter a name in another IPC
+ *                   namespace, such as a container's (RL_IOC_SHARE)
+ * @ns_fd:    in: an fd of the namespace: an open /proc/PID/ns/ipc of a
+ *            process in it, or a bind mount of one.
+ * @flags:    in: 0 to share, RL_SHARE_REVOKE to take the share back.
+ * @reserved: must be zero.
+ *
+ * On an fd attached to a named limiter of the host's IPC namespace: from
+ * now on the processes of the namespace of @ns_fd find it under its name
+ * as one of their own, with the permission bits checked as for the
+ * host's processes. This is how the host's administrator lets chosen
+ * containers share one budget (a database's, that every replica on the
+ * node must respect), and the only way a name crosses namespaces. It
+ * takes CAP_SYS_ADMIN (-EPERM). The share counts as one of the
+ * namespace's names (max_named_per_ns is not checked), is listed in its
+ * sysfs directory as a symbolic link to the host's directory, and goes
+ * when the host's name goes, when revoked, when unlinked in the namespace
+ * (with CAP_SYS_ADMIN), or with the namespace. A share is no parent for
+ * RL_IOC_SET_PARENT there: a tree of limiters stays in one namespace.
+ *
+ * Errors: -EBADF for a bad @ns_fd; -EINVAL for unknown flags, reserved
+ * fields, an @ns_fd that is not an IPC namespace's or is the host's, or a
+ * limiter that is private, unlinked or of another namespace; -EBADFD for
+ * an fd without a limiter; -EEXIST when the namespace has the name
+ * already; -ENOENT to revoke what is not shared there; -ENOMEM.
+ */
+struct rl_share {
+	__s32 ns_fd;
+	__u32 flags;
+	__u64 reserved[3];
+};
+
 /*
  * Keyed limiters (struct rl_features.flags has RL_FEATURE_KEYED). A limiter
  * created with RL_CONFIG_KEYED is a family of token buckets, one per key:
@@ -915,6 +971,7 @@ struct rl_keys_stats {
 #define RL_IOC_GET_KEY		_IOWR(RL_IOC_MAGIC, 23, struct rl_key_state)
 #define RL_IOC_GET_KEYS		_IOWR(RL_IOC_MAGIC, 24, struct rl_keys_stats)
 #define RL_IOC_SUBMIT_KEY	_IOWR(RL_IOC_MAGIC, 25, struct rl_key_queued)
+#define RL_IOC_SHARE		_IOW(RL_IOC_MAGIC, 26, struct rl_share)
 #define RL_URING_ACQUIRE_KEY	_IOWR(RL_IOC_MAGIC, 22, struct rl_key_acquire)
 
 #endif /* _UAPI_LINUX_RATELIMIT_DEV_H */
