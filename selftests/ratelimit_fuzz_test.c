@@ -7,7 +7,9 @@
  * signals (with and without SA_RESTART), SIGKILL of children, poll, sysfs
  * writes and unlink, and mappings of the reservation page taken from,
  * written to and unmapped, and keyed limiters (random keys of 0 to 70
- * bytes, by key acquires, reads and counts). Every call must succeed or fail with one of the
+ * bytes, by key acquires, reads and counts), and threads moving to new IPC
+ * namespaces and back, sharing limiters into them (RL_IOC_SHARE). Every
+ * call must succeed or fail with one of the
  * errnos the ABI documents; any other result fails the test. At the end
  * every file is closed, every named limiter the fuzzer created must be
  * gone, and nothing may hang.
@@ -28,6 +30,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -64,6 +67,7 @@ enum fz_op {
 	OP_HIER,	/* RL_IOC_SET_PARENT and RL_IOC_GET_PARENT (fz_hier()) */
 	OP_URING, OP_CYCLE, OP_PERM, OP_QUEUED, OP_FAST,
 	OP_KEYED,	/* RL_IOC_ACQUIRE_KEY, GET_KEY, GET_KEYS (fz_keyed()) */
+	OP_NS,		/* IPC namespaces and RL_IOC_SHARE (fz_ns()) */
 	OP_NR
 };
 
@@ -75,7 +79,7 @@ static const char *const fz_op_names[OP_NR] = {
 	"signal",
 	"DEPOSIT", "SET_LEASE", "GET_DEMAND",
 	"SET/GET_PARENT", "io_uring", "CYCLE", "SET_PERM", "queued", "mmap",
-	"keyed",
+	"keyed", "IPC namespace",
 };
 
 static const unsigned long fz_cmds[] = {
@@ -105,6 +109,12 @@ static const int fz_sysfs_errs[] = {
 };
 
 static const int fz_fork_errs[] = { EAGAIN, ENOMEM, 0 };
+
+/* unshare(2) and setns(2) of an IPC namespace: past user.max_ipc_namespaces. */
+static const int fz_ns_errs[] = { ENOMEM, ENOSPC, 0 };
+
+/* The host's IPC namespace, for threads to go back to (fz_ns()). */
+static int fz_host_ns = -1;
 
 struct fz_shared {
 	__u64 seed;
@@ -890,6 +900,55 @@ static void fz_perm(struct fz_thread *t)
 	snprintf(what, sizeof(what), "fd %d SET_PERM arg %p", fd, arg);
 	fz_check(t, OP_PERM, ret, err, fz_ioctl_errs, what,
 		 arg == &p ? (void *)&p : NULL, sizeof(p));
+}
+
+/* unshare(2) or setns(2) back to the host's: the thread's names change. */
+static void fz_ns_move(struct fz_thread *t)
+{
+	bool back = chance(t, 50);
+	long ret;
+
+	t->op = OP_NS;
+	ret = back ? setns(fz_host_ns, CLONE_NEWIPC) : unshare(CLONE_NEWIPC);
+	fz_check(t, OP_NS, ret, errno, fz_ns_errs,
+		 back ? "setns to the host's" : "unshare(CLONE_NEWIPC)", NULL, 0);
+}
+
+/*
+ * IPC namespaces: the thread moves to a new one or back to the host's,
+ * or shares the limiter of a slot into its own (refused but for the
+ * host's limiters, into another namespace), revokes a share, or asks with
+ * a bad namespace fd, flags, reserved field or pointer.
+ */
+static void fz_ns(struct fz_thread *t)
+{
+	struct rl_share sh;
+	void *arg = &sh;
+	int fd, nsfd, err;
+	char what[64];
+	long ret;
+
+	if (chance(t, 20)) {
+		fz_ns_move(t);
+		return;
+	}
+	nsfd = open("/proc/thread-self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	memset(&sh, 0, sizeof(sh));
+	sh.ns_fd = chance(t, 10) ? (int)rnd_u32(t) : chance(t, 10) ? fz_host_ns : nsfd;
+	sh.flags = chance(t, 30) ? RL_SHARE_REVOKE : chance(t, 10) ? rnd_u32(t) : 0;
+	if (chance(t, 5))
+		sh.reserved[below(t, 3)] = rnd_u64(t);
+	if (chance(t, 4))
+		arg = fz_bad_ptr(t, sizeof(sh));
+	fd = fz_fd(t);
+	t->op = OP_NS;
+	ret = ioctl(fd, RL_IOC_SHARE, arg);
+	err = errno;
+	if (nsfd >= 0)
+		close(nsfd);
+	snprintf(what, sizeof(what), "fd %d SHARE ns_fd %d arg %p", fd, sh.ns_fd, arg);
+	fz_check(t, OP_NS, ret, err, fz_ioctl_errs, what,
+		 arg == &sh ? (void *)&sh : NULL, sizeof(sh));
 }
 
 /* A generated request for RL_IOC_SUBMIT, from gen_acquire()'s fields. */
@@ -1773,6 +1832,8 @@ static void fz_one(struct fz_thread *t)
 		fz_keyed(t);
 	else if (r < 565)
 		fz_perm(t);
+	else if (r < 575)
+		fz_ns(t);
 	else if (r < 600)
 		fz_randcmd(t);
 	else if (r < 620)
@@ -2080,6 +2141,8 @@ static void fz_run(struct __test_metadata *_metadata, __u64 secs,
 	ASSERT_EQ(0, ioctl(fd, RL_IOC_GET_FEATURES, &f));
 	close(fd);
 	count0 = ks_named_count();
+	fz_host_ns = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fz_host_ns);
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
