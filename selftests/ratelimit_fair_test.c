@@ -2,7 +2,8 @@
 /*
  * Selftests of /dev/ratelimit: fair shares between the clients (fds) of
  * one limiter. Equal clients, weights, caps, max-min fairness for a client
- * that wants little, and threads that do not buy a process a larger share.
+ * that wants little, threads that do not buy a process a larger share,
+ * and fds that do.
  * Clients are fds of a named limiter, in this process and in children.
  *
  * Every client keeps several threads queued so that it is backlogged all
@@ -350,6 +351,38 @@ TEST(fair_threads_do_not_win)
 	expect_bound(_metadata, r, 0, 2);
 	EXPECT_LE(0.45, share);
 	EXPECT_GE(0.55, share);
+	sc_free(r);
+}
+
+/*
+ * But fds do: a process with 3 fds of a shared limiter gets 3 shares of 4
+ * against a process with one, whoever its user or container
+ * (Documentation/containers.md). Per-user shares need a child limiter per
+ * user under the shared one (Documentation/hierarchy.md).
+ */
+TEST(fair_more_fds_win)
+{
+	struct sc_run *r = sc_alloc();
+	double share;
+	int i;
+
+	ASSERT_NE(NULL, r);
+	fair_cfg(&r->cfg, 400, NS_PER_SEC, 1);
+	r->dur_ns = DEADLINE_NS;
+	r->want = 800;
+	r->nclients = 4;
+	for (i = 0; i < 4; i++) {
+		r->c[i].nthreads = 2;
+		r->c[i].process = i == 3;
+	}
+	ASSERT_EQ(0, sc_go(r));
+	expect_clean(_metadata, r);
+	share = (double)total(r, 0, 3) / (total(r, 0, 4) + !total(r, 0, 4));
+	TH_LOG("3 fds of one process: share %.4f against 1 fd of another", share);
+	expect_want(_metadata, r);
+	expect_bound(_metadata, r, 0, 4);
+	EXPECT_LE(0.70, share);
+	EXPECT_GE(0.80, share);
 	sc_free(r);
 }
 
