@@ -3,13 +3,15 @@
  * Selftests of named limiters seen from a container: a process that is
  * root only inside a new user namespace, as after "unshare -U -r" by the
  * unprivileged user 4242 (uid and gid 0 in the namespace map to 4242 on the
- * host, and every capability it holds is the namespace's).
+ * host, and every capability it holds is the namespace's), and, last, one
+ * that has its own IPC namespace too, as a rootless container.
  *
- * The names are host-wide and every check uses host ids and capabilities
- * of the initial user namespace, so such a "root" is user 4242: it may
- * not use, tune or unlink limiters that the mode bits deny to 4242, nor
- * raise module-wide limits or priorities; what it creates is owned by
- * 4242, counts against 4242's quota and is shared by name with the host.
+ * Every check uses host ids and capabilities of the initial user
+ * namespace, so such a "root" is user 4242: it may not use, tune or unlink
+ * limiters that the mode bits deny to 4242, nor raise module-wide limits
+ * or priorities, nor share a limiter into a namespace; what it creates is
+ * owned by 4242 and counts against 4242's quota. In the host's IPC
+ * namespace its names are the host's; in its own, they are its own.
  *
  * Copyright (C) 2026 The ratelimit authors
  */
@@ -73,6 +75,14 @@ static int open_write_err(const char *path)
 		return errno;
 	close(fd);
 	return 0;
+}
+
+/* Inode number of this process's IPC namespace, or 0. */
+static unsigned int ipc_inum_self(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/ipc", &st) ? 0 : (unsigned int)st.st_ino;
 }
 
 /* A kernel without CONFIG_USER_NS has no /proc/self/ns/user: skip there. */
@@ -318,6 +328,57 @@ TEST_F(userns, quota_follows_host_uid)
 	ASSERT_EQ(0, run_as(&user, create_second, self->name, out,
 			    CHILD_MS));
 	EXPECT_EQ(0, out[1]);
+}
+
+/*
+ * A rootless container: root of its own user namespace, with its own IPC
+ * namespace. out[1] unshare, out[2] the host's name seen, out[3] its own
+ * creation, out[4] its owner in sysfs, out[5] sharing the host's (attached
+ * before) into its namespace, which only the host's CAP_SYS_ADMIN may.
+ */
+static void rootless_container(void *arg, int *out)
+{
+	struct rl_share sh = { 0 };
+	char path[RL_NAME_MAX + 32];
+	int hfd, fd;
+
+	out[0] = enter_userns();
+	if (out[0])
+		return;
+	hfd = ks_open_att(arg, 0, 0, 1, NS_PER_SEC, 0);
+	out[1] = ret_err(unshare(CLONE_NEWIPC));
+	fd = ks_open_att(arg, 0, 0, 1, NS_PER_SEC, 0);
+	out[2] = fd < 0 ? errno : 0;
+	fd = ks_open_att(arg, RL_ATTACH_CREATE | RL_ATTACH_EXCL | RL_ATTACH_PERSIST,
+			 0600, 10, NS_PER_SEC, 10);
+	out[3] = fd < 0 ? errno : 0;
+	sh.ns_fd = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "ipc:%u/%s", ipc_inum_self(), (const char *)arg);
+	out[4] = (int)sysfs_u64(path, "owner");
+	out[5] = hfd < 0 ? -1 : ret_err(ioctl(hfd, RL_IOC_SHARE, &sh));
+}
+
+TEST_F(userns, rootless_container_names_are_its_own)
+{
+	int out[RUN_AS_MAX], hfd;
+
+	if (!have_userns())
+		SKIP(return, NO_USERNS);
+
+	hfd = ks_open_att(self->name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0644,
+			  1, NS_PER_SEC, 5);
+	ASSERT_LE(0, hfd);
+	ASSERT_EQ(0, run_as(&user, rootless_container, self->name, out,
+			    CHILD_MS));
+	ASSERT_EQ(0, out[0]) TH_LOG("user namespace: %s", strerror(out[0]));
+	EXPECT_EQ(0, out[1]);
+	EXPECT_EQ(ENOENT, out[2]);
+	EXPECT_EQ(0, out[3]);
+	EXPECT_EQ(UNS_ID, out[4]);
+	EXPECT_EQ(EPERM, out[5]);
+	/* The host's is untouched. */
+	EXPECT_EQ(5, sysfs_u64(self->name, "burst"));
+	close(hfd);
 }
 
 TEST_HARNESS_MAIN
