@@ -122,7 +122,7 @@ mmdebstrap --variant=minbase --mode=root --format=directory \
 release=$(find "$root/boot" -name 'vmlinuz-*' -printf '%f\n' |
 	sed 's/^vmlinuz-//' | sort -V | tail -n 1)
 if [ -z "$release" ] || [ ! -f "$root/boot/initrd.img-$release" ] ||
-	[ ! -d "$root/lib/modules/$release/build" ]; then
+	[ ! -d "$root/usr/src/linux-headers-$release" ]; then
 	fail "no kernel, initrd and headers of one release in the image"
 fi
 cp "$root/boot/vmlinuz-$release" "$dir/vmlinuz"
