@@ -24,6 +24,9 @@
 #                   reloaded, removed and purged in a Debian 12 guest with
 #                   systemd (selftests/host/; RL_APPEND=1 adds its results
 #                   to build/results.txt; CI runs it after check-all)
+#   make check-containers   names per IPC namespace and the CDI spec in
+#                   Debian's podman and crun, in check-host's guest with
+#                   them (selftests/host/containers.sh); not in check or CI
 #   make check-lockup   the rig's own test: a CPU stuck in the guest's kernel
 #                   ends the guest within 60 s with every CPU's backtrace
 #                   (selftests/vm/lockup.sh; make check runs it too)
@@ -185,7 +188,7 @@ UNIT_CFLAGS += -D'RL_VERSION="$(VERSION)"'
 
 .PHONY: all module lib tools selftests unit ksrc deps deps-matrix deps-all \
 	check check-matrix check-debug check-all check-fresh check-host vm-build \
-	check-lockup \
+	check-lockup check-containers \
 	run shell bench style w1 sparse static install install-module \
 	install-user install-lib install-tools install-man install-doc mancheck \
 	uninstall deb clean rlbench
@@ -518,9 +521,9 @@ check-fresh:
 
 # install-user: the library, headers, tools but rlbench, man pages (with a
 # link per function of libratelimit(3)), bash completion, systemd unit,
-# udev rule, modules-load.d entry, an empty $(SYSCONFDIR)/ratelimit.d (no
-# limiter until an admin declares one), the docs and the example
-# configuration in $(DOCDIR). Debian's packages are built from it
+# udev rule, modules-load.d entry, CDI spec ($(SYSCONFDIR)/cdi), an empty
+# $(SYSCONFDIR)/ratelimit.d (no limiter until an admin declares one), the
+# docs and the example configuration in $(DOCDIR). Debian's packages are built from it
 # (debian/rules), and take DKMS's dkms.conf from $(B)/dist.
 $(B)/dist/dkms.conf: dist/dkms.conf.in Makefile
 	@mkdir -p $(@D)
@@ -556,7 +559,7 @@ install-tools: tools
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODULESLOADDIR) \
 		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(SYSCONFDIR)/ratelimit.d \
-		$(DESTDIR)$(SYSUSERSDIR)
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCONFDIR)/cdi
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/)
 	@for t in $(notdir $(TOOLS)); do \
 		echo "install dist/$$t.bash-completion $(DESTDIR)$(COMPLETIONDIR)/$$t"; \
@@ -567,6 +570,7 @@ install-tools: tools
 	install -m 644 dist/60-ratelimit.rules $(DESTDIR)$(UDEVRULESDIR)/
 	install -m 644 dist/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf
 	install -m 644 dist/ratelimit.sysusers $(DESTDIR)$(SYSUSERSDIR)/ratelimit.conf
+	install -m 644 dist/ratelimit.cdi.yaml $(DESTDIR)$(SYSCONFDIR)/cdi/ratelimit.yaml
 	$(if $(DESTDIR),,systemd-sysusers ratelimit.conf)
 
 # install-doc: Documentation/*.md and its ABI file, which the man pages
@@ -592,7 +596,8 @@ uninstall:
 		$(DESTDIR)$(UNITDIR)/ratelimit.service \
 		$(DESTDIR)$(UDEVRULESDIR)/60-ratelimit.rules \
 		$(DESTDIR)$(MODULESLOADDIR)/ratelimit.conf \
-		$(DESTDIR)$(SYSUSERSDIR)/ratelimit.conf
+		$(DESTDIR)$(SYSUSERSDIR)/ratelimit.conf \
+		$(DESTDIR)$(SYSCONFDIR)/cdi/ratelimit.yaml
 	rm -rf $(DESTDIR)$(DOCDIR)
 	@for m in $(filter-out $(GLOBAL_MANS),$(wildcard Documentation/man/*.[1-8])); do \
 		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; \
@@ -729,6 +734,9 @@ bench-global:
 
 check-host:
 	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/run.sh
+
+check-containers:
+	@MAKE="$(MAKE)" selftests/host/containers.sh
 
 clean:
 	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)

@@ -20,12 +20,21 @@
 #   selftests/host/image.sh dir     print the cache entry's directory
 # Building it needs root (mmdebstrap's root mode, mkfs.ext4 -d keeping
 # the owners); a few minutes, most of them downloads and dpkg.
+# RL_HOST_VARIANT=containers makes the image of make check-containers
+# instead (selftests/host/containers.sh): the same with Debian's podman
+# and crun, in containers-bookworm-KEY.
 set -eu
 
 suite=bookworm
 pkgs="systemd systemd-sysv udev dbus kmod dkms gcc make libc6-dev pkgconf
 linux-image-amd64 linux-headers-amd64 initramfs-tools zstd e2fsprogs
 passwd procps libhiredis0.14 libsystemd0 python3 redis-server"
+variant=${RL_HOST_VARIANT:-host}
+case $variant in
+host) ;;
+containers) pkgs="$pkgs podman crun" ;;
+*) echo "image: RL_HOST_VARIANT is host or containers, not $variant" >&2; exit 2 ;;
+esac
 size=6G
 # The setup after the packages: no timer that takes dpkg's lock or
 # reaches for a network while the test runs, a machine id (no first-boot
@@ -85,7 +94,7 @@ done
 key=$( { echo "$suite $pkgs $size"; echo "$hooks"; cat $sources;
 	dpkg-query -W -f='${Version}\n' mmdebstrap 2>/dev/null || true; } |
 	sha256sum | cut -c1-16)
-dir=$cache/host-$suite-$key
+dir=$cache/$variant-$suite-$key
 
 case ${1:-build} in
 dir) echo "$dir"; exit 0 ;;
@@ -96,7 +105,7 @@ esac
 [ -f "$dir/.done" ] && { echo "image: cached in $dir"; exit 0; }
 
 mkdir -p "$cache"
-exec 9> "$cache/.lock-host"
+exec 9> "$cache/.lock-$variant"
 flock 9
 [ -f "$dir/.done" ] && { echo "image: cached in $dir"; exit 0; }
 [ "$(id -u)" -eq 0 ] || { echo "image: building the guest's image needs root" >&2; exit 1; }
@@ -107,7 +116,7 @@ echo "image: building a $suite image for the guest in $dir (log $log)"
 rm -rf "$dir"
 mkdir -p "$dir"
 # Older entries of the cache are of no further use.
-find "$cache" -mindepth 1 -maxdepth 1 -name 'host-*' ! -path "$dir" \
+find "$cache" -mindepth 1 -maxdepth 1 -name "$variant-*" ! -path "$dir" \
 	-exec rm -rf {} + 2>/dev/null || true
 root=$dir/root
 
