@@ -21,6 +21,8 @@ set -eu
 here=$(dirname "$0")
 # shellcheck source=selftests/vm/lib.sh
 . "$here/../vm/lib.sh"
+# shellcheck source=selftests/host/boot.sh
+. "$here/boot.sh"
 make=${MAKE:-make}
 out=${RL_HOST_OUT:-build/containers}
 vm_timeout=${RL_HOST_TIMEOUT:-3600}
@@ -29,7 +31,6 @@ pfx="containers: "
 start=$(date +%s)
 
 rl_results_init build/results.txt
-check() { if "$@"; then echo PASS; else echo FAIL; fi; }
 finish()
 {
 	rl_summary || true
@@ -68,39 +69,7 @@ mkfs.ext4 -q -F -L rltest -d "$out/share" "$out/share.img" 64M >/dev/null
 qemu-img create -q -f qcow2 -F raw -b "$(cd "$img" && pwd)/root.img" \
 	"$out/root.qcow2"
 
-log=$out/boot.log
-echo "containers: boot of $release, serial log in $log"
-t=$(date +%s)
-{
-	rc=0
-	timeout "$vm_timeout" qemu-system-x86_64 -accel tcg -m "$mem" -smp 2 \
-		-nographic -no-reboot -nic none \
-		-kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
-		-drive file="$out/root.qcow2",if=virtio,format=qcow2 \
-		-drive file="$out/share.img",if=virtio,format=raw,readonly=on \
-		-append "console=ttyS0 root=/dev/vda rw quiet panic=-1 oops=panic hung_task_panic=1 rl.stage=containers" \
-		</dev/null 2>&1 || rc=$?
-	echo "$rc" > "$out/qemu.rc"
-} | awk -v file="$log" '
-	{ sub(/\r$/, ""); gsub(/\033(\[[0-9;?]*[A-Za-z]|c)/, ""); print > file }
-	/@@rl dmesg-begin/ { hide = 1; print "containers: (the kernel log is in " file ")" }
-	!hide { print; fflush() }
-	/@@rl dmesg-end/ { hide = 0 }'
-echo "containers: QEMU exited with status $(cat "$out/qemu.rc") after $(($(date +%s) - t)) s"
-
-sed -n 's/^.*@@rl \(PASS\|FAIL\|SKIP\) \(.*\)$/\1 \2/p' "$log" |
-	while read -r res what; do
-		rl_result "$res" "$pfx$what"
-	done
-rl_result "$(check grep -q '@@rl stage containers done$' "$log")" \
-	"${pfx}containers_guest.sh finished"
-rl_klog_bad "$log" > "$out/bad.txt"
-sed 's/^/  /' "$out/bad.txt"
-if grep -q '@@rl dmesg-end$' "$log"; then
-	rl_result "$(check test ! -s "$out/bad.txt")" "${pfx}kernel log clean"
-else
-	rl_result FAIL "${pfx}kernel log clean (dmesg not captured)"
-fi
+host_boot containers
 echo "containers: $(($(date +%s) - start)) s in all"
 grep -q '^FAIL ' "$RL_RESULTS" || rm -f "$out/root.qcow2"
 finish

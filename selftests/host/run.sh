@@ -23,6 +23,8 @@ set -eu
 here=$(dirname "$0")
 # shellcheck source=selftests/vm/lib.sh
 . "$here/../vm/lib.sh"
+# shellcheck source=selftests/host/boot.sh
+. "$here/boot.sh"
 make=${MAKE:-make}
 out=${RL_HOST_OUT:-build/host}
 vm_timeout=${RL_HOST_TIMEOUT:-3600}
@@ -36,7 +38,6 @@ if [ "${RL_APPEND:-}" = 1 ] && [ -f "$results" ]; then
 else
 	rl_results_init "$results"
 fi
-check() { if "$@"; then echo PASS; else echo FAIL; fi; }
 # Whatever stops this script, the summary is the last line. The exit
 # status is this script's own: with RL_APPEND=1 the file also holds
 # make check-all's results, whose failures are not the packages'.
@@ -76,7 +77,6 @@ else
 	rl_result FAIL "${pfx}guest image built (selftests/host/image.sh)"
 	finish
 fi
-release=$(cat "$img/release")
 
 # The second disk: guest.sh and the packages (not their -dbgsym).
 rm -rf "$out"
@@ -90,55 +90,9 @@ mkfs.ext4 -q -F -L rltest -d "$out/share" "$out/share.img" 64M >/dev/null
 qemu-img create -q -f qcow2 -F raw -b "$(cd "$img" && pwd)/root.img" \
 	"$out/root.qcow2"
 
-# boot STAGE: one boot of the guest; its serial log in $out/bootN.log.
-# rl.stage= on its command line makes the image's rl-check-host.service
-# run guest.sh in the normal boot and power off when it ends; -no-reboot
-# makes a reboot (panic=-1 on an oops) end QEMU too.
-boot()
-{
-	log=$out/boot$1.log
-	echo "host: boot $1 of $release, serial log in $log"
-	t=$(date +%s)
-	{
-		rc=0
-		timeout "$vm_timeout" qemu-system-x86_64 -accel tcg -m "$mem" -smp 2 \
-			-nographic -no-reboot -nic none \
-			-kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
-			-drive file="$out/root.qcow2",if=virtio,format=qcow2 \
-			-drive file="$out/share.img",if=virtio,format=raw,readonly=on \
-			-append "console=ttyS0 root=/dev/vda rw quiet panic=-1 oops=panic hung_task_panic=1 rl.stage=$1" \
-			</dev/null 2>&1 || rc=$?
-		echo "$rc" > "$out/qemu.rc"
-	} | awk -v file="$log" '
-		# The log without CRs and terminal escapes; on screen, not the dmesg.
-		{ sub(/\r$/, ""); gsub(/\033(\[[0-9;?]*[A-Za-z]|c)/, ""); print > file }
-		/@@rl dmesg-begin/ { hide = 1; print "host: (the kernel log is in " file ")" }
-		!hide { print; fflush() }
-		/@@rl dmesg-end/ { hide = 0 }'
-	rc=$(cat "$out/qemu.rc")
-	echo "host: QEMU exited with status $rc after $(($(date +%s) - t)) s"
-	[ "$rc" != 124 ] || echo "host: timed out after $vm_timeout s"
-
-	# The guest's results, then whether it got to the end and the kernel
-	# log of this boot.
-	sed -n 's/^.*@@rl \(PASS\|FAIL\|SKIP\) \(.*\)$/\1 \2/p' "$log" |
-		while read -r res what; do
-			rl_result "$res" "$pfx$what"
-		done
-	rl_result "$(check grep -q "@@rl stage $1 done\$" "$log")" \
-		"${pfx}boot $1: guest.sh finished"
-	rl_klog_bad "$log" > "$out/bad$1.txt"
-	sed 's/^/  /' "$out/bad$1.txt"
-	if ! grep -q '@@rl dmesg-end$' "$log"; then
-		rl_result FAIL "${pfx}boot $1: kernel log clean (dmesg not captured)"
-	else
-		rl_result "$(check test ! -s "$out/bad$1.txt")" "${pfx}boot $1: kernel log clean"
-	fi
-}
-
-boot 1
+host_boot 1
 if grep -q '@@rl stage 1 done$' "$out/boot1.log"; then
-	boot 2
+	host_boot 2
 else
 	rl_result FAIL "${pfx}boot 2 (not tried: boot 1 did not finish)"
 fi
