@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "libratelimit.h"
 #include "rlctl.h"
@@ -150,13 +151,33 @@ static int take_json(int argc, char **argv)
 	return n;
 }
 
+/* Inode number of the host's IPC namespace (PROC_IPC_INIT_INO). */
+#define HOST_IPC_INUM	0xEFFFFFFFU
+
+/* Set sysfs_root and sysfs_base from RLCTL_SYSFS (@env) or the namespace. */
+static void set_sysfs_root(const char *env)
+{
+	static char root[sizeof(SYSFS_ROOT "/ipc:") + 10];
+	struct stat st;
+
+	if (env && *env) {
+		sysfs_root = env;
+		sysfs_base = env;
+		return;
+	}
+	if (stat("/proc/self/ns/ipc", &st) || st.st_ino == HOST_IPC_INUM)
+		return;
+	snprintf(root, sizeof(root), SYSFS_ROOT "/ipc:%lu", (unsigned long)st.st_ino);
+	sysfs_root = root;
+}
+
 int main(int argc, char **argv)
 {
 	char *cmd;
 	size_t c;
 	int i;
 
-	sysfs_set_root(getenv("RLCTL_SYSFS"));
+	set_sysfs_root(getenv("RLCTL_SYSFS"));
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = true;

@@ -38,7 +38,6 @@ extern bool json;
 extern const char *sysfs_root;
 /* /sys/kernel/ratelimit, there while the module is loaded; or RLCTL_SYSFS. */
 extern const char *sysfs_base;
-void sysfs_set_root(const char *env);
 
 /* The sysfs attributes of a limiter, all decimal u64 but mode (octal). */
 struct info {

@@ -27,26 +27,6 @@
 const char *sysfs_root = SYSFS_ROOT;
 const char *sysfs_base = SYSFS_ROOT;
 
-/* Inode number of the host's IPC namespace (PROC_IPC_INIT_INO). */
-#define HOST_IPC_INUM	0xEFFFFFFFU
-
-/* Set sysfs_root and sysfs_base from RLCTL_SYSFS (@env) or the namespace. */
-void sysfs_set_root(const char *env)
-{
-	static char root[sizeof(SYSFS_ROOT "/ipc:") + 10];
-	struct stat st;
-
-	if (env && *env) {
-		sysfs_root = env;
-		sysfs_base = env;
-		return;
-	}
-	if (stat("/proc/self/ns/ipc", &st) || st.st_ino == HOST_IPC_INUM)
-		return;
-	snprintf(root, sizeof(root), SYSFS_ROOT "/ipc:%lu", (unsigned long)st.st_ino);
-	sysfs_root = root;
-}
-
 #define ATTR(x, f)	{ #x, offsetof(struct info, x), f }
 /* The files after the tunables. */
 static const struct attr attrs[] = {
