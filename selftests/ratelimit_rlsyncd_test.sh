@@ -229,22 +229,37 @@ fair()
 	fi
 }
 
+# shifted: stop h1's client; ms until h2 and h3 both run at >= 98 % of
+# half the capacity, or -1. The end is when the later of the two agents
+# wrote its state (updated_ns, CLOCK_MONOTONIC: /proc/uptime's clock in a
+# guest that never suspends), not when this shell's polling saw it.
+shifted()
+{
+	tk=$(now)
+	kill "$c1"
+	if [ "$(wait_for 2000 "h2 >= ($C / 2) * 0.98 && h3 >= ($C / 2) * 0.98")" -lt 0 ]; then
+		echo -1
+		return
+	fi
+	# shellcheck disable=SC2016 # awk's own variables
+	awk -v tk="$tk" -F= '$1 == "updated_ns" && $2 > u { u = $2 }
+		END { printf "%d", u / 1e6 - tk }' "$STATE/api.h2" "$STATE/api.h3"
+}
+
 # 3. Demand shift: h1's client stops; h2 and h3 take the freed capacity.
 # Five times (h1's client started again in between, until the shares are
 # max-min again): the median within two refresh intervals (issue #25; a
-# host whose demand moves renews early, rlsyncd(8)), this shell's polling
-# (50 ms and a fork) included; the old agent took 2.1-3.2.
+# host whose demand moves renews early, rlsyncd(8)), from the kill to the
+# agents' own writes; the old agent took 2.1-3.2 by this shell's polling.
 shift_demand()
 {
-	kill "$c1"
-	shifts=$(wait_for 2000 "h2 >= ($C / 2) * 0.98 && h3 >= ($C / 2) * 0.98")
+	shifts=$(shifted)
 	for i in 2 3 4 5; do
 		client api.h1 paced 2 $((C / 10))
 		c1=$!
 		wait_for 5000 "h1 >= $C * 0.09 && h2 <= $C * 0.46 && h3 <= $C * 0.46" >/dev/null
 		msleep $((2 * REFRESH))
-		kill "$c1"
-		shifts="$shifts $(wait_for 2000 "h2 >= ($C / 2) * 0.98 && h3 >= ($C / 2) * 0.98")"
+		shifts="$shifts $(shifted)"
 	done
 	# shellcheck disable=SC2086 # the figures, one word each
 	med=$(printf '%s\n' $shifts | sort -n | sed -n 3p)
