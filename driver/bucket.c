@@ -18,6 +18,7 @@ static int rl_keyed_check(const struct rl_params *p)
 	if (!p->keyed)
 		return p->keys ? -EINVAL : 0;
 	if (!p->rate || p->rate > RL_TOKENS_KEY_RATE_MAX || p->unlimited || p->fed ||
+	    p->fair_per_user ||
 	    p->concurrency || p->backlog || p->keys > RL_TOKENS_KEYS_MAX ||
 	    (p->catchup && p->catchup != RL_TOKENS_CATCHUP_STRICT))
 		return -EINVAL;

@@ -37,6 +37,7 @@ struct rl_params {
 	u64 backlog;		/* most tokens kept for catching up, <= burst * 1000 */
 	u32 fairness;		/* 1 in @fairness grants goes lowest first, 0: never */
 	bool keyed;		/* a bucket per key of these limits, not one */
+	bool fair_per_user;	/* a user's clients share one flow a level (queue.c) */
 	u64 keys;		/* keyed: most keys with state, 0 for the default */
 };
 

@@ -857,8 +857,8 @@ static void rl_acquire_queue(struct rl_limiter *lim, struct rl_client *client,
 {
 	u8 level = req->priority ? req->priority - 1 : client->level;
 
-	*w = (struct rl_waiter) { .flow = &client->flows[level], .client = client, .task = task,
-				  .served = served, .want = req->count };
+	*w = (struct rl_waiter) { .flow = rl_queue_flow(lim, client, level), .client = client,
+				  .task = task, .served = served, .want = req->count };
 	rl_queue_add(lim, w);
 	rl_dispatch(lim, start);
 }
@@ -1154,6 +1154,17 @@ void rl_limiter_exit(void)
 }
 
 /**
+ * rl_client_free() - free a client of rl_client_alloc()
+ * @client: the client, detached
+ */
+void rl_client_free(struct rl_client *client)
+{
+	rl_client_fini(client);
+	rl_fast_free(client);
+	kmem_cache_free(rl_client_cache, client);
+}
+
+/**
  * rl_client_alloc() - allocate a client, for open()
  *
  * Return: the client, zeroed but for rl_client_init()'s, or NULL.
@@ -1162,19 +1173,11 @@ struct rl_client *rl_client_alloc(void)
 {
 	struct rl_client *client = kmem_cache_zalloc(rl_client_cache, GFP_KERNEL_ACCOUNT);
 
-	if (client)
-		rl_client_init(client);
+	if (client && rl_client_init(client)) {
+		rl_client_free(client);
+		return NULL;
+	}
 	return client;
-}
-
-/**
- * rl_client_free() - free a client of rl_client_alloc()
- * @client: the client, detached
- */
-void rl_client_free(struct rl_client *client)
-{
-	rl_fast_free(client);
-	kmem_cache_free(rl_client_cache, client);
 }
 
 static u64 rl_subtree_clients(const struct rl_limiter *x, unsigned int depth)
@@ -1385,7 +1388,7 @@ static void rl_limiter_free(struct kref *ref)
 {
 	struct rl_limiter *lim = container_of(ref, struct rl_limiter, ref);
 
-	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) ||
+	WARN_ON_ONCE(lim->nwaiters || !list_empty(&lim->clients) || !RB_EMPTY_ROOT(&lim->groups) ||
 		     lim->h.parent || !list_empty(&lim->h.children));
 	/* The lease's timer first: it queues the work, which can start the other. */
 	if (lim->lease) {
@@ -1415,10 +1418,15 @@ void rl_limiter_put(struct rl_limiter *lim)
 void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
 {
 	rl_lock_irq(lim);
+	/* Named: it may have clients of several users. A private one has one client. */
+	if (lim->name[0])
+		rl_queue_join(lim, client);
 	list_add_tail(&client->node, &lim->clients);
 	/* Read without the lock by sysfs. */
 	WRITE_ONCE(lim->nclients, lim->nclients + 1);
 	rl_unlock_irq(lim);
+	/* Its group's, if its user had none here; else no longer needed. */
+	rl_client_fini(client);
 	wake_up_poll(&client->pollq, EPOLLIN | EPOLLRDNORM);
 }
 
@@ -1430,9 +1438,11 @@ void rl_limiter_attach(struct rl_limiter *lim, struct rl_client *client)
  */
 u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 {
+	struct rl_group *gone;
 	u64 left;
 
 	rl_lock_irq(lim);
+	gone = rl_queue_leave(lim, client);
 	list_del_init(&client->node);
 	list_del_init(&client->poll_node);
 	left = lim->nclients - 1;
@@ -1448,6 +1458,7 @@ u64 rl_limiter_detach(struct rl_limiter *lim, struct rl_client *client)
 		rl_dispatch(lim, ktime_get_ns());
 	}
 	rl_unlock_irq(lim);
+	kfree(gone);
 	return left;
 }
 

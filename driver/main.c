@@ -604,6 +604,7 @@ static int rl_open(struct inode *inode, struct file *file)
 	mutex_init(&client->setup);
 	mutex_init(&client->tmutex);
 	client->tgid = task_tgid_nr(current);
+	client->uid = current_euid();
 	get_task_comm(client->comm, current);
 	file->private_data = client;
 	return nonseekable_open(inode, file);

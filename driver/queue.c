@@ -8,7 +8,9 @@
  * one level form a flow, whose tag grows by chunk / weight per chunk; the
  * smallest tag goes next, and a waking flow starts at the level's virtual
  * time. A flow over its client's cap is parked, keeping its tag, until the
- * cap lets its head through. Trees (Documentation/hierarchy.md) order the
+ * cap lets its head through. With fair_per_user, the flows are a user's
+ * (struct rl_group) instead of a client's: all its clients' requests of a
+ * level, in arrival order. Trees (Documentation/hierarchy.md) order the
  * children with sleepers the same way, by tokens / weight granted in their
  * subtrees (rl_share_charge()); a child out of its own tokens or permits
  * is parked until it has them.
@@ -23,8 +25,23 @@
 #include <linux/random.h>
 #include <linux/rbtree.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uidgid.h>
 
 #include "queue.h"
+
+/*
+ * The clients of one user at a limiter, whose requests form one flow a
+ * level under fair_per_user. It lives from the attach of the user's first
+ * client to the detach of its last, in rl_limiter.groups. The limiter's
+ * lock guards it; @uid is constant.
+ */
+struct rl_group {
+	struct rb_node node;		/* in rl_limiter.groups, by @uid */
+	kuid_t uid;			/* the user */
+	u32 clients;			/* attached clients of @uid */
+	struct rl_flow flows[RL_NLEVELS]; /* their sleeping requests, by level */
+};
 
 /* Chunks count for at most this many tokens in a virtual time step. */
 #define RL_TAG_CHUNK_MAX	BIT_ULL(50)
@@ -42,26 +59,115 @@ void rl_queue_init(struct rl_limiter *lim)
 	lim->capped = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&lim->h.children);
 	INIT_LIST_HEAD(&lim->h.sibling);
+	lim->groups = RB_ROOT;
 	lim->h.weight = 1;
 	lim->h.kids = RB_ROOT_CACHED;
 	lim->h.parked_kids = RB_ROOT_CACHED;
 	RB_CLEAR_NODE(&lim->h.knode);
 }
 
-/**
- * rl_client_init() - set a new client's flows and defaults
- * @client: the client: priority MID, weight 1, no cap
- */
-void rl_client_init(struct rl_client *client)
+static void rl_flows_init(struct rl_flow *flows)
 {
 	int i;
 
 	for (i = 0; i < RL_NLEVELS; i++) {
-		INIT_LIST_HEAD(&client->flows[i].waiters);
-		client->flows[i].level = i;
+		INIT_LIST_HEAD(&flows[i].waiters);
+		flows[i].level = i;
 	}
+}
+
+/**
+ * rl_client_init() - set a new client's flows and defaults
+ * @client: the client: priority MID, weight 1, no cap
+ * Return: 0, or -ENOMEM (then rl_client_fini() it all the same).
+ */
+int rl_client_init(struct rl_client *client)
+{
+	rl_flows_init(client->flows);
 	client->level = RL_PRIO_MID - 1;
 	client->weight = 1;
+	/* Its user's group at the limiter it attaches to, if it is the first. */
+	client->spare = kzalloc(sizeof(*client->spare), GFP_KERNEL_ACCOUNT);
+	return client->spare ? 0 : -ENOMEM;
+}
+
+/**
+ * rl_client_fini() - free the group rl_client_init() allocated, unless rl_queue_join() took it
+ * @client: the client, attached or not
+ */
+void rl_client_fini(struct rl_client *client)
+{
+	kfree(client->spare);
+	client->spare = NULL;
+}
+
+static int rl_group_cmp(struct rb_node *a, const struct rb_node *b)
+{
+	uid_t x = __kuid_val(rb_entry(a, struct rl_group, node)->uid);
+	uid_t y = __kuid_val(rb_entry(b, struct rl_group, node)->uid);
+
+	return x < y ? -1 : x > y;
+}
+
+/**
+ * rl_queue_join() - put a client attaching to a named limiter in its user's group
+ * @lim:    the limiter
+ * @client: the client, in no group; its spare becomes the group if the user has none at @lim
+ *
+ * The one client of a private limiter needs no group: its flows are its user's.
+ */
+void rl_queue_join(struct rl_limiter *lim, struct rl_client *client)
+{
+	struct rl_group *g = client->spare;
+	struct rb_node *old;
+
+	lockdep_assert_held(lim->tlock);
+	g->uid = client->uid;
+	old = rb_find_add(&g->node, &lim->groups, rl_group_cmp);
+	if (old) {
+		g = rb_entry(old, struct rl_group, node);
+	} else {
+		client->spare = NULL;
+		rl_flows_init(g->flows);
+	}
+	g->clients++;
+	client->group = g;
+}
+
+/**
+ * rl_queue_leave() - undo rl_queue_join() for a client with no request queued
+ * @lim:    the limiter
+ * @client: the client, in a group or (a private limiter's) not
+ * Return: its group if it was the user's last client, to kfree() unlocked, else NULL.
+ */
+struct rl_group *rl_queue_leave(struct rl_limiter *lim, struct rl_client *client)
+{
+	struct rl_group *g = client->group;
+
+	lockdep_assert_held(lim->tlock);
+	if (!g)
+		return NULL;
+	client->group = NULL;
+	if (--g->clients)
+		return NULL;
+	rb_erase(&g->node, &lim->groups);
+	return g;
+}
+
+/**
+ * rl_queue_flow() - the flow a new request of a client goes to
+ * @lim:    the limiter
+ * @client: an attached client of @lim
+ * @level:  the request's level
+ * Return: its user's flow under fair_per_user, else (or without a group) its own.
+ */
+struct rl_flow *rl_queue_flow(const struct rl_limiter *lim, struct rl_client *client,
+			      u8 level)
+{
+	lockdep_assert_held(lim->tlock);
+	if (lim->params.fair_per_user && client->group)
+		return &client->group->flows[level];
+	return &client->flows[level];
 }
 
 static bool rl_flow_less(struct rb_node *a, const struct rb_node *b)
@@ -146,9 +252,13 @@ void rl_queue_unpark_client(struct rl_limiter *lim, struct rl_client *client)
 	int i;
 
 	lockdep_assert_held(lim->tlock);
-	for (i = 0; i < RL_NLEVELS; i++)
+	for (i = 0; i < RL_NLEVELS; i++) {
 		if (client->flows[i].parked)
 			rl_unpark(lim, &client->flows[i]);
+		/* Its user's: the head may be its own. */
+		if (client->group && client->group->flows[i].parked)
+			rl_unpark(lim, &client->group->flows[i]);
+	}
 }
 
 /**

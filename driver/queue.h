@@ -15,8 +15,13 @@
 #include "ratelimit.h"
 
 /* The order of a limiter's own requests */
-void rl_client_init(struct rl_client *client);
+int rl_client_init(struct rl_client *client);
+void rl_client_fini(struct rl_client *client);
 void rl_queue_init(struct rl_limiter *lim);
+void rl_queue_join(struct rl_limiter *lim, struct rl_client *client);
+struct rl_group *rl_queue_leave(struct rl_limiter *lim, struct rl_client *client);
+struct rl_flow *rl_queue_flow(const struct rl_limiter *lim, struct rl_client *client,
+			      u8 level);
 void rl_queue_add(struct rl_limiter *lim, struct rl_waiter *w);
 void rl_queue_del(struct rl_limiter *lim, struct rl_waiter *w);
 struct rl_waiter *rl_queue_pick(struct rl_limiter *lim, u64 now, u64 *chunk,

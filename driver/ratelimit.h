@@ -131,14 +131,16 @@ struct rl_level {
 	u64 vtime;			/* tag of the flow served last: none starts earlier */
 };
 
-/* The requests of one client at one priority; the limiter's lock. */
+struct rl_group;
+
+/* The requests of one client (or user) at one priority; the limiter's lock. */
 struct rl_flow {
 	struct rb_node node;		/* in its level, or rl_limiter.capped while @parked */
 	struct list_head waiters;	/* struct rl_waiter, in arrival order */
 	u64 vtag;			/* when its head is due: + chunk / weight per chunk */
-	u64 ready;			/* while @parked, when its client's cap lets it on */
+	u64 ready;			/* while @parked, when its head's client's cap lets it on */
 	u8 level;			/* index in rl_limiter.levels */
-	bool parked;			/* the head is over the client's cap (rl_cap_allows()) */
+	bool parked;			/* the head is over its client's cap (rl_cap_allows()) */
 };
 
 /*
@@ -191,6 +193,7 @@ struct rl_limiter {
 	u64 backlog;			/* tokens kept for catching up (params.catchup) */
 	struct rl_bucket release;	/* the catch-up pace: what of @backlog may go now */
 	struct list_head clients;	/* attached clients (rl_client.node) */
+	struct rb_root groups;		/* their users (struct rl_group, queue.c) */
 	struct list_head pollers;	/* clients whose poll found it not ready (poll_node) */
 	u64 late;			/* ns behind after late grants: owed to the next one */
 	u64 timer_expiry;		/* time the timer was last started for, or 0 */
@@ -230,6 +233,9 @@ struct rl_client {
 	u64 granted;			/* tokens granted through this client */
 	pid_t tgid;			/* process that attached, for sysfs */
 	char comm[TASK_COMM_LEN];	/* its command name then */
+	kuid_t uid;			/* effective uid of the process that opened it; constant */
+	struct rl_group *group;		/* its user's at its limiter, while attached */
+	struct rl_group *spare;		/* open to attach (@setup): @group if its user has none */
 	u8 level;			/* priority of requests that ask for the default */
 	u32 weight;			/* share among the backlogged clients of a level */
 	u64 cap;			/* most tokens per period of the limiter, 0: none */

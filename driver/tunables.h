@@ -52,3 +52,5 @@ RL_TUNABLE(keyed, keyed, flags, RL_CONFIG_KEYED,
 	   0, 1, 0, "keyed")
 RL_TUNABLE(keys, keys, keys, 0,
 	   0, RL_KEYS_MAX, 0, "keyed")
+RL_TUNABLE(fair_per_user, fair_per_user, flags, RL_CONFIG_FAIR_PER_USER,
+	   0, 1, 0, "fair-per-user")

@@ -19,10 +19,12 @@ export interface Config {
   keys: number;
 }
 
-/** What config() returns: the configuration, keyed read from flags. */
+/** What config() returns: the configuration, keyed and fairPerUser read from flags. */
 export interface ConfigOutput extends Config {
   /** A token bucket of these limits per key (acquireKey()). */
   keyed: boolean;
+  /** Fair shares per user, not per fd (CONFIG_FAIR_PER_USER). */
+  fairPerUser: boolean;
 }
 
 /**
@@ -37,6 +39,8 @@ export type ConfigInput =
       periodMs?: number;
       /** Sets or clears CONFIG_KEYED in flags: a bucket per key; fixed at creation. */
       keyed?: boolean;
+      /** Sets or clears CONFIG_FAIR_PER_USER in flags: fair shares per user, not per fd. */
+      fairPerUser?: boolean;
     });
 
 /** The limiter's counters (struct rl_stats). */

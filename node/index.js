@@ -75,6 +75,7 @@ function formatRate(config) {
 const CONFIG_KEYS = ['rate', 'periodNs', 'burst', 'flags', 'catchup',
 	'concurrency', 'backlog', 'fairness', 'keys'];
 const CONFIG_KEYED = native.CONFIG_KEYED || 4;
+const CONFIG_FAIR_PER_USER = native.CONFIG_FAIR_PER_USER || 8;
 const KEY_MAX = native.KEY_MAX || 64;
 // A refused keyed request tries again at the predicted ready time, and at
 // least this often (ms): a reconfiguration may bring the time closer.
@@ -136,6 +137,9 @@ function toConfig(c) {
 		out.periodNs = Math.round(c.periodMs * NS_PER_MS);
 	if (c.keyed !== undefined)
 		out.flags = c.keyed ? out.flags | CONFIG_KEYED : out.flags & ~CONFIG_KEYED;
+	if (c.fairPerUser !== undefined)
+		out.flags = c.fairPerUser ? out.flags | CONFIG_FAIR_PER_USER :
+			out.flags & ~CONFIG_FAIR_PER_USER;
 	return out;
 }
 
@@ -489,6 +493,7 @@ class Limiter {
 	config() {
 		const c = check(native.getConfig(this.#fdOrThrow()), 'rl_get_config');
 		c.keyed = (c.flags & CONFIG_KEYED) !== 0;
+		c.fairPerUser = (c.flags & CONFIG_FAIR_PER_USER) !== 0;
 		return c;
 	}
 

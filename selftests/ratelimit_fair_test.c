@@ -355,19 +355,19 @@ TEST(fair_threads_do_not_win)
 }
 
 /*
- * But fds do: a process with 3 fds of a shared limiter gets 3 shares of 4
- * against a process with one, whoever its user or container
- * (Documentation/containers.md). Per-user shares need a child limiter per
- * user under the shared one (Documentation/hierarchy.md).
+ * 3 fds of root's against 1 of user 65534's, each fd with 2 threads queued,
+ * at 400/s until 800 tokens: the share of root's fds. @flags: the limiter's.
  */
-TEST(fair_more_fds_win)
+static double fds_3_to_1(struct __test_metadata *_metadata, __u32 flags)
 {
 	struct sc_run *r = sc_alloc();
 	double share;
 	int i;
 
-	ASSERT_NE(NULL, r);
+	if (!r)
+		return -1;
 	fair_cfg(&r->cfg, 400, NS_PER_SEC, 1);
+	r->cfg.flags = flags;
 	r->dur_ns = DEADLINE_NS;
 	r->want = 800;
 	r->nclients = 4;
@@ -375,15 +375,100 @@ TEST(fair_more_fds_win)
 		r->c[i].nthreads = 2;
 		r->c[i].process = i == 3;
 	}
-	ASSERT_EQ(0, sc_go(r));
+	r->c[3].uid = 65534;
+	EXPECT_EQ(0, sc_go(r));
 	expect_clean(_metadata, r);
 	share = (double)total(r, 0, 3) / (total(r, 0, 4) + !total(r, 0, 4));
-	TH_LOG("3 fds of one process: share %.4f against 1 fd of another", share);
+	TH_LOG("3 fds of root: share %.4f against 1 fd of user 65534 (flags %#x)", share, flags);
 	expect_want(_metadata, r);
 	expect_bound(_metadata, r, 0, 4);
+	sc_free(r);
+	return share;
+}
+
+/*
+ * But fds do: a process with 3 fds of a shared limiter gets 3 shares of 4
+ * against a process with one, whoever its user or container
+ * (Documentation/containers.md)...
+ */
+TEST(fair_more_fds_win)
+{
+	double share = fds_3_to_1(_metadata, 0);
+
 	EXPECT_LE(0.70, share);
 	EXPECT_GE(0.80, share);
-	sc_free(r);
+}
+
+/* ... unless the owner makes the shares per user (RL_CONFIG_FAIR_PER_USER). */
+TEST(fair_per_user_more_fds_do_not_win)
+{
+	double share = fds_3_to_1(_metadata, RL_CONFIG_FAIR_PER_USER);
+
+	EXPECT_LE(0.45, share);
+	EXPECT_GE(0.55, share);
+}
+
+struct sleeper {
+	int fd;
+	int ret;
+	pthread_t th;
+};
+
+static void *sleeper_fn(void *arg)
+{
+	struct sleeper *sl = arg;
+	struct rl_acquire a;
+
+	sl->ret = ks_acq(sl->fd, 1, RL_DEADLINE_NONE, 0, &a) ? errno : 0;
+	return NULL;
+}
+
+/*
+ * Setting and clearing RL_CONFIG_FAIR_PER_USER with requests asleep: those
+ * keep their place (their fd's flow, or their user's), and all are served.
+ */
+TEST(fair_per_user_switched_with_sleepers)
+{
+	struct sleeper sl[6];
+	char name[RL_NAME_MAX];
+	struct rl_acquire a;
+	struct rl_config c;
+	struct rl_stats s;
+	int ctl, fd[2], i;
+
+	snprintf(name, sizeof(name), "fair-%d-switch", getpid());
+	ctl = ks_open_att(name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600, 0, NS_PER_SEC, 1);
+	ASSERT_LE(0, ctl);
+	/* A new limiter's bucket is full: empty it, so that everyone sleeps. */
+	ASSERT_EQ(0, ks_acq(ctl, 1, 0, RL_ACQUIRE_NONBLOCK, &a));
+	for (i = 0; i < 2; i++) {
+		fd[i] = ks_open_att(name, 0, 0, 0, NS_PER_SEC, 1);
+		ASSERT_LE(0, fd[i]);
+	}
+	for (i = 0; i < 6; i++) {
+		if (i == 4) {
+			/* Still paused: the next two sleep in their user's flow. */
+			ASSERT_EQ(0, ks_wait_waiters(ctl, 4, 5000));
+			ASSERT_EQ(0, ks_set(ctl, 0, NS_PER_SEC, 1, RL_CONFIG_FAIR_PER_USER));
+			ASSERT_EQ(0, ks_get(ctl, &c));
+			EXPECT_EQ(RL_CONFIG_FAIR_PER_USER, c.flags);
+		}
+		sl[i] = (struct sleeper){ .fd = fd[i % 2], .ret = -1 };
+		ASSERT_EQ(0, pthread_create(&sl[i].th, NULL, sleeper_fn, &sl[i]));
+	}
+	ASSERT_EQ(0, ks_wait_waiters(ctl, 6, 5000));
+	/* Back to shares per fd, and running: everyone is served. */
+	ASSERT_EQ(0, ks_set(ctl, 1000, NS_PER_SEC, 1, 0));
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(0, sc_join(sl[i].th));
+		EXPECT_EQ(0, sl[i].ret);
+	}
+	ASSERT_EQ(0, ks_stats(ctl, &s));
+	EXPECT_EQ(7, s.granted);
+	EXPECT_EQ(0, s.waiters);
+	close(fd[0]);
+	close(fd[1]);
+	close(ctl);
 }
 
 TEST_HARNESS_MAIN

@@ -382,6 +382,8 @@ static void gen_config(struct fz_thread *t, struct rl_config *c)
 		c->rate = chance(t, 10) ? 0 : below(t, 2000);
 		c->burst = below(t, 50);
 		c->flags = chance(t, 10) ? RL_CONFIG_UNLIMITED : 0;
+		/* Shares per user: set and cleared under sleepers. */
+		c->flags |= chance(t, 30) ? RL_CONFIG_FAIR_PER_USER : 0;
 		c->concurrency = chance(t, 30) ? below(t, 5) : 0;
 		if (c->burst && chance(t, 20)) {
 			c->catchup = 1000 + below(t, 5000);
@@ -408,8 +410,8 @@ static void gen_config(struct fz_thread *t, struct rl_config *c)
 				   below(t, 3) - 1;
 		else
 			c->burst = rnd_u64(t);
-		c->flags = chance(t, 80) ? below(t, 2) | (chance(t, 20) ? RL_CONFIG_KEYED : 0) :
-			   rnd_u32(t);
+		c->flags = chance(t, 80) ? below(t, 2) | (chance(t, 20) ? RL_CONFIG_KEYED : 0) |
+			   (chance(t, 20) ? RL_CONFIG_FAIR_PER_USER : 0) : rnd_u32(t);
 		c->catchup = PICK(t, ((const __u32[]){
 			0, 999, 1000, 1001, 100000, 100001, ~0U, 5000 }));
 		c->concurrency = rnd_u64(t);

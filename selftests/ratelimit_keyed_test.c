@@ -357,6 +357,8 @@ TEST_F(keyed, config_validation)
 			   .flags = RL_CONFIG_KEYED | RL_CONFIG_FED } },
 		{ "unlimited", { .rate = 10, .period_ns = NS_PER_SEC, .burst = 1,
 				 .flags = RL_CONFIG_KEYED | RL_CONFIG_UNLIMITED } },
+		{ "fair per user", { .rate = 10, .period_ns = NS_PER_SEC, .burst = 1,
+				     .flags = RL_CONFIG_KEYED | RL_CONFIG_FAIR_PER_USER } },
 		{ "keys without keyed", { .rate = 10, .period_ns = NS_PER_SEC,
 					  .burst = 1, .keys = 1 } },
 		{ "keys above RL_KEYS_MAX",

@@ -406,7 +406,7 @@ TEST(attach_bad_config_new)
 	at.config.period_ns = RL_PERIOD_MAX_NS + 1;
 	expect_bad_attach(_metadata, &at, EINVAL, name);
 	good_attach(&at, name);
-	at.config.flags = 1U << 3;
+	at.config.flags = 1U << 4;
 	expect_bad_attach(_metadata, &at, EINVAL, name);
 	good_attach(&at, name);
 	at.config.period_ns = NS_PER_SEC;

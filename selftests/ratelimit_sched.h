@@ -25,6 +25,8 @@
  * struct sc_client - one fd of the limiter and its threads
  * @nthreads: threads acquiring back to back, 1 .. SC_MAX_THREADS.
  * @process:  run the client in a child process of its own.
+ * @uid:      with @process, the child's uid and gid before it opens its fd
+ *            (0: this process's); the limiter is then mode 0666.
  * @prio:     RL_IOC_SET_CLIENT priority, weight and cap (0: defaults).
  * @weight:   see @prio.
  * @cap:      see @prio.
@@ -47,6 +49,7 @@
 struct sc_client {
 	int nthreads;
 	int process;
+	uid_t uid;
 	__u32 prio;
 	__u32 weight;
 	__u64 cap;
@@ -296,6 +299,11 @@ static inline void sc_child(struct sc_run *r, struct sc_client *c)
 	pthread_t th[SC_MAX_THREADS];
 	int fd, i, n, rc = 0;
 
+	if (c->uid && (setresgid(c->uid, c->uid, c->uid) ||
+		       setresuid(c->uid, c->uid, c->uid))) {
+		c->setup_err = errno;
+		_exit(1);
+	}
 	fd = sc_attach(r, c);
 	if (fd < 0)
 		_exit(1);
@@ -375,6 +383,7 @@ static inline int sc_go(struct sc_run *r)
 	struct rl_stats s;
 	__u64 nwait = 0, end;
 	int ctl, i, j, ret = 0;
+	__u32 mode = 0;
 
 	snprintf(r->name, sizeof(r->name), "sched-%d-%d", getpid(), seq++);
 	cfg.rate = 0;
@@ -382,7 +391,9 @@ static inline int sc_go(struct sc_run *r)
 	ctl = ks_open();
 	if (ctl < 0)
 		return -1;
-	if (ks_att_cfg(ctl, r->name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, 0600,
+	for (i = 0; i < r->nclients; i++)
+		mode |= r->c[i].uid ? 0666 : 0600;
+	if (ks_att_cfg(ctl, r->name, RL_ATTACH_CREATE | RL_ATTACH_EXCL, mode,
 		       &cfg) || ks_stats(ctl, &s) ||
 	    (s.available &&
 	     ks_acq(ctl, s.available, 0, RL_ACQUIRE_NONBLOCK, &a))) {

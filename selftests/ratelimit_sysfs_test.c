@@ -126,7 +126,7 @@ TEST(features_words)
 	static const char *const words[] = {
 		"unlimited", "nonblock", "predict", "named", "sysfs",
 		"priority", "fair-share", "cap", "concurrency", "refund",
-		"catchup", "queued", "fast", "ipc-namespace",
+		"catchup", "queued", "fast", "ipc-namespace", "fair-per-user",
 	};
 	char buf[256], padded[260], w[64];
 	const char *at;
@@ -265,7 +265,8 @@ TEST(config_lines)
 	ASSERT_EQ(0, sysfs_read(name, "config", text, sizeof(text)));
 	EXPECT_STREQ("rate 100\nperiod_ns 1000000000\nburst 10\n"
 		     "unlimited 0\nconcurrency 0\nfairness 10\n"
-		     "catchup 1000\nbacklog 0\nfed 0\nkeyed 0\nkeys 0\nweight 1", text);
+		     "catchup 1000\nbacklog 0\nfed 0\nkeyed 0\nkeys 0\n"
+		     "fair_per_user 0\nweight 1", text);
 	fd2 = new_named(kid, 0, 0600, 5, NS_PER_SEC, 1);
 	ASSERT_LE(0, fd2);
 	snprintf(want, sizeof(want), "parent %s\nweight 3\n", name);
@@ -273,7 +274,8 @@ TEST(config_lines)
 	ASSERT_EQ(0, sysfs_read(kid, "config", text, sizeof(text)));
 	snprintf(want, sizeof(want), "rate 5\nperiod_ns 1000000000\nburst 1\n"
 		 "unlimited 0\nconcurrency 0\nfairness 10\ncatchup 1000\n"
-		 "backlog 0\nfed 0\nkeyed 0\nkeys 0\nweight 3\nparent %s", name);
+		 "backlog 0\nfed 0\nkeyed 0\nkeys 0\nfair_per_user 0\n"
+		 "weight 3\nparent %s", name);
 	EXPECT_STREQ(want, text);
 	/* "parent" with no value: a root again, its weight kept. */
 	EXPECT_EQ(0, sysfs_write(kid, "config", "parent\n"));

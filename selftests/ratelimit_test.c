@@ -280,7 +280,7 @@ static void check_bad_flags_reserved(struct __test_metadata *_metadata,
 	struct rl_config c;
 
 	base_cfg(&c, flags);
-	c.flags |= 1U << 3;
+	c.flags |= 1U << 4;
 	expect_bad_config(_metadata, fd, &c);
 	base_cfg(&c, flags);
 	c.flags |= 1U << 31;

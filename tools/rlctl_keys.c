@@ -44,6 +44,7 @@ extern const struct rl_config cfg_layout;
 #define RLK_HOW_fed		.kind = RLK_FLAG, .attr = A_OPT
 #define RLK_HOW_keyed		.kind = RLK_FLAG, .attr = A_OPT
 #define RLK_HOW_keys		.kind = RLK_AMOUNT, .attr = A_OPT
+#define RLK_HOW_fair_per_user	.kind = RLK_FLAG, .attr = A_OPT
 
 /* The driver's table (driver/tunables.h), in its order. */
 const struct rlk rlctl_keys[] = {

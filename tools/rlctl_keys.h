@@ -31,6 +31,7 @@ enum rlk_id {
 	RLK_FED,
 	RLK_KEYED,
 	RLK_KEYS,
+	RLK_FAIR_PER_USER,
 };
 
 /* Room for the rows of rlctl_keys[] (rlctl_nkeys of them). */

@@ -90,11 +90,11 @@ struct create {
 #define OPT_KEY		256
 
 /* create's options that are no tunable's value. */
-#define CREATE_FIXED	5
+#define CREATE_FIXED	6
 
 /*
  * create's options into @opts: --mode, --persist, --transient, --json,
- * --keyed, then one for each tunable of kind RLK_AMOUNT or RLK_U64, in
+ * --keyed, --fair-per-user, then one for each tunable of kind RLK_AMOUNT or RLK_U64, in
  * the order of the table.
  */
 static void create_opts(struct option *opts)
@@ -105,6 +105,7 @@ static void create_opts(struct option *opts)
 		{ "transient", no_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "keyed", no_argument, NULL, 'k' },
+		{ "fair-per-user", no_argument, NULL, 'u' },
 	};
 	size_t i, n = ARRAY_SIZE(fixed);
 
@@ -163,6 +164,9 @@ static int create_options(int argc, char **argv, struct create *cr)
 			break;
 		case 'k':
 			change_set(&cr->c, RLK_KEYED, 1);
+			break;
+		case 'u':
+			change_set(&cr->c, RLK_FAIR_PER_USER, 1);
 			break;
 		default:	/* getopt said what */
 			return tool_try_help(EXIT_USAGE);

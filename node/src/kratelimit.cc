@@ -572,6 +572,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports)
 	exports.Set("FEATURE_KEYED", U64(env, RL_FEATURE_KEYED));
 	exports.Set("KEY_MAX", U64(env, RL_KEY_MAX));
 #endif
+#ifdef RL_CONFIG_FAIR_PER_USER
+	exports.Set("CONFIG_FAIR_PER_USER", U64(env, RL_CONFIG_FAIR_PER_USER));
+#endif
 	return exports;
 }
 

@@ -136,7 +136,8 @@ class Config:
     fed: only deposit() adds tokens; keyed: a token bucket of these limits
     per key (acquire_key(); fixed at creation), keys: the most keys it
     keeps state for at once (0: KEYS_DEFAULT; above KEYS_USER_MAX it takes
-    CAP_SYS_RESOURCE). Config.parse("100/s:10") reads a rate
+    CAP_SYS_RESOURCE); fair_per_user: fair shares per user, not per fd
+    (the fds of one user count as one). Config.parse("100/s:10") reads a rate
     string (ValueError when malformed); str(config) writes one (rate,
     period and burst only).
     """
@@ -152,6 +153,7 @@ class Config:
     fed: bool = False
     keyed: bool = False
     keys: int = 0
+    fair_per_user: bool = False
 
     @classmethod
     def parse(cls, spec: str, **limits: Any) -> "Config":
@@ -174,7 +176,8 @@ class Config:
             rate=self.rate, period_ns=self.period_ns, burst=self.burst,
             flags=((_lib.CONFIG_UNLIMITED if self.unlimited else 0) |
                    (_lib.CONFIG_FED if self.fed else 0) |
-                   (_lib.CONFIG_KEYED if self.keyed else 0)),
+                   (_lib.CONFIG_KEYED if self.keyed else 0) |
+                   (_lib.CONFIG_FAIR_PER_USER if self.fair_per_user else 0)),
             catchup=self.catchup, concurrency=self.concurrency,
             backlog=self.backlog, fairness=self.fairness, keys=self.keys)
 
@@ -187,7 +190,8 @@ class Config:
                    backlog=int(c.backlog), fairness=int(c.fairness),
                    fed=bool(c.flags & _lib.CONFIG_FED),
                    keyed=bool(c.flags & _lib.CONFIG_KEYED),
-                   keys=int(c.keys))
+                   keys=int(c.keys),
+                   fair_per_user=bool(c.flags & _lib.CONFIG_FAIR_PER_USER))
 
 
 # What every call that takes a Config takes: a Config or a rate string.

@@ -183,6 +183,7 @@ static void constants(void)
 #endif
 #ifdef RL_FEATURE_KEYED
 	printf("const CONFIG_KEYED %lu\n", (unsigned long)RL_CONFIG_KEYED);
+	printf("const CONFIG_FAIR_PER_USER %lu\n", (unsigned long)RL_CONFIG_FAIR_PER_USER);
 	printf("const FEATURE_KEYED %lu\n", (unsigned long)RL_FEATURE_KEYED);
 	printf("const KEY_MAX %d\n", RL_KEY_MAX);
 	printf("const KEYS_DEFAULT %d\n", RL_KEYS_DEFAULT);

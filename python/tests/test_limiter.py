@@ -374,7 +374,8 @@ class Private(unittest.TestCase):
             self.assertTrue(f.has_ioctl(n), n)
         self.assertEqual(f.acquire_flags, 3)
         self.assertEqual(f.attach_flags, 7)
-        self.assertEqual(f.config_flags, 7)  # UNLIMITED, FED, KEYED
+        # UNLIMITED, FED, KEYED, FAIR_PER_USER
+        self.assertEqual(f.config_flags, 15)
 
 
 @need_device

@@ -112,6 +112,7 @@ TEST(named_rows)
 		{ RLK_FED, "fed" },
 		{ RLK_KEYED, "keyed" },
 		{ RLK_KEYS, "keys" },
+		{ RLK_FAIR_PER_USER, "fair_per_user" },
 	};
 	size_t i;
 
@@ -157,8 +158,8 @@ TEST(config_fields)
 	EXPECT_EQ(1, cfg.rate);
 	EXPECT_EQ(2, cfg.period_ns);
 	EXPECT_EQ(3, cfg.burst);
-	EXPECT_EQ(RL_CONFIG_UNLIMITED | RL_CONFIG_FED | RL_CONFIG_KEYED | 1U << 31,
-		  cfg.flags);
+	EXPECT_EQ(RL_CONFIG_UNLIMITED | RL_CONFIG_FED | RL_CONFIG_KEYED |
+		  RL_CONFIG_FAIR_PER_USER | 1U << 31, cfg.flags);
 	EXPECT_EQ(5, cfg.concurrency);
 	EXPECT_EQ(6, cfg.fairness);
 	EXPECT_EQ(7, cfg.catchup);
@@ -170,6 +171,7 @@ TEST(config_fields)
 	rlk_put(&rlctl_keys[RLK_UNLIMITED], &cfg, 0);
 	rlk_put(&rlctl_keys[RLK_FED], &cfg, 0);
 	rlk_put(&rlctl_keys[RLK_KEYED], &cfg, 0);
+	rlk_put(&rlctl_keys[RLK_FAIR_PER_USER], &cfg, 0);
 	EXPECT_EQ(1U << 31, cfg.flags);
 }
 

@@ -50,7 +50,9 @@
 #define RL_CONFIG_UNLIMITED	_BITUL(0)	/* grant everything at once */
 #define RL_CONFIG_FED		_BITUL(1)	/* only RL_IOC_DEPOSIT adds tokens */
 #define RL_CONFIG_KEYED		_BITUL(2)	/* a bucket per key (RL_IOC_ACQUIRE_KEY) */
-#define RL_CONFIG_FLAGS_ALL	(RL_CONFIG_UNLIMITED | RL_CONFIG_FED | RL_CONFIG_KEYED)
+#define RL_CONFIG_FAIR_PER_USER	_BITUL(3)	/* fair shares per user, not per fd */
+#define RL_CONFIG_FLAGS_ALL	(RL_CONFIG_UNLIMITED | RL_CONFIG_FED | RL_CONFIG_KEYED | \
+				 RL_CONFIG_FAIR_PER_USER)
 
 /* Priorities of a request, served USER first, then HIGH, MID, LOW. */
 #define RL_PRIO_DEFAULT		0	/* in struct rl_acquire: the fd's */
@@ -104,6 +106,17 @@
  *
  * RL_CONFIG_KEYED is fixed when the limiter is created: a SET_CONFIG that
  * changes it on an existing limiter is -EINVAL. See "Keyed limiters".
+ *
+ * Among the requests of one priority, fair shares go to fds: a process
+ * with three fds of a limiter gets three shares. With
+ * RL_CONFIG_FAIR_PER_USER they go to users instead: the fds of one user
+ * (the effective uid of the process that opened each) form one flow, in
+ * which their requests are served in arrival order, so that a user
+ * gains nothing by opening more fds. A client's cap still holds its own
+ * requests, and while the head of a user's flow waits for its fd's cap,
+ * that user's other fds wait too. It may be set and cleared at any time:
+ * requests already asleep keep their place. Not with RL_CONFIG_KEYED
+ * (-EINVAL): keys are served in arrival order.
  */
 struct rl_config {
 	__u64 rate;
