@@ -71,6 +71,15 @@ rl_wanted()
 	return 1
 }
 
+# rl_skipped TEST: does the name TEST contain one of the words of RL_SKIP?
+rl_skipped()
+{
+	for w in ${RL_SKIP:-}; do
+		case $1 in *"$w"*) return 0 ;; esac
+	done
+	return 1
+}
+
 # rl_summary: list the failures, print "N passed, N failed" last (also
 # into summary.txt beside $RL_RESULTS, for .ci/run), and return non-zero
 # on any failure.

@@ -21,7 +21,8 @@
 # RL_VM_NIC (QEMU's -nic, "none" by default; the guest gets the kernel's
 # e1000.ko in /global: selftests/global/two_guests.sh),
 # RL_PREFIX (put before every result, e.g. "6.12: "), RL_TESTS (only the
-# selftests whose names contain one of these words, e.g. "backlog perm").
+# selftests whose names contain one of these words, e.g. "backlog perm"),
+# RL_SKIP (none of those whose names contain one of these).
 set -eu
 
 mode=${1:-check}
@@ -70,7 +71,8 @@ for f in build/selftests/* build/tools/*; do
 	case $f in
 	build/selftests/*)
 		[ "$mode" != lockup ] || continue
-		rl_wanted "${f##*/}" || continue ;;
+		rl_wanted "${f##*/}" || continue
+		! rl_skipped "${f##*/}" || continue ;;
 	esac
 	[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$root/${f#build/}"
 done
