@@ -26,7 +26,8 @@
 #                   to build/results.txt; CI runs it after check-all)
 #   make check-containers   names per IPC namespace and the CDI spec in
 #                   Debian's podman and crun, in check-host's guest with
-#                   them (selftests/host/containers.sh); not in check or CI
+#                   them (selftests/host/containers.sh; RL_APPEND=1 as
+#                   check-host's); CI runs it after check-host
 #   make check-lockup   the rig's own test: a CPU stuck in the guest's kernel
 #                   ends the guest within 60 s with every CPU's backtrace
 #                   (selftests/vm/lockup.sh; make check runs it too)
@@ -736,7 +737,7 @@ check-host:
 	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/run.sh
 
 check-containers:
-	@MAKE="$(MAKE)" selftests/host/containers.sh
+	@MAKE="$(MAKE)" RL_APPEND="$(RL_APPEND)" selftests/host/containers.sh
 
 clean:
 	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)

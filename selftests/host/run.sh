@@ -31,13 +31,7 @@ vm_timeout=${RL_HOST_TIMEOUT:-3600}
 mem=${RL_HOST_MEM:-2048}
 pfx="host: "
 
-results=build/results.txt
-if [ "${RL_APPEND:-}" = 1 ] && [ -f "$results" ]; then
-	RL_RESULTS=$results
-	export RL_RESULTS
-else
-	rl_results_init "$results"
-fi
+rl_results_open build/results.txt
 # Whatever stops this script, the summary is the last line. The exit
 # status is this script's own: with RL_APPEND=1 the file also holds
 # make check-all's results, whose failures are not the packages'.

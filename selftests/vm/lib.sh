@@ -13,6 +13,18 @@ rl_results_init()
 	: > "$RL_RESULTS"
 }
 
+# rl_results_open FILE: results go to FILE, after what it holds with
+# RL_APPEND=1 (a make check before: .ci/run), else into it anew.
+rl_results_open()
+{
+	if [ "${RL_APPEND:-}" = 1 ] && [ -f "$1" ]; then
+		RL_RESULTS=$1
+		export RL_RESULTS
+	else
+		rl_results_init "$1"
+	fi
+}
+
 # rl_result PASS|FAIL WHAT
 rl_result()
 {
