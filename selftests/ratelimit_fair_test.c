@@ -408,28 +408,13 @@ TEST(fair_per_user_more_fds_do_not_win)
 	EXPECT_GE(0.55, share);
 }
 
-struct sleeper {
-	int fd;
-	int ret;
-	pthread_t th;
-};
-
-static void *sleeper_fn(void *arg)
-{
-	struct sleeper *sl = arg;
-	struct rl_acquire a;
-
-	sl->ret = ks_acq(sl->fd, 1, RL_DEADLINE_NONE, 0, &a) ? errno : 0;
-	return NULL;
-}
-
 /*
  * Setting and clearing RL_CONFIG_FAIR_PER_USER with requests asleep: those
  * keep their place (their fd's flow, or their user's), and all are served.
  */
 TEST(fair_per_user_switched_with_sleepers)
 {
-	struct sleeper sl[6];
+	struct waiter w[6];
 	char name[RL_NAME_MAX];
 	struct rl_acquire a;
 	struct rl_config c;
@@ -453,15 +438,14 @@ TEST(fair_per_user_switched_with_sleepers)
 			ASSERT_EQ(0, ks_get(ctl, &c));
 			EXPECT_EQ(RL_CONFIG_FAIR_PER_USER, c.flags);
 		}
-		sl[i] = (struct sleeper){ .fd = fd[i % 2], .ret = -1 };
-		ASSERT_EQ(0, pthread_create(&sl[i].th, NULL, sleeper_fn, &sl[i]));
+		ASSERT_EQ(0, waiter_start(&w[i], fd[i % 2], 1, RL_DEADLINE_NONE, 0));
 	}
 	ASSERT_EQ(0, ks_wait_waiters(ctl, 6, 5000));
 	/* Back to shares per fd, and running: everyone is served. */
 	ASSERT_EQ(0, ks_set(ctl, 1000, NS_PER_SEC, 1, 0));
 	for (i = 0; i < 6; i++) {
-		ASSERT_EQ(0, sc_join(sl[i].th));
-		EXPECT_EQ(0, sl[i].ret);
+		ASSERT_EQ(0, waiter_join(&w[i], 10000));
+		EXPECT_EQ(0, w[i].ret);
 	}
 	ASSERT_EQ(0, ks_stats(ctl, &s));
 	EXPECT_EQ(7, s.granted);
