@@ -187,6 +187,15 @@ test('attach: ENOENT, EEXIST, EINVAL as Error objects with code and errno', { sk
 		'gone with its last client');
 });
 
+test('fairPerUser sets CONFIG_FAIR_PER_USER, config() reads it back', { skip: noDevice }, () => {
+	const name = uniqueName('fpu');
+	using(Limiter.attach(name, { create: true, config: { rate: '20/s', fairPerUser: true } }), (a) => {
+		using(Limiter.attach(name), (b) => assert.strictEqual(b.config().fairPerUser, true));
+		a.setConfig({ rate: '20/s' });
+		assert.strictEqual(a.config().fairPerUser, false);
+	});
+});
+
 test('EACCES: mode 0600 keeps another user out; 0644 lets it acquire but not reconfigure',
 	{ skip: noDevice || (process.getuid() !== 0 && 'needs root to run a child as nobody') }, () => {
 	const closed = uniqueName('closed');

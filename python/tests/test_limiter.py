@@ -392,6 +392,19 @@ class Named(unittest.TestCase):
                 b.acquire(4)
                 self.assertEqual(a.stats().available, 5)
 
+    def test_fair_per_user(self):
+        nm = name("fpu")
+        with closing(Limiter.attach(nm, Config(rate=100,
+                                               fair_per_user=True))) as a:
+            with closing(Limiter.attach(nm)) as b:
+                self.assertTrue(b.config().fair_per_user)
+            a.configure(Config(rate=100))
+            self.assertFalse(a.config().fair_per_user)
+        # A keyed limiter's keys have no clients to share between.
+        with self.assertRaises(OSError) as cm:
+            Limiter.private("10/s:5", keyed=True, fair_per_user=True)
+        self.assertEqual(cm.exception.errno, errno.EINVAL)
+
     def test_exclusive(self):
         nm = name("excl")
         with closing(Limiter.attach(nm, Config(rate=1), exclusive=True)):
