@@ -18,8 +18,6 @@ struct rl_kasync;
 /* Called once when a queued request of a key finishes (rl_keys_submit()). */
 typedef void (*rl_kasync_done_fn)(void *arg);
 
-int rl_keys_init(void);
-void rl_keys_exit(void);
 int rl_keys_allowed(const struct rl_params *p);
 struct rl_keys *rl_keys_create(const struct rl_params *p);
 void rl_keys_free(struct rl_keys *ks);

@@ -727,16 +727,11 @@ static int __init rl_init(void)
 	ret = rl_fast_init();
 	if (ret)
 		goto err_sysfs;
-	ret = rl_keys_init();
-	if (ret)
-		goto err_fast;
 	ret = misc_register(&rl_misc);
 	if (ret)
-		goto err_keys;
+		goto err_fast;
 	return 0;
 
-err_keys:
-	rl_keys_exit();
 err_fast:
 	rl_fast_exit();
 err_sysfs:
@@ -753,7 +748,6 @@ static void __exit rl_exit(void)
 	misc_deregister(&rl_misc);
 	rl_fast_exit();
 	rl_named_exit();
-	rl_keys_exit();
 	rl_sysfs_exit();
 	rl_limiter_exit();
 }

@@ -988,6 +988,61 @@ TEST_F_TIMEOUT(keyed, fifo_per_key, 60)
 	close(fd);
 }
 
+/*
+ * A key's slot moves while requests sleep on it: the stripes' tables grow
+ * under thousands of new keys, then, at the cap, idle keys are dropped
+ * and the keys after them move back. The sleepers stay in line, in order,
+ * each served one period after the one before it, and the key's count of
+ * sleepers follows them.
+ */
+TEST_F_TIMEOUT(keyed, sleepers_keep_their_key_while_slots_move, 60)
+{
+	const __u64 T = 1000 * NS_PER_MS;
+	const unsigned int keys = 4096, sleepers = 3;
+	int order[3], order_len = 0, fd, i;
+	struct rl_key_acquire ka;
+	struct rl_keys_stats ks;
+	struct ksleeper a[3];
+	unsigned int id;
+
+	fd = kopen(1, T, 1, keys);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, kacq_id(fd, 0, 1, 0, RL_ACQUIRE_NONBLOCK, &ka));
+	for (i = 0; i < (int)sleepers; i++) {
+		ASSERT_EQ(0, ksleeper_start(&a[i], fd, 0, 1, RL_DEADLINE_NONE,
+					    order, &order_len, i));
+		ASSERT_EQ(0, wait_key_waiters(fd, 0, (__u64)i + 1, 5000));
+	}
+	/* The tables grow from 4 slots a stripe: every key is moved. */
+	for (id = 1; id < keys; id++)
+		ASSERT_EQ(0, kacq_id(fd, id, 1, 0, RL_ACQUIRE_NONBLOCK, &ka));
+	EXPECT_EQ(sleepers, key_waiters(fd, 0));
+	/* Once those are idle, new keys at the cap drop them, moving others back. */
+	ASSERT_EQ(0, ksleeper_join(&a[0], 5000));
+	sleep_ms(T / NS_PER_MS / 4);
+	for (id = keys; id < 2 * keys; id++) {
+		int ret = kacq_id(fd, id, 1, 0, RL_ACQUIRE_NONBLOCK, &ka);
+
+		ASSERT_TRUE(!ret || errno == ENOSPC) TH_LOG("key %u: %s", id, strerror(errno));
+	}
+	ASSERT_EQ(0, kstats(fd, &ks));
+	ksft_print_msg("%llu keys evicted, %llu refused, while the key's sleepers waited\n",
+		       (unsigned long long)ks.evicted, (unsigned long long)ks.refused);
+	EXPECT_LT(keys / 2, ks.evicted);
+	EXPECT_EQ(sleepers - 1, key_waiters(fd, 0));
+	for (i = 1; i < (int)sleepers; i++)
+		ASSERT_EQ(0, ksleeper_join(&a[i], 10000));
+	ASSERT_EQ((int)sleepers, order_len);
+	for (i = 0; i < (int)sleepers; i++) {
+		EXPECT_EQ(0, a[i].ret);
+		EXPECT_EQ(i, order[i]);
+		if (i)
+			EXPECT_LE(a[i - 1].ka.acquire.ready_ns + T, a[i].ka.acquire.ready_ns);
+	}
+	EXPECT_EQ(0, key_waiters(fd, 0));
+	close(fd);
+}
+
 /* ---- timeouts, signals and kill -9 take nothing ---- */
 
 static void kill_sleeper_child(int fd)
