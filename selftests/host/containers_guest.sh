@@ -9,8 +9,10 @@
 # create "api" get two limiters; a container cannot see, attach to or
 # unlink the host's or the other's; --ipc=container: shares one, --ipc=host
 # sees the host's; rlctl share is the only way across; the CDI device name
-# gives the device; a container's exit takes its names, and the module
-# unloads after. Every check prints "@@rl PASS|FAIL what".
+# gives the device; a rootless container (uid 1000) creates its own
+# names, owned by uid 1000, and its root cannot change the mode of, or
+# unlink, the host's limiter shared into it; a container's exit takes its names, and
+# the module unloads after. Every check prints "@@rl PASS|FAIL what".
 
 exec </dev/null >/dev/console 2>&1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -90,6 +92,36 @@ check "--device ratelimit/device=ratelimit (CDI) gives /dev/ratelimit" \
 	run --device ratelimit/device=ratelimit $img /rlpace -r 1000/s -n 1 -q
 check "without --device the container has no /dev/ratelimit" \
 	not run $img /rlpace -r 1000/s -n 1 -q
+
+# Rootless: user rl (uid 1000), one uid mapped (no newuidmap in the
+# image), its own storage. Root inside is host uid 1000 to the module.
+useradd -m -u 1000 rl
+sed -i '/^rl:/d' /etc/subuid /etc/subgid 2>/dev/null
+install -d -o rl -g rl -m 0700 /run/user/1000
+upodman()
+{
+	runuser -u rl -- env HOME=/home/rl XDG_RUNTIME_DIR=/run/user/1000 \
+		podman --storage-driver vfs --cgroup-manager cgroupfs "$@"
+}
+rapi_listed() { upodman exec r /rlctl list | grep -Eq "^rapi +3/s"; }
+check "rootless: podman import as uid 1000" upodman import -q /mnt/rootfs.tar $img
+upodman run -d --name r --network none --cgroups disabled "$dev" $img \
+	/rlpace -N rapi -r 3/s -n 1000000 -q >/dev/null
+check "rootless: the container creates its own rapi through --device" wait_for 60 rapi_listed
+ir=$(stat -L -c %i "/proc/$(upodman inspect -f '{{.State.Pid}}' r)/ns/ipc")
+say "rootless container r up"
+check "rootless: its rapi is owned by host uid 1000" \
+	grep -qx "owner 1000" "$sys/ipc:$ir/rapi/stat"
+check "rootless: rlctl share hostonly into it" \
+	rlctl share hostonly "$(upodman inspect -f '{{.State.Pid}}' r)"
+check "rootless: root inside reads the shared hostonly (mode 0644)" upodman exec r /rlctl show hostonly
+check "rootless: root inside cannot change its mode (not its owner)" \
+	not upodman exec r /rlctl set hostonly --mode 0666
+check "rootless: root inside cannot unlink the share (no host CAP_SYS_ADMIN)" \
+	not upodman exec r /rlctl rm hostonly
+check "rootless: hostonly is still there, mode 0644" grep -qx "mode 0644" $sys/hostonly/stat
+upodman rm -f r >/dev/null
+check "rootless: its names went with it" wait_for 10 sh -c "[ ! -e $sys/ipc:$ir ]"
 
 # The containers' exit takes their names; the host's stays.
 podman rm -f a b >/dev/null
