@@ -25,8 +25,8 @@
 #                   systemd (selftests/host/; RL_APPEND=1 adds its results
 #                   to build/results.txt; CI runs it after check-all)
 #   make check-containers   names per IPC namespace and the CDI spec in
-#                   Debian's podman and crun, in check-host's guest with
-#                   them (selftests/host/containers.sh; RL_APPEND=1 as
+#                   Debian's podman (rootful, rootless), crun and docker,
+#                   in check-host's guest with them (selftests/host/containers.sh; RL_APPEND=1 as
 #                   check-host's); CI runs it after check-host
 #   make check-lockup   the rig's own test: a CPU stuck in the guest's kernel
 #                   ends the guest within 60 s with every CPU's backtrace

@@ -1,18 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# make check-containers, inside the Debian 12 guest with podman and crun
-# (selftests/host/containers.sh boots it; the image's rl-check-host.service
-# runs this as /mnt/guest.sh and powers off when it ends). /mnt holds the
-# module, the CDI spec and rootfs.tar (a root of static rlctl and rlpace).
-# Names per IPC namespace in a real runtime: two containers that each
-# create "api" get two limiters; a container cannot see, attach to or
-# unlink the host's or the other's; --ipc=container: shares one, --ipc=host
-# sees the host's; rlctl share is the only way across; the CDI device name
-# gives the device; a rootless container (uid 1000) creates its own
-# names, owned by uid 1000, and its root cannot change the mode of, or
-# unlink, the host's limiter shared into it; a container's exit takes its names, and
-# the module unloads after. Every check prints "@@rl PASS|FAIL what".
+# make check-containers, inside the Debian 12 guest with podman, crun and
+# docker.io (selftests/host/containers.sh boots it; the image's
+# rl-check-host.service runs this as /mnt/guest.sh and powers off when it
+# ends). /mnt holds the module, the CDI spec and rootfs.tar (a root of
+# static rlctl and rlpace). Names per IPC namespace in a real runtime: two
+# containers that each create "api" get two limiters; a container cannot
+# see, attach to or unlink the host's or the other's; --ipc=container:
+# shares one, --ipc=host sees the host's; rlctl share is the only way
+# across; the CDI device name gives the device; a rootless container (uid
+# 1000) creates its own names, owned by uid 1000, and its root cannot
+# change the mode of, or unlink, the host's limiter shared into it; docker
+# run --device gives the device and a namespace of its own; a container's
+# exit takes its names, and the module unloads after. Every check prints
+# "@@rl PASS|FAIL what".
 
 exec </dev/null >/dev/console 2>&1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -122,6 +124,22 @@ check "rootless: root inside cannot unlink the share (no host CAP_SYS_ADMIN)" \
 check "rootless: hostonly is still there, mode 0644" grep -qx "mode 0644" $sys/hostonly/stat
 upodman rm -f r >/dev/null
 check "rootless: its names went with it" wait_for 10 sh -c "[ ! -e $sys/ipc:$ir ]"
+
+# Docker (Debian's docker.io, started at boot): --device, as documented.
+dapi_listed() { docker exec dk /rlctl list | grep -Eq "^api +4/s"; }
+check "docker: dockerd answers" wait_for 120 docker info -f '{{.ServerVersion}}'
+check "docker: docker import of the tools' root" sh -c "docker import /mnt/rootfs.tar rl:test >/dev/null"
+docker run -d --name dk --network none --device /dev/ratelimit rl:test \
+	/rlpace -N api -r 4/s -n 1000000 -q >/dev/null
+check "docker: the container creates its own api through --device" wait_for 60 dapi_listed
+id=$(stat -L -c %i "/proc/$(docker inspect -f '{{.State.Pid}}' dk)/ns/ipc")
+say "docker container dk up"
+check "docker: in an IPC namespace of its own" test -d "$sys/ipc:$id/api" -a "$id" != "$ia"
+check "docker: the host's limiter is out of reach" not docker exec dk /rlctl show hostonly
+check "docker: without --device the container has no /dev/ratelimit" \
+	not docker run --rm --network none rl:test /rlpace -r 1000/s -n 1 -q
+docker rm -f dk >/dev/null
+check "docker: its names went with it" wait_for 10 sh -c "[ ! -e $sys/ipc:$id ]"
 
 # The containers' exit takes their names; the host's stays.
 podman rm -f a b >/dev/null

@@ -21,8 +21,9 @@
 # Building it needs root (mmdebstrap's root mode, mkfs.ext4 -d keeping
 # the owners); a few minutes, most of them downloads and dpkg.
 # RL_HOST_VARIANT=containers makes the image of make check-containers
-# instead (selftests/host/containers.sh): the same with Debian's podman
-# and crun, in containers-bookworm-KEY.
+# instead (selftests/host/containers.sh): the same with Debian's podman,
+# crun and docker.io (and apparmor, whose parser dockerd needs on a kernel
+# with AppArmor, as Debian's is), in containers-bookworm-KEY.
 set -eu
 
 suite=bookworm
@@ -32,7 +33,7 @@ passwd procps libhiredis0.14 libsystemd0 python3 redis-server"
 variant=${RL_HOST_VARIANT:-host}
 case $variant in
 host) ;;
-containers) pkgs="$pkgs podman crun" ;;
+containers) pkgs="$pkgs podman crun docker.io apparmor" ;;
 *) echo "image: RL_HOST_VARIANT is host or containers, not $variant" >&2; exit 2 ;;
 esac
 size=6G
