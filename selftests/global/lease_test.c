@@ -670,6 +670,87 @@ static void test_config(void)
 	freeReplyObject(r);
 }
 
+/* The three keys of rl_lease for resource @r into @k. */
+static void lease_keys(char k[3][80], const char *r)
+{
+	snprintf(k[0], 80, "rl:{%s}:cfg", r);
+	snprintf(k[1], 80, "rl:{%s}:epoch", r);
+	snprintf(k[2], 80, "rl:{%s}:members", r);
+}
+
+/*
+ * rl_lease_many: resources {m}.a, {m}.none (unknown) and {m}.b of one
+ * slot renewed by host h1 in one call, host h2 calling rl_lease on each
+ * known one: each reply its own (RLNOCONF stays with {m}.none), and the
+ * shares those of one call per resource (fair: 500 / 500 of 1000 once
+ * both are members).
+ */
+static void test_many(void)
+{
+	const char *names[3] = { "{m}.a", "{m}.none", "{m}.b" };
+	const char *argv[3 + 3 * 3 + 5 * 3];
+	char k[3][3][80];
+	double has[2] = { -1, -1 };
+	redisReply *r, *e;
+	int i, j, n = 0, round, errs = 0;
+	bool err_own = false;
+
+	hold = "0";
+	for (i = 0; i < 3; i += 2) {
+		res = names[i];
+		configure("lease", "1000", "fair", "2000", "0");
+		/* no learning period: the shares at once */
+		r = redisCommand(rc, "HSET rl:{%s}:epoch learn_until 0", res);
+		freeReplyObject(r);
+	}
+	r = NULL;
+	argv[n++] = "FCALL";
+	argv[n++] = "rl_lease_many";
+	argv[n++] = "9";
+	for (i = 0; i < 3; i++) {
+		lease_keys(k[i], names[i]);
+		for (j = 0; j < 3; j++)
+			argv[n++] = k[i][j];
+	}
+	for (i = 0; i < 3; i++) {
+		const char *a[5] = { "h1", "5000", "500", "1", "0" };
+
+		for (j = 0; j < 5; j++)
+			argv[n++] = a[j];
+	}
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 3; i += 2) {
+			res = names[i];
+			freeReplyObject(fcall("rl_lease", 5, "h2", "5000", "500",
+					      "1", "0"));
+		}
+		freeReplyObject(r);
+		r = redisCommandArgv(rc, n, argv, NULL);
+	}
+	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+		check(0, "rl_lease_many", "reply: %s", r && r->str ? r->str : "not 3");
+		freeReplyObject(r);
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		e = r->element[i];
+		if (i == 1) {
+			err_own = e->type == REDIS_REPLY_ERROR &&
+				  strstr(e->str, "RLNOCONF");
+		} else if (e->type == REDIS_REPLY_ARRAY && e->elements == 9) {
+			has[i / 2] = atof(e->element[0]->str);
+		} else {
+			errs++;
+		}
+	}
+	check(err_own && !errs && fabs(has[0] - 500) < 1 &&
+	      fabs(has[1] - 500) < 1, "rl_lease_many",
+	      "3 resources of one slot in one call: has %.1f, %s, %.1f %s",
+	      has[0], err_own ? "RLNOCONF" : "no error for the unknown one",
+	      has[1], "(fair: 500 each beside h2's rl_lease)");
+	freeReplyObject(r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || argc > 3) {
@@ -683,6 +764,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_config();
+	test_many();
 	test_random("rand", NHOST);
 	test_random("rand100", 100);
 	test_fair();

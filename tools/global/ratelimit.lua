@@ -19,7 +19,8 @@
 -- rl_lease, rl_leave and rl_info use only the first three, and rlsyncd
 -- passes three to rl_lease: in a Redis Cluster migrating the slot, the
 -- importing node serves a call after ASKING only if all its keys are
--- there, and the bucket does not exist in lease mode.
+-- there, and the bucket does not exist in lease mode. rl_lease_many
+-- renews several resources of one slot: those three of each in turn.
 -- Rates are tokens per second, returned as decimal strings; times are
 -- milliseconds of Redis's clock (TIME), durations relative ones. Errors
 -- are "RLxxx text" replies so that callers can tell them apart.
@@ -389,14 +390,9 @@ local function prepare(keys, c, host, wants, weight, now)
 	return m, free_for(c, ms, host, now), { level = level, ratio = ratio }
 end
 
--- rl_lease: KEYS as above; ARGV: host, wants, has (the rate the host runs
--- at now), weight, floor (the safe rate it asks to have reserved).
--- Returns { has, floor, lease_ms, refresh_ms, hold_ms, learning (0/1),
--- epoch, server time ms, config version }: the host may run at has for
--- lease_ms, then at floor for hold_ms more, measured from before it sent
--- the call. O(1) above SMALL members (prepare()).
-local function rl_lease(keys, args)
-	local now = now_ms()
+-- One lease at @now: the work of rl_lease (below) on one resource, which
+-- rl_lease_many does for each of its resources.
+local function lease(keys, args, now)
 	local c = need_cfg(keys, 'lease')
 	local host = tostring(args[1])
 	local wants, reported = num(args[2], 'wants'), num(args[3], 'has')
@@ -436,6 +432,52 @@ local function rl_lease(keys, args)
 	end
 	return { fmt(m.has), fmt(m.floor), c.lease_ms, c.refresh_ms, c.hold_ms,
 		 learning and 1 or 0, id, string.format('%d', now), c.version }
+end
+
+-- rl_lease: KEYS as above; ARGV: host, wants, has (the rate the host runs
+-- at now), weight, floor (the safe rate it asks to have reserved).
+-- Returns { has, floor, lease_ms, refresh_ms, hold_ms, learning (0/1),
+-- epoch, server time ms, config version }: the host may run at has for
+-- lease_ms, then at floor for hold_ms more, measured from before it sent
+-- the call. O(1) above SMALL members (prepare()).
+local function rl_lease(keys, args)
+	return lease(keys, args, now_ms())
+end
+
+-- rl_lease_many: the leases of several resources in one call, for
+-- resources whose keys share a hash slot (their names begin with the same
+-- hash tag, {api}.users and {api}.orders: a Redis Cluster refuses keys of
+-- several slots in one call). KEYS: rl_lease's three of each resource in
+-- turn; ARGV: rl_lease's five of each, in the same order. Returns one
+-- reply per resource, in order: rl_lease's, or the error rl_lease would
+-- have replied for it (RLNOCONF for a resource Redis does not know): an
+-- error stays with its resource. One TIME for all: for a later resource
+-- it is early by the time the call has run (a few ms for 128), which
+-- only makes the others' leases, quarantines and memberships, and the
+-- learning period, look as if they lasted longer (reserved longer: on
+-- the safe side); its own new lease still ends later in Redis than on
+-- its host, whose agent counts it from before it sent the call.
+local function rl_lease_many(keys, args)
+	local n = #keys / 3
+	if n < 1 or n ~= math.floor(n) or #args ~= n * 5 then
+		return fail('RLARG rl_lease_many takes 3 keys and 5 arguments per resource')
+	end
+	local now, out = now_ms(), {}
+	for i = 0, n - 1 do
+		local k, a = {}, {}
+		for j = 1, 3 do
+			k[j] = keys[i * 3 + j]
+		end
+		for j = 1, 5 do
+			a[j] = args[i * 5 + j]
+		end
+		local ok, r = pcall(lease, k, a, now)
+		if not ok and type(r) ~= 'table' then
+			r = redis.error_reply('ERR ' .. tostring(r))
+		end
+		out[i + 1] = r
+	end
+	return out
 end
 
 -- rl_leave: KEYS as above; ARGV: host. A host that stopped gives back its
@@ -541,6 +583,7 @@ end
 
 redis.register_function('rl_config', rl_config)
 redis.register_function('rl_lease', rl_lease)
+redis.register_function('rl_lease_many', rl_lease_many)
 redis.register_function('rl_leave', rl_leave)
 redis.register_function{ function_name = 'rl_info', callback = rl_info,
 			 flags = { 'no-writes' } }
