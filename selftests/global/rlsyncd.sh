@@ -72,10 +72,13 @@ STATUS=2 expect "unknown option" "^rlsyncd: " --bogus api=1/s
 STATUS=2 expect "missing operand" "nothing to link" --redis "unix:$sock"
 STATUS=2 expect "bad number" "bad lease '10x'" -l 10x api=1/s
 STATUS=2 expect "bad name" "'a/b=1/s': bad limiter or resource name" a/b=1/s
+STATUS=2 expect "bad hash tag" "'a@{api=1/s': bad limiter or resource name" 'a@{api=1/s'
 STATUS=2 expect "links and --config" "give links or --config, not both" \
 	-c /nonexistent api=1/s
 expect "unknown resource" "unknown resource nope at redis" \
 	--redis "unix:$sock" api@nope
+expect "unknown resource behind a hash tag" \
+	"unknown resource {api}.users at redis" --redis "unix:$sock" 'api@{api}.users'
 printf '[api]\nrate = 1/s\n[global api]\nrate = 100/s\nlease = 10x\n' \
 	>"$tmp/bad.conf"
 expect "bad config line" "bad.conf:5: \[global api\]: bad lease '10x'" \

@@ -213,7 +213,7 @@ static int parse_link(const struct opts *o, const char *arg,
 	if (at)
 		*at = '\0';
 	*s = o->common;
-	if (!rl_name_valid(name) || (at && !rl_name_valid(at + 1)))
+	if (!rl_name_valid(name) || (at && !rls_resource_valid(at + 1)))
 		return tool_usage(EXIT_USAGE, "'%s': bad limiter or resource name",
 				  arg);
 	snprintf(s->name, sizeof(s->name), "%.*s", RL_NAME_MAX - 1, name);

@@ -160,6 +160,15 @@ int rls_conn_parse(const char *v, struct rls_conn *c, const char **why);
 /* HOST:PORT, [IPV6]:PORT or unix:PATH of @c into @buf (rlsyncd_conn.c). */
 const char *rls_conn_label(const struct rls_conn *c, char *buf, size_t len);
 
+/*
+ * Whether @v may name a global resource: a limiter's name, or one after
+ * a hash tag, "{TAG}REST" (TAG a limiter's name, REST of a name's
+ * characters, maybe empty): the resources of one TAG have their keys
+ * rl:{{TAG}REST}:* in one hash slot (Redis hashes what is between the
+ * first braces, "{TAG"), so their renewals go in one call (rl_lease_many).
+ */
+bool rls_resource_valid(const char *v);
+
 /* "RATE/PERIOD" as tokens per second; "0" is 0. Returns 0 or -EINVAL. */
 int rls_parse_tps(const char *v, double *tps);
 

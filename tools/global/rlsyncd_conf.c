@@ -471,9 +471,26 @@ static int set_safe(struct rls_spec *s, const char *v)
 	return 0;
 }
 
+bool rls_resource_valid(const char *v)
+{
+	static const char name_chars[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+	const char *close = v[0] == '{' ? strchr(v, '}') : NULL;
+	char tag[RL_NAME_MAX];
+
+	if (!close)
+		return rl_name_valid(v);
+	if (strlen(v) >= RL_NAME_MAX || close - v - 1 <= 0)
+		return false;
+	snprintf(tag, sizeof(tag), "%.*s", (int)(close - v - 1), v + 1);
+	/* the rest of a name's characters, so "{api}.users" too */
+	return rl_name_valid(tag) &&
+	       strspn(close + 1, name_chars) == strlen(close + 1);
+}
+
 static int set_name(char *dst, const char *v)
 {
-	if (!rl_name_valid(v))
+	if (!rls_resource_valid(v))
 		return -EINVAL;
 	snprintf(dst, RL_NAME_MAX, "%s", v);
 	return 0;
