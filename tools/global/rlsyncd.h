@@ -282,6 +282,14 @@ void rls_redis_stale(struct rls_redis *r);
 bool rls_redis_lib(const struct rls_redis *r);
 void rls_redis_set_lib(struct rls_redis *r, bool lib);
 /*
+ * Whether the library on @r's server lacks rl_lease_many (an older one):
+ * renewals go one resource a call there, for a minute after it was found
+ * so (then a call of several tries again: the operator may have loaded
+ * the new one); set it (cleared when rlsyncd loads the library itself).
+ */
+bool rls_redis_single(const struct rls_redis *r);
+void rls_redis_set_single(struct rls_redis *r, bool single);
+/*
  * SUBSCRIBE @channel on @r, which must be its caller's alone (it is
  * shared with nobody from then on); 0, or -EIO (-EBUSY: shared).
  */
@@ -301,6 +309,11 @@ int rls_redis_message(struct rls_redis *r, char *buf, size_t len);
  * the hash tag {RESOURCE}, as Redis computes it).
  */
 unsigned int rls_cluster_slot(const char *key);
+/*
+ * The slot of resource @res, that of its keys rl:{RES}:... (with or
+ * without a cluster: the resources of one slot share rl_lease_many calls).
+ */
+unsigned int rls_cluster_res_slot(const char *res);
 /* The connection to the primary owning @s's resource, shared. */
 struct rls_redis *rls_cluster_connect(const struct rls_spec *s,
 				      double timeout_ms, bool say);
@@ -401,27 +414,48 @@ struct rls_lease {
 	bool learning;
 };
 
-/*
- * rl_lease for @host. Returns 0, -ENOENT when Redis does not know @res
- * (state lost or never configured), -ENOEXEC when it lacks the library,
- * -EAGAIN when it cannot serve it for a while (a failover or migration
- * under way: CLUSTERDOWN, TRYAGAIN, LOADING, MASTERDOWN), or -EIO
- * (connection or other error; @err says what).
+/* Resources renewed in one call at most (rl_lease_many). */
+#define RLS_GROUP_MAX	128
+
+/**
+ * struct rls_renewal - one resource's lease renewal, in a call of its own
+ * (rl_lease) or in one of several resources of one hash slot
+ * (rl_lease_many)
+ * @res: the resource
+ * @in:  what it reports: wants, has (the rate run at now), weight, floor
+ * @ret: 0, -ENOENT when Redis does not know @res (state lost or never
+ *       configured), -ENOEXEC when it lacks the library, -EAGAIN when it
+ *       cannot serve it for a while (a failover or migration under way:
+ *       CLUSTERDOWN, TRYAGAIN, LOADING, MASTERDOWN), -EIO (connection or
+ *       other error), or, in a call of several, -EXDEV when Redis could
+ *       not serve them as one call (MOVED, ASK, TRYAGAIN, a library
+ *       without rl_lease_many): renew it alone (rls_redis_lease())
+ * @out: the lease, when @ret is 0
+ * @err: what went wrong, when @ret is not 0
  */
-int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
-		    const double in[4], struct rls_lease *out, char *err,
-		    unsigned int errlen);
+struct rls_renewal {
+	const char *res;
+	double in[4];
+	int ret;
+	struct rls_lease out;
+	char err[256];
+};
 
 /*
- * The same in two halves, to pipeline the renewals of many resources on
- * one connection: queue each with rls_redis_lease_send() (0 or -EIO),
- * then read their replies in the same order with rls_redis_lease_recv().
+ * The renewals @rn (@k, 1 to RLS_GROUP_MAX, of one hash slot when more
+ * than one) for @host, in one call (rl_lease for one, rl_lease_many for
+ * more): queued by rls_redis_lease_send() (0 or -EIO), their replies read
+ * by rls_redis_lease_recv() (into each @rn's @ret, @out and @err), in the
+ * order the calls were queued, so that the calls of many slots go in
+ * one round trip on one connection.
  */
-int rls_redis_lease_send(struct rls_redis *r, const char *res,
-			 const char *host, const double in[4]);
-int rls_redis_lease_recv(struct rls_redis *r, const char *res,
-			 const char *host, const double in[4],
-			 struct rls_lease *out, char *err, unsigned int errlen);
+int rls_redis_lease_send(struct rls_redis *r, const char *host,
+			 struct rls_renewal *const *rn, unsigned int k);
+void rls_redis_lease_recv(struct rls_redis *r, const char *host,
+			  struct rls_renewal *const *rn, unsigned int k);
+/* One renewal alone, sent and read; a MOVED or ASK followed once. */
+void rls_redis_lease(struct rls_redis *r, const char *host,
+		     struct rls_renewal *rn);
 
 /* rl_leave for @host; errors ignored. */
 void rls_redis_leave(struct rls_redis *r, const char *res, const char *host);

@@ -84,13 +84,18 @@ unsigned int rls_cluster_slot(const char *key)
 	return crc16(key, strlen(key)) % SLOTS;
 }
 
-/* The slot of @s's resource: that of its keys rl:{R}:... */
-static unsigned int res_slot(const struct rls_spec *s)
+unsigned int rls_cluster_res_slot(const char *res)
 {
 	char key[RL_NAME_MAX + 16];
 
-	snprintf(key, sizeof(key), "rl:{%s}:cfg", s->resource);
+	snprintf(key, sizeof(key), "rl:{%s}:cfg", res);
 	return rls_cluster_slot(key);
+}
+
+/* The slot of @s's resource. */
+static unsigned int res_slot(const struct rls_spec *s)
+{
+	return rls_cluster_res_slot(s->resource);
 }
 
 void rls_cluster_stale(void)

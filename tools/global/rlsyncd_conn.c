@@ -601,6 +601,8 @@ static redisReply *rls_io_reply(struct rls_io *io)
  * @conn: what it was made for, the key links share it by
  * @refs: the links that hold it
  * @lib:  the function library was found (or loaded) on it
+ * @single_ms: when that library was found without rl_lease_many (an
+ *         older one: one resource a call for a minute)
  */
 struct rls_redis {
 	struct rls_io *io;
@@ -620,6 +622,7 @@ struct rls_redis {
 	struct rls_conn conn;	/* what it was opened with: the pool's key */
 	unsigned int refs;	/* links and callers holding it */
 	bool lib;		/* the function library is known to be there */
+	double single_ms;	/* rl_lease_many not found then (0: never) */
 	double timeout_ms;	/* the wait for a reply */
 	struct rls_redis *next;	/* in pool */
 };
@@ -1107,4 +1110,17 @@ bool rls_redis_lib(const struct rls_redis *r)
 void rls_redis_set_lib(struct rls_redis *r, bool lib)
 {
 	r->lib = lib;
+}
+
+/* A library found without rl_lease_many is looked at again this late. */
+#define SINGLE_MS	60000.0
+
+bool rls_redis_single(const struct rls_redis *r)
+{
+	return r && r->single_ms && now_ms() - r->single_ms < SINGLE_MS;
+}
+
+void rls_redis_set_single(struct rls_redis *r, bool single)
+{
+	r->single_ms = single ? now_ms() : 0;
 }

@@ -472,9 +472,8 @@ static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 	return false;
 }
 
-/* Queue @l's renewal: its demand, its rate, its weight and floor. */
-static int lease_send(struct rls_link *l, uint64_t now, const char *host,
-		      double in[4])
+/* What @l's renewal reports: its demand, its rate, its weight and floor. */
+static void lease_args(struct rls_link *l, uint64_t now, double in[4])
 {
 	if (l->shift >= 0) {
 		/* demand_shifted()'s: the window it read ends now */
@@ -500,46 +499,73 @@ static int lease_send(struct rls_link *l, uint64_t now, const char *host,
 	in[1] = fmax(l->running, 0);
 	in[2] = l->spec.weight;
 	in[3] = l->spec.safe == RLS_SAFE ? l->spec.safe_rate : 0;
-	return rls_redis_lease_send(l->redis, l->spec.resource, host, in);
 }
 
 /**
- * struct reply - a renewal's reply, kept until all of the round trip's are
+ * struct reply - a renewal and its reply, kept until all of the round
+ * trip's are
  * @l:          the link renewed
- * @in:         what it asked (for a redirection's retry)
- * @ret:        rls_redis_lease_recv()'s, or the send's error
- * @ls:         the lease, when @ret is 0
- * @short_acks: grants of it that WAIT found short
+ * @rn:         what it reports (also for a redirection's retry), and the
+ *              reply, or the send's error
+ * @slot:       the hash slot of its resource
+ * @k:          the renewals of the call it starts (0: in the call of one
+ *              before it)
+ * @short_acks: grants of its call that WAIT found short
  * @got:        when the reply was read
- * @err:        what went wrong, when @ret is not 0
  */
 struct reply {
 	struct rls_link *l;
-	double in[4];
-	int ret;
-	struct rls_lease ls;
+	struct rls_renewal rn;
+	unsigned int slot;
+	unsigned int k;
 	unsigned int short_acks;
 	uint64_t got;
-	char err[256];
 };
 
-/* Queue @rp's renewal on @r; then read its reply. */
-static void lease_call(struct rls_redis *r, struct reply *rp, bool send,
-		       uint64_t now, const char *host)
+/* Renewals by slot, then in the order of the links. */
+static int by_slot(const void *a, const void *b)
 {
-	struct rls_link *l = rp->l;
+	const struct reply *x = a, *y = b;
 
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return x->l < y->l ? -1 : x->l > y->l;
+}
+
+/*
+ * Queue the renewals @rp (@k, of one slot) in one call on @r (rl_lease,
+ * or rl_lease_many for more than one); or, once queued, read its reply.
+ */
+static void lease_call(struct rls_redis *r, struct reply *rp, unsigned int k,
+		       bool send, uint64_t now, const char *host)
+{
+	struct rls_renewal *rn[RLS_GROUP_MAX] = { &rp[0].rn };
+	unsigned int i, acks;
+	int ret;
+
+	for (i = 1; i < k; i++)
+		rn[i] = &rp[i].rn;
 	if (send) {
-		rp->ret = lease_send(l, now, host, rp->in);
-		if (rp->ret)
-			snprintf(rp->err, sizeof(rp->err), "%s", rls_redis_error(r));
+		for (i = 0; i < k; i++) {
+			rp[i].rn.res = rp[i].l->spec.resource;
+			lease_args(rp[i].l, now, rp[i].rn.in);
+		}
+		ret = rls_redis_lease_send(r, host, rn, k);
+		for (i = 0; ret && i < k; i++) {
+			rp[i].rn.ret = ret;
+			snprintf(rp[i].rn.err, sizeof(rp[i].rn.err), "%s",
+				 rls_redis_error(r));
+		}
 		return;
 	}
-	if (!rp->ret)
-		rp->ret = rls_redis_lease_recv(r, l->spec.resource, host, rp->in,
-					       &rp->ls, rp->err, sizeof(rp->err));
-	rp->short_acks = rls_redis_short_acks(r);
-	rp->got = rl_now_ns();
+	if (!rp[0].rn.ret)
+		rls_redis_lease_recv(r, host, rn, k);
+	/* one WAIT behind the call: for the grants of all its renewals */
+	acks = rls_redis_short_acks(r);
+	for (i = 0; i < k; i++) {
+		rp[i].short_acks = acks;
+		rp[i].got = rl_now_ns();
+	}
 }
 
 /* The reply @rp of a renewal sent at @sent, applied. */
@@ -547,12 +573,12 @@ static void lease_done(struct reply *rp, uint64_t now, uint64_t sent,
 		       const char *host, const char *lua)
 {
 	struct rls_link *l = rp->l;
-	int ret = rp->ret;
+	int ret = rp->rn.ret;
 
 	l->wait_short += rp->short_acks;
 	if (!ret) {
 		l->rtt_ms = (double)(rp->got - sent) / NS_PER_MS;
-		take_lease(l, &rp->ls, sent, rp->got);
+		take_lease(l, &rp->rn.out, sent, rp->got);
 	} else if (ret == -ENOENT && l->spec.configure) {
 		/* Redis lost the resource: configure it again, then renew */
 		if (!rls_redis_config(l->redis, &l->spec, host))
@@ -565,12 +591,12 @@ static void lease_done(struct reply *rp, uint64_t now, uint64_t sent,
 		l->next_ns = now;
 	} else if (ret == -EAGAIN) {
 		/* a failover or a migration under way: soon again */
-		link_down(l, rp->err);
+		link_down(l, rp->rn.err);
 		l->next_ns = rp->got + retry_ns(l);
 		l->fails++;
 	} else {
 		link_down(l, ret == -ENOENT ? "resource unknown (state lost?)" :
-			      rp->err);
+			      rp->rn.err);
 	}
 	sentinel_follow(l, rp->short_acks);
 	rls_state_write(l);
@@ -578,15 +604,19 @@ static void lease_done(struct reply *rp, uint64_t now, uint64_t sent,
 
 /*
  * One round trip on @r for the links of @links marked due that use it:
- * all renewals queued, all replies read, then each applied (what a
- * reply asks, another call, comes after the pipeline is drained).
+ * all renewals queued, those of one hash slot in one call (up to
+ * RLS_GROUP_MAX; one a call where the library lacks rl_lease_many), all
+ * replies read, then each applied (what a reply asks, another call,
+ * comes after the pipeline is drained). A call of several that Redis
+ * refused whole (a slot being migrated, MOVED) is made again one
+ * resource a call, each following its redirection.
  */
 static void renew(struct rls_redis *r, struct rls_link *links, unsigned int n,
 		  struct reply *rep, uint64_t now, const char *host,
 		  const char *lua)
 {
 	uint64_t sent = rl_now_ns();
-	unsigned int i, m = 0;
+	unsigned int i, j, m = 0;
 
 	for (i = 0; i < n; i++) {
 		if (!links[i].due || links[i].redis != r)
@@ -594,10 +624,25 @@ static void renew(struct rls_redis *r, struct rls_link *links, unsigned int n,
 		links[i].due = false;
 		memset(&rep[m], 0, sizeof(rep[m]));
 		rep[m].l = &links[i];
-		lease_call(r, &rep[m++], true, now, host);
+		rep[m++].slot = rls_cluster_res_slot(links[i].spec.resource);
 	}
-	for (i = 0; i < m; i++)
-		lease_call(r, &rep[i], false, now, host);
+	qsort(rep, m, sizeof(*rep), by_slot);
+	for (i = 0; i < m; i = j) {
+		for (j = i + 1; j < m && !rls_redis_single(r) &&
+		     j - i < RLS_GROUP_MAX && rep[j].slot == rep[i].slot; j++)
+			;
+		rep[i].k = j - i;
+		lease_call(r, &rep[i], rep[i].k, true, now, host);
+	}
+	for (i = 0; i < m; i += rep[i].k)
+		lease_call(r, &rep[i], rep[i].k, false, now, host);
+	for (i = 0; i < m; i++) {
+		if (rep[i].rn.ret != -EXDEV)
+			continue;
+		rls_redis_lease(r, host, &rep[i].rn);
+		rep[i].short_acks += rls_redis_short_acks(r);
+		rep[i].got = rl_now_ns();
+	}
 	for (i = 0; i < m; i++)
 		lease_done(&rep[i], now, sent, host, lua);
 }
@@ -610,8 +655,8 @@ static void renew_one(struct rls_link *l, uint64_t now, const char *host,
 	struct reply rp = { .l = l };
 
 	l->due = false;
-	lease_call(l->redis, &rp, true, now, host);
-	lease_call(l->redis, &rp, false, now, host);
+	lease_call(l->redis, &rp, 1, true, now, host);
+	lease_call(l->redis, &rp, 1, false, now, host);
 	lease_done(&rp, now, sent, host, lua);
 }
 

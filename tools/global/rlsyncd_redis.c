@@ -4,9 +4,11 @@
  * tools/global/ratelimit.lua, over connections of rlsyncd_conn.c (socket
  * or TLS, with hiredis's protocol code): blocking calls bounded by a
  * timeout. Links with the same address share one connection, on which
- * the lease renewals of all of them are pipelined: N commands queued
- * with rls_redis_lease_send(), then N replies read with
- * rls_redis_lease_recv(), one round trip. A link's connection is to the
+ * the lease renewals of all of them are pipelined: N calls queued with
+ * rls_redis_lease_send(), then N replies read with
+ * rls_redis_lease_recv(), one round trip; a call renews one resource
+ * (rl_lease) or several of one hash slot (rl_lease_many), which costs
+ * Redis less than one call each. A link's connection is to the
  * primary that the sentinels name (rlsyncd_sentinel.c) or that owns its
  * resource's slot (rlsyncd_cluster.c), whose MOVED and ASK are followed
  * here.
@@ -45,12 +47,28 @@ struct rls_redis *rls_redis_connect(const struct rls_spec *s,
 	return r;
 }
 
+/* The size of a resource's Redis key (rl:{RES}:cfg, ...). */
+#define KEY_MAX		(RL_NAME_MAX + 16)
+
 /* The arguments of an FCALL. */
 struct fcall_args {
-	char keys[4][RL_NAME_MAX + 16];
+	char keys[4][KEY_MAX];
 	const char *argv[24];
 	int n;
 };
+
+/*
+ * The first @n keys of resource @res into @keys, in the order the library
+ * takes them: cfg, epoch, members, bucket.
+ */
+static void res_keys(char (*keys)[KEY_MAX], const char *res, int n)
+{
+	static const char *const what[4] = { "cfg", "epoch", "members", "bucket" };
+	int i;
+
+	for (i = 0; i < n; i++)
+		snprintf(keys[i], sizeof(keys[i]), "rl:{%s}:%s", res, what[i]);
+}
 
 /*
  * FCALL @fn on resource @res with @argc string arguments, into @a; rl_lease
@@ -63,10 +81,7 @@ static void fcall_build(struct fcall_args *a, const char *fn, const char *res,
 {
 	int i, nkeys = strcmp(fn, "rl_lease") ? 4 : 3;
 
-	snprintf(a->keys[0], sizeof(a->keys[0]), "rl:{%s}:cfg", res);
-	snprintf(a->keys[1], sizeof(a->keys[1]), "rl:{%s}:epoch", res);
-	snprintf(a->keys[2], sizeof(a->keys[2]), "rl:{%s}:members", res);
-	snprintf(a->keys[3], sizeof(a->keys[3]), "rl:{%s}:bucket", res);
+	res_keys(a->keys, res, 4);
 	a->n = 0;
 	a->argv[a->n++] = "FCALL";
 	a->argv[a->n++] = fn;
@@ -77,7 +92,7 @@ static void fcall_build(struct fcall_args *a, const char *fn, const char *res,
 		a->argv[a->n++] = args[i];
 }
 
-static bool is_err(redisReply *rep, const char *code)
+static bool is_err(const redisReply *rep, const char *code)
 {
 	return rep && rep->type == REDIS_REPLY_ERROR && rep->str &&
 	       !strncmp(rep->str, code, strlen(code));
@@ -86,11 +101,11 @@ static bool is_err(redisReply *rep, const char *code)
 /*
  * Redis Cluster: @rep (freed) is "MOVED SLOT HOST:PORT" or "ASK SLOT
  * HOST:PORT": the slot map is read again before the next routing, and the
- * FCALL @a is sent once to the node named (after ASKING for ASK). The
+ * FCALL @argv_fcall is sent once to the node named (after ASKING for ASK). The
  * reply there, or @rep itself if not a redirection.
  */
-static redisReply *redirect(struct rls_redis *r, redisReply *rep,
-			    struct fcall_args *a)
+static redisReply *redirect(struct rls_redis *r, redisReply *rep, int argc,
+			    const char **argv_fcall)
 {
 	const char *argv[1] = { "ASKING" };
 	bool ask = is_err(rep, "ASK ");
@@ -111,7 +126,7 @@ static redisReply *redirect(struct rls_redis *r, redisReply *rep,
 	if (rls_redis_lib(to) || !cluster_lua ||
 	    !rls_redis_library(to, cluster_lua)) {
 		if ((!ask || !rls_redis_send(to, 1, argv, NULL)) &&
-		    !rls_redis_send(to, a->n, a->argv, NULL)) {
+		    !rls_redis_send(to, argc, argv_fcall, NULL)) {
 			if (ask)
 				freeReplyObject(rls_redis_recv(to));
 			again = rls_redis_recv(to);
@@ -142,7 +157,7 @@ static redisReply *fcall_wait(struct rls_redis *r, const char *fn,
 		rep = rls_redis_send(r, a.n, a.argv, NULL) ? NULL : rls_redis_recv(r);
 	else
 		rep = rls_redis_grant_send(r, a.n, a.argv) ? NULL : rls_redis_grant_recv(r);
-	return redirect(r, rep, &a);
+	return redirect(r, rep, a.n, a.argv);
 }
 
 static redisReply *fcall(struct rls_redis *r, const char *fn, const char *res,
@@ -238,6 +253,7 @@ int rls_redis_library(struct rls_redis *r, const char *lua)
 	}
 	freeReplyObject(rep);
 	rls_redis_set_lib(r, true);
+	rls_redis_set_single(r, false);	/* this library has rl_lease_many */
 	return 0;
 }
 
@@ -337,81 +353,167 @@ static double num_of(const redisReply *e)
 	return e->str ? strtod(e->str, NULL) : 0;
 }
 
-/* The arguments of rl_lease, into @a. */
-static void lease_args(struct fcall_args *a, const char *res, const char *host,
-		       const double in[4], char num[4][32])
-{
-	const char *args[5] = { host, num[0], num[1], num[2], num[3] };
-	int i;
+/*
+ * The FCALL of renewals: rl_lease with the three keys of one resource and
+ * its five arguments, or rl_lease_many with those of each resource in
+ * turn. Built at each send (its text is copied into the connection's
+ * output at once), so one for all.
+ */
+static struct lease_call {
+	const char *argv[3 + 8 * RLS_GROUP_MAX];
+	char keys[3 * RLS_GROUP_MAX][KEY_MAX];
+	char num[4 * RLS_GROUP_MAX][32];
+	char nkeys[16];
+	int n;
+} call;
 
-	for (i = 0; i < 4; i++)
-		fmt(num[i], sizeof(num[i]), in[i]);
-	fcall_build(a, "rl_lease", res, 5, args);
+/* The call of the renewals @rn (@k) for @host, into call. */
+static void lease_build(const char *host, struct rls_renewal *const *rn,
+			unsigned int k)
+{
+	unsigned int i, j;
+
+	call.n = 0;
+	call.argv[call.n++] = "FCALL";
+	call.argv[call.n++] = k == 1 ? "rl_lease" : "rl_lease_many";
+	snprintf(call.nkeys, sizeof(call.nkeys), "%u", 3 * k);
+	call.argv[call.n++] = call.nkeys;
+	for (i = 0; i < k; i++) {
+		res_keys(&call.keys[3 * i], rn[i]->res, 3);
+		for (j = 0; j < 3; j++)
+			call.argv[call.n++] = call.keys[3 * i + j];
+	}
+	for (i = 0; i < k; i++) {
+		call.argv[call.n++] = host;
+		for (j = 0; j < 4; j++) {
+			fmt(call.num[4 * i + j], sizeof(call.num[0]), rn[i]->in[j]);
+			call.argv[call.n++] = call.num[4 * i + j];
+		}
+	}
 }
 
-int rls_redis_lease_send(struct rls_redis *r, const char *res,
-			 const char *host, const double in[4])
+int rls_redis_lease_send(struct rls_redis *r, const char *host,
+			 struct rls_renewal *const *rn, unsigned int k)
 {
-	struct fcall_args a;
-	char num[4][32];
-
-	lease_args(&a, res, host, in, num);
-	return rls_redis_grant_send(r, a.n, a.argv);
+	if (!k || k > RLS_GROUP_MAX)
+		return -EINVAL;
+	lease_build(host, rn, k);
+	return rls_redis_grant_send(r, call.n, call.argv);
 }
 
-int rls_redis_lease_recv(struct rls_redis *r, const char *res,
-			 const char *host, const double in[4],
-			 struct rls_lease *out, char *err, unsigned int errlen)
+/*
+ * The error reply @e of a renewal as its ret (struct rls_renewal). Redis
+ * puts "ERR " before an error inside an array (rl_lease_many's reply of
+ * one resource): skipped.
+ */
+static int lease_error(const char *e)
+{
+	static const char *const later[] = {
+		"CLUSTERDOWN", "TRYAGAIN", "LOADING", "MASTERDOWN",
+	};
+	unsigned int i;
+
+	if (!strncmp(e, "ERR ", 4))
+		e += 4;
+	if (!strncmp(e, "RLNOCONF", 8))
+		return -ENOENT;
+	for (i = 0; i < ARRAY_SIZE(later); i++) {
+		if (!strncmp(e, later[i], strlen(later[i])))
+			return -EAGAIN;
+	}
+	return strstr(e, "not found") ? -ENOEXEC : -EIO;
+}
+
+/* @rep, one resource's reply (rl_lease's, or one of rl_lease_many's), into @rn. */
+static void lease_reply(struct rls_redis *r, const redisReply *rep,
+			struct rls_renewal *rn)
+{
+	rn->ret = 0;
+	if (rep && rep->type == REDIS_REPLY_ERROR && rep->str)
+		rn->ret = lease_error(rep->str);
+	else if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 9)
+		rn->ret = -EIO;
+	if (rn->ret) {
+		if (rep)
+			rls_redis_reply_error(r, rep, rn->err, sizeof(rn->err));
+		else
+			snprintf(rn->err, sizeof(rn->err), "%s", rls_redis_error(r));
+		return;
+	}
+	rn->out.has = num_of(rep->element[0]);
+	rn->out.floor = num_of(rep->element[1]);
+	rn->out.lease_ms = num_of(rep->element[2]);
+	rn->out.refresh_ms = num_of(rep->element[3]);
+	rn->out.hold_ms = num_of(rep->element[4]);
+	rn->out.learning = num_of(rep->element[5]) != 0;
+}
+
+/*
+ * The reply @rep of an rl_lease_many call that is not one per resource
+ * (an error of the call as a whole) into the renewals @rn (@k): renewed
+ * alone later (-EXDEV) if a redirection or TRYAGAIN (a slot being
+ * migrated may hold some of the keys), CROSSSLOT (keys this agent took for
+ * one slot's that Redis does not) or a library without rl_lease_many
+ * (then no call of several on @r for a while: said once) refused the
+ * call, else its error for each.
+ */
+static void many_failed(struct rls_redis *r, const redisReply *rep,
+			struct rls_renewal *const *rn, unsigned int k)
+{
+	static bool said;
+	unsigned int i;
+	bool alone;
+
+	lease_reply(r, rep, rn[0]);
+	alone = rn[0]->ret == -ENOEXEC || is_err(rep, "TRYAGAIN") ||
+		is_err(rep, "MOVED ") || is_err(rep, "ASK ") ||
+		is_err(rep, "CROSSSLOT");
+	if (rn[0]->ret == -ENOEXEC) {
+		rls_redis_set_single(r, true);
+		if (!said)
+			fprintf(stderr, PROG ": redis %s: rl_lease_many: %s: %s\n",
+				rls_redis_addr(r), rn[0]->err,
+				"renewing one resource a call (an older library? load this one with FUNCTION LOAD REPLACE)");
+		said = true;
+	}
+	for (i = 0; i < k; i++) {
+		rn[i]->ret = alone ? -EXDEV : rn[0]->ret;
+		snprintf(rn[i]->err, sizeof(rn[i]->err), "%s", rn[0]->err);
+	}
+}
+
+void rls_redis_lease_recv(struct rls_redis *r, const char *host,
+			  struct rls_renewal *const *rn, unsigned int k)
 {
 	redisReply *rep = rls_redis_grant_recv(r);
-	struct fcall_args a;
-	char num[4][32];
-	int ret = 0;
+	unsigned int i;
 
-	if (is_err(rep, "MOVED ") || is_err(rep, "ASK ")) {
-		lease_args(&a, res, host, in, num);
-		rep = redirect(r, rep, &a);
-	}
-
-	if (is_err(rep, "RLNOCONF"))
-		ret = -ENOENT;
-	else if (is_err(rep, "CLUSTERDOWN") || is_err(rep, "TRYAGAIN") ||
-		 is_err(rep, "LOADING") || is_err(rep, "MASTERDOWN"))
-		ret = -EAGAIN;
-	else if (rep && rep->type == REDIS_REPLY_ERROR &&
-		 strstr(rep->str, "not found"))
-		ret = -ENOEXEC;
-	else if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 9)
-		ret = -EIO;
-	if (ret) {
-		if (rep)
-			rls_redis_reply_error(r, rep, err, errlen);
-		else
-			snprintf(err, errlen, "%s", rls_redis_error(r));
-		if (ret == -ENOEXEC)	/* looked for again */
+	if (k == 1) {
+		if (is_err(rep, "MOVED ") || is_err(rep, "ASK ")) {
+			lease_build(host, rn, 1);
+			rep = redirect(r, rep, call.n, call.argv);
+		}
+		lease_reply(r, rep, rn[0]);
+		if (rn[0]->ret == -ENOEXEC)	/* looked for again */
 			rls_redis_set_lib(r, false);
-		freeReplyObject(rep);
-		return ret;
+	} else if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == k) {
+		for (i = 0; i < k; i++)
+			lease_reply(r, rep->element[i], rn[i]);
+	} else {
+		many_failed(r, rep, rn, k);
 	}
-	out->has = num_of(rep->element[0]);
-	out->floor = num_of(rep->element[1]);
-	out->lease_ms = num_of(rep->element[2]);
-	out->refresh_ms = num_of(rep->element[3]);
-	out->hold_ms = num_of(rep->element[4]);
-	out->learning = num_of(rep->element[5]) != 0;
 	freeReplyObject(rep);
-	return 0;
 }
 
-int rls_redis_lease(struct rls_redis *r, const char *res, const char *host,
-		    const double in[4], struct rls_lease *out, char *err,
-		    unsigned int errlen)
+void rls_redis_lease(struct rls_redis *r, const char *host,
+		     struct rls_renewal *rn)
 {
-	if (rls_redis_lease_send(r, res, host, in)) {
-		snprintf(err, errlen, "%s", rls_redis_error(r));
-		return -EIO;
+	if (rls_redis_lease_send(r, host, &rn, 1)) {
+		rn->ret = -EIO;
+		snprintf(rn->err, sizeof(rn->err), "%s", rls_redis_error(r));
+		return;
 	}
-	return rls_redis_lease_recv(r, res, host, in, out, err, errlen);
+	rls_redis_lease_recv(r, host, &rn, 1);
 }
 
 void rls_redis_leave(struct rls_redis *r, const char *res, const char *host)
