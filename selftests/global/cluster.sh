@@ -12,7 +12,12 @@
 # share), the MOVED replies stop once the agents read the new slot map,
 # and the sum of the rates the agents set per resource never exceeds
 # 1000; a slot left half migrated (CLUSTER SETSLOT MIGRATING/IMPORTING,
-# MIGRATE) makes the old node answer ASK, which the agents follow. Then
+# MIGRATE) makes the old node answer ASK, which the agents follow; the
+# last 10 resources are co-located by a hash tag ({g}.91 to {g}.100, one
+# slot, renewed in one call of the ten), and their slot is left half
+# migrated at the same time with half of them moved: the old node
+# refuses their call of ten (TRYAGAIN), and the agents renew them one a
+# call, following ASK for those moved. Then
 # the first primary, which has a replica (a fourth node), is killed with
 # kill -9 (cluster-node-timeout 1 s, lease 6 s): its replica is promoted
 # and the agents follow it (the slot map read again at once, from a node
@@ -24,7 +29,7 @@ set -u
 suite='cluster'
 # shellcheck source=selftests/global/lib.sh
 . "$(dirname "$0")/lib.sh"
-nres=100
+nres=100 ng=10
 
 cli() { p=$1; shift; redis-cli -h 127.0.0.1 -p "$p" "$@"; }
 info() { cli "$1" INFO "$2" | tr -d '\r' | sed -n "s/^$3:\(count=\)\{0,1\}\([0-9]*\).*/\2/p"; }
@@ -117,7 +122,11 @@ fi
 set --
 i=1
 while [ "$i" -le "$nres" ]; do
-	set -- "$@" "r$i=1000/s"
+	if [ "$i" -gt $((nres - ng)) ]; then
+		set -- "$@" "g$i@{g}.$i=1000/s"
+	else
+		set -- "$@" "r$i=1000/s"
+	fi
 	i=$((i + 1))
 done
 echo 5000 >"$tmp/demand"
@@ -183,19 +192,70 @@ cli "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$sid" >/dev/null
 cli "$src" CLUSTER SETSLOT "$slot" MIGRATING "$did" >/dev/null
 cli "$src" MIGRATE 127.0.0.1 "$dst" "" 0 5000 KEYS 'rl:{r1}:cfg' \
 	'rl:{r1}:epoch' 'rl:{r1}:members' >/dev/null
+# and {g}'s, half of its resources moved
+gslot=$(cli "$p1" CLUSTER KEYSLOT "rl:{{g}.$nres}:cfg")
+gsrc=$p1
+for p in $p1 $p2 $p3; do
+	[ "$(cli "$p" CLUSTER COUNTKEYSINSLOT "$gslot")" -gt 0 ] && gsrc=$p
+done
+gdst=$p2
+[ "$gsrc" = "$p2" ] && gdst=$p3
+gsid=$(cli "$gsrc" CLUSTER MYID) gdid=$(cli "$gdst" CLUSTER MYID)
+t0=$(info "$gsrc" errorstats errorstat_TRYAGAIN)
+cli "$gdst" CLUSTER SETSLOT "$gslot" IMPORTING "$gsid" >/dev/null
+cli "$gsrc" CLUSTER SETSLOT "$gslot" MIGRATING "$gdid" >/dev/null
+set --
+i=$((nres - ng + 1))
+while [ "$i" -le $((nres - ng / 2)) ]; do
+	set -- "$@" "rl:{{g}.$i}:cfg" "rl:{{g}.$i}:epoch" "rl:{{g}.$i}:members"
+	i=$((i + 1))
+done
+cli "$gsrc" MIGRATE 127.0.0.1 "$gdst" "" 0 5000 KEYS "$@" >/dev/null
 sleep 1
 a1=$(info "$src" errorstats errorstat_ASK)
+t1=$(info "$gsrc" errorstats errorstat_TRYAGAIN)
+# the least lease left of {g}'s members, each read where its keys are
+# (ASKING on the importing node): renewed during the migration if above
+# a lease (6 s) less 1 s
+gleft=$(j=$((nres - ng + 1))
+	while [ "$j" -le "$nres" ]; do
+		k="rl:{{g}.$j}"
+		if [ "$j" -lt "$i" ]; then
+			printf 'ASKING\nFCALL_RO rl_info 3 %s:cfg %s:epoch %s:members\n' \
+				"$k" "$k" "$k" | cli "$gdst"
+		else
+			cli "$gsrc" FCALL_RO rl_info 3 "$k:cfg" "$k:epoch" "$k:members"
+		fi
+		j=$((j + 1))
+	done | sed -n 's/.*left_ms=\([0-9]*\).*/\1/p' |
+	awk '{ n++; if (!m || $1 < m) m = $1 } END { print n + 0, m + 0 }')
+# the migration of {g} ends: the rest of its keys moved, then the slot
+set --
+while [ "$i" -le "$nres" ]; do
+	set -- "$@" "rl:{{g}.$i}:cfg" "rl:{{g}.$i}:epoch" "rl:{{g}.$i}:members"
+	i=$((i + 1))
+done
+cli "$gsrc" MIGRATE 127.0.0.1 "$gdst" "" 0 5000 KEYS "$@" >/dev/null
+# each slot's new owner told first, then the old one (else for a moment
+# the old one sends to the new, which sends back: MOVED twice)
 cli "$dst" CLUSTER SETSLOT "$slot" NODE "$did" >/dev/null
 cli "$src" CLUSTER SETSLOT "$slot" NODE "$did" >/dev/null
+cli "$gdst" CLUSTER SETSLOT "$gslot" NODE "$gdid" >/dev/null
+cli "$gsrc" CLUSTER SETSLOT "$gslot" NODE "$gdid" >/dev/null
 sleep 0.5
 r1=$(rates | awk '$2 == "r1" && $3 >= 400 && $3 <= 600' | wc -l)
+g=$(rates | awk '$2 ~ /^g/ && $3 >= 400 && $3 <= 600' | wc -l)
 check "ASK" "${a1:-0} > ${a0:-0} && $r1 == 2 && $(shared) == $nres" \
 	"slot $slot of r1 half migrated for 1 s: $((${a1:-0} - ${a0:-0})) ASK replies followed with ASKING; r1 still 500/500 on both hosts, $(shared) of $nres shared"
+check "co-located, migrating" "${t1:-0} > ${t0:-0} && $g == 2 * $ng && ${gleft% *} == 2 * $ng && ${gleft#* } > 5000" \
+	"slot $gslot of the $ng resources of {g} half migrated for 1 s, $((ng / 2)) of them moved: their call of $ng refused $((${t1:-0} - ${t0:-0})) times (TRYAGAIN), then one a call; ${gleft% *} members, the least lease left ${gleft#* } ms of 6000 (renewed meanwhile); $((g / 2)) of $ng still 500/500 on both hosts"
 
 # (rl_lease names only the keys it uses, all on the importing node after
 # MIGRATE: no TRYAGAIN there)
 errs=$(cat "$tmp/h1.out" "$tmp/h2.out" | grep -vc 'has no kernel lease')
 check "quiet" "$errs == 0" "$errs lines of errors from the agents (a TRYAGAIN would be one)"
+[ "$errs" -eq 0 ] || grep -hv 'has no kernel lease' "$tmp/h1.out" "$tmp/h2.out" |
+	head -n 5 | sed 's/^/#   /'
 
 # kill -9 of the first primary (the seed), its replica in sync
 i=0
