@@ -717,12 +717,14 @@ check-global-redis:
 		$(B)/global/lease_test WERROR=1
 	@selftests/global/run.sh $(B)
 
-# Lease renewals of 1..1000 resources per agent: round trips and CPU
+# Lease renewals of 1..1000 resources per agent, in slots of their own
+# and co-located by a hash tag: calls, round trips and CPU
 # (selftests/global/bench.sh), and fleets of 300 and 1,000 agents on one
 # resource of a Redis Cluster at 100 calls/s, and of 100 agents with 100
-# resources each (selftests/global/fleet.sh; FLEET="HOSTS:REFRESH_MS[:
-# RESOURCES] ..."); Documentation/global.md; not in check.
-FLEET ?= 300:3000 1000:10000 100:10000:100
+# resources each, in slots of their own and behind three hash tags
+# (selftests/global/fleet.sh; FLEET="HOSTS:REFRESH_MS[:RESOURCES[:TAGS]]
+# ..."); Documentation/global.md; not in check.
+FLEET ?= 300:3000 1000:10000 100:10000:100 100:10000:100:yes
 .PHONY: bench-global
 bench-global:
 	@scripts/deps.sh global

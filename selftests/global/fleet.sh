@@ -3,7 +3,7 @@
 #
 # A fleet on one resource, against a real Redis Cluster of three primaries
 # and three replicas (redis-cli --cluster create --cluster-replicas 1):
-#   selftests/global/fleet.sh HOSTS REFRESH_MS [RESOURCES]
+#   selftests/global/fleet.sh HOSTS REFRESH_MS [RESOURCES [TAGS]]
 # HOSTS real rlsyncd agents (rlsyncd-fake: rlsyncd's code, each on one
 # simulated limiter of selftests/global/fake_kernel.c) share resource
 # fleet of 10000/s (fair, lease 6 refreshes, hold 0), each with demand
@@ -36,7 +36,11 @@
 # bench-global runs two sizes to check it.
 # With RESOURCES (M > 1) each agent links fleet1..fleetM, spread over the
 # three shards; the run measures steady shares of fleet1 and the cost
-# (many()), without the phases.
+# (many()), without the phases. With TAGS yes too, they are co-located by
+# three hash tags, one per shard ({tX}.fleet1, ...: the first tags whose
+# slots are in the three ranges of redis-cli --cluster create), so that
+# each host renews the resources of a shard in one call (rl_lease_many,
+# up to 128 a call) instead of one call each.
 # Run by selftests/global/run.sh (100 hosts, 1 s) and make bench-global.
 set -u
 
@@ -48,7 +52,9 @@ R=${2:-1000}
 M=${3:-1}
 C=10000
 L=$((6 * R))
-# the resources: fleet, or fleet1..fleetM (the phases watch fleet1)
+tags=${4:-no}
+# the resources: fleet, or fleet1..fleetM (the phases watch fleet1), or
+# with TAGS yes {tX}.fleet1..., their tags set once the cluster is up
 res=fleet
 links="fleet=$C/s"
 if [ "$M" -gt 1 ]; then
@@ -97,6 +103,32 @@ until [ "$(cli "$seed" CLUSTER INFO | tr -d '\r' | grep -c '^cluster_state:ok')"
 	[ "$i" -lt 400 ] || { echo "not ok - fleet: cluster not ok in 20 s"; exit 1; }
 	sleep 0.05
 done
+# TAGS yes: three tags, the first of t1, t2, ... in each third of the
+# slots (redis-cli --cluster create's ranges: one primary each); resource
+# J behind tag (J - 1) % 3
+if [ "$M" -gt 1 ] && [ "$tags" = yes ]; then
+	tg0='' tg1='' tg2='' x=0
+	while [ -z "$tg0" ] || [ -z "$tg1" ] || [ -z "$tg2" ]; do
+		x=$((x + 1))
+		sl=$(cli "$seed" CLUSTER KEYSLOT "rl:{{t$x}.fleet}:cfg")
+		case $((sl * 3 / 16384)) in
+		0) tg0=${tg0:-t$x} ;;
+		1) tg1=${tg1:-t$x} ;;
+		*) tg2=${tg2:-t$x} ;;
+		esac
+	done
+	res="{$tg0}.fleet1"
+	links=$(j=1; while [ "$j" -le "$M" ]; do
+		case $(((j - 1) % 3)) in
+		0) t=$tg0 ;;
+		1) t=$tg1 ;;
+		*) t=$tg2 ;;
+		esac
+		printf 'fleet%d@{%s}.fleet%d=%d/s ' "$j" "$t" "$j" $C
+		j=$((j + 1))
+	done)
+	echo "# resources behind the tags {$tg0}, {$tg1}, {$tg2}"
+fi
 # the primary of the resource's slot
 slot=$(cli "$seed" CLUSTER KEYSLOT "rl:{$res}:cfg")
 # slot_owner PORT: the port of the slot's primary, as node PORT sees it
@@ -123,13 +155,16 @@ echo $C >"$tmp/db"
 # more of pipelined calls), and the agents' CPU (/proc/PID/schedstat);
 # scaled to 1,000 hosts x 100 resources at R = 1 s. The phases and the
 # bound are fleet.sh's with one resource.
+# (a renewal reads the epoch and its member with two HMGETs: rl_lease's
+# and rl_lease_many's alike)
 stats()
 {
 	cli "$1" INFO all | tr -d '\r' | awk -F: '
 	/^used_cpu_(sys|user):/ { c += $2 }
 	/^total_reads_processed:/ { r = $2 }
 	/^cmdstat_fcall:/ { split($2, a, "[=,]"); k = a[2] }
-	END { printf "%.3f %d %d\n", c, k, r }'
+	/^cmdstat_hmget:/ { split($2, a, "[=,]"); h = a[2] }
+	END { printf "%.3f %d %d %d\n", c, k, r, h }'
 }
 acpu()
 {
@@ -149,19 +184,20 @@ many()
 	done | awk -v t=$((m1 - m0)) -v n="$N" -v m="$M" -v r="$R" \
 		-v idle="$idle" -v a0="$a0" -v a1="$a1" '
 	{
-		s = t / 1000; cpu = $5 - $2; k = $6 - $3; rd = $7 - $4
+		s = t / 1000; cpu = $6 - $2; k = $7 - $3; rd = $8 - $4
+		ren = ($9 - $5) / 2
 		rt = rd / (n * t / r)
 		if (rt > worst) worst = rt
-		per = k > 0 ? (cpu - idle * s) / k : 0
+		per = ren > 0 ? (cpu - idle * s) / ren : 0
 		if (per > pmax) pmax = per
-		printf "# primary %s: %d calls (%.0f/s), %.1f %% of a core, %.1f us per call beside idle, %.2f reads per host per refresh\n",
-			$1, k, k / s, 100 * cpu / s, per * 1e6, rt
+		printf "# primary %s: %d calls (%.0f/s) for %d renewals (%.0f/s), %.1f %% of a core, %.1f us per renewal beside idle, %.2f reads per host per refresh\n",
+			$1, k, k / s, ren, ren / s, 100 * cpu / s, per * 1e6, rt
 	}
 	END {
 		ag = (a1 - a0) / 1e9 / (t / 1000) / n
 		printf "# agents: %.3f %% of a core per host (%d resources, R = %d ms); model at R = 1 s, 100 resources: %.2f %%\n",
 			100 * ag, m, r, 100 * ag * (r / 1000) * (100 / m)
-		printf "# model, 1,000 hosts x 100 resources at R = 1 s on 3 primaries: %.0f calls/s per primary, %.0f %% of a core each (idle %.1f %% + the most per call, %.1f us)\n",
+		printf "# model, 1,000 hosts x 100 resources at R = 1 s on 3 primaries: %.0f renewals/s per primary, %.0f %% of a core each (idle %.1f %% + the most per renewal, %.1f us)\n",
 			100000 / 3, 100 * (idle + 100000 / 3 * pmax), 100 * idle,
 			pmax * 1e6
 		printf "%s - fleet round trips: at most %.2f reads per host per refresh on a primary (bound 1.5: one pipelined round trip per primary)\n",
