@@ -177,33 +177,42 @@ check "slots migrated" "$moved > 0 && $k1b + $k2b + $k3b == 3 * $nres && $(share
 check "redirections" "${m1:-0} == ${m2:-0}" \
 	"MOVED replies ${m0:-0} before, ${m1:-0} 1 s after the reshard, ${m2:-0} 1 s later (the agents route by the new map); ASK ${a1:-0}"
 
+# The primary among p1, p2, p3 that holds keys of slot $1 (p1 if none).
+slot_holder()
+{
+	h=$p1
+	for p in $p1 $p2 $p3; do
+		[ "$(cli "$p" CLUSTER COUNTKEYSINSLOT "$1")" -gt 0 ] && h=$p
+	done
+	echo "$h"
+}
+
+# Start moving slot $1 from node $2 to node $3: IMPORTING, then MIGRATING.
+slot_move_start()
+{
+	cli "$3" CLUSTER SETSLOT "$1" IMPORTING "$(cli "$2" CLUSTER MYID)" >/dev/null
+	cli "$2" CLUSTER SETSLOT "$1" MIGRATING "$(cli "$3" CLUSTER MYID)" >/dev/null
+}
+
 # one slot left half migrated for a second: its keys on the new node,
 # the old one answering ASK, which the agents follow with ASKING
 slot=$(cli "$p1" CLUSTER KEYSLOT 'rl:{r1}:cfg')
-src=$p1
-for p in $p1 $p2 $p3; do
-	[ "$(cli "$p" CLUSTER COUNTKEYSINSLOT "$slot")" -gt 0 ] && src=$p
-done
+src=$(slot_holder "$slot")
 dst=$p3
 [ "$src" = "$p3" ] && dst=$p1
-sid=$(cli "$src" CLUSTER MYID) did=$(cli "$dst" CLUSTER MYID)
+did=$(cli "$dst" CLUSTER MYID)
 a0=$(info "$src" errorstats errorstat_ASK)
-cli "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$sid" >/dev/null
-cli "$src" CLUSTER SETSLOT "$slot" MIGRATING "$did" >/dev/null
+slot_move_start "$slot" "$src" "$dst"
 cli "$src" MIGRATE 127.0.0.1 "$dst" "" 0 5000 KEYS 'rl:{r1}:cfg' \
 	'rl:{r1}:epoch' 'rl:{r1}:members' >/dev/null
 # and {g}'s, half of its resources moved
 gslot=$(cli "$p1" CLUSTER KEYSLOT "rl:{{g}.$nres}:cfg")
-gsrc=$p1
-for p in $p1 $p2 $p3; do
-	[ "$(cli "$p" CLUSTER COUNTKEYSINSLOT "$gslot")" -gt 0 ] && gsrc=$p
-done
+gsrc=$(slot_holder "$gslot")
 gdst=$p2
 [ "$gsrc" = "$p2" ] && gdst=$p3
-gsid=$(cli "$gsrc" CLUSTER MYID) gdid=$(cli "$gdst" CLUSTER MYID)
+gdid=$(cli "$gdst" CLUSTER MYID)
 t0=$(info "$gsrc" errorstats errorstat_TRYAGAIN)
-cli "$gdst" CLUSTER SETSLOT "$gslot" IMPORTING "$gsid" >/dev/null
-cli "$gsrc" CLUSTER SETSLOT "$gslot" MIGRATING "$gdid" >/dev/null
+slot_move_start "$gslot" "$gsrc" "$gdst"
 set --
 i=$((nres - ng + 1))
 while [ "$i" -le $((nres - ng / 2)) ]; do
