@@ -8,7 +8,10 @@
  *    plain limiter in the same run, in turns, at 1,000, 100,000,
  *    1,000,000 and 10,000,000 live keys (as many as the guest's memory
  *    allows); the keys live (their buckets hold up to 9e6 tokens that come
- *    back one per 1,000 s), so none is dropped while it is timed;
+ *    back one per 1,000 s), so none is dropped while it is timed; and, in
+ *    the same rounds, the control: a read of one random cache line of a
+ *    user-space region as large as the keys' memory, the least any design
+ *    pays per request once its keys outgrow the caches;
  *  - memory: the growth of Slab + VmallocUsed (/proc/meminfo) per live
  *    key, and, for a family whose keys refill within seconds, the figure
  *    once they are full again and dropped by the sweep (against the idle
@@ -336,6 +339,42 @@ static double ky_time_plain(struct ky_cost *c, uint64_t m, uint64_t *seed)
 	return (double)(rl_now_ns() - t0) / (double)m;
 }
 
+/*
+ * The control: a region of @bytes (anonymous, huge pages where the kernel
+ * gives them), as large as the family's keys took, for ky_time_line().
+ */
+static uint8_t *ky_region(size_t bytes)
+{
+	uint8_t *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem == MAP_FAILED)
+		die("mmap control region", errno);
+	(void)madvise(mem, bytes, MADV_HUGEPAGE);
+	memset(mem, 0, bytes);
+	return mem;
+}
+
+/*
+ * Mean ns of @m reads of one random cache line of @mem (@bytes), each
+ * read's address depending on the one before: what any design pays per
+ * request for a key's state once its keys outgrow the caches (and, under
+ * emulation, the emulated TLB). The same random draw as ky_time_keys().
+ */
+static double ky_time_line(const uint8_t *mem, size_t bytes, uint64_t m, uint64_t *seed)
+{
+	uint64_t lines = bytes / 64, t0, i;
+	uint8_t last = 0;
+
+	t0 = rl_now_ns();
+	for (i = 0; i < m; i++)
+		last = mem[((ky_rnd(seed) ^ last) % lines) * 64];
+	t0 = rl_now_ns() - t0;
+	if (last)	/* never: the region is zero; keeps the loads */
+		die("control region", EINVAL);
+	return (double)t0 / (double)m;
+}
+
 /* The most live keys the guest's memory holds, at about 150 bytes each. */
 static uint64_t ky_fits(void)
 {
@@ -348,7 +387,9 @@ static void ky_cost_rows(void)
 {
 	uint64_t m = scaled(200000, 20000), seed = 88172645463325252ULL;
 	uint64_t k0, k1, fits = ky_fits();
-	double v[2][KY_REPS], med[KY_MAX_SIZES][2], first = NAN;
+	double v[3][KY_REPS], med[KY_MAX_SIZES][3], first = NAN;
+	size_t bytes;
+	uint8_t *mem;
 	char name[96], base[64];
 	struct ky_cost c = { 0 };
 	int s, r, last = -1;
@@ -375,14 +416,19 @@ static void ky_cost_rows(void)
 		if (ky_live(c.fam) != c.keys)
 			note("keyed", "%llu keys asked, %llu live", (unsigned long long)c.keys,
 			     (unsigned long long)ky_live(c.fam));
+		bytes = k1 > k0 + 4096 ? k1 - k0 : 4096;
+		mem = ky_region(bytes);
 		ky_time_keys(&c, m / 10, &seed);
 		ky_time_plain(&c, m / 10, &seed);
+		ky_time_line(mem, bytes, m / 10, &seed);
 		for (r = 0; r < KY_REPS; r++) {
 			v[0][r] = ky_time_keys(&c, m, &seed);
 			v[1][r] = ky_time_plain(&c, m, &seed);
+			v[2][r] = ky_time_line(mem, bytes, m, &seed);
 		}
-		med[s][0] = ky_median(v[0], KY_REPS);
-		med[s][1] = ky_median(v[1], KY_REPS);
+		munmap(mem, bytes);
+		for (r = 0; r < 3; r++)
+			med[s][r] = ky_median(v[r], KY_REPS);
 		if (isnan(first))
 			first = med[s][0];
 		last = s;
@@ -390,6 +436,9 @@ static void ky_cost_rows(void)
 			 (unsigned long long)c.keys);
 		row("keyed", name, med[s][0], "ns", "ACQUIRE(1), a plain limiter", med[s][1],
 		    "<= 1.5x", at_most(med[s][0] / med[s][1], 1.5));
+		snprintf(name, sizeof(name), "control: a random line of %.1f MiB, ns",
+			 (double)bytes / (1 << 20));
+		row("keyed", name, med[s][2], "ns", NULL, 0, NULL, V_INFO);
 		snprintf(name, sizeof(name), "new key, growing to %llu keys, ns",
 			 (unsigned long long)c.keys);
 		row("keyed", name, c.create_ns, "ns", NULL, 0, NULL, V_INFO);
@@ -407,6 +456,12 @@ static void ky_cost_rows(void)
 			 (unsigned long long)ky_sizes[0]);
 		row("keyed", name, med[last][0], "ns", base, first, "<= 1.2x",
 		    at_most(med[last][0] / first, 1.2));
+		snprintf(name, sizeof(name), "ACQUIRE_KEY(1) less the control, %llu live keys, ns",
+			 (unsigned long long)ky_sizes[last]);
+		snprintf(base, sizeof(base), "the same at %llu live keys",
+			 (unsigned long long)ky_sizes[0]);
+		row("keyed", name, med[last][0] - med[last][2], "ns", base,
+		    first - med[0][2], NULL, V_INFO);
 	}
 	close(c.fam);
 	close(c.plain);
