@@ -12,7 +12,8 @@
 # are counted by the HSET of each renewal), and MONITOR shows which
 # resources each call names. An error stays with its resource: one
 # co-located resource's keys deleted from Redis, that link alone
-# configures it again while the 49 others keep their rates. A library
+# configures it again while the 49 others keep their rates, and renews
+# it at once with the demand it reported before. A library
 # without rl_lease_many (an older one) is met with one line and one call
 # per resource. Run by selftests/global/run.sh with RLSYNCD_FAKE (the
 # binary).
@@ -124,6 +125,23 @@ check "errors per resource" "$back == 1 && $zeros == 0 && $(running) >= $n - 1" 
 	"{g}.7's keys deleted, its renewal in a call of $ng: configured again by its link (cfg there: $back); $zeros other links paused; $(running) of $n running"
 check "error of one in a call" "\"$conf\" == \"rl:{{g}.7}:cfg \"" \
 	"the resources configured again after {g}.7's RLNOCONF: ${conf:-none}(its own only)"
+# The renewal made again at once after rl_config reports the demand the
+# refused one reported: a window of a few ms would say 0 or several times
+# the demand, and a 0 would lower the limiter to its floor at once, and,
+# in the learning period that follows a loss, Redis grants no more than
+# the host runs at.
+# shellcheck disable=SC2046 # two numbers
+set -- $(awk '/"FCALL" "rl_config"/ && /"rl:\{\{g\}\.7\}:cfg"/ { conf = 1; next }
+	/"FCALL" "rl_lease/ && /"rl:\{\{g\}\.7\}:cfg"/ {
+		split($0, f, /" "/)
+		for (i = 4; i < 4 + f[3]; i++)
+			if (f[i] == "rl:{{g}.7}:cfg") p = (i - 4) / 3
+		w = f[4 + f[3] + 5 * p + 1]
+		if (conf) { print last, w; exit }
+		last = w
+	}' "$tmp/monitor.out")
+check "demand after a loss" "${2:-x} == ${1:-y}" \
+	"{g}.7's renewal refused with RLNOCONF reported ${1:-none}, the one after rl_config ${2:-none}"
 
 # an older library, without rl_lease_many: one call per resource (g7
 # may still be in the learning period of its loss, at 0)

@@ -554,6 +554,7 @@ struct rls_batch {
  * @shift:   the demand such a look found, to report (-1: none)
  * @sent_ns: when the last renewal was sent
  * @wants:   the demand reported last, tokens per second
+ * @wants_ns: when link_demand() measured @wants (0: never)
  * @kernel:  RLS_K_* the module offers
  * @leased:  a kernel lease is set on the limiter
  * @b:       batch mode's figures
@@ -585,6 +586,7 @@ struct rls_link {
 	double shift;
 	uint64_t sent_ns;
 	double wants;
+	uint64_t wants_ns;
 	unsigned int kernel;
 	bool leased;
 	struct rls_batch b;

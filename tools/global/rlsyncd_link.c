@@ -38,6 +38,12 @@
 #define SAT_PART	0.95
 /* A demand within this part of the last one is reported as the last. */
 #define DEADBAND	0.10
+/*
+ * A demand read over less than this part of a refresh is too short to
+ * tell (a renewal made again at once, after RLNOCONF or a reconnection,
+ * may find no call in it): the last one is reported again.
+ */
+#define WINDOW_MIN	0.2
 /* Links due within this part of a refresh join a round trip. */
 #define JOIN		0.6
 /*
@@ -235,9 +241,16 @@ static double demand_since(struct rls_link *l, uint64_t now,
  */
 static double link_demand(struct rls_link *l, uint64_t now, bool *saturated)
 {
-	double asked = demand_since(l, now, &l->dlast, &l->last, &l->last_ns,
-				    saturated);
+	double asked;
 
+	if (l->wants_ns && now - l->wants_ns <
+	    (uint64_t)(WINDOW_MIN * l->spec.refresh_ms * NS_PER_MS)) {
+		if (saturated)
+			*saturated = false;
+		return l->wants;
+	}
+	l->wants_ns = now;
+	asked = demand_since(l, now, &l->dlast, &l->last, &l->last_ns, saturated);
 	/* the demand's quick look (demand_shifted()) starts again here */
 	l->dpeek = l->dlast;
 	l->peek = l->last;
