@@ -13,6 +13,28 @@
  * (sd_notify(3): rlsyncd.service is Type=notify; nothing without
  * $NOTIFY_SOCKET).
  *
+ * Its files, from the top down: calls run down this list, never up, and
+ * each file's header (rlsyncd_link.h for rlsyncd_link.c...) declares what
+ * it owns and exports and includes only headers of files below it
+ * (Documentation/rlsyncd.md says what each owns).
+ *
+ *   rlsyncd.c          command line, start-up checks, the main loop
+ *   rlsyncd_reload.c   SIGHUP: the configuration read again
+ *   rlsyncd_link.c     one link (struct rls_link): demand; lease mode (the
+ *                      lease, the limiter); batch mode (batches fed to it)
+ *   rlsyncd_state.c    the state file of a link (/run/rlsyncd/NAME); its
+ *                      header declares struct rls_link, which it prints
+ *   rlsyncd_redis.c    the calls into tools/global/ratelimit.lua; a link's
+ *                      primary connected to
+ *   rlsyncd_cluster.c  Redis Cluster: the slot map, routing per primary
+ *   rlsyncd_sentinel.c Redis Sentinel: the primary they name, their events
+ *   rlsyncd_conn.c     a connection (struct rls_redis): a socket, TLS,
+ *                      hiredis's reader and encoder, AUTH, shared, WAIT
+ *   rlsyncd_kernel.c   the module's lease, demand and deposit calls
+ *   rlsyncd_conf.c     the [global NAME] sections of ratelimit.d(5) files
+ *
+ * Errors are one line on stderr, "rlsyncd: what went wrong".
+ *
  * Copyright (C) 2026 The ratelimit authors
  */
 #include <errno.h>
@@ -29,7 +51,13 @@
 #include "tool.h"
 
 TOOL_NAME(PROG);
-#include "rlsyncd.h"
+#include "rlsyncd_reload.h"
+#include "rlsyncd_link.h"
+#include "rlsyncd_state.h"
+#include "rlsyncd_redis.h"
+#include "rlsyncd_conn.h"
+#include "rlsyncd_kernel.h"
+#include "rlsyncd_conf.h"
 
 #ifndef RLS_LUA_PATH
 #define RLS_LUA_PATH "/usr/local/share/ratelimit/ratelimit.lua"

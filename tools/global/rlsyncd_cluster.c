@@ -23,7 +23,9 @@
 
 #define PROG "rlsyncd"
 #include "tool.h"
-#include "rlsyncd.h"
+#include "rlsyncd_cluster.h"
+#include "rlsyncd_conn.h"
+#include "rlsyncd_conf.h"
 
 #define SLOTS		16384
 #define NODES_MAX	64

@@ -21,7 +21,7 @@
 #define PROG "rlsyncd"
 #include "ratelimit_d.h"
 #include "tool.h"
-#include "rlsyncd.h"
+#include "rlsyncd_conf.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define RLS_DEF_LEASE_MS	10000.0

@@ -47,7 +47,8 @@
 
 #define PROG "rlsyncd"
 #include "tool.h"
-#include "rlsyncd.h"
+#include "rlsyncd_conn.h"
+#include "rlsyncd_conf.h"
 
 /* What a TLS port spoken to in plain text, or the reverse, looks like. */
 #define HINT_TLS_PORT	" (a TLS port? give a rediss:// URL)"

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #define PROG "rlsyncd"
-#include "rlsyncd.h"
+#include "rlsyncd_kernel.h"
 
 #if defined(RL_IOC_SET_LEASE) && !defined(RLS_FAKE)
 #define RLS_HAVE_KERNEL	1

@@ -25,7 +25,14 @@
 
 #define PROG "rlsyncd"
 #include "tool.h"
-#include "rlsyncd.h"
+#include "rlsyncd_link.h"
+#include "rlsyncd_state.h"
+#include "rlsyncd_redis.h"
+#include "rlsyncd_cluster.h"
+#include "rlsyncd_sentinel.h"
+#include "rlsyncd_conn.h"
+#include "rlsyncd_kernel.h"
+#include "rlsyncd_conf.h"
 
 #define NS_PER_MS	1000000ULL
 /* Burst of the local limiter: this much time of its share. */

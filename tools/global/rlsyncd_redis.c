@@ -24,7 +24,11 @@
 
 #define PROG "rlsyncd"
 #include "tool.h"
-#include "rlsyncd.h"
+#include "rlsyncd_redis.h"
+#include "rlsyncd_cluster.h"
+#include "rlsyncd_sentinel.h"
+#include "rlsyncd_conn.h"
+#include "rlsyncd_conf.h"
 
 #define RLS_LIB_MAX	(1 << 20)
 

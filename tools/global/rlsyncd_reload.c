@@ -16,7 +16,11 @@
 
 #define PROG "rlsyncd"
 #include "tool.h"
-#include "rlsyncd.h"
+#include "rlsyncd_reload.h"
+#include "rlsyncd_link.h"
+#include "rlsyncd_redis.h"
+#include "rlsyncd_conn.h"
+#include "rlsyncd_conf.h"
 
 /* The running link that @s continues, or NULL: a new link. */
 static struct rls_link *same_link(const struct rls_spec *s,

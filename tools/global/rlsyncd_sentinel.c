@@ -32,7 +32,9 @@
 #include <hiredis/hiredis.h>
 
 #define PROG "rlsyncd"
-#include "rlsyncd.h"
+#include "rlsyncd_sentinel.h"
+#include "rlsyncd_conn.h"
+#include "rlsyncd_conf.h"
 
 /* The sentinel that answered last: asked first next time. */
 static unsigned int first;

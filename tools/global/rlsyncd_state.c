@@ -31,7 +31,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rlsyncd.h"
+#include "rlsyncd_state.h"
+#include "rlsyncd_sentinel.h"
+#include "rlsyncd_conn.h"
 
 const char *rls_state_dir = "/run/rlsyncd";
 
