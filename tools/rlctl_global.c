@@ -2,7 +2,7 @@
 /*
  * rlctl_global.c - "rlctl show NAME" and "rlctl export": the limiter's
  * link to a global resource, from the state file rlsyncd(8) writes at
- * each refresh, /run/rlsyncd/NAME (KEY=VALUE lines; rlsyncd_state.c).
+ * each refresh, /run/rlsyncd/NAME (KEY=VALUE lines; rlsyncd_link.c).
  * No file: no link.
  *
  * Copyright (C) 2026 The ratelimit authors

@@ -21,9 +21,8 @@
  *   rlsyncd.c          command line, start-up checks, the main loop
  *   rlsyncd_reload.c   SIGHUP: the configuration read again
  *   rlsyncd_link.c     one link (struct rls_link): demand; lease mode (the
- *                      lease, the limiter); batch mode (batches fed to it)
- *   rlsyncd_state.c    the state file of a link (/run/rlsyncd/NAME); its
- *                      header declares struct rls_link, which it prints
+ *                      lease, the limiter); batch mode (batches fed to it);
+ *                      its state file (/run/rlsyncd/NAME)
  *   rlsyncd_redis.c    the calls into tools/global/ratelimit.lua; a link's
  *                      primary connected to
  *   rlsyncd_cluster.c  Redis Cluster: the slot map, routing per primary
@@ -53,7 +52,6 @@
 TOOL_NAME(PROG);
 #include "rlsyncd_reload.h"
 #include "rlsyncd_link.h"
-#include "rlsyncd_state.h"
 #include "rlsyncd_redis.h"
 #include "rlsyncd_conn.h"
 #include "rlsyncd_kernel.h"

@@ -22,11 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define PROG "rlsyncd"
 #include "tool.h"
 #include "rlsyncd_link.h"
-#include "rlsyncd_state.h"
 #include "rlsyncd_redis.h"
 #include "rlsyncd_cluster.h"
 #include "rlsyncd_sentinel.h"
@@ -77,6 +78,103 @@
 #define LOOKS		4
 /* Without a known capacity: the local bucket's size. */
 #define LOCAL_MAX	1000000000ULL
+
+/* --- The state file (rls_state_dir/NAME) --- */
+
+/*
+ * The state file of each link, which "rlctl show" prints:
+ * rls_state_dir/NAME (/run/rlsyncd/NAME), KEY=VALUE lines, replaced
+ * whole (written aside, then renamed) at each refresh:
+ *
+ *   pid=1234              the agent
+ *   resource=api          the global resource
+ *   redis=10.0.0.5:6379   or "sentinel master NAME"
+ *   mode=lease            or batch
+ *   has=2226.000          lease: the rate the limiter runs at, tokens/s
+ *   granted=2226.000      lease: the share of Redis's last reply
+ *   wants=5000.000        the demand reported, tokens/s
+ *   expires_ns=...        lease: its end, CLOCK_MONOTONIC ns (0: none)
+ *   kernel_lease=1        lease: the module ends the lease itself
+ *   safe=pessimistic      lease: pessimistic, optimistic or RATE/s
+ *   batch=300.000         batch: tokens per round trip now
+ *   taken=... given=... calls=...   batch: tokens and round trips
+ *   redis_up=1            0 while Redis is unreachable
+ *   errors=0              failed Redis calls and connections, in all
+ *   rtt_ms=0.412          the last round trip to Redis that succeeded
+ *   wait_short=0          grants WAIT found short of wait-replicas
+ *   primary=10.0.0.6:6379 the server connected to ("" while none)
+ *   updated_ns=...        CLOCK_MONOTONIC time of the write
+ *
+ * Documented in rlsyncd(8); errors are ignored (the state is a view).
+ */
+const char *rls_state_dir = "/run/rlsyncd";
+
+static void path_of(const struct rls_link *l, char *buf, size_t len,
+		    const char *suffix)
+{
+	snprintf(buf, len, "%s/%s%s", rls_state_dir, l->spec.name, suffix);
+}
+
+static void write_mode(FILE *f, const struct rls_link *l)
+{
+	const struct rls_spec *s = &l->spec;
+
+	if (s->batch) {
+		fprintf(f, "mode=batch\nbatch=%.3f\ntaken=%llu\ngiven=%llu\ncalls=%llu\n",
+			l->b.batch, (unsigned long long)l->b.taken,
+			(unsigned long long)l->b.given,
+			(unsigned long long)l->b.calls);
+		return;
+	}
+	fprintf(f, "mode=lease\nhas=%.3f\ngranted=%.3f\nexpires_ns=%llu\nkernel_lease=%d\n",
+		l->running < 0 ? 0 : l->running, l->lease.has,
+		(unsigned long long)l->exp_ns, !!(l->kernel & RLS_K_LEASE));
+	if (s->safe == RLS_SAFE)
+		fprintf(f, "safe=%.3f/s\n", s->safe_rate);
+	else
+		fprintf(f, "safe=%s\n", s->safe == RLS_OPTIMISTIC ?
+			"optimistic" : "pessimistic");
+}
+
+/* Write @l's state file in rls_state_dir. */
+static void state_write(const struct rls_link *l)
+{
+	char tmp[512], path[512], who[RLS_ADDR_MAX + RLS_ID_MAX + 32];
+	FILE *f;
+
+	if (!rls_state_dir || !*rls_state_dir)
+		return;
+	mkdir(rls_state_dir, 0755);
+	path_of(l, tmp, sizeof(tmp), ".tmp");
+	path_of(l, path, sizeof(path), "");
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "pid=%d\nresource=%s\nredis=%s\n", (int)getpid(),
+		l->spec.resource, l->spec.ha.n ?
+		rls_sentinel_label(&l->spec, who, sizeof(who)) : l->spec.redis);
+	write_mode(f, l);
+	fprintf(f, "wants=%.3f\nredis_up=%d\nerrors=%llu\nrtt_ms=%.3f\n",
+		l->wants, !l->down, (unsigned long long)l->errors, l->rtt_ms);
+	fprintf(f, "wait_short=%llu\nprimary=%s\n", (unsigned long long)l->wait_short,
+		rls_redis_broken(l->redis) ? "" : rls_redis_addr(l->redis));
+	fprintf(f, "updated_ns=%llu\n", (unsigned long long)rl_now_ns());
+	if (fclose(f) || rename(tmp, path))
+		unlink(tmp);
+}
+
+/* Remove @l's state file. */
+static void state_remove(const struct rls_link *l)
+{
+	char path[512];
+
+	if (!rls_state_dir || !*rls_state_dir)
+		return;
+	path_of(l, path, sizeof(path), "");
+	unlink(path);
+}
+
+/* --- The link --- */
 
 /* The drift margin taken off a lease. */
 
@@ -488,7 +586,7 @@ static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 	l->shift = -1;
 	l->next_ns = now + retry_ns(l);
 	l->fails++;
-	rls_state_write(l);
+	state_write(l);
 	return false;
 }
 
@@ -619,7 +717,7 @@ static void lease_done(struct reply *rp, uint64_t now, uint64_t sent,
 			      rp->rn.err);
 	}
 	sentinel_follow(l, rp->short_acks);
-	rls_state_write(l);
+	state_write(l);
 }
 
 /*
@@ -746,7 +844,7 @@ static int batch_open(struct rls_link *l)
 		rls_k_demand(fd, &l->dlast);
 	rl_get_stats(fd, &l->last);
 	l->b.batch = batch_min(l);
-	rls_state_write(l);
+	state_write(l);
 	return 0;
 }
 
@@ -844,7 +942,7 @@ static void batch_refresh(struct rls_link *l, const char *lua)
 	if (l->b.ready_ns < l->next_ns)
 		l->next_ns = l->b.ready_ns;
 out:
-	rls_state_write(l);
+	state_write(l);
 }
 
 /* Take what is left in the local bucket and give it back to Redis. */
@@ -896,7 +994,7 @@ int rls_link_open(struct rls_link *l)
 	l->shift = -1;
 	l->running = -1;
 	apply(l, 0, 0);	/* nothing until Redis grants a share */
-	rls_state_write(l);
+	state_write(l);
 	return 0;
 }
 
@@ -990,7 +1088,7 @@ void rls_link_expire(struct rls_link *l, uint64_t now)
 		l->running = push(l, to, l->mexp_ns, 0) ? l->running : to;
 	else
 		apply(l, to, 0);
-	rls_state_write(l);
+	state_write(l);
 }
 
 void rls_link_close(struct rls_link *l, const char *host)
@@ -1003,7 +1101,7 @@ void rls_link_close(struct rls_link *l, const char *host)
 		apply(l, 0, 0);
 		rls_redis_leave(l->redis, l->spec.resource, host);
 	}
-	rls_state_remove(l);
+	state_remove(l);
 	rl_close(l->fd);
 	l->fd = -1;
 }
