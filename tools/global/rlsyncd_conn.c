@@ -86,34 +86,39 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/*
+ * The message of @fmt and @ap into @err (RLS_ERR_MAX bytes), through a
+ * copy: it may quote @err.
+ */
+static void err_vset(char *err, const char *fmt, va_list ap)
+{
+	char buf[RLS_ERR_MAX];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	memcpy(err, buf, sizeof(buf));
+}
+
+/*
+ * Keep the message as the error of @io: -EIO. @broken: the connection is
+ * broken, no more I/O on it.
+ */
+static int __attribute__((format(printf, 3, 4)))
+io_error(struct rls_io *io, bool broken, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vset(io->err, fmt, ap);
+	va_end(ap);
+	if (broken)
+		io->broken = true;
+	return -EIO;
+}
+
 /* Keep the message as the error of @io: -EIO. */
-static int __attribute__((format(printf, 2, 3)))
-io_fail(struct rls_io *io, const char *fmt, ...)
-{
-	char buf[RLS_ERR_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	memcpy(io->err, buf, sizeof(io->err));
-	return -EIO;
-}
-
+#define io_fail(io, ...)	io_error(io, false, __VA_ARGS__)
 /* The error of a broken connection: -EIO, and no more I/O on it. */
-static int __attribute__((format(printf, 2, 3)))
-io_break(struct rls_io *io, const char *fmt, ...)
-{
-	char buf[RLS_ERR_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	memcpy(io->err, buf, sizeof(io->err));
-	io->broken = true;
-	return -EIO;
-}
+#define io_break(io, ...)	io_error(io, true, __VA_ARGS__)
 
 /*
  * Wait until @fd is ready for @events or @deadline (CLOCK_MONOTONIC ms)
@@ -639,13 +644,11 @@ static bool starts(const char *s, const char *with)
 /* Keep the message as the last error (it may quote it); print it if asked. */
 void rls_redis_fail(struct rls_redis *r, const char *fmt, ...)
 {
-	char buf[RLS_ERR_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	err_vset(r->err, fmt, ap);
 	va_end(ap);
-	memcpy(r->err, buf, sizeof(r->err));
 	if (r->say)
 		fprintf(stderr, PROG ": redis %s: %s\n", r->addr, r->err);
 }
@@ -1083,13 +1086,11 @@ redisReply *rls_redis_grant_recv(struct rls_redis *r)
 
 void rls_redis_set_error(const char *fmt, ...)
 {
-	char buf[RLS_ERR_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	err_vset(connect_err, fmt, ap);
 	va_end(ap);
-	memcpy(connect_err, buf, sizeof(connect_err));
 }
 
 double rls_redis_timeout_ms(const struct rls_redis *r)
