@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "libratelimit.h"
+#include "../../tools/global/rlsyncd_kernel.h"
 
 #define LIM_MAX	1024
 
@@ -235,10 +236,13 @@ int rl_try_acquire(int fd, uint64_t count, uint64_t *ready_ns)
 	return 0;
 }
 
-/* rlsyncd_kernel.c's calls in rlsyncd-fake. */
+/*
+ * rlsyncd_kernel.c's calls in rlsyncd-fake, declared in rlsyncd_kernel.h
+ * (built with RLS_FAKE).
+ */
 unsigned int fake_k_features(void)
 {
-	return fed() ? 2U | 4U : 0;	/* RLS_K_DEMAND | RLS_K_DEPOSIT */
+	return fed() ? RLS_K_DEMAND | RLS_K_DEPOSIT : 0;
 }
 
 int fake_k_demand(int fd, uint64_t d[5])
