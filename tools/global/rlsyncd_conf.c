@@ -55,7 +55,8 @@ void rls_spec_init(struct rls_spec *s, const char *name,
 		s->ha.wait_ms = RLS_DEF_WAIT_MS;
 }
 
-int rls_parse_tps(const char *v, double *tps)
+/* "RATE/PERIOD" as tokens per second; "0" is 0. Returns 0 or -EINVAL. */
+static int parse_tps(const char *v, double *tps)
 {
 	struct rl_config cfg;
 
@@ -69,7 +70,8 @@ int rls_parse_tps(const char *v, double *tps)
 	return 0;
 }
 
-int rls_parse_ms(const char *v, double *ms)
+/* "500ms", "10s", "1m", "1h" as milliseconds. Returns 0 or -EINVAL. */
+static int parse_ms(const char *v, double *ms)
 {
 	static const struct { const char *unit; double ms; } units[] = {
 		{ "ms", 1 }, { "s", 1e3 }, { "m", 6e4 }, { "h", 3.6e6 },
@@ -432,7 +434,7 @@ static int set_ha(struct rls_spec *s, const char *key, const char *v)
 		return 0;
 	}
 	if (!strcmp(key, "wait-timeout")) {
-		if (rls_parse_ms(v, &s->ha.wait_ms) || s->ha.wait_ms < 1)
+		if (parse_ms(v, &s->ha.wait_ms) || s->ha.wait_ms < 1)
 			return spec_err(s, "bad wait-timeout '%s': 1ms or more", v);
 		return 0;
 	}
@@ -466,7 +468,7 @@ static int set_safe(struct rls_spec *s, const char *v)
 		s->safe = RLS_OPTIMISTIC;
 	} else {
 		s->safe = RLS_SAFE;
-		return rls_parse_tps(v, &s->safe_rate);
+		return parse_tps(v, &s->safe_rate);
 	}
 	return 0;
 }
@@ -532,16 +534,16 @@ static int set_number(struct rls_spec *s, const char *key, const char *v)
 {
 	if (!strcmp(key, "rate")) {
 		s->configure = true;
-		return rls_parse_tps(v, &s->capacity);
+		return parse_tps(v, &s->capacity);
 	}
 	if (!strcmp(key, "static"))
-		return rls_parse_tps(v, &s->static_rate);
+		return parse_tps(v, &s->static_rate);
 	if (!strcmp(key, "lease"))
-		return rls_parse_ms(v, &s->lease_ms);
+		return parse_ms(v, &s->lease_ms);
 	if (!strcmp(key, "refresh"))
-		return rls_parse_ms(v, &s->refresh_ms);
+		return parse_ms(v, &s->refresh_ms);
 	if (!strcmp(key, "hold"))
-		return rls_parse_ms(v, &s->hold_ms);
+		return parse_ms(v, &s->hold_ms);
 	if (!strcmp(key, "weight"))
 		return parse_weight(v, &s->weight);
 	return -ENOENT;

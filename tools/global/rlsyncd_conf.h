@@ -148,12 +148,6 @@ int rls_conn_parse(const char *v, struct rls_conn *c, const char **why);
  */
 bool rls_resource_valid(const char *v);
 
-/* "RATE/PERIOD" as tokens per second; "0" is 0. Returns 0 or -EINVAL. */
-int rls_parse_tps(const char *v, double *tps);
-
-/* "500ms", "10s", "1m", "1h" as milliseconds. Returns 0 or -EINVAL. */
-int rls_parse_ms(const char *v, double *ms);
-
 /* Set @key of @s to @v; 0, or -EINVAL after a message naming its line. */
 int rls_spec_set(struct rls_spec *s, const char *key, const char *v);
 
