@@ -11,8 +11,9 @@
 -- Every function works on one resource, whose keys share the hash tag
 -- {RES} so that Redis Cluster keeps them on one shard; a caller passes
 -- them in this order (rlsyncd does):
---   KEYS[1] rl:{RES}:cfg     hash: the resource's configuration
---   KEYS[2] rl:{RES}:epoch   string: id of the state; missing = state lost
+--   KEYS[1] rl:{RES}:cfg     hash: the resource's configuration, and in
+--                            field "packed" its numbers (cfg_pack())
+--   KEYS[2] rl:{RES}:epoch   hash: id of the state; missing = state lost
 --   KEYS[3] rl:{RES}:members hash: HOST -> its lease (see pack()); field
 --                            "" the cached round of a large resource (prepare())
 --   KEYS[4] rl:{RES}:bucket  hash: the token bucket of batch mode
@@ -33,9 +34,21 @@
 --
 -- Copyright (C) 2026 The ratelimit authors
 
-local ALGOS = { fair = true, proportional = true, static = true }
-local MODES = { lease = true, batch = true }
+local ALGOS = { fair = 1, proportional = 2, static = 3 }
+local ALGO_NAMES = { 'fair', 'proportional', 'static' }
+local MODES = { lease = 1, batch = 2 }
+local MODE_NAMES = { 'lease', 'batch' }
 local EPS = 1e-9
+-- The stored numbers (a member, the cached round, the configuration's
+-- field "packed") are IEEE doubles packed with struct.pack after a first
+-- byte 1 (FORMAT): text would cost a renewal several us of
+-- string.format and parsing. Members and rounds in the text of older
+-- libraries (which begin with a digit) are read as well, and rewritten
+-- packed at their next write.
+local FORMAT = 1
+local MEMBER = '<Bddddddddd'
+local ROUND = '<Bddddd'
+local PACKED = '<BBBddddddd'
 -- A resource of more members than SMALL takes its shares from a round
 -- cached in its members hash, in the field CACHE (no host is empty:
 -- rl_lease refuses one); see prepare().
@@ -64,15 +77,16 @@ local function fmt(n)
 	return string.format('%.6f', n)
 end
 
--- A member's lease, packed in one hash field; rsv is what the share cache
--- counts it for (see round()), -1 when it counts nothing.
+-- A member's lease, packed in one hash field (FORMAT): wants, has,
+-- quarantined has and until when, lease end, membership end, weight,
+-- floor, and rsv, what the share cache counts it for (see round()), -1
+-- when it counts nothing.
 local function pack(m)
-	return string.format('%.6f %.6f %.6f %.3f %.3f %.3f %.6f %.6f %.6f',
-		m.wants, m.has, m.qhas, m.quntil, m.lexp, m.mexp, m.weight,
-		m.floor, m.rsv or -1)
+	return struct.pack(MEMBER, FORMAT, m.wants, m.has, m.qhas, m.quntil,
+		     m.lexp, m.mexp, m.weight, m.floor, m.rsv or -1)
 end
 
--- The numbers of a packed field, in order.
+-- The numbers of a field in the text of older libraries, in order.
 local function numbers(s)
 	local v = {}
 	for w in string.gmatch(s, '%S+') do
@@ -82,12 +96,21 @@ local function numbers(s)
 end
 
 local function unpack_member(s)
+	if string.byte(s) == FORMAT then
+		local _, wants, has, qhas, quntil, lexp, mexp, weight, floor,
+		      rsv = struct.unpack(MEMBER, s)
+		return { wants = wants, has = has, qhas = qhas,
+			 quntil = quntil, lexp = lexp, mexp = mexp,
+			 weight = weight, floor = floor, rsv = rsv }
+	end
 	local v = numbers(s)
 	return { wants = v[1], has = v[2], qhas = v[3], quntil = v[4],
 		 lexp = v[5], mexp = v[6], weight = v[7], floor = v[8],
 		 rsv = v[9] or -1 }
 end
 
+-- The configuration from all its fields (rl_config, rl_info, and a
+-- configuration without a valid field "packed").
 local function load_cfg(keys)
 	local raw = redis.call('HGETALL', keys[1])
 	if #raw == 0 then
@@ -104,12 +127,58 @@ local function load_cfg(keys)
 	return c
 end
 
+-- The configuration's numbers in one field, written with the others by
+-- rl_config: what a call reads instead of all of them (one HMGET, no
+-- parsing). Valid only for the version it packs (field "version"): a
+-- configuration written since by an older library, which does not know
+-- this field, is read from all its fields again.
+local function cfg_pack(c)
+	return struct.pack(PACKED, FORMAT, MODES[c.mode], ALGOS[c.algorithm],
+			   c.capacity, c.lease_ms, c.refresh_ms, c.hold_ms,
+			   c.static, c.burst, c.version)
+end
+
+-- Whether cfg_pack() can pack @c: a configuration of every field.
+local function packable(c)
+	for _, k in ipairs({ 'capacity', 'lease_ms', 'refresh_ms', 'hold_ms',
+			     'static', 'burst', 'version' }) do
+		if type(c[k]) ~= 'number' then
+			return false
+		end
+	end
+	return MODES[c.mode] ~= nil and ALGOS[c.algorithm] ~= nil
+end
+
+local function cfg_unpack(s, version)
+	if s == false or string.byte(s) ~= FORMAT then
+		return nil
+	end
+	local _, mode, algo, capacity, lease_ms, refresh_ms, hold_ms, static,
+	      burst, v = struct.unpack(PACKED, s)
+	if v ~= tonumber(version) then
+		return nil
+	end
+	return { mode = MODE_NAMES[mode], algorithm = ALGO_NAMES[algo],
+		 capacity = capacity, lease_ms = lease_ms,
+		 refresh_ms = refresh_ms, hold_ms = hold_ms, static = static,
+		 burst = burst, version = v }
+end
+
 -- The configuration, or the RLNOCONF error the agent answers by
 -- configuring the resource again (Redis lost it) or reporting it unknown.
+-- One without a valid field "packed" (written by an older library) is
+-- read from all its fields, and the field written for the next call.
 local function need_cfg(keys, mode)
-	local c = load_cfg(keys)
+	local got = redis.call('HMGET', keys[1], 'packed', 'version')
+	local c = cfg_unpack(got[1], got[2])
 	if c == nil then
-		return fail('RLNOCONF unknown resource')
+		c = load_cfg(keys)
+		if c == nil then
+			return fail('RLNOCONF unknown resource')
+		end
+		if packable(c) then
+			redis.call('HSET', keys[1], 'packed', cfg_pack(c))
+		end
 	end
 	if c.mode ~= mode then
 		return fail('RLMODE resource is in ' .. c.mode .. ' mode')
@@ -169,12 +238,22 @@ local function rl_config(keys, args)
 		same = same and tostring(old[k]) == tostring(new[k])
 	end
 	if same then
+		-- written by an older library: its numbers packed now
+		if packable(old) and
+		   not cfg_unpack(old.packed or false, tostring(old.version)) then
+			redis.call('HSET', keys[1], 'packed', cfg_pack(old))
+		end
 		return { old.version, 0 }
 	end
 	new.version = (old and old.version or 0) + 1
+	local w = { 'HSET', keys[1] }
 	for k, v in pairs(new) do
-		redis.call('HSET', keys[1], k, tostring(v))
+		w[#w + 1] = k
+		w[#w + 1] = tostring(v)
 	end
+	w[#w + 1] = 'packed'
+	w[#w + 1] = cfg_pack(new)
+	redis.call(unpack(w))
 	epoch(keys, new, now_ms())
 	return { new.version, 1 }
 end
@@ -315,22 +394,26 @@ local function quarantine(m, old, old_exp, reported, now)
 end
 
 -- The round of a large resource (more than SMALL members), cached in the
--- field CACHE: "T VERSION LEVEL RATIO RSUM", when it was computed, for
--- which configuration, the level and ratio of shares(), and the sum of
+-- field CACHE (FORMAT): T VERSION LEVEL RATIO RSUM, when it was computed,
+-- for which configuration, the level and ratio of shares(), and the sum of
 -- what the members are counted for (their field rsv). A member's rsv is
 -- at least what it reserves (reserved() only falls until the member calls
 -- again, and each call counts it anew), so capacity less the others' rsv
 -- never exceeds what they leave free: the bound holds between rounds,
 -- and capacity whose lease ended comes back at the next round.
 local function cache_parse(s)
+	if string.byte(s) == FORMAT then
+		local _, t, version, level, ratio, rsum = struct.unpack(ROUND, s)
+		return { t = t, version = version, level = level,
+			 ratio = ratio, rsum = rsum }
+	end
 	local v = numbers(s)
 	return { t = v[1], version = v[2], level = v[3], ratio = v[4],
 		 rsum = v[5] }
 end
 
 local function cache_pack(k)
-	return string.format('%.3f %d %.9f %.12f %.6f', k.t, k.version,
-		k.level, k.ratio, k.rsum)
+	return struct.pack(ROUND, FORMAT, k.t, k.version, k.level, k.ratio, k.rsum)
 end
 
 local function cache_write(keys, k)
@@ -501,16 +584,24 @@ local function rl_leave(keys, args)
 	return redis.call('HDEL', keys[3], host)
 end
 
--- rl_info: KEYS as above. The configuration, then per member: host, wants,
--- has, floor, lease left ms, reserved now (read only).
+-- rl_info: KEYS as above. The configuration (its fields, without
+-- "packed"), then per member: host, wants, has, floor, lease left ms,
+-- reserved now (read only).
 local function rl_info(keys, args)
 	local now = now_ms()
 	local c = load_cfg(keys)
 	if c == nil then
 		return fail('RLNOCONF unknown resource')
 	end
-	local out = redis.call('HGETALL', keys[1])
-	local raw = redis.call('HGETALL', keys[3])
+	local out = {}
+	local raw = redis.call('HGETALL', keys[1])
+	for i = 1, #raw, 2 do
+		if raw[i] ~= 'packed' then
+			out[#out + 1] = raw[i]
+			out[#out + 1] = raw[i + 1]
+		end
+	end
+	raw = redis.call('HGETALL', keys[3])
 	for i = 1, #raw, 2 do
 		local m = raw[i] ~= CACHE and unpack_member(raw[i + 1])
 		if m and now < m.mexp then
