@@ -155,8 +155,9 @@ echo $C >"$tmp/db"
 # more of pipelined calls), and the agents' CPU (/proc/PID/schedstat);
 # scaled to 1,000 hosts x 100 resources at R = 1 s. The phases and the
 # bound are fleet.sh's with one resource.
-# (a renewal reads its configuration, the epoch and its member with three
-# HMGETs: rl_lease's and rl_lease_many's alike)
+# (a renewal reads its configuration and its member with two HMGETs,
+# rl_lease's and rl_lease_many's alike; the epoch a third, but above 64
+# members only at a new round, twice a refresh per resource)
 stats()
 {
 	cli "$1" INFO all | tr -d '\r' | awk -F: '
@@ -185,7 +186,7 @@ many()
 		-v idle="$idle" -v a0="$a0" -v a1="$a1" '
 	{
 		s = t / 1000; cpu = $6 - $2; k = $7 - $3; rd = $8 - $4
-		ren = ($9 - $5) / 3
+		ren = ($9 - $5) / 2
 		rt = rd / (n * t / r)
 		if (rt > worst) worst = rt
 		per = ren > 0 ? (cpu - idle * s) / ren : 0

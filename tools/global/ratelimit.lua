@@ -47,7 +47,7 @@ local EPS = 1e-9
 -- packed at their next write.
 local FORMAT = 1
 local MEMBER = '<Bddddddddd'
-local ROUND = '<Bddddd'
+local ROUND = '<Bdddddd'
 local PACKED = '<BBBddddddd'
 -- A resource of more members than SMALL takes its shares from a round
 -- cached in its members hash, in the field CACHE (no host is empty:
@@ -394,18 +394,27 @@ local function quarantine(m, old, old_exp, reported, now)
 end
 
 -- The round of a large resource (more than SMALL members), cached in the
--- field CACHE (FORMAT): T VERSION LEVEL RATIO RSUM, when it was computed,
--- for which configuration, the level and ratio of shares(), and the sum of
--- what the members are counted for (their field rsv). A member's rsv is
--- at least what it reserves (reserved() only falls until the member calls
--- again, and each call counts it anew), so capacity less the others' rsv
--- never exceeds what they leave free: the bound holds between rounds,
--- and capacity whose lease ended comes back at the next round.
+-- field CACHE (FORMAT): T VERSION LEVEL RATIO RSUM LEARN, then EPOCH: when
+-- it was computed, for which configuration, the level and ratio of
+-- shares(), the sum of what the members are counted for (their field
+-- rsv), and the epoch read when it was computed (its end of learning,
+-- then its id). A member's rsv is at least what it reserves (reserved()
+-- only falls until the member calls again, and each call counts it
+-- anew), so capacity less the others' rsv never exceeds what they leave
+-- free: the bound holds between rounds, and capacity whose lease ended
+-- comes back at the next round. The epoch read with the round spares
+-- the calls between rounds a read: while the members hash holds the
+-- round, Redis has not lost the members' state (a lost epoch alone is
+-- seen at the next round, as before). A round in the text of an older
+-- library holds no epoch: a call computes it anew.
 local function cache_parse(s)
 	if string.byte(s) == FORMAT then
-		local _, t, version, level, ratio, rsum = struct.unpack(ROUND, s)
+		local _, t, version, level, ratio, rsum, learn, i =
+			struct.unpack(ROUND, s)
+		local id = string.sub(s, i)
 		return { t = t, version = version, level = level,
-			 ratio = ratio, rsum = rsum }
+			 ratio = ratio, rsum = rsum, learn = learn,
+			 id = id ~= '' and id or nil }
 	end
 	local v = numbers(s)
 	return { t = v[1], version = v[2], level = v[3], ratio = v[4],
@@ -413,7 +422,8 @@ local function cache_parse(s)
 end
 
 local function cache_pack(k)
-	return struct.pack(ROUND, FORMAT, k.t, k.version, k.level, k.ratio, k.rsum)
+	return struct.pack(ROUND, FORMAT, k.t, k.version, k.level, k.ratio,
+			   k.rsum, k.learn or 0) .. (k.id or '')
 end
 
 local function cache_write(keys, k)
@@ -437,17 +447,18 @@ local function round(keys, c, ms, now)
 end
 
 -- For @host's call: its record as member() gives it, the capacity the
--- others leave free, and the level and ratio of its share. A large
--- resource's call reads the round and its own member (O(1)); the round is
--- computed anew when it is older than half a refresh or of another
--- configuration, from every member (O(N log N), at most twice a refresh:
--- O(log N) per call amortised, every member calling once a refresh). Up
--- to SMALL members every call reads them all and computes its share
--- exactly, as a new round does.
+-- others leave free, the level and ratio of its share, what the round
+-- counted it for, and the epoch (epoch()). A large resource's call reads
+-- the round and its own member (O(1)); the round is computed anew when
+-- it is older than half a refresh or of another configuration, from
+-- every member (O(N log N), at most twice a refresh: O(log N) per call
+-- amortised, every member calling once a refresh). Up to SMALL members
+-- every call reads them all and computes its share exactly, as a new
+-- round does.
 local function prepare(keys, c, host, wants, weight, now)
 	local got = redis.call('HMGET', keys[3], CACHE, host)
 	local k = got[1] and cache_parse(got[1])
-	if k and k.version == c.version and now >= k.t and
+	if k and k.id and k.version == c.version and now >= k.t and
 	   now - k.t < c.refresh_ms / 2 then
 		local m = got[2] and unpack_member(got[2]) or nil
 		local counted = m and math.max(m.rsv, 0) or 0
@@ -455,14 +466,17 @@ local function prepare(keys, c, host, wants, weight, now)
 			m = nil
 		end
 		m = member({ [host] = m }, host, now)
-		return m, c.capacity - (k.rsum - counted), k, counted
+		return m, c.capacity - (k.rsum - counted), k, counted, k.id,
+		       k.learn
 	end
+	local id, learn = epoch(keys, c, now)
 	local ms, n = load_members(keys, now)
 	if n > SMALL then
 		k = round(keys, c, ms, now)
+		k.id, k.learn = id, learn
 		local m = member(ms, host, now)
 		local counted = math.max(m.rsv or -1, 0)
-		return m, c.capacity - (k.rsum - counted), k, counted
+		return m, c.capacity - (k.rsum - counted), k, counted, id, learn
 	end
 	if got[1] then
 		redis.call('HDEL', keys[3], CACHE)
@@ -470,7 +484,8 @@ local function prepare(keys, c, host, wants, weight, now)
 	local m = member(ms, host, now)
 	m.wants, m.weight = wants, weight
 	local level, ratio = shares(c, ms, host, now)
-	return m, free_for(c, ms, host, now), { level = level, ratio = ratio }
+	return m, free_for(c, ms, host, now), { level = level, ratio = ratio },
+	       nil, id, learn
 end
 
 -- One lease at @now: the work of rl_lease (below) on one resource, which
@@ -486,9 +501,9 @@ local function lease(keys, args, now)
 	if host == CACHE then
 		return fail('RLARG host must not be empty')
 	end
-	local id, learn_until = epoch(keys, c, now)
+	local m, free, k, counted, id, learn_until =
+		prepare(keys, c, host, wants, weight, now)
 	local learning = now < learn_until
-	local m, free, k, counted = prepare(keys, c, host, wants, weight, now)
 	local old, old_exp = m.has, m.lexp
 	m.wants, m.weight = wants, weight
 	m.floor = grant_floor(m, want_floor, free, reported, learning)
