@@ -65,16 +65,49 @@ local function now_ms()
 	return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 end
 
+-- The numbers of arguments, by their text: a host's calls repeat theirs
+-- (its weight, its floor, a steady demand). Up to NUM_MEMO kept.
+local NUM_MEMO = 1024
+local num_memo, num_memo_n = {}, 0
+
 local function num(v, what, min)
-	local n = tonumber(v)
+	local n = num_memo[v]
+	if n == nil then
+		n = tonumber(v)
+		if n ~= nil and type(v) == 'string' then
+			if num_memo_n >= NUM_MEMO then
+				num_memo, num_memo_n = {}, 0
+			end
+			num_memo[v] = n
+			num_memo_n = num_memo_n + 1
+		end
+	end
 	if n == nil or n ~= n or n < (min or 0) or n == math.huge then
 		return fail('RLARG bad ' .. what .. ': ' .. tostring(v))
 	end
 	return n
 end
 
+-- A number as the decimal text of a reply. The rates a call formats
+-- recur (a steady share, a floor of 0): those last formatted are kept,
+-- up to FMT_MEMO of them.
+local FMT_MEMO = 1024
+local fmt_memo, fmt_memo_n = {}, 0
+
 local function fmt(n)
-	return string.format('%.6f', n)
+	local s = fmt_memo[n]
+	if s == nil then
+		s = string.format('%.6f', n)
+		if n ~= n then
+			return s
+		end
+		if fmt_memo_n >= FMT_MEMO then
+			fmt_memo, fmt_memo_n = {}, 0
+		end
+		fmt_memo[n] = s
+		fmt_memo_n = fmt_memo_n + 1
+	end
+	return s
 end
 
 -- A member's lease, packed in one hash field (FORMAT): wants, has,
@@ -149,19 +182,37 @@ local function packable(c)
 	return MODES[c.mode] ~= nil and ALGOS[c.algorithm] ~= nil
 end
 
+-- The configurations last unpacked, by their field "packed" and
+-- "version" (the same text, the same configuration: read-only tables,
+-- whatever resource they came from). A cache of what a call read anyway,
+-- so a Redis that starts empty (a restart, a promoted replica) computes
+-- the same; emptied when it holds CFG_MEMO entries.
+local CFG_MEMO = 256
+local cfg_memo, cfg_memo_n = {}, 0
+
 local function cfg_unpack(s, version)
 	if s == false or string.byte(s) ~= FORMAT then
 		return nil
+	end
+	local e = cfg_memo[s]
+	if e and e.vtext == version then
+		return e.c
 	end
 	local _, mode, algo, capacity, lease_ms, refresh_ms, hold_ms, static,
 	      burst, v = struct.unpack(PACKED, s)
 	if v ~= tonumber(version) then
 		return nil
 	end
-	return { mode = MODE_NAMES[mode], algorithm = ALGO_NAMES[algo],
-		 capacity = capacity, lease_ms = lease_ms,
-		 refresh_ms = refresh_ms, hold_ms = hold_ms, static = static,
-		 burst = burst, version = v }
+	local c = { mode = MODE_NAMES[mode], algorithm = ALGO_NAMES[algo],
+		    capacity = capacity, lease_ms = lease_ms,
+		    refresh_ms = refresh_ms, hold_ms = hold_ms, static = static,
+		    burst = burst, version = v }
+	if cfg_memo_n >= CFG_MEMO then
+		cfg_memo, cfg_memo_n = {}, 0
+	end
+	cfg_memo[s] = { vtext = version, c = c }
+	cfg_memo_n = cfg_memo_n + 1
+	return c
 end
 
 -- The configuration, or the RLNOCONF error the agent answers by
@@ -465,7 +516,12 @@ local function prepare(keys, c, host, wants, weight, now)
 		if m and now >= m.mexp then
 			m = nil
 		end
-		m = member({ [host] = m }, host, now)
+		if m == nil then
+			m = { wants = 0, has = 0, qhas = 0, quntil = 0,
+			      lexp = 0, mexp = 0, weight = 1, floor = 0 }
+		elseif now >= m.lexp then
+			m.has = 0
+		end
 		return m, c.capacity - (k.rsum - counted), k, counted, k.id,
 		       k.learn
 	end
@@ -489,7 +545,10 @@ local function prepare(keys, c, host, wants, weight, now)
 end
 
 -- One lease at @now: the work of rl_lease (below) on one resource, which
--- rl_lease_many does for each of its resources.
+-- rl_lease_many does for each of its resources (at one @now: its text
+-- kept in now_text).
+local now_text = { -1, '' }
+
 local function lease(keys, args, now)
 	local c = need_cfg(keys, 'lease')
 	local host = tostring(args[1])
@@ -528,8 +587,11 @@ local function lease(keys, args, now)
 		redis.call('PEXPIRE', keys[3],
 			   math.ceil(c.lease_ms + c.hold_ms) * 2)
 	end
+	if now ~= now_text[1] then
+		now_text[1], now_text[2] = now, string.format('%d', now)
+	end
 	return { fmt(m.has), fmt(m.floor), c.lease_ms, c.refresh_ms, c.hold_ms,
-		 learning and 1 or 0, id, string.format('%d', now), c.version }
+		 learning and 1 or 0, id, now_text[2], c.version }
 end
 
 -- rl_lease: KEYS as above; ARGV: host, wants, has (the rate the host runs
@@ -560,9 +622,10 @@ local function rl_lease_many(keys, args)
 	if n < 1 or n ~= math.floor(n) or #args ~= n * 5 then
 		return fail('RLARG rl_lease_many takes 3 keys and 5 arguments per resource')
 	end
-	local now, out = now_ms(), {}
+	-- one table of keys and one of arguments for all: lease() keeps
+	-- neither
+	local now, out, k, a = now_ms(), {}, {}, {}
 	for i = 0, n - 1 do
-		local k, a = {}, {}
 		for j = 1, 3 do
 			k[j] = keys[i * 3 + j]
 		end
