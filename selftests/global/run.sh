@@ -10,7 +10,7 @@
 # Starts redis-server on a unix socket in a temporary directory (no TCP
 # port, no persistence), loads the library, runs BUILD_DIR/global/lease_test
 # and selftests/global/rlsyncd.sh, stops the server, then runs
-# selftests/global/auth.sh, tls.sh, agents.sh, sentinel.sh (a Sentinel
+# selftests/global/format.sh (keys an older library wrote), auth.sh, tls.sh, agents.sh, sentinel.sh (a Sentinel
 # failover under three agents), pipeline.sh, batch.sh, cluster.sh and
 # fleet.sh (100 agents on a Redis Cluster of 3 primaries and 3 replicas).
 # The last line is "N passed, N failed".
@@ -54,6 +54,8 @@ p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$dir/out")
 f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$dir/out")
 RLSYNCD="$b/global/rlsyncd" RLSYNCD_FAKE="$b/global/rlsyncd-fake" \
 	REDIS_SOCK="$sock" selftests/global/rlsyncd.sh | tee "$dir/out2"
+RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/format.sh |
+	tee -a "$dir/out2"
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/auth.sh |
 	tee -a "$dir/out2"
 RLSYNCD_FAKE="$b/global/rlsyncd-fake" selftests/global/tls.sh |
