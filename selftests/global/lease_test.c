@@ -506,6 +506,36 @@ static void test_quarantine(void)
 	      held, back, freed);
 }
 
+/*
+ * Rates travel as text of 6 decimals: a host that runs at its grant as
+ * the reply wrote it acknowledges it, though the text (666.666667 of
+ * 2000 / 3) is above the share Redis keeps.
+ */
+static void test_quarantine_text(void)
+{
+	struct host hs[3];
+	double held, freed;
+
+	res = "quar6";
+	configure("lease", "2000", "fair", "400", "0");
+	hosts_init(hs, 3, 2000);
+	learn(hs, 2, 400);
+	round_all(hs, 2);
+	/* h2 joins: h0 and h1 go from 1000 to 2000 / 3, still at 1000 */
+	renew(&hs[2], 0);
+	round_all(hs, 2);
+	renew(&hs[2], 0);
+	held = hs[2].rate;
+	/* h0 and h1 at 666.666667, as the replies wrote it */
+	round_all(hs, 2);
+	renew(&hs[2], 0);
+	freed = hs[2].rate;
+	check(held < 1 && fabs(freed - 2000.0 / 3) < 0.001,
+	      "a decrease acknowledged at the reply's text",
+	      "h0, h1 from 1000 to %.6f: h2 has %.6f while they ran at 1000, %.6f once they ran at the reply's rate",
+	      hs[0].rate, held, freed);
+}
+
 /* FLUSHALL: learning for one lease, the hosts' rates summed stay <= C. */
 static void test_flush(void)
 {
@@ -771,6 +801,7 @@ int main(int argc, char **argv)
 	test_proportional();
 	test_expiry();
 	test_quarantine();
+	test_quarantine_text();
 	test_floor();
 	test_flush();
 	test_flush_floor();

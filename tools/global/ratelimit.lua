@@ -39,6 +39,10 @@ local ALGO_NAMES = { 'fair', 'proportional', 'static' }
 local MODES = { lease = 1, batch = 2 }
 local MODE_NAMES = { 'lease', 'batch' }
 local EPS = 1e-9
+-- Rates travel as text of 6 decimals (fmt() in the replies, the agents'
+-- arguments): a rate reported within this of a stored one is that rate,
+-- though the stored double is not what the text rounded it to.
+local RATE_EPS = 1e-6
 -- The stored numbers (a member, the cached round, the configuration's
 -- field "packed") are IEEE doubles packed with struct.pack after a first
 -- byte 1 (FORMAT): text would cost a renewal several us of
@@ -431,10 +435,10 @@ end
 -- limiter to its demand before asking): lost or not, the reply changes
 -- nothing it runs at.
 local function quarantine(m, old, old_exp, reported, now)
-	if reported <= old + EPS then
+	if reported <= old + RATE_EPS then
 		m.quntil = 0
 	end
-	if m.has < old - EPS and now < old_exp and reported > m.has + EPS then
+	if m.has < old - EPS and now < old_exp and reported > m.has + RATE_EPS then
 		if now >= m.quntil then
 			m.qhas = old
 		else
