@@ -15,20 +15,6 @@ suite='agents'
 . "$(dirname "$0")/lib.sh"
 
 rate() { tail -n 1 "$tmp/$1.log" | cut -d' ' -f2; }
-# ok NAME CONDITION(awk) FIGURES
-
-start_redis()
-{
-	redis-server --port 0 --unixsocket "$sock" --dir "$tmp" --save '' \
-		--appendonly no --logfile "$tmp/redis.log" &
-	rpid=$!
-	i=0
-	until redis-cli -s "$sock" PING >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ "$i" -lt 100 ] || { echo "not ok - agents: no redis"; exit 1; }
-		sleep 0.05
-	done
-}
 
 # wait_for MS CONDITION(awk, $2=h1 $3=h2 ...): ms it took, or -1
 wait_for()
@@ -44,7 +30,8 @@ wait_for()
 	echo -1
 }
 
-start_redis
+# shellcheck disable=SC2119 # no prefix: redis-server itself
+redis_up
 echo 500 >"$tmp/h1.d"
 echo 5000 >"$tmp/h2.d"
 echo 5000 >"$tmp/h3.d"
@@ -130,7 +117,8 @@ check "redis killed" "$held >= 700 && $held <= 1300" \
 	"h2 kept its lease $held ms after Redis died (lease 1000 ms), then pessimistic: $(rate h2)"
 
 rm -f "$sock"
-start_redis
+# shellcheck disable=SC2119 # no prefix: redis-server itself
+redis_up
 ms=$(wait_for 4000 'h2 >= 4900')
 check "redis restarted empty" "$ms >= 900 && $ms <= 2500" \
 	"library loaded and resource configured again by the agents; h2 back at $(rate h2) after $ms ms (learning 1000 ms)"

@@ -48,15 +48,8 @@ granted()
 		END { printf "%.1f", s }'
 }
 
-redis-server --port 0 --unixsocket "$sock" --dir "$tmp" --save '' \
-	--appendonly no --logfile "$tmp/redis.log" &
-rpid=$!
-i=0
-until redis-cli -s "$sock" PING >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ "$i" -lt 100 ] || { echo "not ok - batch: no redis"; exit 1; }
-	sleep 0.05
-done
+# shellcheck disable=SC2119 # no prefix: redis-server itself
+redis_up
 
 for r in ${RS:-0.1 0.25 1}; do
 	ms=$(awk "BEGIN { print $r * 1000 }")

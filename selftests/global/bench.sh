@@ -31,15 +31,8 @@ counts=${COUNTS:-1 10 100 1000}
 tags=${TAGS:-no yes}
 secs=${SECS:-4}
 
-redis-server --port 0 --unixsocket "$sock" --dir "$tmp" --save '' \
-	--appendonly no --logfile "$tmp/redis.log" &
-rpid=$!
-i=0
-until redis-cli -s "$sock" PING >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ "$i" -lt 100 ] || { echo "bench: no redis" >&2; exit 1; }
-	sleep 0.05
-done
+# shellcheck disable=SC2119 # no prefix: redis-server itself
+redis_up
 
 # info FIELD: its value in INFO ALL (one INFO call)
 info()

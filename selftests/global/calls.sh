@@ -48,21 +48,12 @@ cg=${CALLGRIND:-no}
 lease=6000 refresh=1000
 [ "$cg" = no ] || lease=600000 refresh=100000
 if [ "$cg" = yes ]; then
-	valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
-		redis-server --port 0 --unixsocket "$sock" --dir "$tmp" \
-		--save '' --appendonly no --logfile "$tmp/redis.log" \
-		>"$tmp/valgrind.log" 2>&1 &
+	redis_up valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
+		--log-file="$tmp/valgrind.log"
 else
-	redis-server --port 0 --unixsocket "$sock" --dir "$tmp" --save '' \
-		--appendonly no --logfile "$tmp/redis.log" &
+	# shellcheck disable=SC2119 # no prefix: redis-server itself
+	redis_up
 fi
-rpid=$!
-i=0
-until redis-cli -s "$sock" PING >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ "$i" -lt 400 ] || { echo "calls: no redis" >&2; exit 1; }
-	sleep 0.05
-done
 
 cli() { redis-cli -s "$sock" "$@"; }
 # us: usec_per_call of FCALL since the last CONFIG RESETSTAT

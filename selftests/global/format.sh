@@ -21,15 +21,8 @@ d=none
 # shellcheck source=selftests/global/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-redis-server --port 0 --unixsocket "$sock" --dir "$tmp" --save '' \
-	--appendonly no --logfile "$tmp/redis.log" &
-rpid=$!
-i=0
-until redis-cli -s "$sock" PING >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ "$i" -lt 100 ] || { echo "format: no redis" >&2; exit 1; }
-	sleep 0.05
-done
+# shellcheck disable=SC2119 # no prefix: redis-server itself
+redis_up
 cli() { redis-cli -s "$sock" "$@"; }
 cli -x FUNCTION LOAD REPLACE <"$lua" >/dev/null
 

@@ -30,6 +30,23 @@ now() { date +%s%3N; }
 # shellcheck source=selftests/global/ports.sh
 . "$(dirname "$0")/ports.sh"
 
+# redis_up [PREFIX...]: a private redis-server on $sock in $tmp, no
+# persistence, run by PREFIX (valgrind ..., say) when given; its pid in
+# $rpid; returns once it answers PING, or exits with a TAP line after
+# 20 s.
+redis_up()
+{
+	"$@" redis-server --port 0 --unixsocket "$sock" --dir "$tmp" \
+		--save '' --appendonly no --logfile "$tmp/redis.log" &
+	rpid=$!
+	i=0
+	until redis-cli -s "$sock" PING >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ "$i" -lt 400 ] || { echo "not ok - $suite: no redis"; exit 1; }
+		sleep 0.05
+	done
+}
+
 # check NAME CONDITION(awk) FIGURES: one TAP line
 check()
 {

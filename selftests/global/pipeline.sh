@@ -43,15 +43,8 @@ running()
 		"$tmp/h1.log"
 }
 
-redis-server --port 0 --unixsocket "$sock" --dir "$tmp" --save '' \
-	--appendonly no --logfile "$tmp/redis.log" &
-rpid=$!
-i=0
-until redis-cli -s "$sock" PING >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ "$i" -lt 100 ] || { echo "not ok - pipeline: no redis"; exit 1; }
-	sleep 0.05
-done
+# shellcheck disable=SC2119 # no prefix: redis-server itself
+redis_up
 
 set --
 i=1
