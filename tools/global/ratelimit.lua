@@ -69,21 +69,32 @@ local function now_ms()
 	return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 end
 
+-- A memo of a pure function, by its argument: { t = {}, n = 0, max = N },
+-- emptied when it holds max entries. What it keeps is only ever what a
+-- call would compute again, so a Redis that starts with it empty (a
+-- restart, a promoted replica, the library loaded again) answers the same.
+local function memo(max)
+	return { t = {}, n = 0, max = max }
+end
+
+local function memo_put(m, k, v)
+	if m.n >= m.max then
+		m.t, m.n = {}, 0
+	end
+	m.t[k] = v
+	m.n = m.n + 1
+end
+
 -- The numbers of arguments, by their text: a host's calls repeat theirs
--- (its weight, its floor, a steady demand). Up to NUM_MEMO kept.
-local NUM_MEMO = 1024
-local num_memo, num_memo_n = {}, 0
+-- (its weight, its floor, a steady demand).
+local num_memo = memo(1024)
 
 local function num(v, what, min)
-	local n = num_memo[v]
+	local n = num_memo.t[v]
 	if n == nil then
 		n = tonumber(v)
 		if n ~= nil and type(v) == 'string' then
-			if num_memo_n >= NUM_MEMO then
-				num_memo, num_memo_n = {}, 0
-			end
-			num_memo[v] = n
-			num_memo_n = num_memo_n + 1
+			memo_put(num_memo, v, n)
 		end
 	end
 	if n == nil or n ~= n or n < (min or 0) or n == math.huge then
@@ -93,23 +104,16 @@ local function num(v, what, min)
 end
 
 -- A number as the decimal text of a reply. The rates a call formats
--- recur (a steady share, a floor of 0): those last formatted are kept,
--- up to FMT_MEMO of them.
-local FMT_MEMO = 1024
-local fmt_memo, fmt_memo_n = {}, 0
+-- recur (a steady share, a floor of 0): those last formatted are kept.
+local fmt_memo = memo(1024)
 
 local function fmt(n)
-	local s = fmt_memo[n]
+	local s = fmt_memo.t[n]
 	if s == nil then
 		s = string.format('%.6f', n)
-		if n ~= n then
-			return s
+		if n == n then
+			memo_put(fmt_memo, n, s)
 		end
-		if fmt_memo_n >= FMT_MEMO then
-			fmt_memo, fmt_memo_n = {}, 0
-		end
-		fmt_memo[n] = s
-		fmt_memo_n = fmt_memo_n + 1
 	end
 	return s
 end
@@ -188,17 +192,14 @@ end
 
 -- The configurations last unpacked, by their field "packed" and
 -- "version" (the same text, the same configuration: read-only tables,
--- whatever resource they came from). A cache of what a call read anyway,
--- so a Redis that starts empty (a restart, a promoted replica) computes
--- the same; emptied when it holds CFG_MEMO entries.
-local CFG_MEMO = 256
-local cfg_memo, cfg_memo_n = {}, 0
+-- whatever resource they came from).
+local cfg_memo = memo(256)
 
 local function cfg_unpack(s, version)
 	if s == false or string.byte(s) ~= FORMAT then
 		return nil
 	end
-	local e = cfg_memo[s]
+	local e = cfg_memo.t[s]
 	if e and e.vtext == version then
 		return e.c
 	end
@@ -211,11 +212,7 @@ local function cfg_unpack(s, version)
 		    capacity = capacity, lease_ms = lease_ms,
 		    refresh_ms = refresh_ms, hold_ms = hold_ms, static = static,
 		    burst = burst, version = v }
-	if cfg_memo_n >= CFG_MEMO then
-		cfg_memo, cfg_memo_n = {}, 0
-	end
-	cfg_memo[s] = { vtext = version, c = c }
-	cfg_memo_n = cfg_memo_n + 1
+	memo_put(cfg_memo, s, { vtext = version, c = c })
 	return c
 end
 
