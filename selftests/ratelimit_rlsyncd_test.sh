@@ -42,19 +42,12 @@ for arg in $(cat /proc/cmdline); do
 	rl.ghost=*) ID=${arg#*=} ;;
 	esac
 done
-n=0
 pids=''
 rpid=''
 
 say() { echo "# $*"; }
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-# check NAME CONDITION(awk) FIGURES
-check()
-{
-	if awk "BEGIN { exit !($2) }"; then ok "$1: $3"; else notok "$1: $3"; fi
-}
+# shellcheck source=selftests/vm/guest/tap.sh
+. /guest/tap.sh
 
 # shellcheck disable=SC2317 # called by the trap
 cleanup()
@@ -205,7 +198,7 @@ fair()
 	first=$(wait_for 5000 'h1 > 0 && h2 > 0 && h3 > 0')
 	ms=$(wait_for $((6 * REFRESH)) "h1 >= $C * 0.09 && h1 <= $C * 0.13 && h2 + h3 >= ($C - h1) * 0.98 && (h2 + h3) * (h2 + h3) / (2 * (h2 * h2 + h3 * h3)) >= 0.99")
 	h1=$(st api.h1 has) h2=$(st api.h2 has) h3=$(st api.h3 has)
-	check "fair share converged" "$first >= 0 && $ms >= 0 && $ms <= 6 * $REFRESH" \
+	timed "fair share converged" "$first >= 0 && $ms >= 0 && $ms <= 6 * $REFRESH" \
 		"first shares $first ms after start (learning $LEASE ms), max-min $ms ms later (3 refresh intervals + 3 of slack: $((6 * REFRESH)) ms): has $h1 $h2 $h3 of $C, Jain(h2, h3) $(jain "$h2" "$h3")"
 	a=$(snap api.h1 api.h2 api.h3)
 	sleep 1
@@ -264,7 +257,7 @@ shift_demand()
 	# shellcheck disable=SC2086 # the figures, one word each
 	med=$(printf '%s\n' $shifts | sort -n | sed -n 3p)
 	lost=$(echo "$shifts" | tr ' ' '\n' | grep -c -- -1)
-	check "demand shift" "$lost == 0 && $med <= 2 * $REFRESH" \
+	timed "demand shift" "$lost == 0 && $med <= 2 * $REFRESH" \
 		"h1's client stopped five times: h2, h3 at >= 98 % of $((C / 2)) after $shifts ms, median $(awk "BEGIN { printf \"%.2f\", $med / $REFRESH }") refresh intervals (goal 2): $(st api.h2 has) $(st api.h3 has)"
 }
 
@@ -289,7 +282,7 @@ kill_agent()
 	fi
 	wait_for $((LEASE + 4 * REFRESH)) "h2 >= $C * 0.98" >/dev/null
 	ms=$(($(now) - tk))
-	check "agent killed: share returned" "$(st api.h2 has) >= $C * 0.98 && $ms <= $LEASE + 4 * $REFRESH" \
+	timed "agent killed: share returned" "$(st api.h2 has) >= $C * 0.98 && $ms <= $LEASE + 4 * $REFRESH" \
 		"h2 has $(st api.h2 has) of $C $ms ms after the kill (one lease, $LEASE ms, + 4 refresh intervals of slack)"
 }
 
@@ -348,7 +341,7 @@ kill_redis()
 	start_redis
 	# (the agents retry at 1, 2, 4 then 8 refresh intervals)
 	ms=$(wait_for $((2 * LEASE + 10 * REFRESH)) "h2 >= $C * 0.98")
-	check "redis restarted empty" "$ms >= 0 && $ms <= 2 * $LEASE + 10 * $REFRESH" \
+	timed "redis restarted empty" "$ms >= 0 && $ms <= 2 * $LEASE + 10 * $REFRESH" \
 		"library and resource loaded again by the agents; h2 back at $(st api.h2 has) after $ms ms (learning: one lease, $LEASE ms)"
 }
 

@@ -47,19 +47,13 @@ LEASE=4000	# ms
 # (shares back 9.5 s after the promotion, against two leases).
 REFRESH=400	# ms
 PP=6400 RP=6401 S1=6402 S2=6403 S3=6404
-n=0
 pids=''
 apids=''
 spid=''
 
-ok() { n=$((n + 1)); echo "ok $n - sentinel in the guest: $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - sentinel in the guest: $*"; }
-skip() { n=$((n + 1)); echo "ok $n - sentinel in the guest: $1 # SKIP $2"; }
-# check NAME CONDITION(awk) FIGURES
-check()
-{
-	if awk "BEGIN { exit !($2) }"; then ok "$1: $3"; else notok "$1: $3"; fi
-}
+tap_prefix='sentinel in the guest: '
+# shellcheck source=selftests/vm/guest/tap.sh
+. /guest/tap.sh
 # give_up WHY: a setup failure ends the test
 give_up()
 {
@@ -243,15 +237,15 @@ steady()
 	upto="from the failover's start on"
 	[ "$lim" -eq 0 ] ||
 		upto="from the failover's start until a refresh before the first lease ended (+$(($4 - $2)) ms, before the promotion at +$(($3 - $2)) ms)"
-	check "$1: no kernel rate drops" "$least > 0" \
+	timed "$1: no kernel rate drops" "$least > 0" \
 		"the least rate a limiter ran at $upto: $least/s ($lh, +$lat ms; safe rate 0, share $third/s)"
-	check "$1: utilisation" "$lo >= 0.90" \
+	timed "$1: utilisation" "$lo >= 0.90" \
 		"every 1 s window from 1 s after the promotion: >= $lo of $C/s (the least at +$at ms); full utilisation (>= 0.97) from +$full ms after the promotion"
 }
 
 # learning (one lease from the first agent's configuration), then shares
 ms=$(until_ok 15000 fair)
-check "fair shares" "$ms >= 0" \
+timed "fair shares" "$ms >= 0" \
 	"has $(st sen.h1 has) $(st sen.h2 has) $(st sen.h3 has) of $C/s $ms ms after the clients started (learning $LEASE ms), primary $(st sen.h1 primary)"
 if [ "$(st sen.h1 kernel_lease)" != 1 ]; then
 	skip "failover" "the module has no RL_IOC_SET_LEASE: a limiter keeps its share beyond its lease"
@@ -270,7 +264,7 @@ switched() { grep -q "+switch-master rlm 127.0.0.1 $PP 127.0.0.1 $RP" "$T"/s*.lo
 ms=$(until_ok 20000 switched)
 tp=-1
 [ "$ms" -lt 0 ] || tp=$(now)
-check "failover" "$ms >= 0" \
+timed "failover" "$ms >= 0" \
 	"the sentinels promoted the replica $((tp - tk)) ms after kill -9 of the primary (down-after 1000 ms)"
 [ "$tp" -ge 0 ] || give_up "no promotion: nothing more to measure"
 
@@ -285,7 +279,7 @@ back()
 }
 ms=$(until_ok $((2 * LEASE + 4000)) back)
 [ "$ms" -lt 0 ] || ms=$(($(now) - tp))
-check "shares back" "$ms >= 0 && $ms <= 2 * $LEASE" \
+timed "shares back" "$ms >= 0 && $ms <= 2 * $LEASE" \
 	"every agent at >= 98 % of $third/s through the new primary $ms ms after the promotion (bound: two leases, $((2 * LEASE)) ms): has $(st sen.h1 has) $(st sen.h2 has) $(st sen.h3 has)"
 sleep 3
 steady "kill -9" "$tk" "$tp" "$lease_end"
@@ -325,7 +319,7 @@ if [ -x $CLI ]; then
 		done
 	}
 	moved=$(until_ok 10000 on_pp)
-	check "switchover" "$ms >= 0 && $ms2 >= 0 && $moved >= 0" \
+	timed "switchover" "$ms >= 0 && $ms2 >= 0 && $moved >= 0" \
 		"SENTINEL FAILOVER $((tf - td)) ms after the old primary came back as a replica; promoted $((tp2 - tf)) ms after the command; every agent on it $moved ms after the promotion"
 	sleep 4
 	steady "switchover" "$tf" "$tp2"

@@ -25,6 +25,8 @@ for arg in $(cat /proc/cmdline); do
 	case $arg in
 	rl.mode=*) mode=${arg#*=} ;;
 	rl.timeout=*) timeout=${arg#*=} ;;
+	# a slow machine (the debug kernel): see the tests' timed checks
+	rl.slow=yes) export KSFT_MACHINE_SLOW=yes ;;
 	esac
 done
 

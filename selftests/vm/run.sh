@@ -22,7 +22,10 @@
 # e1000.ko in /global: selftests/global/two_guests.sh),
 # RL_PREFIX (put before every result, e.g. "6.12: "), RL_TESTS (only the
 # selftests whose names contain one of these words, e.g. "backlog perm"),
-# RL_SKIP (none of those whose names contain one of these).
+# RL_SKIP (none of those whose names contain one of these),
+# KSFT_MACHINE_SLOW ("yes": the guest's tests get it too, and report a
+# check of time alone that fails as XFAIL; selftests/vm/check.sh sets it
+# for the debug kernel).
 set -eu
 
 mode=${1:-check}
@@ -163,10 +166,12 @@ fi
 # registers, and the kernel's where its System.map has them (Debian's is
 # a placeholder: the panic's backtraces name those).
 mon=$out/monitor.sock
+slow=
+[ "${KSFT_MACHINE_SLOW:-}" != yes ] || slow=1
 set -- qemu-system-x86_64 -accel tcg -m "$mem" -smp 2 -nographic -no-reboot \
 	-monitor "unix:$mon,server=on,wait=off" \
 	-nic "${RL_VM_NIC:-none}" -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0 quiet no_timer_check panic=-1 oops=panic hung_task_panic=1 softlockup_panic=1 softlockup_all_cpu_backtrace=1 sysctl.kernel.panic_on_rcu_stall=1 unknown_nmi_panic panic_print=0x40 rdinit=/init rl.mode=$mode rl.timeout=$test_timeout${RL_VM_APPEND:+ $RL_VM_APPEND}"
+	-append "console=ttyS0 quiet no_timer_check panic=-1 oops=panic hung_task_panic=1 softlockup_panic=1 softlockup_all_cpu_backtrace=1 sysctl.kernel.panic_on_rcu_stall=1 unknown_nmi_panic panic_print=0x40 rdinit=/init rl.mode=$mode rl.timeout=$test_timeout${slow:+ rl.slow=yes}${RL_VM_APPEND:+ $RL_VM_APPEND}"
 
 if [ "$mode" = shell ]; then
 	echo "vm: booting $kver; Ctrl-A x quits QEMU, exit powers off"
