@@ -10,14 +10,16 @@
 #   debug               the debug kernel (scripts/kdebug.sh builds it)
 # the module's W=1 build for that kernel and the selftests in a QEMU guest
 # booting it (run.sh check), every result prefixed "KERNEL: ". The suites
-# of the Python and Node.js bindings and of rlsyncd's Sentinel failover
-# test programs on top of the ABI, not the kernel: they run on the first
-# kernel and on the debug kernel (6.1's paths without io_uring commands,
-# 6.12's with them, and the leak checks), not on the others. For the
-# first, also two guests at once sharing one Redis on this host
-# (selftests/global/two_guests.sh, about 40 s), and the rig's own test of
-# a CPU stuck in the guest's kernel (lockup.sh, about 30 s). Ends with
-# the line "N passed, N failed" over all; exits non-zero on any failure.
+# of the Python and Node.js bindings and of rlsyncd (its guest test and
+# the Sentinel failover) test programs on top of the ABI, not the kernel
+# (ratelimit_global_test tests the lease ioctls on every kernel): they run
+# on the first kernel and on the debug kernel (6.1's paths without
+# io_uring commands, 6.12's with them, and the leak checks), not on the
+# others. For the first, also two guests at once sharing one Redis on
+# this host (selftests/global/two_guests.sh, about 40 s), and the rig's
+# own test of a CPU stuck in the guest's kernel (lockup.sh, about 30 s).
+# Ends with the line "N passed, N failed" over all; exits non-zero on any
+# failure.
 # The debug kernel's guest runs with KSFT_MACHINE_SLOW=yes (as the
 # kernel's own CI runs its selftests on debug kernels): KASAN, lockdep and
 # kmemleak under emulation make it several times slower, so a check of
@@ -198,7 +200,7 @@ for k in $kvers; do
 	mem=1024
 	[ "$k" != debug ] || mem=2048
 	skip=
-	[ "$k" = "$first" ] || [ "$k" = debug ] || skip="python node sentinel"
+	[ "$k" = "$first" ] || [ "$k" = debug ] || skip="python node rlsyncd sentinel"
 	slow=${KSFT_MACHINE_SLOW:-}
 	[ "$k" != debug ] || slow=yes
 	KSFT_MACHINE_SLOW=$slow RL_PREFIX="$k: " RL_KVER=$release \
