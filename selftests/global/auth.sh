@@ -155,7 +155,7 @@ bad "redis = http://h" "bad redis 'http://h': unknown scheme (redis://, rediss:/
 bad "redis = unix:" "bad redis 'unix:': no socket path"
 bad "password = x" "no password key: give password-file ="
 bad "password-file = $tmp/none" "password-file $tmp/none: No such file or directory"
-bad "db = 1x" "bad db '1x': a number"
+bad "db = 1x" "bad db '1x': a number 0..1000000"
 
 # An agent as the ACL user: it loads the library (+function|load), keeps
 # its keys in db 3 (SELECT), and gets shares; then its password is

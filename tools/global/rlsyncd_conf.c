@@ -292,11 +292,32 @@ static int read_secret(struct rls_spec *s, const char *key, const char *path,
 	return 0;
 }
 
+/* Key @key's value @v, a number 0..@max, into *@out; -EINVAL if not. */
+static int set_num(struct rls_spec *s, const char *key, const char *v,
+		   long max, unsigned int *out)
+{
+	long n = strict_num(v, strlen(v), max);
+
+	if (n < 0)
+		return spec_err(s, "bad %s '%s': a number 0..%ld", key, v, max);
+	*out = (unsigned int)n;
+	return 0;
+}
+
+/* Key @key's value @v, one word of 1..@size - 1 bytes, into @out. */
+static int set_token(struct rls_spec *s, const char *key, const char *v,
+		     char *out, size_t size)
+{
+	if (!*v || strlen(v) >= size || strpbrk(v, " \t"))
+		return spec_err(s, "bad %s '%s'", key, v);
+	snprintf(out, size, "%s", v);
+	return 0;
+}
+
 /* The connection's keys; -ENOENT for others, -EINVAL after a message. */
 static int set_conn(struct rls_spec *s, const char *key, const char *v)
 {
 	const char *why;
-	long db;
 
 	if (!strcmp(key, "redis")) {
 		if (strlen(v) >= sizeof(s->redis))
@@ -311,23 +332,14 @@ static int set_conn(struct rls_spec *s, const char *key, const char *v)
 		snprintf(s->redis, sizeof(s->redis), "%s", v);
 		return 0;
 	}
-	if (!strcmp(key, "username")) {
-		if (!*v || strlen(v) >= sizeof(s->conn.user) || strpbrk(v, " \t"))
-			return spec_err(s, "bad username '%s'", v);
-		snprintf(s->conn.user, sizeof(s->conn.user), "%s", v);
-		return 0;
-	}
+	if (!strcmp(key, "username"))
+		return set_token(s, key, v, s->conn.user, sizeof(s->conn.user));
 	if (!strcmp(key, "password-file"))
 		return read_secret(s, key, v, s->conn.pass);
 	if (!strcmp(key, "password"))
 		return spec_err(s, "no password key: give password-file =");
-	if (!strcmp(key, "db")) {
-		db = strict_num(v, strlen(v), 1000000);
-		if (db < 0)
-			return spec_err(s, "bad db '%s': a number", v);
-		s->conn.db = (unsigned int)db;
-		return 0;
-	}
+	if (!strcmp(key, "db"))
+		return set_num(s, key, v, 1000000, &s->conn.db);
 	return -ENOENT;
 }
 
@@ -413,26 +425,14 @@ static int set_sentinels(struct rls_spec *s, const char *v)
 /* The keys of Sentinel and WAIT; -ENOENT for others. */
 static int set_ha(struct rls_spec *s, const char *key, const char *v)
 {
-	long n;
-
 	if (!strcmp(key, "sentinels"))
 		return set_sentinels(s, v);
-	if (!strcmp(key, "master-name")) {
-		if (!*v || strlen(v) >= sizeof(s->ha.master) ||
-		    strpbrk(v, " \t"))
-			return spec_err(s, "bad master-name '%s'", v);
-		snprintf(s->ha.master, sizeof(s->ha.master), "%s", v);
-		return 0;
-	}
+	if (!strcmp(key, "master-name"))
+		return set_token(s, key, v, s->ha.master, sizeof(s->ha.master));
 	if (!strcmp(key, "sentinel-password-file"))
 		return read_secret(s, key, v, s->ha.pass);
-	if (!strcmp(key, "wait-replicas")) {
-		n = strict_num(v, strlen(v), 100);
-		if (n < 0)
-			return spec_err(s, "bad wait-replicas '%s': a number 0..100", v);
-		s->ha.wait_replicas = (unsigned int)n;
-		return 0;
-	}
+	if (!strcmp(key, "wait-replicas"))
+		return set_num(s, key, v, 100, &s->ha.wait_replicas);
 	if (!strcmp(key, "wait-timeout")) {
 		if (parse_ms(v, &s->ha.wait_ms) || s->ha.wait_ms < 1)
 			return spec_err(s, "bad wait-timeout '%s': 1ms or more", v);

@@ -510,13 +510,30 @@ static uint64_t retry_ns(const struct rls_link *l)
 }
 
 /*
+ * The sentinels name @primary, not the primary of @l's connection (@how:
+ * how they said so): make the connection stale, and renew through the
+ * new primary at once.
+ */
+static void primary_moved(struct rls_link *l, const char *how,
+			  const char *primary)
+{
+	char who[RLS_ID_MAX + 32];
+
+	fprintf(stderr, PROG ": %s: %s: %s %s, not %s: connecting to it\n",
+		l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)),
+		how, primary, rls_redis_addr(l->redis));
+	rls_redis_stale(l->redis);
+	l->next_ns = rl_now_ns();
+}
+
+/*
  * With sentinels: ask them whether @l's primary is still theirs, after a
  * grant WAIT found short (@short_acks; at most once a second) and every
  * half lease; another answer makes the connection stale.
  */
 static void sentinel_follow(struct rls_link *l, unsigned int short_acks)
 {
-	char err[400], now_at[RLS_ADDR_MAX + 16], who[RLS_ID_MAX + 32];
+	char err[400], now_at[RLS_ADDR_MAX + 16];
 	uint64_t now = rl_now_ns(), every;
 	struct rls_conn c = l->spec.conn;
 
@@ -532,13 +549,8 @@ static void sentinel_follow(struct rls_link *l, unsigned int short_acks)
 				 sizeof(err)))
 		return;
 	rls_conn_label(&c, now_at, sizeof(now_at));
-	if (!strcmp(now_at, rls_redis_addr(l->redis)))
-		return;
-	fprintf(stderr, PROG ": %s: %s: the primary is %s now, not %s: connecting to it\n",
-		l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)),
-		now_at, rls_redis_addr(l->redis));
-	rls_redis_stale(l->redis);
-	l->next_ns = now;
+	if (strcmp(now_at, rls_redis_addr(l->redis)))
+		primary_moved(l, "the primary is", now_at);
 }
 
 /*
@@ -565,13 +577,8 @@ static void sentinel_watch(struct rls_link *l)
 		l->next_ns = now;
 		return;
 	}
-	if (!strcmp(primary, rls_redis_addr(l->redis)))
-		return;
-	fprintf(stderr, PROG ": %s: %s: +switch-master to %s, not %s: connecting to it\n",
-		l->spec.name, rls_sentinel_label(&l->spec, who, sizeof(who)),
-		primary, rls_redis_addr(l->redis));
-	rls_redis_stale(l->redis);
-	l->next_ns = now;
+	if (strcmp(primary, rls_redis_addr(l->redis)))
+		primary_moved(l, "+switch-master to", primary);
 }
 
 /* Before a renewal: connected, or down and retried later. */
