@@ -7,7 +7,10 @@
  * lateness, at delivery (ratelimit(4), "Bounds").
  *
  * Each variant runs 1 or 1000 clients (threads with an fd each on one
- * named limiter, so 1000 flows) looping on RL_IOC_ACQUIRE(1) with burst 1.
+ * named limiter, so 1000 flows) looping on RL_IOC_ACQUIRE(1) with burst 1,
+ * all started together once every one exists: the first ones would
+ * otherwise take the rate while the last are created (on the debug kernel
+ * under emulation, at 2000/s, for longer than the test's two minutes).
  * The rate is measured over at least 2 s from the limiter's own counter,
  * after the queue has formed: with 1000 clients every token must be
  * granted or counted as dropped for lateness over 20 ms (fdinfo's
@@ -18,6 +21,7 @@
  * Copyright (C) 2026 The ratelimit authors
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -41,6 +45,9 @@ struct grant {
 
 struct bl_run {
 	int fd0;		/* the creator's fd, for stats */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int go;			/* under lock: the clients may start */
 	int stop;
 	int errors;
 	int n;			/* grants recorded */
@@ -61,6 +68,10 @@ static void *bl_client_fn(void *arg)
 	__u64 seq = 0;
 	int i;
 
+	pthread_mutex_lock(&r->lock);
+	while (!r->go)
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		if (ks_acq(c->fd, 1, now_ns() + 10 * NS_PER_SEC, 0, &a)) {
 			__atomic_fetch_add(&r->errors, 1, __ATOMIC_SEQ_CST);
@@ -166,6 +177,15 @@ static int off_schedule(const struct grant *g, int n, __u64 step)
 	return bad;
 }
 
+/* Start the clients waiting for it (also to let them out at the end). */
+static void bl_go(struct bl_run *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->go = 1;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
 FIXTURE(bl) {
 	char name[RL_NAME_MAX];
 	struct bl_run run;
@@ -191,6 +211,8 @@ FIXTURE_SETUP(bl)
 
 	snprintf(self->name, sizeof(self->name), "bl%d", getpid());
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ASSERT_EQ(0, pthread_mutex_init(&self->run.lock, NULL));
+	ASSERT_EQ(0, pthread_cond_init(&self->run.cond, NULL));
 	self->run.g = calloc(GRANTS_MAX, sizeof(*self->run.g));
 	ASSERT_NE(NULL, self->run.g);
 	self->c = calloc(variant->clients, sizeof(*self->c));
@@ -206,18 +228,21 @@ FIXTURE_TEARDOWN(bl)
 
 	/* Let everyone out: a limiter that grants everything. */
 	__atomic_store_n(&self->run.stop, 1, __ATOMIC_RELEASE);
+	bl_go(&self->run);
 	ks_set(self->run.fd0, 1, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED);
 	for (i = 0; i < self->nc; i++) {
 		pthread_join(self->c[i].th, NULL);
 		close(self->c[i].fd);
 	}
+	pthread_cond_destroy(&self->run.cond);
+	pthread_mutex_destroy(&self->run.lock);
 	ks_unl_name(self->name);
 	close(self->run.fd0);
 	free(self->c);
 	free(self->run.g);
 }
 
-/* Start the clients, each with its own fd on the limiter. */
+/* Create the clients, each with its own fd on the limiter, then start them. */
 static int bl_start(struct _test_data_bl *self, int n)
 {
 	pthread_attr_t attr;
@@ -237,7 +262,10 @@ static int bl_start(struct _test_data_bl *self, int n)
 		}
 	}
 	pthread_attr_destroy(&attr);
-	return self->nc == n ? 0 : -1;
+	if (self->nc != n)
+		return -1;
+	bl_go(&self->run);
+	return 0;
 }
 
 /*
