@@ -8,7 +8,8 @@
 # round as text, the epoch), then renewed with this library:
 #   - the epoch and its learning state are kept, the shares are those of
 #     the text (the fair share of 10000/s among 100 hosts), and what the
-#     call wrote is packed (the member, the configuration);
+#     call wrote is packed (the member, the configuration), though the
+#     call (rl_lease_many) renewed a resource of this library's first;
 #   - rl_config with the same configuration changes nothing (version);
 #   - a configuration changed as an older library changes it (its fields
 #     and "version", not "packed") is the one a call reads;
@@ -42,8 +43,21 @@ while [ "$j" -lt 100 ]; do
 done | cli >/dev/null
 cli HSET "rl:{$r}:members" '' "$now.000 1 -1.000000000 -1.000000000000 10000.000000" >/dev/null
 
+# a resource of this library's, 100 members and its round, renewed in the
+# same call first: nothing of its round or member is taken for old's
+n=new
+kn="rl:{$n}:cfg rl:{$n}:epoch rl:{$n}:members"
 # shellcheck disable=SC2086 # the keys: words
-got=$(cli FCALL rl_lease 3 $k h7 100 100 1 0 | tr -d '\r' | tr '\n' ' ')
+cli FCALL rl_config 3 $kn new lease 10000 fair 600000 100000 0 0 0 >/dev/null
+cli HSET "rl:{$n}:epoch" learn_until 0 >/dev/null
+j=0
+while [ "$j" -lt 100 ]; do
+	echo "FCALL rl_lease 3 $kn h$j 100 100 1 0"
+	j=$((j + 1))
+done | cli >/dev/null
+# shellcheck disable=SC2086 # the keys: words
+got=$(cli FCALL rl_lease_many 6 $kn $k h7 100 100 1 0 h7 100 100 1 0 |
+	tr -d '\r' | sed -n '10,18p' | tr '\n' ' ')
 # shellcheck disable=SC2086
 h8=$(cli FCALL rl_lease 3 $k h8 200 100 1 0 | tr -d '\r' | head -n 1)
 byte=$(cli HGET "rl:{$r}:members" h7 | head -c 1 | od -An -tu1 | tr -d ' ')

@@ -52,6 +52,7 @@ local RATE_EPS = 1e-6
 local FORMAT = 1
 local MEMBER = '<Bddddddddd'
 local ROUND = '<Bdddddd'
+local ROUND_ID = ROUND .. 'c0' -- then the epoch's id, the field's rest
 local PACKED = '<BBBddddddd'
 -- A resource of more members than SMALL takes its shares from a round
 -- cached in its members hash, in the field CACHE (no host is empty:
@@ -136,18 +137,26 @@ local function numbers(s)
 	return v
 end
 
-local function unpack_member(s)
+-- The member packed in @s, into the table @m if given (every field
+-- written), else a new one.
+local function unpack_member(s, m)
+	local _, wants, has, qhas, quntil, lexp, mexp, weight, floor, rsv
 	if string.byte(s) == FORMAT then
-		local _, wants, has, qhas, quntil, lexp, mexp, weight, floor,
-		      rsv = struct.unpack(MEMBER, s)
+		_, wants, has, qhas, quntil, lexp, mexp, weight, floor, rsv =
+			struct.unpack(MEMBER, s)
+	else
+		local v = numbers(s)
+		wants, has, qhas, quntil, lexp, mexp, weight, floor, rsv =
+			v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9] or -1
+	end
+	if m == nil then
 		return { wants = wants, has = has, qhas = qhas,
 			 quntil = quntil, lexp = lexp, mexp = mexp,
 			 weight = weight, floor = floor, rsv = rsv }
 	end
-	local v = numbers(s)
-	return { wants = v[1], has = v[2], qhas = v[3], quntil = v[4],
-		 lexp = v[5], mexp = v[6], weight = v[7], floor = v[8],
-		 rsv = v[9] or -1 }
+	m.wants, m.has, m.qhas, m.quntil, m.lexp, m.mexp, m.weight, m.floor,
+	m.rsv = wants, has, qhas, quntil, lexp, mexp, weight, floor, rsv
+	return m
 end
 
 -- The configuration from all its fields (rl_config, rl_info, and a
@@ -458,24 +467,26 @@ end
 -- the calls between rounds a read: while the members hash holds the
 -- round, Redis has not lost the members' state (a lost epoch alone is
 -- seen at the next round, as before). A round in the text of an older
--- library holds no epoch: a call computes it anew.
-local function cache_parse(s)
+-- library holds no epoch: a call computes it anew. Parsed into the table
+-- @k if given (every field written), else a new one.
+local function cache_parse(s, k)
+	k = k or {}
 	if string.byte(s) == FORMAT then
-		local _, t, version, level, ratio, rsum, learn, i =
+		local _, i
+		_, k.t, k.version, k.level, k.ratio, k.rsum, k.learn, i =
 			struct.unpack(ROUND, s)
-		local id = string.sub(s, i)
-		return { t = t, version = version, level = level,
-			 ratio = ratio, rsum = rsum, learn = learn,
-			 id = id ~= '' and id or nil }
+		k.id = i <= #s and string.sub(s, i) or nil
+		return k
 	end
 	local v = numbers(s)
-	return { t = v[1], version = v[2], level = v[3], ratio = v[4],
-		 rsum = v[5] }
+	k.t, k.version, k.level, k.ratio, k.rsum, k.learn, k.id =
+		v[1], v[2], v[3], v[4], v[5], nil, nil
+	return k
 end
 
 local function cache_pack(k)
-	return struct.pack(ROUND, FORMAT, k.t, k.version, k.level, k.ratio,
-			   k.rsum, k.learn or 0) .. (k.id or '')
+	return struct.pack(ROUND_ID, FORMAT, k.t, k.version, k.level,
+			   k.ratio, k.rsum, k.learn or 0, k.id or '')
 end
 
 local function cache_write(keys, k)
@@ -498,6 +509,11 @@ local function round(keys, c, ms, now)
 	return k
 end
 
+-- The tables of a call's member and round on the O(1) path, written
+-- over by each call (lease() keeps neither): two tables fewer to make
+-- and collect per renewal.
+local one_member, one_round = {}, {}
+
 -- For @host's call: its record as member() gives it, the capacity the
 -- others leave free, the level and ratio of its share, what the round
 -- counted it for, and the epoch (epoch()). A large resource's call reads
@@ -509,10 +525,10 @@ end
 -- round does.
 local function prepare(keys, c, host, wants, weight, now)
 	local got = redis.call('HMGET', keys[3], CACHE, host)
-	local k = got[1] and cache_parse(got[1])
+	local k = got[1] and cache_parse(got[1], one_round)
 	if k and k.id and k.version == c.version and now >= k.t and
 	   now - k.t < c.refresh_ms / 2 then
-		local m = got[2] and unpack_member(got[2]) or nil
+		local m = got[2] and unpack_member(got[2], one_member) or nil
 		local counted = m and math.max(m.rsv, 0) or 0
 		if m and now >= m.mexp then
 			m = nil
