@@ -593,10 +593,17 @@ local function lease(keys, args, now)
 	m.mexp = m.lexp + c.hold_ms
 	m.rsv = -1
 	if counted then
-		-- one write, replicated as one command; the expiry at rounds
+		-- one write, replicated as one command; the expiry at rounds;
+		-- the round as it was when the host is counted as it was (a
+		-- steady share)
 		m.rsv = reserved(m, now)
-		k.rsum = k.rsum - counted + m.rsv
-		redis.call('HSET', keys[3], host, pack(m), CACHE, cache_pack(k))
+		if m.rsv == counted and k.t ~= now then
+			redis.call('HSET', keys[3], host, pack(m))
+		else
+			k.rsum = k.rsum - counted + m.rsv
+			redis.call('HSET', keys[3], host, pack(m), CACHE,
+				   cache_pack(k))
+		end
 	else
 		redis.call('HSET', keys[3], host, pack(m))
 	end
