@@ -467,30 +467,38 @@ end
 -- the calls between rounds a read: while the members hash holds the
 -- round, Redis has not lost the members' state (a lost epoch alone is
 -- seen at the next round, as before). A round in the text of an older
--- library holds no epoch: a call computes it anew. Parsed into the table
--- @k if given (every field written), else a new one.
-local function cache_parse(s, k)
-	k = k or {}
+-- library holds no epoch: a call computes it anew.
+local function cache_parse(s)
 	if string.byte(s) == FORMAT then
-		local _, i
-		_, k.t, k.version, k.level, k.ratio, k.rsum, k.learn, i =
+		local _, t, version, level, ratio, rsum, learn, i =
 			struct.unpack(ROUND, s)
-		k.id = i <= #s and string.sub(s, i) or nil
-		return k
+		return { t = t, version = version, level = level,
+			 ratio = ratio, rsum = rsum, learn = learn,
+			 id = i <= #s and string.sub(s, i) or nil }
 	end
 	local v = numbers(s)
-	k.t, k.version, k.level, k.ratio, k.rsum, k.learn, k.id =
-		v[1], v[2], v[3], v[4], v[5], nil, nil
+	return { t = v[1], version = v[2], level = v[3], ratio = v[4],
+		 rsum = v[5] }
+end
+
+-- The rounds last parsed, by their text: a round stays the same text
+-- while its members' shares are steady, read by every renewal until the
+-- next round (read-only tables, whatever resource they came from).
+local round_memo = memo(256)
+
+local function cache_read(s)
+	local k = round_memo.t[s]
+	if k == nil then
+		k = cache_parse(s)
+		memo_put(round_memo, s, k)
+	end
 	return k
 end
 
-local function cache_pack(k)
+-- The round @k, with @rsum for its sum.
+local function cache_pack(k, rsum)
 	return struct.pack(ROUND_ID, FORMAT, k.t, k.version, k.level,
-			   k.ratio, k.rsum, k.learn or 0, k.id or '')
-end
-
-local function cache_write(keys, k)
-	redis.call('HSET', keys[3], CACHE, cache_pack(k))
+			   k.ratio, rsum, k.learn or 0, k.id or '')
 end
 
 -- A new round from all the members @ms (load_members()): each counted
@@ -509,10 +517,10 @@ local function round(keys, c, ms, now)
 	return k
 end
 
--- The tables of a call's member and round on the O(1) path, written
--- over by each call (lease() keeps neither): two tables fewer to make
--- and collect per renewal.
-local one_member, one_round = {}, {}
+-- The table of a call's member on the O(1) path, written over by each
+-- call (lease() keeps none): a table fewer to make and collect per
+-- renewal.
+local one_member = {}
 
 -- For @host's call: its record as member() gives it, the capacity the
 -- others leave free, the level and ratio of its share, what the round
@@ -525,7 +533,7 @@ local one_member, one_round = {}, {}
 -- round does.
 local function prepare(keys, c, host, wants, weight, now)
 	local got = redis.call('HMGET', keys[3], CACHE, host)
-	local k = got[1] and cache_parse(got[1], one_round)
+	local k = got[1] and cache_read(got[1])
 	if k and k.id and k.version == c.version and now >= k.t and
 	   now - k.t < c.refresh_ms / 2 then
 		local m = got[2] and unpack_member(got[2], one_member) or nil
@@ -600,9 +608,8 @@ local function lease(keys, args, now)
 		if m.rsv == counted and k.t ~= now then
 			redis.call('HSET', keys[3], host, pack(m))
 		else
-			k.rsum = k.rsum - counted + m.rsv
 			redis.call('HSET', keys[3], host, pack(m), CACHE,
-				   cache_pack(k))
+				   cache_pack(k, k.rsum - counted + m.rsv))
 		end
 	else
 		redis.call('HSET', keys[3], host, pack(m))
@@ -679,9 +686,8 @@ local function rl_leave(keys, args)
 	end
 	local rsv = unpack_member(got[2]).rsv
 	if got[1] and rsv > 0 then
-		local k = cache_parse(got[1])
-		k.rsum = k.rsum - rsv
-		cache_write(keys, k)
+		local k = cache_read(got[1])
+		redis.call('HSET', keys[3], CACHE, cache_pack(k, k.rsum - rsv))
 	end
 	return redis.call('HDEL', keys[3], host)
 end
