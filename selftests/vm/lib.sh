@@ -37,23 +37,55 @@ rl_result()
 # when it never finished). Exit status 4 is kselftest's "skipped". An ok
 # marked "# XFAIL" or "# TODO" (a check of time alone that failed on a
 # slow machine, KSFT_MACHINE_SLOW) counts as SKIP, with its figures; a not
-# ok fails, marked or not (node's test runner marks a whole test TODO).
+# ok fails, marked or not (node's test runner marks a whole test TODO),
+# and its FAIL line ends with why ("-- " and the assertion's message).
 rl_tap()
 {
 	res=$(awk -v name="$1" -v rc="$2" '
+	function flush() {
+		if (pend != "")
+			print pend (why != "" ? " -- " substr(why, 1, 200) : "")
+		pend = ""
+		why = ""
+		yaml = 0
+	}
 	{ sub(/\r$/, "") }
 	/^1\.\.[0-9]+/ { plan = substr($0, 4) + 0 }
+	# Why a test failed: kselftest_harness.h prints it before the
+	# result ("# file.c:LINE:test:Expected ..."), node:test after it, in
+	# the YAML block of the result ("error: ...").
+	/^# / && !/^# Subtest:/ && pre == "" && /(Expected|terminated|[Aa]ssert|[Ff]ail)/ {
+		pre = substr($0, 3)
+	}
+	pend != "" && yaml && why == "" && /^ *error: / {
+		why = $0
+		sub(/^ *error: */, "", why)
+		if (why ~ /^[|>]-?$/ && (getline) > 0) {
+			why = $0
+			sub(/^ */, "", why)
+		}
+	}
+	pend != "" && /^  ---$/ { yaml = 1 }
+	pend != "" && /^  \.\.\.$/ { flush() }
 	/^(not )?ok [0-9]+/ {
+		flush()
 		t = $0
 		bad = sub(/^not ok [0-9]+ */, "", t)
 		sub(/^ok [0-9]+ */, "", t)
 		sub(/^- */, "", t)
 		st = bad ? "FAIL" : t ~ /# *([Ss][Kk][Ii][Pp]|XFAIL|TODO)/ ? "SKIP" : "PASS"
-		print st, name ": " t
 		n++
 		fails += bad
+		if (bad) {
+			pend = "FAIL " name ": " t
+			why = pre
+		} else {
+			print st, name ": " t
+		}
+		pre = ""
 	}
 	END {
+		flush()
 		if (rc == "none") {
 			print "FAIL", name ": did not finish"
 		} else if (plan > n) {
