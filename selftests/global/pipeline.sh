@@ -90,7 +90,8 @@ check "one call per slot" "$calls >= $one - 0.5 && $calls <= $one + 3.5" \
 # which resources each call names, over a second
 timeout 1 redis-cli -s "$sock" MONITOR >"$tmp/monitor.out" 2>/dev/null
 # (a renewal out of turn, after a decrease or a demand shift, may split
-# the links of a slot over two round trips for a while)
+# the links of a slot over two round trips for a while: a link renewed
+# alone is an rl_lease, at most 5 % of {g}'s renewals)
 # shellcheck disable=SC2046 # six numbers
 set -- $(awk -v ng="$ng" '
 	/"FCALL" "rl_lease_many"/ { many++; k = gsub(/"rl:\{\{g\}\.[0-9]*\}:cfg"/, "")
@@ -98,7 +99,7 @@ set -- $(awk -v ng="$ng" '
 	/"FCALL" "rl_lease" / { one++; if (/\{\{g\}/) g1++ }
 	END { print many + 0, full + 0, one + 0, g1 + 0, other + 0,
 		named / (many + !many) }' "$tmp/monitor.out")
-check "co-located" "$1 >= 5 && $4 == 0 && $5 == 0 && $6 >= $ng * 0.75 && $3 >= 5 * ($n - $ng)" \
+check "co-located" "$1 >= 5 && $4 <= 0.05 * $1 * $6 && $5 == 0 && $6 >= $ng * 0.75 && $3 >= 5 * ($n - $ng)" \
 	"in 1 s: $1 rl_lease_many calls naming $6 resources on average, $2 of them all $ng of {g}, $5 another; $3 rl_lease calls, $4 of them for a resource of {g}"
 
 # {g}.7 lost by Redis: its link configures it again, the others go on
