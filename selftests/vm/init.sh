@@ -15,6 +15,10 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# The loopback, which the kernel leaves down: every test that serves or
+# reaches 127.0.0.1 (the bindings' HTTP examples, rlsyncd's Redis, the
+# bench's) finds it up, whichever runs first.
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 exec </dev/console >/dev/console 2>&1
 echo	# a fresh line after the firmware's escape sequences
 

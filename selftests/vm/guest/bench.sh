@@ -22,7 +22,6 @@ done
 
 command -v rlbench >/dev/null || { echo "bench: rlbench is not built"; exit 1; }
 mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm	# for sem_open()
-ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 
 redis=
 if [ -x /redis/redis-server ]; then
