@@ -424,15 +424,11 @@ style: $(CHECKPATCH)
 	x='$(TABLE_USERS)'; \
 	k=$$(echo "$$k" | grep -vxF "$$(echo $$x | tr ' ' '\n')"); \
 	u=$$(echo "$$u" | grep -vxF "$$(echo $$x | tr ' ' '\n')"); \
-	for f in $$x; do case $$f in driver/*) i=$(TABLE_IGNORE);; \
-		*) i=$(TABLE_IGNORE),$(USER_IGNORE);; esac; \
-		$(CHECKPATCH) $(CHECKPATCH_FLAGS) --ignore $$i -f $$f || rc=1; \
-	done; \
-	[ -z "$$k" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) -f $$k || rc=1; \
-	[ -z "$$t" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) \
-		--ignore $(TRACE_IGNORE) -f $$t || rc=1; \
-	[ -z "$$u" ] || $(CHECKPATCH) $(CHECKPATCH_FLAGS) \
-		--ignore $(USER_IGNORE) -f $$u || rc=1; \
+	xk=$$(echo $$x | tr ' ' '\n' | grep '^driver/'); \
+	xu=$$(echo $$x | tr ' ' '\n' | grep -v '^driver/'); \
+	scripts/checkpatch.sh $(CHECKPATCH) '$(CHECKPATCH_FLAGS)' \
+		$(TABLE_IGNORE) "$$xk" $(TABLE_IGNORE),$(USER_IGNORE) "$$xu" \
+		- "$$k" $(TRACE_IGNORE) "$$t" $(USER_IGNORE) "$$u" || rc=1; \
 	/usr/bin/python3 scripts/namecheck.py $(NAMECHECK) || rc=1; \
 	exit $$rc
 
