@@ -291,22 +291,38 @@ unpack()
 	cp -L /etc/resolv.conf "$1/etc/resolv.conf" || return 1
 	# /dev and /sys read-only: nothing in the root may change the host's
 	# (devices still open for writing).
-	bind "$1" dev ro && bind "$1" dev/pts && bind "$1" proc && bind "$1" sys ro
+	bind "$1" dev ro && bind "$1" dev/pts && bind "$1" proc && bind "$1" sys ro &&
+		bind_vm_lock "$1"
+}
+
+# bind_vm_lock ROOT: the host's guests' lock (RL_VM_LOCK, if set: .ci/run
+# runs this beside make check-all) as ROOT's /run/ratelimit-vm.lock, which
+# inroot gives the build root's commands: the guests of its make run and
+# make check boot one at a time with the host's (rl_vm_lock).
+vm_lock=/run/ratelimit-vm.lock
+bind_vm_lock()
+{
+	[ -n "${RL_VM_LOCK:-}" ] || return 0
+	touch "$RL_VM_LOCK" "$1$vm_lock" || return 1
+	mount --bind "$RL_VM_LOCK" "$1$vm_lock" || return 1
+	mounts="$1$vm_lock $mounts"
 }
 step "unpack the build root, mount /dev, /proc, /sys" unpack "$root" ||
 	{ finish; exit 1; }
 
 # inroot [-u] DIR CMD: run the shell command CMD in DIR of the build root
-# (-u: of the user's root), as root with a login's environment, no
-# terminal and no input.
+# (-u: of the user's root), as root with a login's environment (and in the
+# build root the guests' lock, bind_vm_lock), no terminal and no input.
 inroot()
 {
 	r=$root
-	[ "$1" != -u ] || { r=$user; shift; }
+	lock=${RL_VM_LOCK:+$vm_lock}
+	[ "$1" != -u ] || { r=$user; lock=; shift; }
 	chroot "$r" /usr/bin/env -i HOME=/root USER=root LOGNAME=root \
 		SHELL=/bin/bash TERM=dumb \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		${DEBIAN_FRONTEND:+DEBIAN_FRONTEND=$DEBIAN_FRONTEND} \
+		${lock:+RL_VM_LOCK=$lock} \
 		/bin/bash -c "cd $1 && $2" </dev/null
 }
 

@@ -63,9 +63,11 @@ for _ in 1 2 3 4 5; do
 done
 [ -n "$rpid" ] || { rl_result FAIL "${pfx}two guests: redis-server started"; exit 1; }
 
+# The two boot at once, as one holder of the guests' lock (rl_vm_lock).
+rl_vm_lock "two guests"
 start=$(date +%s)
 for g in g1 g2; do
-	RL_TESTS=ratelimit_rlsyncd_test RL_VM_OUT=$out/$g RL_VM_MEM=512 \
+	RL_VM_LOCK='' RL_TESTS=ratelimit_rlsyncd_test RL_VM_OUT=$out/$g RL_VM_MEM=512 \
 		RL_PREFIX="${pfx}two guests, $g: " RL_VM_TIMEOUT=300 \
 		RL_VM_NIC="user,restrict=on,guestfwd=tcp:10.0.2.100:6379-tcp:127.0.0.1:$port" \
 		RL_VM_APPEND="rl.global=10.0.2.100:6379 rl.ghost=$g" \
@@ -77,6 +79,7 @@ done
 wait "$pid_g1" || :
 # shellcheck disable=SC2154
 wait "$pid_g2" || :
+rl_vm_unlock
 sed 's/^/g1: /' "$out/g1.txt" | grep -E "PASS|FAIL|SKIP|QEMU" || :
 sed 's/^/g2: /' "$out/g2.txt" | grep -E "PASS|FAIL|SKIP|QEMU" || :
 

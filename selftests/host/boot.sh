@@ -14,10 +14,11 @@
 # Then the guest's "@@rl PASS|FAIL|SKIP what" lines become results with
 # $pfx before them, and so do whether it printed "@@rl stage STAGE done"
 # and whether its kernel log is clean. $vm_timeout (seconds) and $mem
-# (MiB) bound the boot.
+# (MiB) bound the boot, which holds the guests' lock (rl_vm_lock).
 host_boot()
 {
 	log=$out/boot$1.log
+	rl_vm_lock "${pfx}boot $1"
 	echo "${pfx}boot $1 of $(cat "$img/release"), serial log in $log"
 	t=$(date +%s)
 	{
@@ -36,6 +37,7 @@ host_boot()
 		/@@rl dmesg-begin/ { hide = 1; print pfx "(the kernel log is in " file ")" }
 		!hide { print; fflush() }
 		/@@rl dmesg-end/ { hide = 0 }'
+	rl_vm_unlock
 	rc=$(cat "$out/qemu.rc")
 	echo "${pfx}QEMU exited with status $rc after $(($(date +%s) - t)) s"
 	[ "$rc" != 124 ] || echo "${pfx}timed out after $vm_timeout s"

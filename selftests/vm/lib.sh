@@ -127,6 +127,26 @@ rl_skipped()
 	return 1
 }
 
+# rl_vm_lock [WHO]: wait for, then hold until rl_vm_unlock, the lock of
+# this host's guests: the file RL_VM_LOCK, if set (none if not), locked
+# with flock(1) on fd 7. Runs that overlap set it (.ci/run runs make
+# check-fresh beside make check-all), so that their guests still boot one
+# at a time: two guests under TCG on 2 cores slow each other's timing
+# tests. WHO names the waiter in the line printed while it waits.
+rl_vm_lock()
+{
+	[ -n "${RL_VM_LOCK:-}" ] || return 0
+	exec 7>> "$RL_VM_LOCK" || return 1
+	flock -n 7 && return 0
+	echo "${1:-vm}: waiting for another run's guest (lock $RL_VM_LOCK)"
+	flock 7
+}
+
+rl_vm_unlock()
+{
+	[ -z "${RL_VM_LOCK:-}" ] || exec 7>&-
+}
+
 # rl_summary: list the failures, print "N passed, N failed" last (also
 # into summary.txt beside $RL_RESULTS, for .ci/run), and return non-zero
 # on any failure.

@@ -25,7 +25,8 @@
 # RL_SKIP (none of those whose names contain one of these),
 # KSFT_MACHINE_SLOW ("yes": the guest's tests get it too, and report a
 # check of time alone that fails as XFAIL; selftests/vm/check.sh sets it
-# for the debug kernel).
+# for the debug kernel), RL_VM_LOCK (a file whose flock the boot holds,
+# waiting for it first: lib.sh's rl_vm_lock; none when unset).
 set -eu
 
 mode=${1:-check}
@@ -214,6 +215,7 @@ boot() {
 	wait "$watch" 2>/dev/null || true
 }
 
+rl_vm_lock vm
 echo "vm: booting $kver ($mode), serial log in $log"
 start=$(date +%s)
 boot "$@"
@@ -226,6 +228,7 @@ if ! grep -q "@@rl userspace" "$log" && grep -qE "$bad" "$log"; then
 	echo "vm: the kernel crashed before /init (log in $log.boot1): booting again, once"
 	boot "$@"
 fi
+rl_vm_unlock
 rc=$(cat "$out/qemu.rc")
 echo "vm: QEMU exited with status $rc after $(($(date +%s) - start)) s"
 [ "$rc" = 124 ] && echo "vm: timed out after $vm_timeout s"
