@@ -25,27 +25,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # One line a batch: its number, its --ignore list, its files.
-n=0
 while [ $# -gt 0 ]; do
-	ignore=$1
 	# shellcheck disable=SC2086 # the list is split on purpose
-	set -- $2 "--" "$@"
-	batch=
-	i=0
-	while [ "$1" != "--" ]; do
-		batch="$batch $1"
-		i=$((i + 1))
-		shift
-		if [ "$i" -eq "$BATCH" ] || [ "$1" = "--" ]; then
-			n=$((n + 1))
-			echo "$n $ignore$batch" >> "$tmp/batches"
-			batch=
-			i=0
-		fi
-	done
-	shift 3
-done
-[ -s "$tmp/batches" ] || exit 0
+	printf '%s\n' $2 | xargs -r -n "$BATCH" echo "$1"
+	shift 2
+done | awk '{ print NR, $0 }' > "$tmp/batches"
+n=$(wc -l < "$tmp/batches")
+[ "$n" -gt 0 ] || exit 0
 
 rc=0
 # shellcheck disable=SC2016 # expanded by the inner shell
