@@ -155,16 +155,16 @@ echo $C >"$tmp/db"
 # more of pipelined calls), and the agents' CPU (/proc/PID/schedstat);
 # scaled to 1,000 hosts x 100 resources at R = 1 s. The phases and the
 # bound are fleet.sh's with one resource.
-# (a renewal reads its configuration and its member with two HMGETs,
-# rl_lease's and rl_lease_many's alike; the epoch a third, but above 64
-# members only at a new round, twice a refresh per resource)
+# (a renewal writes its member with one HSET, rl_lease's and
+# rl_lease_many's alike; a new round, twice a refresh per resource above
+# 64 members, writes those of members whose count changed too)
 stats()
 {
 	cli "$1" INFO all | tr -d '\r' | awk -F: '
 	/^used_cpu_(sys|user):/ { c += $2 }
 	/^total_reads_processed:/ { r = $2 }
 	/^cmdstat_fcall:/ { split($2, a, "[=,]"); k = a[2] }
-	/^cmdstat_hmget:/ { split($2, a, "[=,]"); h = a[2] }
+	/^cmdstat_hset:/ { split($2, a, "[=,]"); h = a[2] }
 	END { printf "%.3f %d %d %d\n", c, k, r, h }'
 }
 acpu()
@@ -186,7 +186,7 @@ many()
 		-v idle="$idle" -v a0="$a0" -v a1="$a1" '
 	{
 		s = t / 1000; cpu = $6 - $2; k = $7 - $3; rd = $8 - $4
-		ren = ($9 - $5) / 2
+		ren = $9 - $5
 		rt = rd / (n * t / r)
 		if (rt > worst) worst = rt
 		per = ren > 0 ? (cpu - idle * s) / ren : 0
