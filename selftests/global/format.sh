@@ -11,8 +11,11 @@
 #     call wrote is packed (the member, the configuration), though the
 #     call (rl_lease_many) renewed a resource of this library's first;
 #   - rl_config with the same configuration changes nothing (version);
-#   - a configuration changed as an older library changes it (its fields
-#     and "version", not "packed") is the one a call reads;
+#   - a configuration changed by rl_config is the one the next call
+#     reads (the round, which carries its configuration, dropped);
+#   - one changed as an older library changes it (its fields and
+#     "version", not "packed", the round left) is the one a call reads
+#     from the next round on (half a refresh), and not before;
 #   - rl_info shows no packed field.
 #   selftests/global/format.sh (make check-global-redis, through run.sh)
 set -eu
@@ -73,13 +76,29 @@ v=$(cli FCALL rl_config 3 $k again lease 10000 fair 6000 1000 0 0 0 | tr -d '\r'
 check "same configuration" "\"$v\" == \"1 0 \"" \
 	"rl_config of the same configuration: version and changed $v(1 0)"
 
-# as an older library changes it: its fields and the version, not "packed"
-cli HSET "rl:{$r}:cfg" capacity 5000 version 2 >/dev/null
+# changed by rl_config: the round, which carries the configuration it was
+# computed for, is dropped, and the next call reads the new one
+# shellcheck disable=SC2086
+v=$(cli FCALL rl_config 3 $k again lease 8000 fair 6000 3000 0 0 0 | tr -d '\r' | tr '\n' ' ')
+# shellcheck disable=SC2046,SC2086 # the keys, the reply's words
+set -- $(cli FCALL rl_lease 3 $k h7 100 100 1 0 | tr -d '\r' | tr '\n' ' ')
+byte=$(cli HGET "rl:{$r}:members" '' | head -c 1 | od -An -tu1 | tr -d ' ')
+check "configuration changed" "\"$v\" == \"2 1 \" && $1 <= 80.000001 && \"$9\" == 2 && \"$byte\" == 2" \
+	"rl_config of capacity 8000, refresh 3000 ms: version and changed $v(2 1); the next call: h7 has $1 (at most 80 of 8000 among 100), version $9; the new round carries it (first byte $byte)"
+
+# as an older library changes it: its fields and the version, not
+# "packed", and the round left as it was: read at the next round, when
+# the round is half a refresh old (1.5 s)
+cli HSET "rl:{$r}:cfg" capacity 5000 version 3 >/dev/null
+# shellcheck disable=SC2046,SC2086 # the keys, the reply's words
+set -- $(cli FCALL rl_lease 3 $k h7 100 100 1 0 | tr -d '\r' | tr '\n' ' ')
+v=$9
+sleep 1.6
 # shellcheck disable=SC2086
 got=$(cli FCALL rl_lease 3 $k h7 100 100 1 0 | tr -d '\r' | tr '\n' ' ')
 # shellcheck disable=SC2086
 set -- $got
 # shellcheck disable=SC2086
 info=$(cli FCALL rl_info 3 $k | tr -d '\r' | grep -c '^packed$' || :)
-check "configuration of an older library" "$1 <= 50.000001 && \"$9\" == 2 && $info == 0" \
-	"capacity 5000 and version 2 written without \"packed\": h7 has $1 (at most 50 of 5000 among 100), version $9; rl_info shows \"packed\" $info times"
+check "configuration of an older library" "\"$v\" == 2 && $1 <= 50.000001 && \"$9\" == 3 && $info == 0" \
+	"capacity 5000 and version 3 written without \"packed\": version $v before the next round (the round's), then h7 has $1 (at most 50 of 5000 among 100), version $9; rl_info shows \"packed\" $info times"

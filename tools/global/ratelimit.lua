@@ -15,7 +15,8 @@
 --                            field "packed" its numbers (cfg_pack())
 --   KEYS[2] rl:{RES}:epoch   hash: id of the state; missing = state lost
 --   KEYS[3] rl:{RES}:members hash: HOST -> its lease (see pack()); field
---                            "" the cached round of a large resource (prepare())
+--                            "" the cached round of a large resource, with
+--                            its configuration (prepare(), cache_parse())
 --   KEYS[4] rl:{RES}:bucket  hash: the token bucket of batch mode
 -- rl_lease, rl_leave and rl_info use only the first three, and rlsyncd
 -- passes three to rl_lease: in a Redis Cluster migrating the slot, the
@@ -54,6 +55,10 @@ local MEMBER = '<Bddddddddd'
 local ROUND = '<Bdddddd'
 local ROUND_ID = ROUND .. 'c0' -- then the epoch's id, the field's rest
 local PACKED = '<BBBddddddd'
+-- A round that carries its configuration (cache_parse()) begins with
+-- this byte instead.
+local ROUND_CFG = 2
+local PACKED_LEN = 3 + 7 * 8 -- struct.size(PACKED), not callable at load
 -- A resource of more members than SMALL takes its shares from a round
 -- cached in its members hash, in the field CACHE (no host is empty:
 -- rl_lease refuses one); see prepare().
@@ -199,29 +204,37 @@ local function packable(c)
 	return MODES[c.mode] ~= nil and ALGOS[c.algorithm] ~= nil
 end
 
--- The configurations last unpacked, by their field "packed" and
--- "version" (the same text, the same configuration: read-only tables,
--- whatever resource they came from).
+-- The configurations last unpacked, by their packed text (the same
+-- text, the same configuration: read-only tables, whatever resource they
+-- came from). A configuration keeps its text as text: what a round
+-- carries (cache_pack()).
 local cfg_memo = memo(256)
 
+local function cfg_parse(s)
+	local c = cfg_memo.t[s]
+	if c == nil then
+		local _, mode, algo, capacity, lease_ms, refresh_ms, hold_ms,
+		      static, burst, v = struct.unpack(PACKED, s)
+		c = { mode = MODE_NAMES[mode], algorithm = ALGO_NAMES[algo],
+		      capacity = capacity, lease_ms = lease_ms,
+		      refresh_ms = refresh_ms, hold_ms = hold_ms,
+		      static = static, burst = burst, version = v,
+		      vtext = tostring(v), text = s }
+		memo_put(cfg_memo, s, c)
+	end
+	return c
+end
+
+-- The configuration packed in @s, if it is that of the field "version"
+-- @version.
 local function cfg_unpack(s, version)
-	if s == false or string.byte(s) ~= FORMAT then
+	if s == false or #s ~= PACKED_LEN or string.byte(s) ~= FORMAT then
 		return nil
 	end
-	local e = cfg_memo.t[s]
-	if e and e.vtext == version then
-		return e.c
-	end
-	local _, mode, algo, capacity, lease_ms, refresh_ms, hold_ms, static,
-	      burst, v = struct.unpack(PACKED, s)
-	if v ~= tonumber(version) then
+	local c = cfg_parse(s)
+	if c.vtext ~= version and c.version ~= tonumber(version) then
 		return nil
 	end
-	local c = { mode = MODE_NAMES[mode], algorithm = ALGO_NAMES[algo],
-		    capacity = capacity, lease_ms = lease_ms,
-		    refresh_ms = refresh_ms, hold_ms = hold_ms, static = static,
-		    burst = burst, version = v }
-	memo_put(cfg_memo, s, { vtext = version, c = c })
 	return c
 end
 
@@ -238,7 +251,8 @@ local function need_cfg(keys, mode)
 			return fail('RLNOCONF unknown resource')
 		end
 		if packable(c) then
-			redis.call('HSET', keys[1], 'packed', cfg_pack(c))
+			c.text = cfg_pack(c)
+			redis.call('HSET', keys[1], 'packed', c.text)
 		end
 	end
 	if c.mode ~= mode then
@@ -268,7 +282,9 @@ end
 -- rl_config: KEYS as above; ARGV: by, mode, capacity, algorithm, lease_ms,
 -- refresh_ms, hold_ms, static, burst. The last configuration written wins
 -- (agents write it when they start, reload, or find it lost); its version
--- goes up by one when it changes. Returns { version, changed }.
+-- goes up by one when it changes, and the cached round, which carries the
+-- configuration it was computed for, is deleted (KEYS[3]), so that the
+-- next call reads the new one. Returns { version, changed }.
 local function rl_config(keys, args)
 	local mode, algo = args[2], args[4]
 	if not MODES[mode] then
@@ -315,6 +331,11 @@ local function rl_config(keys, args)
 	w[#w + 1] = 'packed'
 	w[#w + 1] = cfg_pack(new)
 	redis.call(unpack(w))
+	-- the round carries the configuration it was computed for: the
+	-- next call computes one of this configuration
+	if keys[3] then
+		redis.call('HDEL', keys[3], CACHE)
+	end
 	epoch(keys, new, now_ms())
 	return { new.version, 1 }
 end
@@ -467,14 +488,27 @@ end
 -- the calls between rounds a read: while the members hash holds the
 -- round, Redis has not lost the members' state (a lost epoch alone is
 -- seen at the next round, as before). A round in the text of an older
--- library holds no epoch: a call computes it anew.
+-- library holds no epoch: a call computes it anew. A round that begins
+-- with ROUND_CFG has the configuration's packed text (cfg_pack()) between
+-- LEARN and EPOCH: the configuration it was computed for, which the calls
+-- between rounds take from it instead of reading it. rl_config deletes
+-- the round when it changes the configuration; a round of FORMAT, or
+-- whose configuration does not parse, is used with the configuration
+-- read.
 local function cache_parse(s)
-	if string.byte(s) == FORMAT then
+	local f = string.byte(s)
+	if f == FORMAT or f == ROUND_CFG then
 		local _, t, version, level, ratio, rsum, learn, i =
 			struct.unpack(ROUND, s)
-		return { t = t, version = version, level = level,
-			 ratio = ratio, rsum = rsum, learn = learn,
-			 id = i <= #s and string.sub(s, i) or nil }
+		local k = { t = t, version = version, level = level,
+			    ratio = ratio, rsum = rsum, learn = learn }
+		if f == ROUND_CFG then
+			k.c = cfg_unpack(string.sub(s, i, i + PACKED_LEN - 1),
+					 version)
+			i = i + PACKED_LEN
+		end
+		k.id = i <= #s and string.sub(s, i) or nil
+		return k
 	end
 	local v = numbers(s)
 	return { t = v[1], version = v[2], level = v[3], ratio = v[4],
@@ -495,16 +529,22 @@ local function cache_read(s)
 	return k
 end
 
--- The round @k, with @rsum for its sum.
+-- The round @k, with @rsum for its sum (and its configuration, when it
+-- has one packed).
 local function cache_pack(k, rsum)
+	if k.c and k.c.text then
+		return struct.pack(ROUND, ROUND_CFG, k.t, k.version, k.level,
+				   k.ratio, rsum, k.learn or 0) ..
+		       k.c.text .. (k.id or '')
+	end
 	return struct.pack(ROUND_ID, FORMAT, k.t, k.version, k.level,
 			   k.ratio, rsum, k.learn or 0, k.id or '')
 end
 
--- A new round from all the members @ms (load_members()): each counted
--- for what it reserves now.
+-- A new round of the configuration @c from all the members @ms
+-- (load_members()): each counted for what it reserves now.
 local function round(keys, c, ms, now)
-	local k = { t = now, version = c.version, rsum = 0 }
+	local k = { t = now, version = c.version, rsum = 0, c = c }
 	for id, m in pairs(ms) do
 		local r = reserved(m, now)
 		if r ~= m.rsv then
@@ -522,20 +562,33 @@ end
 -- renewal.
 local one_member = {}
 
--- For @host's call: its record as member() gives it, the capacity the
--- others leave free, the level and ratio of its share, what the round
--- counted it for, and the epoch (epoch()). A large resource's call reads
--- the round and its own member (O(1)); the round is computed anew when
--- it is older than half a refresh or of another configuration, from
--- every member (O(N log N), at most twice a refresh: O(log N) per call
--- amortised, every member calling once a refresh). Up to SMALL members
--- every call reads them all and computes its share exactly, as a new
--- round does.
-local function prepare(keys, c, host, wants, weight, now)
+-- Whether a call at @now takes its share from the round @k of the
+-- configuration @c: a round of it, younger than half a refresh.
+local function current(k, c, now)
+	return k.id and k.version == c.version and now >= k.t and
+	       now - k.t < c.refresh_ms / 2
+end
+
+-- For @host's call: the configuration (need_cfg(), or the one the round
+-- carries), its record as member() gives it, the capacity the others
+-- leave free, the round (the level and ratio of its share, the epoch's
+-- id and end of learning: epoch()), and what the round counted it for.
+-- A large resource's call reads the round and its own member (O(1)); the
+-- round is computed anew when it is older than half a refresh or of
+-- another configuration, from every member (O(N log N), at most twice a
+-- refresh: O(log N) per call amortised, every member calling once a
+-- refresh). Up to SMALL members every call reads them all and computes
+-- its share exactly, as a new round does.
+local function prepare(keys, host, wants, weight, now)
 	local got = redis.call('HMGET', keys[3], CACHE, host)
 	local k = got[1] and cache_read(got[1])
-	if k and k.id and k.version == c.version and now >= k.t and
-	   now - k.t < c.refresh_ms / 2 then
+	local c = k and k.c
+	local cur = c and current(k, c, now)
+	if not cur then
+		c = need_cfg(keys, 'lease')
+		cur = k and current(k, c, now)
+	end
+	if cur then
 		local m = got[2] and unpack_member(got[2], one_member) or nil
 		local counted = m and math.max(m.rsv, 0) or 0
 		if m and now >= m.mexp then
@@ -547,8 +600,7 @@ local function prepare(keys, c, host, wants, weight, now)
 		elseif now >= m.lexp then
 			m.has = 0
 		end
-		return m, c.capacity - (k.rsum - counted), k, counted, k.id,
-		       k.learn
+		return c, m, c.capacity - (k.rsum - counted), k, counted
 	end
 	local id, learn = epoch(keys, c, now)
 	local ms, n = load_members(keys, now)
@@ -557,7 +609,7 @@ local function prepare(keys, c, host, wants, weight, now)
 		k.id, k.learn = id, learn
 		local m = member(ms, host, now)
 		local counted = math.max(m.rsv or -1, 0)
-		return m, c.capacity - (k.rsum - counted), k, counted, id, learn
+		return c, m, c.capacity - (k.rsum - counted), k, counted
 	end
 	if got[1] then
 		redis.call('HDEL', keys[3], CACHE)
@@ -565,8 +617,8 @@ local function prepare(keys, c, host, wants, weight, now)
 	local m = member(ms, host, now)
 	m.wants, m.weight = wants, weight
 	local level, ratio = shares(c, ms, host, now)
-	return m, free_for(c, ms, host, now), { level = level, ratio = ratio },
-	       nil, id, learn
+	return c, m, free_for(c, ms, host, now),
+	       { level = level, ratio = ratio, id = id, learn = learn }, nil
 end
 
 -- One lease at @now: the work of rl_lease (below) on one resource, which
@@ -575,7 +627,6 @@ end
 local now_text = { -1, '' }
 
 local function lease(keys, args, now)
-	local c = need_cfg(keys, 'lease')
 	local host = tostring(args[1])
 	local wants, reported = num(args[2], 'wants'), num(args[3], 'has')
 	local weight, want_floor = num(args[4], 'weight'), num(args[5], 'floor')
@@ -585,9 +636,8 @@ local function lease(keys, args, now)
 	if host == CACHE then
 		return fail('RLARG host must not be empty')
 	end
-	local m, free, k, counted, id, learn_until =
-		prepare(keys, c, host, wants, weight, now)
-	local learning = now < learn_until
+	local c, m, free, k, counted = prepare(keys, host, wants, weight, now)
+	local learning = now < k.learn
 	local old, old_exp = m.has, m.lexp
 	m.wants, m.weight = wants, weight
 	m.floor = grant_floor(m, want_floor, free, reported, learning)
@@ -622,7 +672,7 @@ local function lease(keys, args, now)
 		now_text[1], now_text[2] = now, string.format('%d', now)
 	end
 	return { fmt(m.has), fmt(m.floor), c.lease_ms, c.refresh_ms, c.hold_ms,
-		 learning and 1 or 0, id, now_text[2], c.version }
+		 learning and 1 or 0, k.id, now_text[2], c.version }
 end
 
 -- rl_lease: KEYS as above; ARGV: host, wants, has (the rate the host runs
