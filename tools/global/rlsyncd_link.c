@@ -428,7 +428,7 @@ static void link_up(struct rls_link *l)
 
 /* Lease renewed at @sent, replied at @got: apply what it allows. */
 static void take_lease(struct rls_link *l, const struct rls_lease *ls,
-		       uint64_t sent, uint64_t got)
+		       uint64_t sent, uint64_t got, double jitter)
 {
 	bool timely = got - sent < rls_rpc_ms(&l->spec) * NS_PER_MS;
 	double was = l->running;
@@ -441,11 +441,11 @@ static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 	else if (l->leased)	/* the same rate, a later end */
 		apply(l, l->running, l->exp_ns);
 	/*
-	 * jittered by +-10 %; a quarter of a refresh after a decrease, so
-	 * Redis sees it done and frees what it held for the others
+	 * jittered as its round trip (round_jitter()); a quarter of a
+	 * refresh after a decrease, so Redis sees it done and frees what it
+	 * held for the others
 	 */
-	l->next_ns = got + (uint64_t)(ls->refresh_ms * NS_PER_MS *
-				      (0.9 + 0.2 * rand() / RAND_MAX));
+	l->next_ns = got + (uint64_t)(ls->refresh_ms * NS_PER_MS * jitter);
 	if (l->running < was)
 		l->next_ns = got + (uint64_t)(ls->refresh_ms * EARLY * NS_PER_MS);
 	link_up(l);
@@ -693,9 +693,22 @@ static void lease_call(struct rls_redis *r, struct reply *rp, unsigned int k,
 	}
 }
 
-/* The reply @rp of a renewal sent at @sent, applied. */
+/*
+ * The factor of a refresh after which the links renewed in one round trip
+ * are due again: 0.9 to 1.1, drawn once for all of them. Hosts started
+ * together drift apart, and the links of one connection stay together:
+ * a factor of their own would bring the round trip of many links back
+ * after the least of theirs (about 0.9 of a refresh), and part of them
+ * apart from the others.
+ */
+static double round_jitter(void)
+{
+	return 0.9 + 0.2 * rand() / RAND_MAX;
+}
+
+/* The reply @rp of a renewal sent at @sent, applied; @jitter as above. */
 static void lease_done(struct reply *rp, uint64_t now, uint64_t sent,
-		       const char *host, const char *lua)
+		       double jitter, const char *host, const char *lua)
 {
 	struct rls_link *l = rp->l;
 	int ret = rp->rn.ret;
@@ -703,7 +716,7 @@ static void lease_done(struct reply *rp, uint64_t now, uint64_t sent,
 	l->wait_short += rp->short_acks;
 	if (!ret) {
 		l->rtt_ms = (double)(rp->got - sent) / NS_PER_MS;
-		take_lease(l, &rp->rn.out, sent, rp->got);
+		take_lease(l, &rp->rn.out, sent, rp->got, jitter);
 	} else if (ret == -ENOENT && l->spec.configure) {
 		/* Redis lost the resource: configure it again, then renew */
 		if (!rls_redis_config(l->redis, &l->spec, host))
@@ -741,6 +754,7 @@ static void renew(struct rls_redis *r, struct rls_link *links, unsigned int n,
 		  const char *lua)
 {
 	uint64_t sent = rl_now_ns();
+	double jitter = round_jitter();
 	unsigned int i, j, m = 0;
 
 	for (i = 0; i < n; i++) {
@@ -769,7 +783,7 @@ static void renew(struct rls_redis *r, struct rls_link *links, unsigned int n,
 		rep[i].got = rl_now_ns();
 	}
 	for (i = 0; i < m; i++)
-		lease_done(&rep[i], now, sent, host, lua);
+		lease_done(&rep[i], now, sent, jitter, host, lua);
 }
 
 /* The same for @l alone. */
@@ -782,7 +796,7 @@ static void renew_one(struct rls_link *l, uint64_t now, const char *host,
 	l->due = false;
 	lease_call(l->redis, &rp, 1, true, now, host);
 	lease_call(l->redis, &rp, 1, false, now, host);
-	lease_done(&rp, now, sent, host, lua);
+	lease_done(&rp, now, sent, round_jitter(), host, lua);
 }
 
 /* Whether a link of @links marked due uses @r. */
