@@ -3,9 +3,9 @@
 #
 # Three real rlsyncd agents (built on selftests/global/fake_kernel.c, a
 # simulated limiter per agent) sharing 5000/s through their own
-# redis-server: fair shares, a demand shift, an agent killed, Redis killed
-# and restarted empty; the sum of the rates the agents set never exceeds
-# 5000. Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
+# redis-server: fair shares, jitters of their own, a demand shift, an
+# agent killed, Redis killed and restarted empty; the sum of the rates
+# the agents set never exceeds 5000. Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
 # Lease 1 s, refresh 100 ms, no floors (hold 0). Prints "ok"/"not ok"
 # lines with figures; KEEP=DIR keeps the agents' messages (h1.out ...).
 set -u
@@ -56,6 +56,31 @@ sleep 0.35
 h1=$(rate h1) h2=$(rate h2) h3=$(rate h3)
 check "fair share" "$h1 >= 450 && $h1 <= 600 && ($h2 + $h3) * ($h2 + $h3) / (2 * ($h2 * $h2 + $h3 * $h3)) >= 0.99 && $h2 + $h3 >= (5000 - $h1) * 0.98" \
 	"first share ${ms} ms after start (learning 1000 ms); has $h1 $h2 $h3, max-min of wants ~550 2225 2225 (h1's bursty callers sleep 20 % of the time)"
+
+# Each agent draws jitters of its own: h2 and h3, started together with
+# the same demand, renew at intervals of their own (the i-th of each,
+# over 1.5 s, from MONITOR). Drawn from one unseeded rand(), they were
+# the same to 0.2 ms, and agents restarted together renewed in step.
+timeout 1.5 redis-cli -s "$sock" MONITOR >"$tmp/monitor.out" 2>/dev/null
+jit=$(awk '/"FCALL" "rl_lease"/ {
+		for (i = 1; i <= NF; i++) {
+			if ($i != "\"h2\"" && $i != "\"h3\"")
+				continue
+			if ($i in last)
+				iv[$i, ++n[$i]] = ($1 - last[$i]) * 1000
+			last[$i] = $1
+		}
+	}
+	END {
+		k = n["\"h2\""] < n["\"h3\""] ? n["\"h2\""] : n["\"h3\""]
+		for (i = 1; i <= k; i++) {
+			d = iv["\"h2\"", i] - iv["\"h3\"", i]
+			s += d < 0 ? -d : d
+		}
+		printf "%.2f %d\n", k ? s / k : 0, k
+	}' "$tmp/monitor.out")
+check "jitter of its own" "${jit#* } >= 8 && ${jit% *} >= 2" \
+	"h2's and h3's times between two renewals differ by ${jit% *} ms on average over ${jit#* } pairs (at least 2; the same draws: 0.2)"
 
 echo 0 >"$tmp/h1.d"
 ms=$(wait_for 2000 'h2 >= 2450 && h3 >= 2450')

@@ -433,6 +433,8 @@ int main(int argc, char **argv)
 
 	argv[0] = PROG;
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* a journal sees each line */
+	/* jitters of its own: agents started together drift apart */
+	srand((unsigned int)getpid() ^ (unsigned int)time(NULL));
 	catch_signals();
 	rls_spec_init(&o.common, "command line", NULL);
 	ret = parse_opts(argc, argv, &o);
