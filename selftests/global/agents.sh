@@ -5,7 +5,8 @@
 # simulated limiter per agent) sharing 5000/s through their own
 # redis-server: fair shares, jitters of their own, a demand shift, an
 # agent killed, Redis killed and restarted empty; the sum of the rates
-# the agents set never exceeds 5000. Run by selftests/global/run.sh with RLSYNCD_FAKE (the binary).
+# the agents set never exceeds 5000. Run by selftests/global/run.sh with
+# RLSYNCD_FAKE (the binary).
 # Lease 1 s, refresh 100 ms, no floors (hold 0). Prints "ok"/"not ok"
 # lines with figures; KEEP=DIR keeps the agents' messages (h1.out ...).
 set -u

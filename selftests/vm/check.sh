@@ -105,10 +105,7 @@ for k in $kvers; do
 done
 # The kernel whose guest runs the suites of programs on top of the ABI:
 # the first of the list, the debug kernel when it is alone.
-for k in $kvers; do
-	top=$k
-	break
-done
+top=${kvers%% *}
 # The install path, as a packager or `sudo make install` takes it.
 install_path()
 {

@@ -695,11 +695,11 @@ static void lease_call(struct rls_redis *r, struct reply *rp, unsigned int k,
 
 /*
  * The factor of a refresh after which the links renewed in one round trip
- * are due again: 0.9 to 1.1, drawn once for all of them. Hosts started
- * together drift apart, and the links of one connection stay together:
- * a factor of their own would bring the round trip of many links back
- * after the least of theirs (about 0.9 of a refresh), and part of them
- * apart from the others.
+ * are due again: 0.9 to 1.1, drawn once for all of them (rand(), which
+ * main() seeds per agent, so hosts started together drift apart). The
+ * links of one connection stay together: a factor of their own would
+ * bring the round trip of many links back after the least of theirs
+ * (about 0.9 of a refresh).
  */
 static double round_jitter(void)
 {
