@@ -302,6 +302,13 @@ static double stats_demand(struct rls_link *l, struct rl_stats *from,
 	return g;
 }
 
+/* Whether a limiter's callers were held back (slept, or were refused). */
+enum rls_held {
+	RLS_FREE,	/* not at all */
+	RLS_BURSTS,	/* asking below SAT_PART of its rate: by their bursts */
+	RLS_SATURATED,	/* by its rate */
+};
+
 /*
  * What @l wants, in tokens per second, from what the clients asked since
  * the snapshot *@d (the kernel's demand) or *@st at *@st_ns (the
@@ -310,11 +317,12 @@ static double stats_demand(struct rls_link *l, struct rl_stats *from,
  * limiter's, so what they ask hides what they want), or, without the
  * kernel's demand figures, were refused, while asking at least SAT_PART
  * of the rate it runs at, the limiter is saturated and asks for the whole
- * capacity (the algorithm gives it its share). -1: not known.
+ * capacity (the algorithm gives it its share). -1: not known. *@held
+ * says which of these it was, when not NULL.
  */
 static double demand_since(struct rls_link *l, uint64_t now,
 			   struct rls_demand *d, struct rl_stats *st,
-			   uint64_t *st_ns, bool *saturated)
+			   uint64_t *st_ns, enum rls_held *held)
 {
 	bool sat = false;
 	double asked = -1;
@@ -328,10 +336,13 @@ static double demand_since(struct rls_link *l, uint64_t now,
 	 * runs at were held by their own bursts (or by the permits), not by
 	 * the rate: what they asked is what they want.
 	 */
-	if (sat && asked >= 0 && l->running > 0 && asked < SAT_PART * l->running)
+	if (held)
+		*held = sat ? RLS_SATURATED : RLS_FREE;
+	if (sat && asked >= 0 && l->running > 0 && asked < SAT_PART * l->running) {
 		sat = false;
-	if (saturated)
-		*saturated = sat;
+		if (held)
+			*held = RLS_BURSTS;
+	}
 	if (asked < 0)
 		return -1;
 	if (sat)
@@ -344,18 +355,15 @@ static double demand_since(struct rls_link *l, uint64_t now,
  * Demand in tokens per second since the last call (demand_since()), or
  * the last demand when within 10 % of it.
  */
-static double link_demand(struct rls_link *l, uint64_t now, bool *saturated)
+static double link_demand(struct rls_link *l, uint64_t now)
 {
 	double asked;
 
 	if (l->wants_ns && now - l->wants_ns <
-	    (uint64_t)(WINDOW_MIN * l->spec.refresh_ms * NS_PER_MS)) {
-		if (saturated)
-			*saturated = false;
+	    (uint64_t)(WINDOW_MIN * l->spec.refresh_ms * NS_PER_MS))
 		return l->wants;
-	}
 	l->wants_ns = now;
-	asked = demand_since(l, now, &l->dlast, &l->last, &l->last_ns, saturated);
+	asked = demand_since(l, now, &l->dlast, &l->last, &l->last_ns, NULL);
 	/* the demand's quick look (demand_shifted()) starts again here */
 	l->dpeek = l->dlast;
 	l->peek = l->last;
@@ -397,22 +405,31 @@ static uint64_t peek_at(const struct rls_link *l)
  * stopped gives its share back within that quarter, not at its next
  * refresh over a demand half old. A quarter in which callers slept is no
  * shift: their pace is the limiter's (a saturated limiter asks for more
- * at its next refresh); nor is any quarter after a saturated report (a
- * quarter of the calls of a limiter that held them back is too few to
- * size its demand: they move at its next refresh).
+ * at its next refresh). After a saturated report (the whole capacity,
+ * or unknown) what the limiter runs at stands for what it told Redis,
+ * and only a fall counts, in a quarter in which no caller was held back
+ * at all: callers that slept, even by their own bursts, may be held by a
+ * rate sized on that quarter (so that a saturated host whose demand fell
+ * does not wait for its next refresh, whose report mixes the two: up to
+ * 2.2 refreshes before the others could take its share).
  */
 static bool demand_shifted(struct rls_link *l, uint64_t now)
 {
-	double dt = (double)(now - l->peek_ns) / 1e9, w;
-	bool sat;
+	double dt = (double)(now - l->peek_ns) / 1e9, w, was = l->wants;
+	enum rls_held held;
 
 	if (now < peek_at(l))
 		return false;
-	w = demand_since(l, now, &l->dpeek, &l->peek, &l->peek_ns, &sat);
+	w = demand_since(l, now, &l->dpeek, &l->peek, &l->peek_ns, &held);
 	l->peek_ns = now;
-	if (w < 0 || sat || l->wants >= saturated_wants(l) ||
-	    fabs(w - l->wants) <= SHIFT * fmax(w, l->wants) ||
-	    fabs(w - l->wants) * dt < SHIFT_TOKENS)
+	if (l->wants >= saturated_wants(l)) {
+		was = l->running;
+		if (held != RLS_FREE || w >= was)
+			return false;
+	}
+	if (w < 0 || held == RLS_SATURATED ||
+	    fabs(w - was) <= SHIFT * fmax(w, was) ||
+	    fabs(w - was) * dt < SHIFT_TOKENS)
 		return false;
 	l->shift = w;
 	return true;
@@ -608,7 +625,7 @@ static void lease_args(struct rls_link *l, uint64_t now, double in[4])
 		l->last_ns = l->peek_ns;
 		l->shift = -1;
 	} else {
-		l->wants = link_demand(l, now, NULL);
+		l->wants = link_demand(l, now);
 	}
 	/*
 	 * Less wanted than run at: run at that first (a decrease is always
@@ -935,7 +952,7 @@ static void batch_refresh(struct rls_link *l, const char *lua)
 	if (now < l->next_ns)
 		return;
 	l->next_ns = now + (uint64_t)(l->spec.refresh_ms / LOOKS * NS_PER_MS);
-	wants = link_demand(l, now, NULL);
+	wants = link_demand(l, now);
 	l->wants = wants;
 	l->b.batch = fmin(batch_max(l),
 			  fmax(batch_min(l), wants * l->spec.refresh_ms / 1000));
