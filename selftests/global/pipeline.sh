@@ -131,10 +131,13 @@ check "one call per slot" "${calls#* } >= 15 && ${calls% *} == $one" \
 	"$ng resources of one slot and $((n - ng)) of their own: ${calls% *} FCALLs in the median round trip of ${calls#* } (one per slot: $one; one per resource: $n)"
 # A round trip comes a refresh after the last, jittered by 0.9-1.1: the
 # links it renews share one draw. Each with its own, a round trip of
-# many came back after the least of theirs: 0.92 of a refresh.
+# many came back after the least of theirs: 0.92 of a refresh. On a
+# loaded machine a round trip's lines spread, which shortens the time
+# from one's end to the next one's start: 96.7 ms in a full local CI run
+# (beside check-fresh), 95.5 beside two busy loops; 99.5-104.7 idle.
 gap=$(median G)
-check "a round trip a refresh" "${gap#* } >= 15 && ${gap% *} >= 96" \
-	"the median time between two round trips: ${gap% *} ms of a 100 ms refresh (${gap#* } of them; at least 96; 92 when each link drew its own)"
+check "a round trip a refresh" "${gap#* } >= 15 && ${gap% *} >= 94" \
+	"the median time between two round trips: ${gap% *} ms of a 100 ms refresh (${gap#* } of them; at least 94; 92 when each link drew its own)"
 
 # {g}.7 lost by Redis: its link configures it again, the others go on
 mark=$(wc -l <"$tmp/h1.log")
