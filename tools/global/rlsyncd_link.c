@@ -262,40 +262,42 @@ static void apply(struct rls_link *l, double rate, uint64_t until)
 
 /*
  * Tokens per second the clients asked since *@from, from the kernel's
- * demand; *@from becomes now.
+ * demand, over *@dt seconds; *@from becomes now.
  */
 static double kernel_demand(struct rls_link *l, struct rls_demand *from,
-			    bool *sat)
+			    double *dt, bool *sat)
 {
 	struct rls_demand d;
-	double dt, asked;
+	double asked;
 
 	if (rls_k_demand(l->fd, &d))
 		return -1;
-	dt = (double)(d.now_ns - from->now_ns) / 1e9;
-	if (dt <= 0)
+	*dt = (double)(d.now_ns - from->now_ns) / 1e9;
+	if (*dt <= 0)
 		return -1;
 	/* refused tries are counted in asked: only sleepers hide demand */
 	*sat = d.queued > 0 ||
-	       (double)(d.busy_ns - from->busy_ns) / 1e9 / dt >= BUSY_PART;
-	asked = (double)(d.asked - from->asked) / dt;
+	       (double)(d.busy_ns - from->busy_ns) / 1e9 / *dt >= BUSY_PART;
+	asked = (double)(d.asked - from->asked) / *dt;
 	*from = d;
 	return asked;
 }
 
 /* The same from the statistics (an older module): granted, refused. */
 static double stats_demand(struct rls_link *l, struct rl_stats *from,
-			   uint64_t *from_ns, uint64_t now, bool *sat)
+			   uint64_t *from_ns, uint64_t now, double *dt,
+			   bool *sat)
 {
 	struct rl_stats st;
-	double dt = (double)(now - *from_ns) / 1e9, g, refused, busy;
+	double g, refused, busy;
 
-	if (rl_get_stats(l->fd, &st) || dt <= 0)
+	*dt = (double)(now - *from_ns) / 1e9;
+	if (rl_get_stats(l->fd, &st) || *dt <= 0)
 		return -1;
-	g = (double)(st.granted - from->granted) / dt;
+	g = (double)(st.granted - from->granted) / *dt;
 	refused = (double)(st.rejected - from->rejected +
-			   st.timeouts - from->timeouts) / dt;
-	busy = (double)(st.wait_ns_total - from->wait_ns_total) / 1e9 / dt;
+			   st.timeouts - from->timeouts) / *dt;
+	busy = (double)(st.wait_ns_total - from->wait_ns_total) / 1e9 / *dt;
 	*from = st;
 	*from_ns = now;
 	*sat = refused > 0 || st.waiters > 0 || busy >= BUSY_PART;
@@ -313,24 +315,29 @@ enum rls_held {
  * What @l wants, in tokens per second, from what the clients asked since
  * the snapshot *@d (the kernel's demand) or *@st at *@st_ns (the
  * statistics), which become now: what was asked (granted, refused,
- * waiting), with 10 % of headroom. When callers slept (their pace is the
- * limiter's, so what they ask hides what they want), or, without the
- * kernel's demand figures, were refused, while asking at least SAT_PART
- * of the rate it runs at, the limiter is saturated and asks for the whole
- * capacity (the algorithm gives it its share). -1: not known. *@held
+ * waiting), with 10 % of headroom, or one token of the window when that
+ * is more: tokens are whole, and a window cuts up to one off its count
+ * (at 100/s, a quarter of a 100 ms refresh counts 2 or 3); a rate sized
+ * below what the clients ask holds them back, the limiter reports itself
+ * saturated (the whole capacity), and it swings between the two. When
+ * callers slept (their pace is the limiter's, so what they ask hides what
+ * they want), or, without the kernel's demand figures, were refused,
+ * while asking at least SAT_PART of the rate it runs at, the limiter is
+ * saturated and asks for the whole capacity (the algorithm gives it its
+ * share). -1: not known. *@held
  * says which of these it was, when not NULL.
  */
 static double demand_since(struct rls_link *l, uint64_t now,
 			   struct rls_demand *d, struct rl_stats *st,
 			   uint64_t *st_ns, enum rls_held *held)
 {
+	double asked = -1, dt = 0;
 	bool sat = false;
-	double asked = -1;
 
 	if (l->kernel & RLS_K_DEMAND)
-		asked = kernel_demand(l, d, &sat);
+		asked = kernel_demand(l, d, &dt, &sat);
 	if (asked < 0)
-		asked = stats_demand(l, st, st_ns, now, &sat);
+		asked = stats_demand(l, st, st_ns, now, &dt, &sat);
 	/*
 	 * Callers that slept while asking well below the rate the limiter
 	 * runs at were held by their own bursts (or by the permits), not by
@@ -348,7 +355,7 @@ static double demand_since(struct rls_link *l, uint64_t now,
 	if (sat)
 		return l->spec.configure ? fmax(l->spec.capacity, asked)
 					 : WANTS_UNKNOWN;
-	return asked * 1.1;
+	return asked > 0 ? fmax(asked * 1.1, asked + 1 / dt) : 0;
 }
 
 /*
