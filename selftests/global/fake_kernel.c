@@ -8,7 +8,8 @@
  * from the file $RLS_FAKE_DEMAND (tokens per second) at each stats read,
  * and callers wait (a waiter is counted) while demand exceeds the rate;
  * below it, they sleep the part $RLS_FAKE_BUSY of the time (0 without it:
- * clients that come in bursts sleep a little under any rate).
+ * clients that come in bursts sleep a little under any rate), and none
+ * sleeps while the demand is 0.
  * Every rate set is appended to $RLS_FAKE_OUT as "MS RATE", MS being
  * CLOCK_REALTIME in milliseconds with three decimals (the tests merge the
  * agents' logs by it, and one agent often lowers its rate in the same
@@ -149,7 +150,7 @@ static void advance(void)
 	L->waiters = d > L->rate + 0.001;
 	if (L->waiters)
 		L->wait_ns += dt * 1e9;
-	else
+	else if (d > 0)
 		L->wait_ns += dt * 1e9 * bursts();
 	L->t_ns = now;
 }
