@@ -47,6 +47,15 @@
 /* A demand within this part of the last one is reported as the last. */
 #define DEADBAND	0.10
 /*
+ * A demand is reported with this part more, or one token of the window
+ * it was read over when that is more: tokens are whole, and a window cuts
+ * up to one off its count (at 100/s, a quarter of a 100 ms refresh counts
+ * 2 or 3). A rate sized below what the clients ask holds them back, the
+ * limiter reports itself saturated (the whole capacity), and it swings
+ * between the two.
+ */
+#define HEADROOM	0.10
+/*
  * A demand read over less than this part of a refresh is too short to
  * tell (a renewal made again at once, after RLNOCONF or a reconnection,
  * may find no call in it): the last one is reported again.
@@ -315,16 +324,11 @@ enum rls_held {
  * What @l wants, in tokens per second, from what the clients asked since
  * the snapshot *@d (the kernel's demand) or *@st at *@st_ns (the
  * statistics), which become now: what was asked (granted, refused,
- * waiting), with 10 % of headroom, or one token of the window when that
- * is more: tokens are whole, and a window cuts up to one off its count
- * (at 100/s, a quarter of a 100 ms refresh counts 2 or 3); a rate sized
- * below what the clients ask holds them back, the limiter reports itself
- * saturated (the whole capacity), and it swings between the two. When
- * callers slept (their pace is the limiter's, so what they ask hides what
- * they want), or, without the kernel's demand figures, were refused,
- * while asking at least SAT_PART of the rate it runs at, the limiter is
- * saturated and asks for the whole capacity (the algorithm gives it its
- * share). -1: not known. *@held
+ * waiting), with HEADROOM. When callers slept (their pace is the
+ * limiter's, so what they ask hides what they want), or, without the
+ * kernel's demand figures, were refused, while asking at least SAT_PART
+ * of the rate it runs at, the limiter is saturated and asks for the whole
+ * capacity (the algorithm gives it its share). -1: not known. *@held
  * says which of these it was, when not NULL.
  */
 static double demand_since(struct rls_link *l, uint64_t now,
@@ -355,7 +359,7 @@ static double demand_since(struct rls_link *l, uint64_t now,
 	if (sat)
 		return l->spec.configure ? fmax(l->spec.capacity, asked)
 					 : WANTS_UNKNOWN;
-	return asked > 0 ? fmax(asked * 1.1, asked + 1 / dt) : 0;
+	return asked > 0 ? fmax(asked * (1 + HEADROOM), asked + 1 / dt) : 0;
 }
 
 /*
