@@ -344,7 +344,7 @@ wait_all=$(now)
 again()
 {
 	reap "$1"
-	echo "$tk.000 0.000000" >>"$tmp/h$1.log"
+	stopped "$tmp/h$1.log"
 	start "$1"
 }
 each 1 "$N" again

@@ -27,6 +27,14 @@ trap cleanup EXIT
 
 now() { date +%s%3N; }
 
+# stopped LOG: a rate of 0 appended to LOG, a simulated limiter's, once
+# its agent is reaped. The limiter's lines carry fractions of a
+# millisecond and now() does not: stamped .999, the mark sorts after the
+# last line the agent wrote, even one written in the millisecond of its
+# kill (a mark stamped before the kill once left a dead host's rate in
+# agents.sh's sum: 7,500 of 5,000).
+stopped() { echo "$(now).999 0.000" >>"$1"; }
+
 # shellcheck source=selftests/global/ports.sh
 . "$(dirname "$0")/ports.sh"
 
