@@ -20,10 +20,10 @@ rate() { tail -n 1 "$tmp/$1.log" | cut -d' ' -f2; }
 # wait_for MS CONDITION(awk, $2=h1 $3=h2 ...): ms it took, or -1
 wait_for()
 {
-	t0=$(now)
-	while [ $(($(now) - t0)) -le "$1" ]; do
+	w0=$(now)
+	while [ $(($(now) - w0)) -le "$1" ]; do
 		if awk "BEGIN { h1 = $(rate h1); h2 = $(rate h2); h3 = $(rate h3); exit !($2) }"; then
-			echo $(($(now) - t0))
+			echo $(($(now) - w0))
 			return
 		fi
 		sleep 0.02
@@ -90,9 +90,10 @@ check "demand shift" "$ms >= 0 && $ms <= 1000" \
 
 # Demand shifts in units of the refresh R (issue #25: within 2 R): h1
 # back at 500/s until the shares are max-min again, then stopped, five
-# times. Medians, from the limiters' logs (not this shell's polling):
-# until h1 runs at <= 100 (what h2 and h3 need), and until h2 and h3 run
-# at their new share. rlsyncd(8): a host whose demand moves renews early
+# times. Medians, from the limiters' logs (not this shell's polling),
+# from the clock read just after the demand is written: until h1 runs at
+# <= 100 (what h2 and h3 need), and until h2 and h3 run at their new
+# share. rlsyncd(8): a host whose demand moves renews early
 # (R/4 on), lowering its limiter first; the others take the rest at their
 # next refresh. The old agent waited for h1's next refresh over a
 # half-old demand and its acknowledgment (R/2). The release is bounded at
@@ -114,14 +115,18 @@ for i in 1 2 3 4 5; do
 	echo 500 >"$tmp/h1.d"
 	back="$back $(wait_for 3000 'h1 >= 500 && h2 <= 2300 && h3 <= 2300')"
 	sleep 0.3
-	t0=$(now)
 	echo 0 >"$tmp/h1.d"
+	t0=$(now)
 	wait_for 2000 'h2 >= 2450 && h3 >= 2450' >/dev/null
 	frees="$frees $(first "$t0" 'r["h1"] <= 100')"
 	shifts="$shifts $(first "$t0" 'r["h2"] >= 2450 && r["h3"] >= 2450')"
 done
-# median FIGURES: the third of five, -1 if one is
-median() { printf '%s\n' "$@" | sort -n | awk 'NR == 1 && $1 < 0 { print -1; exit } NR == 3'; }
+# median FIGURES (an odd number of them): -1 if one is
+median()
+{
+	printf '%s\n' "$@" | sort -n |
+		awk '{ v[NR] = $1 } END { print v[1] < 0 ? -1 : v[(NR + 1) / 2] }'
+}
 # shellcheck disable=SC2086 # the figures, one word each
 fm=$(median $frees) sm=$(median $shifts)
 check "demand shift, in refresh intervals" "$fm >= 0 && $sm >= 0 && $fm <= 50 && $sm <= 200" \
@@ -129,11 +134,14 @@ check "demand shift, in refresh intervals" "$fm >= 0 && $sm >= 0 && $fm <= 50 &&
 
 # A saturated host whose demand falls: h2, backlogged (5000/s asked of
 # its share, so it reports the whole capacity), down to 100/s just after
-# one of its renewals (MONITOR), five times: until its limiter runs at
-# <= 200, from its log. Its quick look takes the rate its limiter runs at
-# for what it told Redis, and renews R/4 to R/2 after that renewal; the
-# old agent looked no more after a saturated report and waited for its
-# next refresh (0.9-1.1 R).
+# one of its renewals (MONITOR), nine times: until its limiter runs at
+# <= 200, from its log (from the clock read after the demand's write,
+# as above). Its quick look takes the rate its limiter runs at for what
+# it told Redis, and renews R/4 to R/2 after that renewal; the agent
+# before it looked no more after a saturated report (medians of 0.52-0.65 R
+# in 3 runs beside three busy loops). Nine samples: on a loaded machine
+# one in six came over 0.4 R (the looks and the limiter's write late),
+# and in one run of five samples three of them.
 renewed()
 {
 	timeout 2 redis-cli -s "$sock" MONITOR 2>/dev/null |
@@ -142,7 +150,7 @@ renewed()
 # A cycle in which h2 did not get its share back within 5 s is left out
 # (said in the line); a fall not seen within 2 s counts as 2 s.
 sats='' missed=0 k=0
-while [ "$k" -lt 5 ] && [ "$missed" -lt 3 ]; do
+while [ "$k" -lt 9 ] && [ "$missed" -lt 3 ]; do
 	echo 5000 >"$tmp/h2.d"
 	if [ "$(wait_for 5000 'h2 >= 2450 && h3 >= 2450')" -lt 0 ]; then
 		missed=$((missed + 1))
@@ -150,8 +158,8 @@ while [ "$k" -lt 5 ] && [ "$missed" -lt 3 ]; do
 	fi
 	sleep 0.3
 	renewed
-	t0=$(now)
 	echo 100 >"$tmp/h2.d"
+	t0=$(now)
 	wait_for 2000 'h2 <= 200' >/dev/null
 	ms=$(first "$t0" 'r["h2"] <= 200')
 	[ "$ms" -ge 0 ] || ms=2000
@@ -163,7 +171,7 @@ wait_for 5000 'h2 >= 2450 && h3 >= 2450' >/dev/null
 # shellcheck disable=SC2086 # the figures, one word each
 sm=$(median $sats)
 sm=${sm:-2000}
-check "a saturated host's demand falls" "$k == 5 && $sm <= 40" \
+check "a saturated host's demand falls" "$k == 9 && $sm <= 40" \
 	"h2 from backlogged to 100/s just after a renewal: at <= 200/s after$sats ms (median $(awk "BEGIN { printf \"%.2f\", $sm / 100 }") R, at most 0.4 R; R = 100 ms); $missed cycles left out"
 
 tk=$(now)
