@@ -308,7 +308,7 @@ PY_SELFTEST := $(B)/selftests/ratelimit_python_test
 PY_UNIT := $(B)/unit/python_abi_test
 PY_SRCS = $(wildcard python/kratelimit/*.py python/_build/*.py python/tests/*.py python/examples/*.py) \
 	selftests/vm/python_files.py selftests/vm/output_check.py \
-	selftests/vm/monitor.py scripts/namecheck.py
+	selftests/vm/monitor.py scripts/namecheck.py selftests/global/paced.py
 selftests: $(PY_SELFTEST)
 unit: $(PY_UNIT)
 $(PY_SELFTEST): selftests/ratelimit_python_test.sh

@@ -17,6 +17,12 @@
 #                each (a host's share of 100 resources on 3 primaries),
 #                per call and per renewal
 #   empty        an empty function of three keys: the cost of a call
+#   lease-N@R    with PACE=R: rl_lease as lease-N, R calls a second for
+#                10 s (paced.py), as a fleet's calls come: apart, not as
+#                fast as Redis answers; its CPU less what redis-server
+#                takes idle (measured over 2 s first). At PACE=1000 and
+#                MEMBERS=1000, the calls of 1,000 hosts at R = 1 s, a
+#                round among every 500 of them.
 # Each resource is fair, capacity 10000/s, lease 6 s, refresh 1 s (a
 # new round every 0.5 s: among thousands of calls), hold 0, out of its
 # learning period.
@@ -42,6 +48,7 @@ d=none
 rounds=${ROUNDS:-3}
 calls=${CALLS:-20000}
 members=${MEMBERS:-100}
+pace=${PACE:-}
 nres=34
 
 cg=${CALLGRIND:-no}
@@ -54,6 +61,8 @@ else
 	# shellcheck disable=SC2119 # no prefix: redis-server itself
 	redis_up
 fi
+[ -z "$pace" ] || [ "$cg" = no ] ||
+	{ echo "calls: PACE is not for CALLGRIND" >&2; exit 1; }
 
 cli() { redis-cli -s "$sock" "$@"; }
 # us: usec_per_call of FCALL since the last CONFIG RESETSTAT
@@ -110,10 +119,35 @@ bench()
 	c1=$(cut -d' ' -f1 "/proc/$rpid/schedstat")
 	echo "$(us) $c0 $c1 $n" | awk '{ printf "%.2f %.2f", $1, ($3 - $2) / 1e3 / $4 }'
 }
+# idle_cpu: redis-server's CPU when idle, in ns a second (over 2 s)
+idle_cpu()
+{
+	c0=$(cut -d' ' -f1 "/proc/$rpid/schedstat")
+	sleep 2
+	c1=$(cut -d' ' -f1 "/proc/$rpid/schedstat")
+	echo $(((c1 - c0) / 2))
+}
+# paced RATE ARGS...: ARGS called RATE times a second for 10 s
+# (paced.py); Redis's time inside the calls and its CPU per call less
+# its idle CPU, in us
+paced()
+{
+	n=$(($1 * 10)) rate=$1
+	shift
+	cli CONFIG RESETSTAT >/dev/null
+	c0=$(cut -d' ' -f1 "/proc/$rpid/schedstat") t0=$(now)
+	got=$(python3 "$(dirname "$0")/paced.py" "$sock" "$rate" "$n" \
+		"$members" "$@")
+	c1=$(cut -d' ' -f1 "/proc/$rpid/schedstat") t1=$(now)
+	[ "$got" -ge $((rate * 95 / 100)) ] ||
+		echo "calls: $got calls a second of $rate" >&2
+	echo "$(us) $c0 $c1 $n $idle_ns $((t1 - t0))" | awk '{
+		printf "%.2f %.2f", $1, ($3 - $2 - $5 * $6 / 1000) / 1e3 / $4 }'
+}
 # row ROUND LIBRARY CASE RENEWALS US CPU: one line, per call and renewal
 row()
 {
-	echo "$@" | awk '{ printf "%-5s %-26s %-10s %9.2f %9.2f %11.2f %11.2f\n",
+	echo "$@" | awk '{ printf "%-5s %-26s %-16s %9.2f %9.2f %11.2f %11.2f\n",
 		$1, $2, $3, $5, $6, $5 / $4, $6 / $4 }'
 }
 
@@ -121,10 +155,12 @@ empty='#!lua name=calls_empty
 redis.register_function("calls_empty", function(keys, args) return 1 end)'
 second=CPU unit=us
 [ "$cg" = no ] || second=instr unit=Ir
-printf '%-5s %-26s %-10s %9s %9s %11s %11s\n' round library case "in call" \
+printf '%-5s %-26s %-16s %9s %9s %11s %11s\n' round library case "in call" \
 	"$second" "in call" "$second"
-printf '%-5s %-26s %-10s %9s %9s %11s %11s\n' "" "" "" us/call "$unit/call" \
+printf '%-5s %-26s %-16s %9s %9s %11s %11s\n' "" "" "" us/call "$unit/call" \
 	us/renewal "$unit/renewal"
+idle_ns=0
+[ -z "$pace" ] || idle_ns=$(idle_cpu)
 r=1
 while [ "$r" -le "$rounds" ]; do
 	for l in "$@"; do
@@ -141,6 +177,10 @@ while [ "$r" -le "$rounds" ]; do
 		# shellcheck disable=SC2046
 		row "$r" "$b" "lease-$members" 1 $(bench "$calls" FCALL rl_lease 3 \
 			$(keys big) h__rand_int__ 100 100 1 0)
+		# shellcheck disable=SC2046
+		[ -z "$pace" ] || row "$r" "$b" "lease-$members@$pace" 1 \
+			$(paced "$pace" FCALL rl_lease 3 $(keys big) \
+				h__rand_int__ 100 100 1 0)
 		k='' a=''
 		i=1
 		while [ "$i" -le "$nres" ]; do
