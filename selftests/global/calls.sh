@@ -23,6 +23,11 @@
 #                takes idle (measured over 2 s first). At PACE=1000 and
 #                MEMBERS=1000, the calls of 1,000 hosts at R = 1 s, a
 #                round among every 500 of them.
+#   many-N@R     with PACE=R: rl_lease_many as many-N, R calls a second
+#                for 10 s, each host's 34 renewals in one: at PACE=1000
+#                and MEMBERS=1000, what a primary of three serves 1,000
+#                hosts x 100 resources at R = 1 s (33,333 renewals a
+#                second), replication aside.
 # Each resource is fair, capacity 10000/s, lease 6 s, refresh 1 s (a
 # new round every 0.5 s: among thousands of calls), hold 0, out of its
 # learning period.
@@ -37,7 +42,9 @@
 # from run to run whatever the machine's load, at 50 times the time
 # (use CALLS=1000). Its calls being that slow, the refresh is then 100 s
 # and the lease 600 s, so that no round falls among them: the O(1) path
-# alone.
+# alone. With REPLICA=yes a replica follows the server (on loopback TCP,
+# its own process): the server's figures then include streaming every
+# write to it, as a cluster's primary does.
 set -eu
 
 suite='calls'
@@ -65,6 +72,26 @@ fi
 	{ echo "calls: PACE is not for CALLGRIND" >&2; exit 1; }
 
 cli() { redis-cli -s "$sock" "$@"; }
+# replica_up: a replica of the server on loopback TCP, in $rpids; returns
+# once its link is up, or exits after 20 s
+replica_up()
+{
+	base=$(port_base 0 1)
+	cli CONFIG SET bind 127.0.0.1 port "$base" >/dev/null
+	mkdir "$tmp/replica"
+	redis-server --port $((base + 1)) --bind 127.0.0.1 \
+		--replicaof 127.0.0.1 "$base" --dir "$tmp/replica" --save '' \
+		--appendonly no --logfile "$tmp/replica.log" &
+	rpids=$!
+	i=0
+	until redis-cli -p $((base + 1)) INFO replication 2>/dev/null |
+		grep -q '^master_link_status:up'; do
+		i=$((i + 1))
+		[ "$i" -lt 400 ] || { echo "calls: no replica" >&2; exit 1; }
+		sleep 0.05
+	done
+}
+[ "${REPLICA:-no}" = no ] || replica_up
 # us: usec_per_call of FCALL since the last CONFIG RESETSTAT
 us()
 {
@@ -192,6 +219,9 @@ while [ "$r" -le "$rounds" ]; do
 		# shellcheck disable=SC2046,SC2086 # the keys and arguments: words
 		row "$r" "$b" "many-$members" "$nres" $(bench $((calls / nres)) \
 			FCALL rl_lease_many $((3 * nres)) $k $a)
+		# shellcheck disable=SC2046,SC2086
+		[ -z "$pace" ] || row "$r" "$b" "many-$members@$pace" "$nres" \
+			$(paced "$pace" FCALL rl_lease_many $((3 * nres)) $k $a)
 		# shellcheck disable=SC2046
 		row "$r" "$b" empty 1 $(bench "$calls" FCALL calls_empty 3 \
 			$(keys one))
