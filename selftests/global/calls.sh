@@ -27,7 +27,7 @@
 #                for 10 s, each host's 34 renewals in one: at PACE=1000
 #                and MEMBERS=1000, what a primary of three serves 1,000
 #                hosts x 100 resources at R = 1 s (33,333 renewals a
-#                second), replication aside.
+#                second); replication aside, unless REPLICA=yes.
 # Each resource is fair, capacity 10000/s, lease 6 s, refresh 1 s (a
 # new round every 0.5 s: among thousands of calls), hold 0, out of its
 # learning period.
@@ -92,6 +92,8 @@ replica_up()
 	done
 }
 [ "${REPLICA:-no}" = no ] || replica_up
+# cpu_ns: redis-server's time on a CPU so far, in ns (/proc/PID/schedstat)
+cpu_ns() { cut -d' ' -f1 "/proc/$rpid/schedstat"; }
 # us: usec_per_call of FCALL since the last CONFIG RESETSTAT
 us()
 {
@@ -141,17 +143,17 @@ bench()
 		echo "$(us) $ir $n" | awk '{ printf "%.2f %.0f", $1, $2 / $3 }'
 		return
 	fi
-	c0=$(cut -d' ' -f1 "/proc/$rpid/schedstat")
+	c0=$(cpu_ns)
 	redis-benchmark -s "$sock" -c 1 -n "$n" -r "$members" "$@" >/dev/null
-	c1=$(cut -d' ' -f1 "/proc/$rpid/schedstat")
+	c1=$(cpu_ns)
 	echo "$(us) $c0 $c1 $n" | awk '{ printf "%.2f %.2f", $1, ($3 - $2) / 1e3 / $4 }'
 }
 # idle_cpu: redis-server's CPU when idle, in ns a second (over 2 s)
 idle_cpu()
 {
-	c0=$(cut -d' ' -f1 "/proc/$rpid/schedstat")
+	c0=$(cpu_ns)
 	sleep 2
-	c1=$(cut -d' ' -f1 "/proc/$rpid/schedstat")
+	c1=$(cpu_ns)
 	echo $(((c1 - c0) / 2))
 }
 # paced RATE ARGS...: ARGS called RATE times a second for 10 s
@@ -162,10 +164,10 @@ paced()
 	n=$(($1 * 10)) rate=$1
 	shift
 	cli CONFIG RESETSTAT >/dev/null
-	c0=$(cut -d' ' -f1 "/proc/$rpid/schedstat") t0=$(now)
+	c0=$(cpu_ns) t0=$(now)
 	got=$(python3 "$(dirname "$0")/paced.py" "$sock" "$rate" "$n" \
 		"$members" "$@")
-	c1=$(cut -d' ' -f1 "/proc/$rpid/schedstat") t1=$(now)
+	c1=$(cpu_ns) t1=$(now)
 	[ "$got" -ge $((rate * 95 / 100)) ] ||
 		echo "calls: $got calls a second of $rate" >&2
 	echo "$(us) $c0 $c1 $n $idle_ns $((t1 - t0))" | awk '{
