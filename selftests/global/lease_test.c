@@ -38,6 +38,7 @@ struct host {
 	double mexp_ms;		/* end of its floor, local clock */
 	double wants;
 	double want_floor;
+	long long next_ms;	/* when the reply says to renew */
 };
 
 static redisContext *rc;
@@ -156,6 +157,7 @@ static int renew(struct host *h, int lose)
 		h->floor = atof(r->element[1]->str);
 		h->exp_ms = sent + r->element[2]->integer - MARGIN_MS;
 		h->mexp_ms = h->exp_ms + r->element[4]->integer;
+		h->next_ms = r->element[3]->integer;
 	}
 	freeReplyObject(r);
 	return 0;
@@ -435,6 +437,81 @@ out:
 	free(want);
 }
 
+/* Whether every one of @n hosts runs within 2 % of @want. */
+static bool all_near(const struct host *hs, int n, double want)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (fabs(running(&hs[i]) - want) > 0.02 * want)
+			return false;
+	return true;
+}
+
+/*
+ * A call whose target share moves by more than half owes its resource a
+ * round an eighth of a refresh later (ratelimit.lua: a round owed): 100
+ * backlogged hosts (100/s each of 10000, refresh 8 s: a round every 4 s),
+ * a fresh round, then half of them down to 10/s (and acknowledging it):
+ * the other half's next renewal is still at the round's 100/s before an
+ * eighth of a refresh (1 s), and at the new share, 190/s, after it, not
+ * 4 s later. Then ten of that half leave (rl_leave), which owes a round
+ * too: 237.5/s an eighth of a refresh later. The sum the hosts run at is
+ * never above the capacity.
+ */
+static void test_owed(void)
+{
+	struct host hs[100];
+	double worst = 0, t1, before, after, at_leave, left;
+	bool steady = false;
+	int i, r;
+
+	res = "owed";
+	refresh = "8000";
+	configure("lease", "10000", "fair", "48000", "0");
+	refresh = "50";
+	freeReplyObject(redisCommand(rc, "HSET rl:{owed}:epoch learn_until 0"));
+	hosts_init(hs, 100, 10000);
+	for (r = 0; r < 12 && !steady; r++) {
+		if (r)
+			sleep_ms(1100);
+		round_all(hs, 100);
+		worst = fmax(worst, total(hs, 100));
+		steady = all_near(hs, 100, 100);
+	}
+	sleep_ms(4100);		/* the round is due: hs[0] makes it */
+	renew(&hs[0], 0);
+	for (i = 50; i < 100; i++)
+		hs[i].wants = 10;
+	t1 = mono_ms();
+	round_all(hs + 50, 50);
+	round_all(hs + 50, 50);	/* their decrease acknowledged */
+	renew(&hs[0], 0);
+	before = hs[0].rate;
+	worst = fmax(worst, total(hs, 100));
+	sleep_ms(fmax(0, t1 + 1100 - mono_ms()));
+	renew(&hs[0], 0);
+	after = hs[0].rate;
+	worst = fmax(worst, total(hs, 100));
+	/* ten backlogged hosts leave: 9500 / 40 each, a round owed */
+	for (i = 40; i < 50; i++) {
+		freeReplyObject(fcall("rl_leave", 1, hs[i].id));
+		hs[i].rate = 0;
+		hs[i].floor = 0;
+	}
+	renew(&hs[0], 0);
+	at_leave = hs[0].rate;
+	sleep_ms(1100);
+	renew(&hs[0], 0);
+	left = hs[0].rate;
+	worst = fmax(worst, total(hs, 100));
+	check(steady && fabs(before - 100) < 2 && fabs(after - 190) < 3.8 &&
+	      fabs(at_leave - 190) < 3.8 && fabs(left - 237.5) < 4.75 &&
+	      worst <= 10000 + EPS, "a demand shift and a leave owe a round",
+	      "100 members: shares steady at 100/s in %d rounds; after half fell to 10/s, h0 at %.1f/s at once (the round's), %.1f/s an eighth of a refresh later (190: a round made 3 s before its regular time); 10 left: h0 at %.1f/s at once, %.1f/s an eighth later (237.5); the most the hosts ran at %.1f of 10000",
+	      r, before, after, at_leave, left, worst);
+}
+
 /* h2 stops renewing: h1 gets its share after one lease, not before. */
 static void test_expiry(void)
 {
@@ -534,6 +611,60 @@ static void test_quarantine_text(void)
 	      "a decrease acknowledged at the reply's text",
 	      "h0, h1 from 1000 to %.6f: h2 has %.6f while they ran at 1000, %.6f once they ran at the reply's rate",
 	      hs[0].rate, held, freed);
+}
+
+/* Two hosts wanting 5000/s of resource @r, out of learning, renewed twice. */
+static void settled(struct host *hs, const char *r, const char *cap,
+		    const char *algo)
+{
+	res = r;
+	configure("lease", cap, algo, "400", "0");
+	hosts_init(hs, 2, 5000);
+	learn(hs, 2, 400);
+	round_all(hs, 2);
+	round_all(hs, 2);
+}
+
+/*
+ * A host below its demand on its way up is told to renew in a quarter of
+ * the refresh (13 ms of 50): short of its share while capacity is still
+ * held for another host, or after a rise of more than a quarter; the
+ * refresh otherwise (a steady share, a decrease, a host that has all it
+ * wants).
+ */
+static void test_soon(void)
+{
+	long long steady, fell, shortly, rose, again, met;
+	double short_rate, rose_rate;
+	struct host hs[2], *s;
+
+	settled(hs, "soon", "5000", "fair");
+	steady = hs[0].next_ms == hs[1].next_ms ? hs[0].next_ms : -1;
+	/* h0's demand falls to 1000; it still runs at 2500 when it asks */
+	hs[0].wants = 1000;
+	renew(&hs[0], 0);
+	fell = hs[0].next_ms;
+	renew(&hs[1], 0);	/* share 4000, 2500 free */
+	shortly = hs[1].next_ms;
+	short_rate = hs[1].rate;
+	renew(&hs[0], 0);	/* acknowledged at 1000 */
+	met = hs[0].next_ms;
+	renew(&hs[1], 0);
+	rose = hs[1].next_ms;
+	rose_rate = hs[1].rate;
+	renew(&hs[1], 0);
+	again = hs[1].next_ms;
+	/* statics of 300 on 500: the second host short for good */
+	settled(hs, "soon_s", "500", "static");
+	s = hs[0].rate < hs[1].rate ? &hs[0] : &hs[1];
+	check(steady == 50 && fell == 50 && shortly == 13 &&
+	      fabs(short_rate - 2500) < 1 && met == 50 && rose == 13 &&
+	      fabs(rose_rate - 4000) < 1 && again == 50 &&
+	      fabs(s->rate - 200) < 1 && s->next_ms == 50,
+	      "a host on its way up renews soon",
+	      "renew after (ms): steady shares %lld; h0 after its decrease %lld; h1 short at %.0f of 4000 %lld; h0 at its demand %lld; h1 risen to %.0f %lld, then %lld; a static host short at %.0f of 300 %lld",
+	      steady, fell, short_rate, shortly, met, rose_rate, rose, again,
+	      s->rate, s->next_ms);
 }
 
 /* FLUSHALL: learning for one lease, the hosts' rates summed stay <= C. */
@@ -807,6 +938,8 @@ int main(int argc, char **argv)
 	test_flush_floor();
 	test_batch();
 	test_large(argc > 2 ? atoi(argv[2]) : 300);
+	test_owed();
+	test_soon();
 	printf("%d passed, %d failed\n", passed, failed);
 	redisFree(rc);
 	return failed ? 1 : 0;

@@ -569,16 +569,55 @@ local function current(k, c, now)
 	       now - k.t < c.refresh_ms / 2
 end
 
+-- A call whose target share (share() of its wants) moves by more than
+-- MOVED of the larger owes its resource a round: the round is due an
+-- eighth of a refresh after the call (OWE_PART), when not due sooner. A
+-- round then counts a demand shift's reports as they come, not up to
+-- half a refresh later, and the hosts that take the capacity freed
+-- (their agents renew again soon after a rise) have it within a refresh
+-- of the shift. A host that leaves (rl_leave) owes one too. Rounds stay
+-- at least OWE_PART of a refresh apart: a round made at T is due at
+-- T + refresh / 2, or at a call's time + OWE_PART of a refresh,
+-- whichever is sooner, the call coming after T.
+local MOVED = 0.5
+local OWE_PART = 1 / 8
+
+-- The round @k of the configuration @c owed by a call at @now: @k, or a
+-- copy due sooner (its time moved earlier: current() reads the age),
+-- marked owed so that the call writes it.
+local function owed(k, c, now)
+	local t = now + c.refresh_ms * OWE_PART - c.refresh_ms / 2
+	if t >= k.t then
+		return k
+	end
+	local o = { owed = true }
+	for f, v in pairs(k) do
+		o[f] = v
+	end
+	o.t = t
+	return o
+end
+
+-- The round @k with @c's call at @now by a member whose target moved
+-- from @was to @is: @k, or owed() when it moved by more than MOVED.
+local function owe(k, c, now, was, is)
+	if math.abs(is - was) <= MOVED * math.max(is, was) then
+		return k
+	end
+	return owed(k, c, now)
+end
+
 -- For @host's call: the configuration (need_cfg(), or the one the round
 -- carries), its record as member() gives it, the capacity the others
 -- leave free, the round (the level and ratio of its share, the epoch's
 -- id and end of learning: epoch()), and what the round counted it for.
 -- A large resource's call reads the round and its own member (O(1)); the
 -- round is computed anew when it is older than half a refresh or of
--- another configuration, from every member (O(N log N), at most twice a
--- refresh: O(log N) per call amortised, every member calling once a
--- refresh). Up to SMALL members every call reads them all and computes
--- its share exactly, as a new round does.
+-- another configuration, or when a call owed it one (owe()), from every
+-- member (O(N log N), at most twice a refresh while the members' shares
+-- are steady, eight times while they move: O(log N) per call amortised,
+-- every member calling once a refresh). Up to SMALL members every call
+-- reads them all and computes its share exactly, as a new round does.
 local function prepare(keys, host, wants, weight, now)
 	local got = redis.call('HMGET', keys[3], CACHE, host)
 	local k = got[1] and cache_read(got[1])
@@ -600,6 +639,9 @@ local function prepare(keys, host, wants, weight, now)
 		elseif now >= m.lexp then
 			m.has = 0
 		end
+		local was = share(c, m, k.level, k.ratio)
+		m.wants, m.weight = wants, weight
+		k = owe(k, c, now, was, share(c, m, k.level, k.ratio))
 		return c, m, c.capacity - (k.rsum - counted), k, counted
 	end
 	local id, learn = epoch(keys, c, now)
@@ -619,6 +661,36 @@ local function prepare(keys, host, wants, weight, now)
 	local level, ratio = shares(c, ms, host, now)
 	return c, m, free_for(c, ms, host, now),
 	       { level = level, ratio = ratio, id = id, learn = learn }, nil
+end
+
+-- When a host renews next, the refresh_ms of its reply: after the
+-- configuration's refresh, or after SOON of it when the host has less
+-- than it wants and is on its way up, out of learning: its grant rose by
+-- more than RISE (others gave capacity back in a large move, and a round
+-- counts those that follow an eighth of a refresh after them: owe(); a
+-- rise of a tenth called hosts back after a leave of a tenth, where they
+-- took a level the next round lowered, and held it until acknowledged),
+-- or it is short of its share @s by more than SHORT, the 2 % within
+-- which shares are said to have converged (that capacity is still
+-- reserved for others, who acknowledge their decrease a quarter of a
+-- refresh after it; a level that moves by a percent between rounds
+-- lowers every host above it). It then takes the rest then, not a
+-- refresh later. A grant that fell
+-- needs no more: the host renews a quarter of a refresh after a
+-- decrease anyway, to acknowledge it. Nor does a static share, which the
+-- others' demand does not move (the statics of many hosts may add up to
+-- more than the capacity: the last would be short for good).
+local RISE = 0.25
+local SHORT = 0.02
+local SOON = 1 / 4
+
+local function renew_ms(c, m, old, s, learning)
+	if learning or c.algorithm == 'static' or m.has < old or
+	   m.has >= m.wants or
+	   (m.has <= old * (1 + RISE) and m.has >= s * (1 - SHORT)) then
+		return c.refresh_ms
+	end
+	return math.ceil(c.refresh_ms * SOON)
 end
 
 -- One lease at @now: the work of rl_lease (below) on one resource, which
@@ -641,7 +713,8 @@ local function lease(keys, args, now)
 	local old, old_exp = m.has, m.lexp
 	m.wants, m.weight = wants, weight
 	m.floor = grant_floor(m, want_floor, free, reported, learning)
-	local g = math.min(share(c, m, k.level, k.ratio), free)
+	local s = share(c, m, k.level, k.ratio)
+	local g = math.min(s, free)
 	if learning then
 		g = math.min(g, reported)
 	end
@@ -655,7 +728,7 @@ local function lease(keys, args, now)
 		-- the round as it was when the host is counted as it was (a
 		-- steady share)
 		m.rsv = reserved(m, now)
-		if m.rsv == counted and k.t ~= now then
+		if m.rsv == counted and k.t ~= now and not k.owed then
 			redis.call('HSET', keys[3], host, pack(m))
 		else
 			redis.call('HSET', keys[3], host, pack(m), CACHE,
@@ -671,7 +744,8 @@ local function lease(keys, args, now)
 	if now ~= now_text[1] then
 		now_text[1], now_text[2] = now, string.format('%d', now)
 	end
-	return { fmt(m.has), fmt(m.floor), c.lease_ms, c.refresh_ms, c.hold_ms,
+	return { fmt(m.has), fmt(m.floor), c.lease_ms,
+		 renew_ms(c, m, old, s, learning), c.hold_ms,
 		 learning and 1 or 0, k.id, now_text[2], c.version }
 end
 
@@ -680,7 +754,9 @@ end
 -- Returns { has, floor, lease_ms, refresh_ms, hold_ms, learning (0/1),
 -- epoch, server time ms, config version }: the host may run at has for
 -- lease_ms, then at floor for hold_ms more, measured from before it sent
--- the call. O(1) above SMALL members (prepare()).
+-- the call, and renews after refresh_ms: the configuration's refresh, or
+-- a quarter of it for a host on its way up (renew_ms()). O(1) above
+-- SMALL members (prepare()).
 local function rl_lease(keys, args)
 	return lease(keys, args, now_ms())
 end
@@ -723,8 +799,9 @@ local function rl_lease_many(keys, args)
 end
 
 -- rl_leave: KEYS as above; ARGV: host. A host that stopped gives back its
--- lease and floor at once (it set its limiter to 0 first). Returns 1 if
--- it was a member.
+-- lease and floor at once (it set its limiter to 0 first), and owes the
+-- resource a round (owed()), so that the others take its share within an
+-- eighth of a refresh more. Returns 1 if it was a member.
 local function rl_leave(keys, args)
 	local host = tostring(args[1])
 	if host == CACHE then
@@ -735,9 +812,13 @@ local function rl_leave(keys, args)
 		return 0
 	end
 	local rsv = unpack_member(got[2]).rsv
-	if got[1] and rsv > 0 then
-		local k = cache_read(got[1])
-		redis.call('HSET', keys[3], CACHE, cache_pack(k, k.rsum - rsv))
+	local k = got[1] and cache_read(got[1])
+	if k and k.c then
+		k = owed(k, k.c, now_ms())
+	end
+	if k and (rsv > 0 or k.owed) then
+		redis.call('HSET', keys[3], CACHE,
+			   cache_pack(k, k.rsum - math.max(rsv, 0)))
 	end
 	return redis.call('HDEL', keys[3], host)
 end

@@ -474,6 +474,7 @@ static void take_lease(struct rls_link *l, const struct rls_lease *ls,
 	 * held for the others
 	 */
 	l->next_ns = got + (uint64_t)(ls->refresh_ms * NS_PER_MS * jitter);
+	l->rose = l->running > was;
 	if (l->running < was)
 		l->next_ns = got + (uint64_t)(ls->refresh_ms * EARLY * NS_PER_MS);
 	link_up(l);
@@ -625,6 +626,19 @@ static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 	return false;
 }
 
+/*
+ * Whether @l renews at @now within half a refresh of a renewal that
+ * raised its rate: Redis asks a host on its way up back in a quarter of
+ * a refresh (ratelimit.lua), and a quarter just after a rate change
+ * measures neither rate (one measured so lowered a host below its demand
+ * by 5 %): it reports the demand it reported before.
+ */
+static bool soon_after_rise(const struct rls_link *l, uint64_t now)
+{
+	return l->rose &&
+	       now - l->sent_ns < (uint64_t)(l->spec.refresh_ms / 2 * NS_PER_MS);
+}
+
 /* What @l's renewal reports: its demand, its rate, its weight and floor. */
 static void lease_args(struct rls_link *l, uint64_t now, double in[4])
 {
@@ -635,9 +649,10 @@ static void lease_args(struct rls_link *l, uint64_t now, double in[4])
 		l->last = l->peek;
 		l->last_ns = l->peek_ns;
 		l->shift = -1;
-	} else {
+	} else if (!soon_after_rise(l, now)) {
 		l->wants = link_demand(l, now);
 	}
+	l->rose = false;
 	/*
 	 * Less wanted than run at: run at that first (a decrease is always
 	 * safe; not below the floor, which Redis keeps), so that Redis, told

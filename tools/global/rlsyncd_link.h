@@ -53,6 +53,7 @@ struct rls_batch {
  * @sent_ns: when the last renewal was sent
  * @wants:   the demand reported last, tokens per second
  * @wants_ns: when link_demand() measured @wants (0: never)
+ * @rose:    the last renewal raised the rate (soon_after_rise())
  * @kernel:  RLS_K_* the module offers
  * @leased:  a kernel lease is set on the limiter
  * @b:       batch mode's figures
@@ -85,6 +86,7 @@ struct rls_link {
 	uint64_t sent_ns;
 	double wants;
 	uint64_t wants_ns;
+	bool rose;
 	unsigned int kernel;
 	bool leased;
 	struct rls_batch b;
