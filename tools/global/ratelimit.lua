@@ -674,12 +674,12 @@ end
 -- which shares are said to have converged (that capacity is still
 -- reserved for others, who acknowledge their decrease a quarter of a
 -- refresh after it; a level that moves by a percent between rounds
--- lowers every host above it). It then takes the rest then, not a
--- refresh later. A grant that fell
--- needs no more: the host renews a quarter of a refresh after a
--- decrease anyway, to acknowledge it. Nor does a static share, which the
--- others' demand does not move (the statics of many hosts may add up to
--- more than the capacity: the last would be short for good).
+-- lowers every host above it). The host takes the rest then, not a
+-- refresh later. A grant that fell needs no call back: the host renews a
+-- quarter of a refresh after a decrease anyway, to acknowledge it. Nor
+-- does a static share, which the others' demand does not move (the
+-- statics of many hosts may add up to more than the capacity: the last
+-- would be short for good).
 local RISE = 0.25
 local SHORT = 0.02
 local SOON = 1 / 4
