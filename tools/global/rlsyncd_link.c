@@ -363,15 +363,29 @@ static double demand_since(struct rls_link *l, uint64_t now,
 }
 
 /*
+ * Whether @l renews at @now within half a refresh of a renewal that
+ * raised its rate: Redis asks a host on its way up back in a quarter of
+ * a refresh (ratelimit.lua), and a quarter just after a rate change
+ * measures neither rate (one measured so lowered a host below its demand
+ * by 5 %): too soon to tell. Lease mode only (take_lease() sets @rose).
+ */
+static bool soon_after_rise(const struct rls_link *l, uint64_t now)
+{
+	return l->rose &&
+	       now - l->sent_ns < (uint64_t)(l->spec.refresh_ms / 2 * NS_PER_MS);
+}
+
+/*
  * Demand in tokens per second since the last call (demand_since()), or
- * the last demand when within 10 % of it.
+ * the last demand when within 10 % of it, or when too soon to tell: read
+ * over less than WINDOW_MIN of a refresh, or soon_after_rise().
  */
 static double link_demand(struct rls_link *l, uint64_t now)
 {
 	double asked;
 
-	if (l->wants_ns && now - l->wants_ns <
-	    (uint64_t)(WINDOW_MIN * l->spec.refresh_ms * NS_PER_MS))
+	if (soon_after_rise(l, now) || (l->wants_ns && now - l->wants_ns <
+	    (uint64_t)(WINDOW_MIN * l->spec.refresh_ms * NS_PER_MS)))
 		return l->wants;
 	l->wants_ns = now;
 	asked = demand_since(l, now, &l->dlast, &l->last, &l->last_ns, NULL);
@@ -626,19 +640,6 @@ static bool lease_ready(struct rls_link *l, uint64_t now, const char *lua)
 	return false;
 }
 
-/*
- * Whether @l renews at @now within half a refresh of a renewal that
- * raised its rate: Redis asks a host on its way up back in a quarter of
- * a refresh (ratelimit.lua), and a quarter just after a rate change
- * measures neither rate (one measured so lowered a host below its demand
- * by 5 %): it reports the demand it reported before.
- */
-static bool soon_after_rise(const struct rls_link *l, uint64_t now)
-{
-	return l->rose &&
-	       now - l->sent_ns < (uint64_t)(l->spec.refresh_ms / 2 * NS_PER_MS);
-}
-
 /* What @l's renewal reports: its demand, its rate, its weight and floor. */
 static void lease_args(struct rls_link *l, uint64_t now, double in[4])
 {
@@ -649,7 +650,7 @@ static void lease_args(struct rls_link *l, uint64_t now, double in[4])
 		l->last = l->peek;
 		l->last_ns = l->peek_ns;
 		l->shift = -1;
-	} else if (!soon_after_rise(l, now)) {
+	} else {
 		l->wants = link_demand(l, now);
 	}
 	l->rose = false;
