@@ -13,6 +13,9 @@
 #   lease-N      rl_lease on a resource of N members (default 100: above
 #                the 64 of the exact path, so O(1) from a cached round),
 #                hosts drawn at random among them
+#   round-N      rl_lease on that resource, its cached round deleted
+#                before each call: a round of N members each call (the
+#                first rewrites what each member is counted for)
 #   many-N       rl_lease_many of 34 resources of one hash tag, N members
 #                each (a host's share of 100 resources on 3 primaries),
 #                per call and per renewal
@@ -116,19 +119,18 @@ setup()
 		j=$((j + 1))
 	done | cli >/dev/null
 }
-# bench N ARGS...: redis-benchmark of N calls, one client; prints Redis's
-# time inside the calls and its CPU (/proc/PID/schedstat: time on a CPU,
-# which a busy machine's preemption does not inflate) per call, in us;
-# under callgrind, its instructions per call instead of its CPU
-bench()
+# measure N CMD...: CMD (N calls) run; prints Redis's time inside the
+# calls and its CPU (/proc/PID/schedstat: time on a CPU, which a busy
+# machine's preemption does not inflate) per call, in us; under
+# callgrind, its instructions per call instead of its CPU
+measure()
 {
 	n=$1
 	shift
 	cli CONFIG RESETSTAT >/dev/null
 	if [ "$cg" = yes ]; then
 		callgrind_control -z "$rpid" >/dev/null 2>&1
-		redis-benchmark -s "$sock" -c 1 -n "$n" -r "$members" "$@" \
-			>/dev/null
+		"$@" >/dev/null
 		rm -f "$tmp"/cg.out.*
 		callgrind_control -d "$rpid" >/dev/null 2>&1
 		i=0
@@ -144,9 +146,29 @@ bench()
 		return
 	fi
 	c0=$(cpu_ns)
-	redis-benchmark -s "$sock" -c 1 -n "$n" -r "$members" "$@" >/dev/null
+	"$@" >/dev/null
 	c1=$(cpu_ns)
 	echo "$(us) $c0 $c1 $n" | awk '{ printf "%.2f %.2f", $1, ($3 - $2) / 1e3 / $4 }'
+}
+# bench N ARGS...: redis-benchmark of N calls ARGS, one client (measure())
+bench()
+{
+	n=$1
+	shift
+	measure "$n" redis-benchmark -s "$sock" -c 1 -n "$n" -r "$members" "$@"
+}
+# new_rounds N: N calls of rl_lease on the resource big, each after its
+# cached round is deleted, so that each computes a round of every member
+# (the HDEL is not an FCALL: "in call" is the round's alone)
+new_rounds()
+{
+	j=0
+	while [ "$j" -lt "$1" ]; do
+		printf 'HDEL rl:{big}:members ""\n'
+		printf 'FCALL rl_lease 3 %s h%012d 100 100 1 0\n' \
+			"$(keys big)" "$((j % members))"
+		j=$((j + 1))
+	done | cli
 }
 # idle_cpu: redis-server's CPU when idle, in ns a second (over 2 s)
 idle_cpu()
@@ -206,6 +228,9 @@ while [ "$r" -le "$rounds" ]; do
 		# shellcheck disable=SC2046
 		row "$r" "$b" "lease-$members" 1 $(bench "$calls" FCALL rl_lease 3 \
 			$(keys big) h__rand_int__ 100 100 1 0)
+		# shellcheck disable=SC2046 # two figures
+		row "$r" "$b" "round-$members" 1 $(measure "$((calls / 100))" \
+			new_rounds "$((calls / 100))")
 		# shellcheck disable=SC2046
 		[ -z "$pace" ] || row "$r" "$b" "lease-$members@$pace" 1 \
 			$(paced "$pace" FCALL rl_lease 3 $(keys big) \
