@@ -373,20 +373,18 @@ local function reserved(m, now)
 end
 
 -- The members in the fields and values @raw of the members hash
--- (HGETALL), without those whose membership expired (deleted), and
--- their number.
+-- (HGETALL), without those whose membership expired (deleted).
 local function load_members(keys, raw, now)
-	local ms, n = {}, 0
+	local ms = {}
 	for i = 1, #raw, 2 do
 		local m = raw[i] ~= CACHE and unpack_member(raw[i + 1])
 		if m and now >= m.mexp then
 			redis.call('HDEL', keys[3], raw[i])
 		elseif m then
 			ms[raw[i]] = m
-			n = n + 1
 		end
 	end
-	return ms, n
+	return ms
 end
 
 -- The water level of demands @d with weights @w (arrays of @n) sharing
