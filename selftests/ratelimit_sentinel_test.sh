@@ -142,7 +142,9 @@ ready()
 {
 	logged r 'sync: Finished with success' || return 1
 	for s in $S1 $S2 $S3; do
-		[ "$(grep -c '+sentinel sentinel' "$T/s$s.log" 2>/dev/null)" -ge 2 ] &&
+		# no number before the sentinel opened its log
+		seen=$(grep -c '+sentinel sentinel' "$T/s$s.log" 2>/dev/null)
+		[ "${seen:-0}" -ge 2 ] &&
 			logged "s$s" "+slave slave 127.0.0.1:$RP" || return 1
 	done
 }
