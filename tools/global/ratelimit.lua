@@ -14,7 +14,7 @@
 --   KEYS[1] rl:{RES}:cfg     hash: the resource's configuration, and in
 --                            field "packed" its numbers (cfg_pack())
 --   KEYS[2] rl:{RES}:epoch   hash: id of the state; missing = state lost
---   KEYS[3] rl:{RES}:members hash: HOST -> its lease (see pack()); field
+--   KEYS[3] rl:{RES}:members hash: HOST -> its lease (pack_fields()); field
 --                            "" the cached round of a large resource, with
 --                            its configuration (prepare(), cache_parse())
 --   KEYS[4] rl:{RES}:bucket  hash: the token bucket of batch mode
@@ -134,11 +134,6 @@ local function pack_fields(wants, has, qhas, quntil, lexp, mexp, weight,
 			   mexp, weight, floor, rsv)
 end
 
-local function pack(m)
-	return pack_fields(m.wants, m.has, m.qhas, m.quntil, m.lexp, m.mexp,
-			   m.weight, m.floor, m.rsv or -1)
-end
-
 -- The numbers of a field in the text of older libraries, in order.
 local function numbers(s)
 	local v = {}
@@ -148,8 +143,8 @@ local function numbers(s)
 	return v
 end
 
--- The numbers of the member packed in @s, in pack()'s order: what a
--- round reads of each member, without a table.
+-- The numbers of the member packed in @s, in pack_fields()'s order: what
+-- a round and a call read of a member, without a table.
 local function fields(s)
 	if string.byte(s) == FORMAT then
 		local _, wants, has, qhas, quntil, lexp, mexp, weight, floor,
@@ -160,19 +155,14 @@ local function fields(s)
 	return v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9] or -1
 end
 
--- The member packed in @s, into the table @m if given (every field
--- written), else a new one.
-local function unpack_member(s, m)
+-- The member packed in @s, as a table (the exact path, rl_leave and
+-- rl_info).
+local function unpack_member(s)
 	local wants, has, qhas, quntil, lexp, mexp, weight, floor, rsv =
 		fields(s)
-	if m == nil then
-		return { wants = wants, has = has, qhas = qhas,
-			 quntil = quntil, lexp = lexp, mexp = mexp,
-			 weight = weight, floor = floor, rsv = rsv }
-	end
-	m.wants, m.has, m.qhas, m.quntil, m.lexp, m.mexp, m.weight, m.floor,
-	m.rsv = wants, has, qhas, quntil, lexp, mexp, weight, floor, rsv
-	return m
+	return { wants = wants, has = has, qhas = qhas, quntil = quntil,
+		 lexp = lexp, mexp = mexp, weight = weight, floor = floor,
+		 rsv = rsv }
 end
 
 -- The configuration from all its fields (rl_config, rl_info, and a
@@ -475,15 +465,15 @@ local function shares(c, ms, host, now)
 	return fill(cap, d, w, n)
 end
 
--- A member's target share under the algorithm, from its round's level
--- and ratio (shares()).
-local function share(c, m, level, ratio)
+-- The target share under the algorithm of a member wanting @wants at
+-- @weight, from its round's level and ratio (shares()).
+local function share(c, wants, weight, level, ratio)
 	if c.algorithm == 'static' then
-		return math.min(m.wants, c.static)
+		return math.min(wants, c.static)
 	elseif c.algorithm == 'proportional' then
-		return ratio < 0 and m.wants or m.wants * m.weight * ratio
+		return ratio < 0 and wants or wants * weight * ratio
 	end
-	return level < 0 and m.wants or math.min(m.wants, m.weight * level)
+	return level < 0 and wants or math.min(wants, weight * level)
 end
 
 -- Capacity not reserved by the members other than @host.
@@ -497,35 +487,38 @@ local function free_for(c, ms, host, now)
 	return free
 end
 
--- The floor @host may reserve: what it asks for, as far as the capacity
--- @free that others leave allows. A floor never shrinks while the host is
--- a member: a host whose reply is lost would keep running at the old one.
-local function grant_floor(m, want, free, reported, learning)
-	local f = math.max(m.floor, math.min(want, free))
+-- The floor a host holding @floor may reserve: what it asks for, as far
+-- as the capacity @free that others leave allows. A floor never shrinks
+-- while the host is a member: a host whose reply is lost would keep
+-- running at the old one.
+local function grant_floor(floor, want, free, reported, learning)
+	local f = math.max(floor, math.min(want, free))
 	if learning then
 		f = math.min(f, reported)
 	end
 	return math.max(0, f)
 end
 
--- A member's record @m at @now, before its call: without the rate of a
--- lease that ended; a new member, holding nothing and no floor, for nil
--- or a membership that ended.
-local function as_of(m, now)
-	if m == nil or now >= m.mexp then
-		return { wants = 0, has = 0, qhas = 0, quntil = 0, lexp = 0,
-			 mexp = 0, weight = 1, floor = 0 }
+-- The numbers of a member's record packed in @s at @now, before its
+-- call: wants, has, qhas, quntil, lexp, weight and floor, as fields()
+-- gives them, without the rate of a lease that ended; those of a new
+-- member, holding nothing and no floor, for no record (nil or false) or
+-- a membership that ended. Then rsv, what the round counts the record
+-- for, even when the membership ended (-1: no record). A call reads its
+-- member's record as numbers, not a table.
+local function as_of(s, now)
+	if not s then
+		return 0, 0, 0, 0, 0, 1, 0, -1
 	end
-	if now >= m.lexp then
-		m.has = 0
+	local wants, has, qhas, quntil, lexp, mexp, weight, floor, rsv =
+		fields(s)
+	if now >= mexp then
+		return 0, 0, 0, 0, 0, 1, 0, rsv
 	end
-	return m
-end
-
--- @host's record among the members @ms before its call (as_of()).
-local function member(ms, host, now)
-	ms[host] = as_of(ms[host], now)
-	return ms[host]
+	if now >= lexp then
+		has = 0
+	end
+	return wants, has, qhas, quntil, lexp, weight, floor, rsv
 end
 
 -- A decrease is quarantined until the host acknowledges it (reports that
@@ -533,19 +526,22 @@ end
 -- then it may still run at the old rate (the reply may be lost). None when
 -- the host already runs at no more than the new grant (it lowered its
 -- limiter to its demand before asking): lost or not, the reply changes
--- nothing it runs at.
-local function quarantine(m, old, old_exp, reported, now)
+-- nothing it runs at. Returns the quarantined has and its end (@qhas and
+-- @quntil before) of a member granted @has after @old, whose lease ended
+-- at @old_exp.
+local function quarantine(has, qhas, quntil, old, old_exp, reported, now)
 	if reported <= old + RATE_EPS then
-		m.quntil = 0
+		quntil = 0
 	end
-	if m.has < old - EPS and now < old_exp and reported > m.has + RATE_EPS then
-		if now >= m.quntil then
-			m.qhas = old
+	if has < old - EPS and now < old_exp and reported > has + RATE_EPS then
+		if now >= quntil then
+			qhas = old
 		else
-			m.qhas = math.max(m.qhas, old)
+			qhas = math.max(qhas, old)
 		end
-		m.quntil = math.max(m.quntil, old_exp)
+		quntil = math.max(quntil, old_exp)
 	end
+	return qhas, quntil
 end
 
 -- The round of a large resource (more than SMALL members), cached in the
@@ -616,14 +612,13 @@ end
 
 -- A new round of the configuration @c at @now from the fields and values
 -- @raw of the members hash (HGETALL), and its number of members; with
--- @host's packed record and what the round counts it for (nil when it is
--- not a member). Each member is counted for what it reserves now (its
--- field rsv rewritten when that changed), and deleted when its membership
--- ended. A round reads the members' numbers (fields()), not a table each.
+-- what the round counts @host for (nil when it is not a member). Each
+-- member is counted for what it reserves now (its field rsv rewritten
+-- when that changed), and deleted when its membership ended. A round
+-- reads the members' numbers (fields()), not a table each.
 local function round(keys, c, raw, host, now)
 	local k = { t = now, version = c.version, c = c }
-	local cap, rsum, d, w, n, live, mine, counted = c.capacity, 0, {}, {},
-							  0, 0
+	local cap, rsum, d, w, n, live, counted = c.capacity, 0, {}, {}, 0, 0
 	for i = 1, #raw, 2 do
 		local id, s = raw[i], raw[i + 1]
 		if id ~= CACHE then
@@ -635,13 +630,14 @@ local function round(keys, c, raw, host, now)
 				local r = held(has, qhas, quntil, lexp, floor,
 					       now)
 				if r ~= rsv then
-					s = pack_fields(wants, has, qhas, quntil,
-							lexp, mexp, weight,
-							floor, r)
-					redis.call('HSET', keys[3], id, s)
+					redis.call('HSET', keys[3], id,
+						   pack_fields(wants, has, qhas,
+							       quntil, lexp,
+							       mexp, weight,
+							       floor, r))
 				end
 				if id == host then
-					mine, counted = s, r
+					counted = r
 				end
 				rsum = rsum + r
 				live = live + 1
@@ -656,13 +652,8 @@ local function round(keys, c, raw, host, now)
 	end
 	k.rsum = rsum
 	k.level, k.ratio = fill(cap, d, w, n)
-	return k, live, mine, counted
+	return k, live, counted
 end
-
--- The table of a call's member on the O(1) path, written over by each
--- call (lease() keeps none): a table fewer to make and collect per
--- renewal.
-local one_member = {}
 
 -- Whether a call at @now takes its share from the round @k of the
 -- configuration @c: a round of it, younger than half a refresh.
@@ -709,21 +700,21 @@ local function owe(k, c, now, was, is)
 	return owed(k, c, now)
 end
 
--- For @host's call: the configuration (need_cfg(), or the one the round
--- carries), its record as member() gives it, the capacity the others
--- leave free, the round (the level and ratio of its share, the epoch's
--- id and end of learning: epoch()), and what the round counted it for.
--- A large resource's call reads the round and its own member (O(1)); the
--- round is computed anew when it is older than half a refresh or of
--- another configuration, or when a call owed it one (owe()), from every
--- member (round(): O(N), at most twice a refresh while the members'
--- shares are steady, eight times while they move: O(1) per call
--- amortised, every member calling once a refresh). Up to SMALL members
--- every call reads them all and computes its share exactly, as a new
--- round does.
-local function prepare(keys, host, wants, weight, now)
-	local got = redis.call('HMGET', keys[3], CACHE, host)
-	local k = got[1] and cache_read(got[1])
+-- For @host's call, wanting @wants at @weight, with the text @cached of
+-- its resource's round (false: none) and @rsv, what that round counts it
+-- for (as_of()): the configuration (need_cfg(), or the one the round
+-- carries), the round (the level and ratio of its share, the epoch's id
+-- and end of learning: epoch()), the capacity the others leave free, and
+-- what the round counted @host for (nil without a round). A large
+-- resource's call reads the round and its own member (O(1)); the round
+-- is computed anew when it is older than half a refresh or of another
+-- configuration, or when a call owed it one (owe()), from every member
+-- (round(): O(N), at most twice a refresh while the members' shares are
+-- steady, eight times while they move: O(1) per call amortised, every
+-- member calling once a refresh). Up to SMALL members every call reads
+-- them all and computes its share exactly, as a new round does.
+local function prepare(keys, cached, rsv, host, wants, weight, now)
+	local k = cached and cache_read(cached)
 	local c = k and k.c
 	local cur = c and current(k, c, now)
 	if not cur then
@@ -731,35 +722,29 @@ local function prepare(keys, host, wants, weight, now)
 		cur = k and current(k, c, now)
 	end
 	if cur then
-		local m = got[2] and unpack_member(got[2], one_member) or nil
-		local counted = m and math.max(m.rsv, 0) or 0
-		m = as_of(m, now)
-		local was = share(c, m, k.level, k.ratio)
-		m.wants, m.weight = wants, weight
-		k = owe(k, c, now, was, share(c, m, k.level, k.ratio))
-		return c, m, c.capacity - (k.rsum - counted), k, counted
+		local counted = math.max(rsv, 0)
+		return c, k, c.capacity - (k.rsum - counted), counted
 	end
 	local id, learn = epoch(keys, c, now)
 	local raw = redis.call('HGETALL', keys[3])
-	if #raw / 2 - (got[1] and 1 or 0) > SMALL then
-		local live, mine, counted
-		k, live, mine, counted = round(keys, c, raw, host, now)
+	if #raw / 2 - (cached and 1 or 0) > SMALL then
+		local live, counted
+		k, live, counted = round(keys, c, raw, host, now)
 		if live > SMALL then
-			k.id, k.learn = id, learn
-			local m = as_of(mine and unpack_member(mine), now)
+			k.id, k.learn, k.fresh = id, learn, true
 			counted = math.max(counted or -1, 0)
-			return c, m, c.capacity - (k.rsum - counted), k, counted
+			return c, k, c.capacity - (k.rsum - counted), counted
 		end
 	end
-	if got[1] then
+	if cached then
 		redis.call('HDEL', keys[3], CACHE)
 	end
 	local ms = load_members(keys, raw, now)
-	local m = member(ms, host, now)
-	m.wants, m.weight = wants, weight
+	-- @host counts for its new demand (shares()); free_for() skips it
+	ms[host] = { wants = wants, weight = weight }
 	local level, ratio = shares(c, ms, host, now)
-	return c, m, free_for(c, ms, host, now),
-	       { level = level, ratio = ratio, id = id, learn = learn }, nil
+	return c, { level = level, ratio = ratio, id = id, learn = learn },
+	       free_for(c, ms, host, now), nil
 end
 
 -- When a host renews next, the refresh_ms of its reply: after the
@@ -783,10 +768,9 @@ local RISE = 0.25
 local SHORT = 0.02
 local SOON = 1 / 4
 
-local function renew_ms(c, m, old, s, learning)
-	if learning or c.algorithm == 'static' or m.has < old or
-	   m.has >= m.wants or
-	   (m.has <= old * (1 + RISE) and m.has >= s * (1 - SHORT)) then
+local function renew_ms(c, has, wants, old, s, learning)
+	if learning or c.algorithm == 'static' or has < old or has >= wants or
+	   (has <= old * (1 + RISE) and has >= s * (1 - SHORT)) then
 		return c.refresh_ms
 	end
 	return math.ceil(c.refresh_ms * SOON)
@@ -807,44 +791,47 @@ local function lease(keys, args, now)
 	if host == CACHE then
 		return fail('RLARG host must not be empty')
 	end
-	local c, m, free, k, counted = prepare(keys, host, wants, weight, now)
+	local got = redis.call('HMGET', keys[3], CACHE, host)
+	local was, old, qhas, quntil, old_exp, was_weight, floor, rsv =
+		as_of(got[2], now)
+	local c, k, free, counted = prepare(keys, got[1], rsv, host, wants,
+					    weight, now)
 	local learning = now < k.learn
-	local old, old_exp = m.has, m.lexp
-	m.wants, m.weight = wants, weight
-	m.floor = grant_floor(m, want_floor, free, reported, learning)
-	local s = share(c, m, k.level, k.ratio)
+	local s = share(c, wants, weight, k.level, k.ratio)
+	if counted and not k.fresh then
+		k = owe(k, c, now, share(c, was, was_weight, k.level, k.ratio), s)
+	end
+	floor = grant_floor(floor, want_floor, free, reported, learning)
 	local g = math.min(s, free)
 	if learning then
 		g = math.min(g, reported)
 	end
-	m.has = math.max(m.floor, math.max(0, g))
-	quarantine(m, old, old_exp, reported, now)
-	m.lexp = now + c.lease_ms
-	m.mexp = m.lexp + c.hold_ms
-	m.rsv = -1
-	if counted then
-		-- one write, replicated as one command; the expiry at rounds;
-		-- the round as it was when the host is counted as it was (a
-		-- steady share)
-		m.rsv = reserved(m, now)
-		if m.rsv == counted and k.t ~= now and not k.owed then
-			redis.call('HSET', keys[3], host, pack(m))
-		else
-			redis.call('HSET', keys[3], host, pack(m), CACHE,
-				   cache_pack(k, k.rsum - counted + m.rsv))
-		end
+	local has = math.max(floor, math.max(0, g))
+	qhas, quntil = quarantine(has, qhas, quntil, old, old_exp, reported,
+				  now)
+	local lexp = now + c.lease_ms
+	local r = counted and held(has, qhas, quntil, lexp, floor, now) or -1
+	local rec = pack_fields(wants, has, qhas, quntil, lexp,
+				lexp + c.hold_ms, weight, floor, r)
+	-- one write, replicated as one command: the member, and the round
+	-- when it counts the host anew, is new or is owed (a steady share
+	-- leaves the round as it was)
+	if counted and (r ~= counted or k.t == now or k.owed) then
+		redis.call('HSET', keys[3], host, rec, CACHE,
+			   cache_pack(k, k.rsum - counted + r))
 	else
-		redis.call('HSET', keys[3], host, pack(m))
+		redis.call('HSET', keys[3], host, rec)
 	end
 	if not counted or k.t == now then
+		-- the expiry at rounds
 		redis.call('PEXPIRE', keys[3],
 			   math.ceil(c.lease_ms + c.hold_ms) * 2)
 	end
 	if now ~= now_text[1] then
 		now_text[1], now_text[2] = now, string.format('%d', now)
 	end
-	return { fmt(m.has), fmt(m.floor), c.lease_ms,
-		 renew_ms(c, m, old, s, learning), c.hold_ms,
+	return { fmt(has), fmt(floor), c.lease_ms,
+		 renew_ms(c, has, wants, old, s, learning), c.hold_ms,
 		 learning and 1 or 0, k.id, now_text[2], c.version }
 end
 
