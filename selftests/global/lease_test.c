@@ -29,6 +29,7 @@
 #define NHOST		8
 #define MARGIN_MS	20.0
 #define EPS		0.001
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 struct host {
 	char id[16];
@@ -895,6 +896,13 @@ static void test_batch(void)
 	freeReplyObject(r);
 }
 
+/* Whether @r is an error reply beginning with @code. */
+static int is_error(const redisReply *r, const char *code)
+{
+	return r && r->type == REDIS_REPLY_ERROR &&
+	       !strncmp(r->str, code, strlen(code));
+}
+
 /* The last configuration written wins; bad ones change nothing. */
 static void test_config(void)
 {
@@ -906,7 +914,7 @@ static void test_config(void)
 	configure("lease", "200", "static", "400", "0");
 	r = fcall("rl_config", 9, "x", "lease", "0", "fair", "400", "50",
 		  "1000", "0", "0");
-	ok = r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "RLARG", 5);
+	ok = is_error(r, "RLARG");
 	freeReplyObject(r);
 	r = redisCommand(rc, "HMGET rl:{cfg}:cfg capacity algorithm version");
 	ok = ok && r && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
@@ -918,10 +926,56 @@ static void test_config(void)
 	freeReplyObject(r);
 	res = "none";
 	r = fcall("rl_lease", 5, "h", "1", "0", "1", "0");
-	check(r && r->type == REDIS_REPLY_ERROR &&
-	      !strncmp(r->str, "RLNOCONF", 8), "unknown resource", "%s",
+	check(is_error(r, "RLNOCONF"), "unknown resource", "%s",
 	      r ? r->str : "no reply");
 	freeReplyObject(r);
+}
+
+/*
+ * Every argument of rl_lease is checked, whether its text was seen before
+ * or not: the library keeps the numbers of texts it has read, and a text
+ * that is a good demand is still a bad lease_ms (below 100).
+ */
+static void test_args(void)
+{
+	static const char *const bad[][5] = {
+		{ "h", "-1", "0", "1", "0" },	/* wants below 0 */
+		{ "h", "nan", "0", "1", "0" },
+		{ "h", "1e999", "0", "1", "0" },	/* infinite */
+		{ "h", "x", "0", "1", "0" },
+		{ "h", "1", "-1", "1", "0" },	/* has */
+		{ "h", "1", "0", "0", "0" },	/* weight 0 */
+		{ "h", "1", "0", "1", "-5" },	/* floor */
+		{ "", "1", "0", "1", "0" },	/* no host */
+	};
+	int i, n = ARRAY_SIZE(bad), refused = 0, good, late;
+	redisReply *r;
+
+	res = "args";
+	configure("lease", "100", "fair", "400", "0");
+	for (i = 0; i < n; i++) {
+		/* twice: the second finds the text read once */
+		r = fcall("rl_lease", 5, bad[i][0], bad[i][1], bad[i][2],
+			  bad[i][3], bad[i][4]);
+		refused += is_error(r, "RLARG");
+		freeReplyObject(r);
+		r = fcall("rl_lease", 5, bad[i][0], bad[i][1], bad[i][2],
+			  bad[i][3], bad[i][4]);
+		refused += is_error(r, "RLARG");
+		freeReplyObject(r);
+	}
+	r = fcall("rl_lease", 5, "h", "50", "0", "1", "0");
+	good = r && r->type == REDIS_REPLY_ARRAY;
+	freeReplyObject(r);
+	r = fcall("rl_config", 9, "x", "lease", "100", "fair", "50", "50",
+		  "1000", "0", "0");
+	late = is_error(r, "RLARG");
+	freeReplyObject(r);
+	check(refused == 2 * n && good && late,
+	      "bad arguments",
+	      "%d of %d bad calls refused with RLARG (each twice); a demand of 50 granted, then a lease_ms of 50 %s",
+	      refused, 2 * n,
+	      late ? "refused" : "taken");
 }
 
 /* The three keys of rl_lease for resource @r into @k. */
@@ -1018,6 +1072,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_config();
+	test_args();
 	test_many();
 	test_random("rand", NHOST);
 	test_random("rand100", 100);
