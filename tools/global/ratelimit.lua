@@ -101,13 +101,12 @@ local function num(v, what, min)
 	if n == nil then
 		n = tonumber(v)
 		if n == nil or n ~= n or n < 0 or n == math.huge then
-			return fail('RLARG bad ' .. what .. ': ' .. tostring(v))
-		end
-		if type(v) == 'string' then
+			n = nil
+		elseif type(v) == 'string' then
 			memo_put(num_memo, v, n)
 		end
 	end
-	if min and n < min then
+	if n == nil or (min and n < min) then
 		return fail('RLARG bad ' .. what .. ': ' .. tostring(v))
 	end
 	return n
