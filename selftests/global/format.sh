@@ -88,7 +88,8 @@ check "configuration changed" "\"$v\" == \"2 1 \" && $1 <= 80.000001 && \"$9\" =
 
 # as an older library changes it: its fields and the version, not
 # "packed", and the round left as it was: read at the next round, when
-# the round is half a refresh old (1.5 s)
+# the round is half a refresh old (1.5 s: the first round of a version
+# is not steady, so it lasts half a refresh)
 cli HSET "rl:{$r}:cfg" capacity 5000 version 3 >/dev/null
 # shellcheck disable=SC2046,SC2086 # the keys, the reply's words
 set -- $(cli FCALL rl_lease 3 $k h7 100 100 1 0 | tr -d '\r' | tr '\n' ' ')

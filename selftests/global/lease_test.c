@@ -543,6 +543,22 @@ static bool all_near(const struct host *hs, int n, double want)
 }
 
 /*
+ * The resource @name (fair, 10000/s, refresh @ref ms, lease @lease ms)
+ * out of its learning period, and @n hosts wanting 10000 (backlogged).
+ */
+static void backlogged(struct host *hs, int n, const char *name,
+		       const char *ref, const char *lease)
+{
+	res = name;
+	refresh = ref;
+	configure("lease", "10000", "fair", lease, "0");
+	refresh = "50";
+	freeReplyObject(redisCommand(rc, "HSET rl:{%s}:epoch learn_until 0",
+				     name));
+	hosts_init(hs, n, 10000);
+}
+
+/*
  * A call whose target share moves by more than half owes its resource a
  * round an eighth of a refresh later (ratelimit.lua: a round owed): 100
  * backlogged hosts (100/s each of 10000, refresh 8 s: a round every 4 s),
@@ -560,12 +576,7 @@ static void test_owed(void)
 	bool steady = false;
 	int i, r;
 
-	res = "owed";
-	refresh = "8000";
-	configure("lease", "10000", "fair", "48000", "0");
-	refresh = "50";
-	freeReplyObject(redisCommand(rc, "HSET rl:{owed}:epoch learn_until 0"));
-	hosts_init(hs, 100, 10000);
+	backlogged(hs, 100, "owed", "8000", "48000");
 	for (r = 0; r < 12 && !steady; r++) {
 		if (r)
 			sleep_ms(1100);
@@ -604,6 +615,85 @@ static void test_owed(void)
 	      worst <= 10000 + EPS, "a demand shift and a leave owe a round",
 	      "100 members: shares steady at 100/s in %d rounds; after half fell to 10/s, h0 at %.1f/s at once (the round's), %.1f/s an eighth of a refresh later (190: a round made 3 s before its regular time); 10 left: h0 at %.1f/s at once, %.1f/s an eighth later (237.5); the most the hosts ran at %.1f of 10000",
 	      r, before, after, at_leave, left, worst);
+}
+
+/*
+ * The cached round of the resource: its first byte (2, or 3 when steady:
+ * ratelimit.lua's ROUND_CFG and ROUND_STEADY), and when it was made (ms of
+ * Redis's clock) in @t. 0 when there is none.
+ */
+static int round_of(double *t)
+{
+	redisReply *r;
+	char key[80];
+	int f = 0;
+
+	snprintf(key, sizeof(key), "rl:{%s}:members", res);
+	r = redisCommand(rc, "HGET %s %b", key, "", (size_t)0);
+	if (r && r->type == REDIS_REPLY_STRING && r->len >= 9) {
+		f = (unsigned char)r->str[0];
+		memcpy(t, r->str + 1, sizeof(*t));	/* little-endian */
+	}
+	freeReplyObject(r);
+	return f;
+}
+
+/* @h renews at @at ms of the local clock, or at once when that is past. */
+static void renew_at(struct host *h, double at)
+{
+	sleep_ms(fmax(0, at - mono_ms()));
+	renew(h, 0);
+}
+
+/*
+ * A round that finds the level, the ratio and the sum of the round before
+ * it within 1 % is steady and lasts a whole refresh (ratelimit.lua's
+ * steady rounds), any other half of one: 100 backlogged hosts (10000, refresh
+ * 2 s). Their rounds become steady; a call 1.1 s after a steady round
+ * takes it as it is, one 2.1 s after makes the next. Then 30 hosts drop
+ * to 95/s (5 %: no round owed), which raises the level by 2.1 %: the next
+ * round is not steady, the one 1.1 s after it is made and steady again.
+ * The sum the hosts run at is never above the capacity.
+ */
+static void test_steady(void)
+{
+	struct host hs[100];
+	double worst = 0, t = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0, start;
+	int i, r, f = 0, f_kept, f_moved, f_after;
+
+	backlogged(hs, 100, "steady", "2000", "8000");
+	round_all(hs, 100);
+	for (r = 0; r < 4 && f != 3; r++) {
+		sleep_ms(1100);
+		round_all(hs, 100);
+		worst = fmax(worst, total(hs, 100));
+		f = round_of(&t0);
+	}
+	start = mono_ms();
+	renew_at(&hs[0], start + 1100);	/* half a refresh: kept */
+	f_kept = round_of(&t1);
+	renew_at(&hs[0], start + 2100);	/* a refresh: made anew */
+	round_of(&t2);
+	start = mono_ms();
+	for (i = 70; i < 100; i++)
+		hs[i].wants = 95;
+	round_all(hs, 100);
+	round_all(hs + 70, 30);	/* their decrease acknowledged */
+	worst = fmax(worst, total(hs, 100));
+	renew_at(&hs[0], start + 2100);	/* the steady round ended */
+	f_moved = round_of(&t3);
+	start = mono_ms();
+	renew_at(&hs[0], start + 1100);	/* half a refresh after it */
+	f_after = round_of(&t);
+	worst = fmax(worst, total(hs, 100));
+	check(f == 3 && f_kept == 3 && t1 == t0 && t2 > t0 + 1900 &&
+	      f_moved == 2 && t3 > t2 && f_after == 3 && t > t3 + 1000 &&
+	      fabs(hs[0].rate - 10000 / 70.0 * (1 - 0.285)) < 1 &&
+	      worst <= 10000 + EPS, "steady rounds last a refresh",
+	      "100 members: steady in %d rounds; 1.1 s later the same round (%s), 2.1 s later a new one %.0f ms on, steady (%d); 30 down to 95/s: the next round %s, the one 1.1 s after it %.0f ms on, %s; h0 at %.2f/s (102.14); the most the hosts ran at %.1f of 10000",
+	      r, t1 == t0 ? "yes" : "no", t2 - t0, f_kept,
+	      f_moved == 3 ? "steady" : "not steady", t - t3,
+	      f_after == 3 ? "steady" : "not steady", hs[0].rate, worst);
 }
 
 /* h2 stops renewing: h1 gets its share after one lease, not before. */
@@ -1084,6 +1174,7 @@ int main(int argc, char **argv)
 	test_large(argc > 2 ? atoi(argv[2]) : 300);
 	test_deep();
 	test_owed();
+	test_steady();
 	test_soon();
 	printf("%d passed, %d failed\n", passed, failed);
 	redisFree(rc);

@@ -56,8 +56,9 @@ local ROUND = '<Bdddddd'
 local ROUND_ID = ROUND .. 'c0' -- then the epoch's id, the field's rest
 local PACKED = '<BBBddddddd'
 -- A round that carries its configuration (cache_parse()) begins with
--- this byte instead.
+-- this byte instead, or with ROUND_STEADY when it is steady (steady()).
 local ROUND_CFG = 2
+local ROUND_STEADY = 3
 local PACKED_LEN = 3 + 7 * 8 -- struct.size(PACKED), not callable at load
 -- A resource of more members than SMALL takes its shares from a round
 -- cached in its members hash, in the field CACHE (no host is empty:
@@ -573,20 +574,21 @@ end
 -- round, Redis has not lost the members' state (a lost epoch alone is
 -- seen at the next round, as before). A round in the text of an older
 -- library holds no epoch: a call computes it anew. A round that begins
--- with ROUND_CFG has the configuration's packed text (cfg_pack()) between
--- LEARN and EPOCH: the configuration it was computed for, which the calls
--- between rounds take from it instead of reading it. rl_config deletes
--- the round when it changes the configuration; a round of FORMAT, or
--- whose configuration does not parse, is used with the configuration
--- read.
+-- with ROUND_CFG or ROUND_STEADY has the configuration's packed text
+-- (cfg_pack()) between LEARN and EPOCH: the configuration it was
+-- computed for, which the calls between rounds take from it instead of
+-- reading it. rl_config deletes the round when it changes the
+-- configuration; a round of FORMAT, or whose configuration does not
+-- parse, is used with the configuration read.
 local function cache_parse(s)
 	local f = string.byte(s)
-	if f == FORMAT or f == ROUND_CFG then
+	if f == FORMAT or f == ROUND_CFG or f == ROUND_STEADY then
 		local _, t, version, level, ratio, rsum, learn, i =
 			struct.unpack(ROUND, s)
 		local k = { t = t, version = version, level = level,
-			    ratio = ratio, rsum = rsum, learn = learn }
-		if f == ROUND_CFG then
+			    ratio = ratio, rsum = rsum, learn = learn,
+			    steady = f == ROUND_STEADY }
+		if f ~= FORMAT then
 			k.c = cfg_unpack(string.sub(s, i, i + PACKED_LEN - 1),
 					 version)
 			i = i + PACKED_LEN
@@ -617,8 +619,9 @@ end
 -- has one packed).
 local function cache_pack(k, rsum)
 	if k.c and k.c.text then
-		return struct.pack(ROUND, ROUND_CFG, k.t, k.version, k.level,
-				   k.ratio, rsum, k.learn or 0) ..
+		return struct.pack(ROUND, k.steady and ROUND_STEADY or ROUND_CFG,
+				   k.t, k.version, k.level, k.ratio, rsum,
+				   k.learn or 0) ..
 		       k.c.text .. (k.id or '')
 	end
 	return struct.pack(ROUND_ID, FORMAT, k.t, k.version, k.level,
@@ -670,23 +673,58 @@ local function round(keys, c, raw, host, now)
 	return k, live, counted
 end
 
+-- A new round @k is steady when it found what the round @old before it
+-- had: the same epoch and configuration, a level and a ratio within
+-- STEADY of @old's, and a sum within STEADY of the capacity of @old's.
+-- A steady round lasts a whole refresh, any other half of one (life()):
+-- a resource whose shares are steady makes a round a refresh, a member
+-- calling once a refresh, not two. What a round does not see until the
+-- next (a lease ended: its capacity back; demands that drift by less
+-- than MOVED, below) waits up to a refresh then; a round that finds any
+-- of that by more than STEADY is not steady, and the next comes half a
+-- refresh after it again. A round costs Redis about 11,000 instructions
+-- a member (callgrind at 1,000: HGETALL, its reply turned into Lua, and
+-- the loop of round()); at 1,000 hosts × 100 resources, R = 1 s, rounds
+-- twice a refresh were a quarter of a primary's instructions.
+local STEADY = 0.01
+
+local function near(a, b, scale)
+	local d = a - b
+	if d < 0 then
+		d = -d
+	end
+	return d == 0 or d <= STEADY * scale
+end
+
+local function steady(old, k, c)
+	return old.id == k.id and old.version == k.version and
+	       near(old.level, k.level, old.level) and
+	       near(old.ratio, k.ratio, old.ratio) and
+	       near(old.rsum, k.rsum, c.capacity)
+end
+
+-- How long the round @k of the configuration @c lasts (steady()).
+local function life(k, c)
+	return k.steady and c.refresh_ms or c.refresh_ms / 2
+end
+
 -- Whether a call at @now takes its share from the round @k of the
--- configuration @c: a round of it, younger than half a refresh.
+-- configuration @c: a round of it, younger than its life().
 local function current(k, c, now)
 	return k.id and k.version == c.version and now >= k.t and
-	       now - k.t < c.refresh_ms / 2
+	       now - k.t < life(k, c)
 end
 
 -- A call whose target share (share() of its wants) moves by more than
 -- MOVED of the larger owes its resource a round: the round is due an
 -- eighth of a refresh after the call (OWE_PART), when not due sooner. A
 -- round then counts a demand shift's reports as they come, not up to
--- half a refresh later, and the hosts that take the capacity freed
+-- a life() later, and the hosts that take the capacity freed
 -- (their agents renew again soon after a rise) have it within a refresh
 -- of the shift. A host that leaves (rl_leave) owes one too. Rounds stay
 -- at least OWE_PART of a refresh apart: a round made at T is due at
--- T + refresh / 2, or at a call's time + OWE_PART of a refresh,
--- whichever is sooner, the call coming after T.
+-- T + life(), or at a call's time + OWE_PART of a refresh, whichever is
+-- sooner, the call coming after T.
 local MOVED = 0.5
 local OWE_PART = 1 / 8
 
@@ -694,7 +732,7 @@ local OWE_PART = 1 / 8
 -- copy due sooner (its time moved earlier: current() reads the age),
 -- marked owed so that the call writes it.
 local function owed(k, c, now)
-	local t = now + c.refresh_ms * OWE_PART - c.refresh_ms / 2
+	local t = now + c.refresh_ms * OWE_PART - life(k, c)
 	if t >= k.t then
 		return k
 	end
@@ -726,10 +764,10 @@ end
 -- and end of learning: epoch()), the capacity the others leave free, and
 -- what the round counted @host for (nil without a round). A large
 -- resource's call reads the round and its own member (O(1)); the round
--- is computed anew when it is older than half a refresh or of another
+-- is computed anew when it is older than its life() or of another
 -- configuration, or when a call owed it one (owe()), from every member
--- (round(): O(N), at most twice a refresh while the members' shares are
--- steady, eight times while they move: O(1) per call amortised, every
+-- (round(): O(N), once a refresh while the members' shares are steady,
+-- up to eight times while they move: O(1) per call amortised, every
 -- member calling once a refresh). Up to SMALL members every call reads
 -- them all and computes its share exactly, as a new round does.
 local function prepare(keys, cached, rsv, host, wants, weight, now)
@@ -747,10 +785,11 @@ local function prepare(keys, cached, rsv, host, wants, weight, now)
 	local id, learn = epoch(keys, c, now)
 	local raw = redis.call('HGETALL', keys[3])
 	if #raw / 2 - (cached and 1 or 0) > SMALL then
-		local live, counted
+		local old, live, counted = k
 		k, live, counted = round(keys, c, raw, host, now)
 		if live > SMALL then
 			k.id, k.learn, k.fresh = id, learn, true
+			k.steady = old and steady(old, k, c)
 			counted = math.max(counted or -1, 0)
 			return c, k, c.capacity - (k.rsum - counted), counted
 		end
