@@ -22,18 +22,21 @@
 #   empty        an empty function of three keys: the cost of a call
 #   lease-N@R    with PACE=R: rl_lease as lease-N, R calls a second for
 #                10 s (paced.py), as a fleet's calls come: apart, not as
-#                fast as Redis answers; its CPU less what redis-server
-#                takes idle (measured over 2 s first). At PACE=1000 and
-#                MEMBERS=1000, the calls of 1,000 hosts at R = 1 s, a
-#                round among every 500 of them.
+#                fast as Redis answers, the hosts in turn (each once
+#                every N calls); its CPU less what redis-server takes idle
+#                (measured over 2 s first). The calls begin 8 s before
+#                the 10 s measured (more than a lease): the memberships
+#                of the set-up have ended, the hosts renew in turn. At
+#                PACE=1000 and MEMBERS=1000, the calls of 1,000 hosts at
+#                R = 1 s.
 #   many-N@R     with PACE=R: rl_lease_many as many-N, R calls a second
 #                for 10 s, each host's 34 renewals in one: at PACE=1000
 #                and MEMBERS=1000, what a primary of three serves 1,000
 #                hosts x 100 resources at R = 1 s (33,333 renewals a
 #                second); replication aside, unless REPLICA=yes.
 # Each resource is fair, capacity 10000/s, lease 6 s, refresh 1 s (a
-# new round every 0.5 s: among thousands of calls), hold 0, out of its
-# learning period.
+# new round every 0.5 s, or 1 s while steady: among thousands of calls),
+# hold 0, out of its learning period.
 #   selftests/global/calls.sh [LUA...]
 # With several libraries (an older one from git show, say) each round
 # runs each of them in turn, so that a shared machine's noise falls on
@@ -178,13 +181,15 @@ idle_cpu()
 	c1=$(cpu_ns)
 	echo $(((c1 - c0) / 2))
 }
-# paced RATE ARGS...: ARGS called RATE times a second for 10 s
-# (paced.py); Redis's time inside the calls and its CPU per call less
-# its idle CPU, in us
+# paced RATE ARGS...: ARGS called RATE times a second for 8 s, then for
+# 10 s measured (paced.py); Redis's time inside the calls and its CPU
+# per call less its idle CPU, in us
 paced()
 {
 	n=$(($1 * 10)) rate=$1
 	shift
+	python3 "$(dirname "$0")/paced.py" "$sock" "$rate" $((rate * 8)) \
+		"$members" "$@" >/dev/null
 	cli CONFIG RESETSTAT >/dev/null
 	c0=$(cpu_ns) t0=$(now)
 	got=$(python3 "$(dirname "$0")/paced.py" "$sock" "$rate" "$n" \
@@ -234,13 +239,14 @@ while [ "$r" -le "$rounds" ]; do
 		# shellcheck disable=SC2046
 		[ -z "$pace" ] || row "$r" "$b" "lease-$members@$pace" 1 \
 			$(paced "$pace" FCALL rl_lease 3 $(keys big) \
-				h__rand_int__ 100 100 1 0)
-		k='' a=''
+				h__next_int__ 100 100 1 0)
+		k='' a='' an=''
 		i=1
 		while [ "$i" -le "$nres" ]; do
 			setup "{g}.$i" "$members"
 			k="$k $(keys "{g}.$i")"
 			a="$a h__rand_int__ 100 100 1 0"
+			an="$an h__next_int__ 100 100 1 0"
 			i=$((i + 1))
 		done
 		# shellcheck disable=SC2046,SC2086 # the keys and arguments: words
@@ -248,7 +254,7 @@ while [ "$r" -le "$rounds" ]; do
 			FCALL rl_lease_many $((3 * nres)) $k $a)
 		# shellcheck disable=SC2046,SC2086
 		[ -z "$pace" ] || row "$r" "$b" "many-$members@$pace" "$nres" \
-			$(paced "$pace" FCALL rl_lease_many $((3 * nres)) $k $a)
+			$(paced "$pace" FCALL rl_lease_many $((3 * nres)) $k $an)
 		# shellcheck disable=SC2046
 		row "$r" "$b" empty 1 $(bench "$calls" FCALL calls_empty 3 \
 			$(keys one))

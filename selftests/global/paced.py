@@ -5,9 +5,13 @@
 # redis-server on the unix SOCKET, RATE times a second on a fixed
 # schedule (one client, each reply read before the next call), with
 # __rand_int__ in its arguments replaced by a random number below RANGE
-# of 12 digits, as redis-benchmark -r does. redis-benchmark calls as
-# fast as it can: Redis then runs with warm caches; a fleet's calls come
-# apart, at the rate of its hosts. Prints the calls made a second.
+# of 12 digits, as redis-benchmark -r does, and __next_int__ by the
+# call's number modulo RANGE (hosts in turn, each once every RANGE
+# calls, as a fleet's hosts renew once a refresh each: drawn at random,
+# a host is now and then not drawn for longer than its lease).
+# redis-benchmark calls as fast as it can: Redis then runs with warm
+# caches; a fleet's calls come apart, at the rate of its hosts. Prints
+# the calls made a second.
 #
 # Copyright (C) 2026 The ratelimit authors
 """Calls to Redis at a given rate (selftests/global/calls.sh)."""
@@ -57,7 +61,9 @@ def main():
     t0 = time.monotonic()
     for i in range(n):
         r = '%012d' % random.randrange(span)
-        s.sendall(request([a.replace('__rand_int__', r) for a in cmd]))
+        q = '%012d' % (i % span)
+        s.sendall(request([a.replace('__rand_int__', r)
+                           .replace('__next_int__', q) for a in cmd]))
         reply(f)
         wait = t0 + (i + 1) / rate - time.monotonic()
         if wait > 0:
