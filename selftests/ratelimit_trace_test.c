@@ -179,7 +179,7 @@ static int interrupt_one(int fd)
 
 /* The events of known_sequence, timers left out. */
 #define WANT	"acquire grant "		/* at once */		\
-		"acquire timeout "		/* 5 ms deadline */	\
+		"acquire timeout "		/* 50 ms deadline */	\
 		"acquire grant "		/* after 100 ms */	\
 		"reconfigure acquire interrupt "			\
 		"reconfigure acquire grant release"	/* a permit */
@@ -196,7 +196,7 @@ TEST_F(trace, known_sequence)
 	fd = ks_open_att(self->name, RL_ATTACH_CREATE, 0600, 10, NS_PER_SEC, 1);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
-	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, now_ns() + 5 * NS_PER_MS, 0,
+	EXPECT_ERRNO(ETIMEDOUT, ks_acq(fd, 1, now_ns() + 50 * NS_PER_MS, 0,
 				       &a));
 	ASSERT_EQ(0, ks_acq(fd, 1, RL_DEADLINE_NONE, 0, &a));
 	EXPECT_LT(0, a.wait_ns);
