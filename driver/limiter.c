@@ -1547,8 +1547,14 @@ int rl_limiter_set_tunables(struct rl_limiter *lim, const u64 *vals, unsigned lo
  */
 void rl_limiter_snapshot(struct rl_limiter *lim, struct rl_snapshot *s)
 {
+	u64 now;
+
 	rl_lock_irq(lim);
-	rl_sync(lim, ktime_get_ns());
+	now = ktime_get_ns();
+	rl_sync(lim, now);
+	/* Counted as of now, not as of a late timer: what it would drop is dropped. */
+	if (lim->nwaiters && !lim->params.unlimited)
+		rl_owed_max(lim, now);
 	rl_fast_sweep(lim);
 	s->params = lim->params;
 	s->counters = lim->counters;

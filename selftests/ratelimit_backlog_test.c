@@ -22,9 +22,13 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 /* The harness has unused parameters (variant, ucontext) by design. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -393,12 +397,128 @@ TEST_F_TIMEOUT(bl, full_rate_and_bounds, 120)
 	 * served the queue more than 20 ms late (ratelimit(4), "Bounds"; the
 	 * debug kernel under emulation on a busy host cannot always wake 1000
 	 * threads 2000 times a second). Less late, a token is owed, not
-	 * dropped: the window may end with up to 20 ms of them (and a token's
-	 * fraction) still to be granted. A token lost otherwise fails.
+	 * dropped: the window may end with up to 20 ms of them (and the
+	 * burst) still to be granted. A reading counts what is owed for
+	 * longer as dropped, also while the timer that would drop it waits
+	 * for a CPU the host took away. A token lost otherwise fails.
 	 */
 	if (rate_ok)
 		EXPECT_LE(1.0 - (double)(KS_LATE_MAX_NS + NS_PER_SEC / rate) /
 			  (double)(t1 - t0), achieved + dropped);
+}
+
+/*
+ * A reading is as of its instant. On PREEMPT_RT a limiter's timer runs in
+ * its CPU's softirq thread, which a real-time thread spinning on that CPU
+ * holds off, as a host that takes a CPU away from its guest holds off any
+ * kernel's. Read meanwhile, from another CPU, the counts must still hold
+ * every token made but 20 ms of them and the burst: what the queue is
+ * owed for longer is counted dropped by the reading, as the timer would
+ * when it ran (ratelimit(4), FDINFO). Elsewhere the timer runs in hard
+ * interrupt context, which no thread holds off: nothing to test there.
+ */
+#define ST_WAITERS	4
+#define ST_SPIN_MS	300
+#define ST_READ_MS	100
+
+struct st_run {
+	const char *name;
+	int stop;
+	int errors;
+	__u64 until;	/* when the spinner stops */
+};
+
+static int st_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* On CPU 0, one of several: one at least is always queued, with the timer on CPU 0. */
+static void *st_waiter_fn(void *arg)
+{
+	struct st_run *r = arg;
+	struct rl_acquire a;
+	int fd;
+
+	fd = ks_open_att(r->name, 0, 0, 0, NS_PER_SEC, 0);
+	if (fd < 0 || st_pin(0)) {
+		__atomic_fetch_add(&r->errors, 1, __ATOMIC_SEQ_CST);
+		return NULL;
+	}
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+		if (ks_acq(fd, 1, now_ns() + 10 * NS_PER_SEC, 0, &a)) {
+			__atomic_fetch_add(&r->errors, 1, __ATOMIC_SEQ_CST);
+			break;
+		}
+	close(fd);
+	return NULL;
+}
+
+/* SCHED_FIFO on CPU 0 until @until: its softirq thread, the timer's, waits. */
+static void *st_spinner_fn(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+	struct st_run *r = arg;
+
+	if (st_pin(0) || pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		__atomic_fetch_add(&r->errors, 1, __ATOMIC_SEQ_CST);
+		return NULL;
+	}
+	while (now_ns() < r->until)
+		;
+	return NULL;
+}
+
+TEST(reading_while_the_timer_waits)
+{
+	struct st_run r = { 0 };
+	pthread_t w[ST_WAITERS], sp;
+	__u64 rate = 1000, made, counted;
+	struct bl_count c0, c1;
+	char name[RL_NAME_MAX];
+	struct utsname u;
+	int fd, i;
+
+	ASSERT_EQ(0, uname(&u));
+	if (!strstr(u.version, "PREEMPT_RT"))
+		SKIP(return, "not PREEMPT_RT: the timer runs in hard interrupt context");
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "one CPU: nothing reads while the timer waits");
+	snprintf(name, sizeof(name), "bs%d", getpid());
+	r.name = name;
+	fd = ks_open_att(name, RL_ATTACH_CREATE, 0600, rate, NS_PER_SEC, 1);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, st_pin(1));
+	for (i = 0; i < ST_WAITERS; i++)
+		ASSERT_EQ(0, pthread_create(&w[i], NULL, st_waiter_fn, &r));
+	sleep_ms(ST_READ_MS);
+	ASSERT_EQ(0, bl_count(fd, &c0));
+	r.until = now_ns() + ST_SPIN_MS * NS_PER_MS;
+	ASSERT_EQ(0, pthread_create(&sp, NULL, st_spinner_fn, &r));
+	sleep_ms(ST_READ_MS);
+	ASSERT_EQ(0, bl_count(fd, &c1));
+	pthread_join(sp, NULL);
+	/* Let the waiters out: a limiter that grants everything. */
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	ks_set(fd, 1, NS_PER_SEC, 1, RL_CONFIG_UNLIMITED);
+	for (i = 0; i < ST_WAITERS; i++)
+		pthread_join(w[i], NULL);
+	EXPECT_EQ(0, ks_unl_name(name));
+	close(fd);
+	EXPECT_EQ(0, __atomic_load_n(&r.errors, __ATOMIC_ACQUIRE));
+	made = (c1.before - c0.after) * rate / NS_PER_SEC;
+	counted = c1.granted + c1.dropped - c0.granted - c0.dropped;
+	TH_LOG("%llu tokens made between the readings, %llu granted, %llu dropped",
+	       (unsigned long long)made,
+	       (unsigned long long)(c1.granted - c0.granted),
+	       (unsigned long long)(c1.dropped - c0.dropped));
+	if (c1.after >= r.until)
+		SKIP(return, "the second reading came after the spinner (a slow host)");
+	EXPECT_LE(made, counted + KS_LATE_MAX_NS * rate / NS_PER_SEC + 1);
 }
 
 TEST_HARNESS_MAIN
